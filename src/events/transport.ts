@@ -1,0 +1,43 @@
+// Event transport with kv_event_lag_ms (LAG-1, LAG-2): batches are delivered to the router in
+// FIFO order, visible at exactly emission time + lag, in the event-visibility phase (TIME-3).
+import { Kernel, Phase, InvariantError } from '../kernel';
+import type { Nanos } from '../time';
+import { formatNs } from '../time';
+import type { KvEventBatch } from './model';
+
+export interface DeliveredBatch {
+  batch: KvEventBatch;
+  visible_ns: Nanos;
+}
+
+export class EventTransport {
+  private fifoNumber = 0;
+  private lastVisibleNs = 0;
+  readonly delivered: DeliveredBatch[] = [];
+
+  constructor(
+    private readonly kernel: Kernel,
+    readonly lag_ns: Nanos,
+    private readonly deliver: (batch: KvEventBatch) => void,
+  ) {
+    if (!Number.isSafeInteger(lag_ns) || lag_ns < 0) throw new RangeError(`kv_event_lag ${lag_ns} ns must be a non-negative integer`);
+  }
+
+  /** Emits a batch now; the router sees it at now + lag, after batches emitted earlier. */
+  emit(batch: KvEventBatch): void {
+    if (batch.emitted_ns !== this.kernel.now) {
+      throw new InvariantError(
+        `batch from worker ${batch.worker_id} stamped ${formatNs(batch.emitted_ns)} emitted at ${formatNs(this.kernel.now)}`,
+      );
+    }
+    const visible_ns = batch.emitted_ns + this.lag_ns;
+    if (visible_ns < this.lastVisibleNs) {
+      throw new InvariantError(`FIFO violated: batch visible at ${formatNs(visible_ns)} after one at ${formatNs(this.lastVisibleNs)}`);
+    }
+    this.lastVisibleNs = visible_ns;
+    this.kernel.at(visible_ns, Phase.EventVisibility, this.fifoNumber++, () => {
+      this.delivered.push({ batch, visible_ns });
+      this.deliver(batch);
+    });
+  }
+}

@@ -1,0 +1,127 @@
+// Block hashing (HASH-1, HASH-2): prompts as chunks of deterministic tokens, 64-bit local and
+// sequence hashes of complete blocks. Pure functions of the token sequence, stable across runs.
+
+/** A 64-bit block hash (u64 on the wire). */
+export type BlockHash = bigint;
+
+export interface HashedBlock {
+  /** Sequence hash: the whole prefix up to and including this block. */
+  block_hash: BlockHash;
+  /** Local hash: this block's tokens only. */
+  tokens_hash: BlockHash;
+}
+
+/**
+ * A run of tokens that all derive from one key: a named prefix ("system prompt"), a trace block
+ * id (HASH-2) or a request's own unique text. Token `i` of the chunk is a pure function of
+ * (key, i), so the same chunk always materialises to the same tokens.
+ */
+export interface TokenChunk {
+  key_lo: number;
+  key_hi: number;
+  length_tokens: number;
+}
+
+const C1 = 0xcc9e2d51;
+const C2 = 0x1b873593;
+
+function fmix32(input: number): number {
+  let h = input;
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+function murmurStep(lane: number, word: number): number {
+  let k = Math.imul(word, C1);
+  k = (k << 15) | (k >>> 17);
+  k = Math.imul(k, C2);
+  let h = lane ^ k;
+  h = (h << 13) | (h >>> 19);
+  return (Math.imul(h, 5) + 0xe6546b64) | 0;
+}
+
+/** 64-bit FNV-1a-style key of a string, as two 32-bit lanes. */
+export function stringKey(text: string): { key_lo: number; key_hi: number } {
+  let lo = 0x811c9dc5;
+  let hi = 0x2545f491;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    lo = Math.imul(lo ^ code, 0x01000193);
+    hi = murmurStep(hi, code);
+  }
+  return { key_lo: fmix32(lo), key_hi: fmix32(hi ^ text.length) };
+}
+
+/** A 64-bit key for a numeric id inside a namespace (e.g. a trace hash id inside one play). */
+export function idKey(id: number, namespace: { key_lo: number; key_hi: number }): { key_lo: number; key_hi: number } {
+  const idLo = id >>> 0;
+  const idHi = Math.floor(id / 0x100000000) >>> 0;
+  const lo = fmix32(murmurStep(murmurStep(namespace.key_lo, idLo), idHi) ^ 0x5bd1e995);
+  const hi = fmix32(murmurStep(murmurStep(namespace.key_hi, idHi), idLo) ^ 0x27d4eb2f);
+  return { key_lo: lo, key_hi: hi };
+}
+
+/** Token `index` of a chunk: a 32-bit value derived from the chunk key. */
+export function chunkToken(chunk: TokenChunk, index: number): number {
+  return fmix32(murmurStep(chunk.key_lo, index) ^ chunk.key_hi);
+}
+
+function toU64(lo: number, hi: number): BlockHash {
+  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+}
+
+const MASK32 = 0xffffffffn;
+
+/** Sequence hash of a block: its parent's sequence hash combined with its local hash. */
+export function sequenceHash(parent: BlockHash | null, local: BlockHash): BlockHash {
+  const localLo = Number(local & MASK32);
+  const localHi = Number(local >> 32n);
+  const parentLo = parent === null ? 0x9e3779b9 : Number(parent & MASK32);
+  const parentHi = parent === null ? 0x7f4a7c15 : Number(parent >> 32n);
+  let lo = murmurStep(murmurStep(0x3c6ef372, parentLo), localLo);
+  let hi = murmurStep(murmurStep(0xa54ff53a, parentHi), localHi);
+  lo = murmurStep(lo, hi);
+  hi = murmurStep(hi, lo);
+  return toU64(fmix32(lo ^ 8), fmix32(hi ^ 16));
+}
+
+/** Total tokens of a chunk list. */
+export function promptLength(chunks: readonly TokenChunk[]): number {
+  let total = 0;
+  for (const chunk of chunks) total += chunk.length_tokens;
+  return total;
+}
+
+/**
+ * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
+ * (only complete blocks are cacheable). Tokens are generated on the fly, never stored.
+ */
+export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number): HashedBlock[] {
+  if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
+  const blocks: HashedBlock[] = [];
+  let parent: BlockHash | null = null;
+  let lo = 0x12345678;
+  let hi = 0x9abcdef0;
+  let filled = 0;
+  for (const chunk of chunks) {
+    for (let i = 0; i < chunk.length_tokens; i++) {
+      const token = chunkToken(chunk, i);
+      lo = murmurStep(lo, token);
+      hi = murmurStep(hi, token ^ 0xa5a5a5a5);
+      filled++;
+      if (filled === blockSize) {
+        const local = toU64(fmix32(lo ^ blockSize), fmix32(hi ^ blockSize));
+        parent = sequenceHash(parent, local);
+        blocks.push({ block_hash: parent, tokens_hash: local });
+        lo = 0x12345678;
+        hi = 0x9abcdef0;
+        filled = 0;
+      }
+    }
+  }
+  return blocks;
+}

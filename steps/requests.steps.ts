@@ -1,0 +1,121 @@
+// Steps about requests: work already on a worker, arrivals at given instants, and where and why
+// the router placed them (worker, overlap seen, per-candidate cost breakdown).
+import { DataTable, Given, Then, When } from '@cucumber/cucumber';
+import { expect } from 'chai';
+import type { KvWorld } from './support/world';
+import type { Nanos } from '../src/time';
+import type { CandidateScore, Placement } from '../src/router/router';
+import { describePlacement } from '../src/router/explain';
+
+Given('worker {int} is already serving a {tokens} request', function (this: KvWorld, worker: number, tokens: number) {
+  const { request_id, prompt } = this.newRequest(null, tokens);
+  this.later((replay) =>
+    replay.busy({ worker_id: worker, dp_rank: 0 }, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(this.setup.block_size) }),
+  );
+});
+
+function sendRequest(world: KvWorld, prefix: string | null, own_tokens: number, at: Nanos): void {
+  const { request_id, prompt } = world.newRequest(prefix, own_tokens);
+  world.lastRequestId = request_id;
+  world.lastPrefix = prefix;
+  world.replay.arriveAt(at, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(world.setup.block_size) });
+  world.replay.run();
+}
+
+When('a request starting with {string} arrives at {duration}', function (this: KvWorld, prefix: string, at: Nanos) {
+  sendRequest(this, prefix, this.setup.block_size, at);
+});
+
+When('{count} requests starting with {string} arrive at {duration}', function (this: KvWorld, count: number, prefix: string, at: Nanos) {
+  for (let i = 0; i < count; i++) {
+    const { request_id, prompt } = this.newRequest(prefix, this.setup.block_size);
+    this.replay.arriveAt(at, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(this.setup.block_size) });
+  }
+  this.replay.run();
+});
+
+When('the router replays the event streams', function (this: KvWorld) {
+  this.replay.run();
+});
+
+function lastPlacement(world: KvWorld): Placement {
+  if (world.replay.failure) throw new Error(`the replay failed before placing the request: ${world.replay.failure.message}`);
+  const id = world.lastRequestId;
+  const placement = id === null ? undefined : world.replay.placementOf(id);
+  if (!placement) throw new Error(`request ${id ?? '(none)'} was never placed`);
+  return placement;
+}
+
+function expectWorker(placement: Placement, worker: number): void {
+  expect(placement.worker_id, `placed on worker ${placement.worker_id}, expected worker ${worker}.\n${describePlacement(placement)}`).to.equal(worker);
+}
+
+Then('it is placed on worker {int}, the less loaded worker', function (this: KvWorld, worker: number) {
+  const placement = lastPlacement(this);
+  expectWorker(placement, worker);
+  const sawCache = placement.candidates.filter((c) => c.device_blocks + c.host_blocks > 0);
+  expect(sawCache, `the router should have placed by load alone, but saw cached blocks:\n${describePlacement(placement)}`).to.deep.equal([]);
+});
+
+Then('it is placed on worker {int}, which holds it in G2', function (this: KvWorld, worker: number) {
+  const placement = lastPlacement(this);
+  expectWorker(placement, worker);
+  const prefixBlocks = this.prefixPrompt(this.lastPrefix!).blocks(this.setup.block_size).length;
+  expect(placement.host_blocks, `host blocks counted on worker ${worker}.\n${describePlacement(placement)}`).to.equal(prefixBlocks);
+});
+
+Then('it is placed on worker {int}, which holds it in GPU memory', function (this: KvWorld, worker: number) {
+  const placement = lastPlacement(this);
+  expectWorker(placement, worker);
+  const prefixBlocks = this.prefixPrompt(this.lastPrefix!).blocks(this.setup.block_size).length;
+  expect(placement.device_blocks, `GPU blocks counted on worker ${worker}.\n${describePlacement(placement)}`).to.equal(prefixBlocks);
+});
+
+Then('it is placed on worker {int}', function (this: KvWorld, worker: number) {
+  expectWorker(lastPlacement(this), worker);
+});
+
+Then('the router counted {int} host block(s) on worker {int} for it', function (this: KvWorld, blocks: number, worker: number) {
+  const placement = lastPlacement(this);
+  const candidate = placement.candidates.find((c) => c.worker_id === worker && c.dp_rank === 0);
+  expect(candidate, `worker ${worker} was not a candidate`).to.not.equal(undefined);
+  expect(candidate!.host_blocks, `host blocks seen on worker ${worker}.\n${describePlacement(placement)}`).to.equal(blocks);
+});
+
+Then('the requests are placed on workers {string}', function (this: KvWorld, list: string) {
+  const expected = list.split(',').map((item) => Number(item.trim()));
+  const actual = this.replay.placements.map((placement) => placement.worker_id);
+  expect(actual, 'workers chosen, in arrival order').to.deep.equal(expected);
+});
+
+const BREAKDOWN_COLUMNS: Record<string, keyof CandidateScore> = {
+  worker: 'worker_id',
+  'dp rank': 'dp_rank',
+  'GPU blocks': 'device_blocks',
+  'host blocks': 'host_blocks',
+  credit: 'credit',
+  'prefill blocks': 'prefill_blocks',
+  'decode blocks': 'decode_blocks',
+  cost: 'cost',
+};
+
+Then('the router scored it as:', function (this: KvWorld, table: DataTable) {
+  const placement = lastPlacement(this);
+  const rows = table.hashes();
+  expect(placement.candidates.length, 'number of candidates').to.equal(rows.length);
+  rows.forEach((row, i) => {
+    const candidate = placement.candidates[i];
+    for (const [column, text] of Object.entries(row)) {
+      const field = BREAKDOWN_COLUMNS[column];
+      if (!field) throw new Error(`unknown column "${column}"; use: ${Object.keys(BREAKDOWN_COLUMNS).join(', ')}`);
+      expect(candidate[field], `${column} of candidate ${i + 1} (worker ${candidate.worker_id}).\n${describePlacement(placement)}`).to.be.closeTo(Number(text), 1e-9);
+    }
+  });
+});
+
+Then('it reports an overlap of {int} blocks, {int} tokens, the best available', function (this: KvWorld, blocks: number, tokens: number) {
+  const placement = lastPlacement(this);
+  expect(placement.selected_overlap_blocks, 'selected overlap blocks').to.equal(blocks);
+  expect(placement.best_available_overlap_blocks, 'best available overlap blocks').to.equal(blocks);
+  expect(placement.reported_overlap_tokens, 'reported overlap tokens').to.equal(tokens);
+});

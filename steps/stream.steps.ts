@@ -1,0 +1,50 @@
+// Steps about the router's strict event-stream check: whether the replay failed, why, and what
+// the error names (worker, dp rank, event id, tier, block).
+import { Then } from '@cucumber/cucumber';
+import { expect } from 'chai';
+import type { KvWorld } from './support/world';
+import type { StreamViolation } from '../src/router/mirror';
+
+const REASONS: Record<string, StreamViolation> = {
+  'the block is already stored on that rank': 'duplicate-store',
+  'the removed block was never stored on that rank': 'unknown-removal',
+  'an event id is out of sequence': 'event-id-gap',
+};
+
+Then(
+  /^the replay fails because (the block is already stored on that rank|the removed block was never stored on that rank|an event id is out of sequence)$/,
+  function (this: KvWorld, reason: string) {
+    const failure = this.replay.failure;
+    expect(failure, 'the replay should have failed, but it accepted every event').to.not.equal(null);
+    expect(failure!.detail.violation, failure!.message).to.equal(REASONS[reason]);
+  },
+);
+
+Then(
+  'the error names worker {int}, dp rank {int}, event {int}, tier {word} and block {int} of {string}',
+  function (this: KvWorld, worker: number, dp_rank: number, event_id: number, tier: string, block: number, prefix: string) {
+    const failure = this.replay.failure;
+    expect(failure, 'the replay did not fail').to.not.equal(null);
+    const hash = this.prefixPrompt(prefix).blocks(this.setup.block_size)[block - 1]?.block_hash;
+    expect(hash, `"${prefix}" has no block ${block}`).to.not.equal(undefined);
+    const detail = failure!.detail;
+    expect({ worker: detail.worker_id, dp_rank: detail.dp_rank, event_id: detail.event_id, tier: detail.tier, block: detail.block_hash }).to.deep.equal({
+      worker,
+      dp_rank,
+      event_id,
+      tier,
+      block: hash,
+    });
+    for (const text of [`worker ${worker}`, `dp rank ${dp_rank}`, `event ${event_id}`, `tier ${tier}`, `block ${hash}`]) {
+      expect(failure!.message, 'the error message a user reads').to.contain(text);
+    }
+  },
+);
+
+Then('the replay completes without a stream error', function (this: KvWorld) {
+  expect(this.replay.failure?.message ?? null, 'stream error').to.equal(null);
+});
+
+Then('the router no longer lists worker {int} as a candidate', function (this: KvWorld, worker: number) {
+  expect(this.replay.router.ranks.map((rank) => rank.worker_id)).to.not.include(worker);
+});

@@ -1,0 +1,105 @@
+// One scenario's state: its seed, the cluster it describes, the named prefixes it uses and the
+// router-level replay built from them. Steps read and change it; src/ does the simulating.
+import { IWorldOptions, World, setWorldConstructor } from '@cucumber/cucumber';
+import { namedChunk, Prompt } from '../../src/prompt';
+import type { TokenChunk } from '../../src/hash';
+import { RouterReplay } from '../../src/sim/routerReplay';
+import { DEFAULT_ROUTER_SETTINGS, RouterSettings } from '../../src/router/router';
+import type { Nanos } from '../../src/time';
+
+export const DEFAULT_SEED = 1893;
+
+/** The seed of this run: KVQUAL_SEED when given, else the default. */
+export function runSeed(): number {
+  const text = process.env.KVQUAL_SEED;
+  if (text === undefined || text === '') return DEFAULT_SEED;
+  const seed = Number(text);
+  if (!Number.isSafeInteger(seed)) throw new Error(`KVQUAL_SEED="${text}" is not an integer seed`);
+  return seed;
+}
+
+export interface ClusterSetup {
+  workers: number;
+  dp_size: number;
+  block_size: number;
+  lag_ns: Nanos;
+  router: Omit<RouterSettings, 'block_size'>;
+}
+
+export class KvWorld extends World {
+  readonly seed = runSeed();
+  readonly setup: ClusterSetup = { workers: 0, dp_size: 1, block_size: 16, lag_ns: 0, router: { ...DEFAULT_ROUTER_SETTINGS } };
+  private readonly prefixes = new Map<string, TokenChunk>();
+  private replayInstance: RouterReplay | null = null;
+  private requestCount = 0;
+  private readonly deferred: ((replay: RouterReplay) => void)[] = [];
+  /** The request the scenario's last `When` sent, for `Then it …` steps. */
+  lastRequestId: string | null = null;
+  /** The prefix that request started with, if any. */
+  lastPrefix: string | null = null;
+
+  constructor(options: IWorldOptions) {
+    super(options);
+  }
+
+  /** The router-level replay, built from the setup on first use; the setup is fixed from then on. */
+  get replay(): RouterReplay {
+    if (!this.replayInstance) {
+      if (this.setup.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers")');
+      const replay = new RouterReplay({
+        seed: this.seed,
+        lag_ns: this.setup.lag_ns,
+        router: { ...this.setup.router, block_size: this.setup.block_size },
+      });
+      for (let worker = 0; worker < this.setup.workers; worker++) replay.addWorker(worker, this.setup.dp_size);
+      this.replayInstance = replay;
+      for (const step of this.deferred.splice(0)) step(replay);
+    }
+    return this.replayInstance;
+  }
+
+  get hasReplay(): boolean {
+    return this.replayInstance !== null;
+  }
+
+  /**
+   * Queues something the scenario's `Given` steps describe (an event, a busy worker), applied in
+   * order when the replay is built, so settings and history can be written in any order.
+   */
+  later(step: (replay: RouterReplay) => void): void {
+    if (this.replayInstance) step(this.replayInstance);
+    else this.deferred.push(step);
+  }
+
+  /** Changes the setup; fails if the cluster has already started. */
+  configure(change: (setup: ClusterSetup) => void): void {
+    if (this.replayInstance) throw new Error('the cluster is already running: describe its settings before any event or request');
+    change(this.setup);
+  }
+
+  definePrefix(name: string, length_tokens: number): void {
+    if (this.prefixes.has(name)) throw new Error(`the prefix "${name}" is already defined`);
+    this.prefixes.set(name, namedChunk(name, length_tokens));
+  }
+
+  prefix(name: string): TokenChunk {
+    const chunk = this.prefixes.get(name);
+    if (!chunk) throw new Error(`no prefix named "${name}": define it first (e.g. 'the prefix "${name}" is 16 tokens long')`);
+    return chunk;
+  }
+
+  /** The prompt of a prefix alone, for block hashes of that prefix. */
+  prefixPrompt(name: string): Prompt {
+    return new Prompt([this.prefix(name)]);
+  }
+
+  /** A new request id and a prompt of a prefix followed by `own_tokens` tokens unique to the request. */
+  newRequest(prefixName: string | null, own_tokens: number): { request_id: string; prompt: Prompt } {
+    const request_id = `r${++this.requestCount}`;
+    const chunks = prefixName === null ? [] : [this.prefix(prefixName)];
+    if (own_tokens > 0) chunks.push(namedChunk(`own text of ${request_id}`, own_tokens));
+    return { request_id, prompt: new Prompt(chunks) };
+  }
+}
+
+setWorldConstructor(KvWorld);
