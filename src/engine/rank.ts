@@ -1,0 +1,415 @@
+// One vLLM-style engine rank (ENG-1..4, G2-2..7): waiting and running queues, passes under a
+// token budget and a sequence cap with chunked prefill, fixed pass timing, the G1 prefix cache
+// and G2 write-through / restore, and the KV events all of that produces.
+import { InvariantError, Kernel, Phase } from '../kernel';
+import type { BlockHash } from '../hash';
+import type { KvEvent, RankRef } from '../events/model';
+import { RankEventStream } from '../events/model';
+import type { Nanos } from '../time';
+import { DeviceCache } from './deviceCache';
+import type { HostPool } from './hostPool';
+import type { TransferEngine } from './transfers';
+import type { SimRequest } from './request';
+
+export interface EngineSettings {
+  block_size: number;
+  num_gpu_blocks: number;
+  max_num_seqs: number;
+  max_num_batched_tokens: number;
+  enable_prefix_caching: boolean;
+  /** Bytes of KV per token; block bytes = block_size × this. */
+  kv_cache_bytes_per_token: number;
+  prefill_ns: Nanos;
+  decode_ns: Nanos;
+}
+
+/** The G2 side of a rank: its pool (private or shared), the transfers that feed it, and who hears about it. */
+export interface HostDomain {
+  pool: HostPool;
+  transfers: TransferEngine;
+  /** Every rank that sees this pool (one for a private pool). */
+  subscribers: RankEngine[];
+}
+
+/** What a rank tells the rest of the cluster. */
+export interface RankListener {
+  emit(rank: RankEngine, events: KvEvent[]): void;
+  prefillComplete(request: SimRequest): void;
+  finished(request: SimRequest): void;
+}
+
+interface PlannedWork {
+  request: SimRequest;
+  prefill_tokens: number;
+  decode: boolean;
+}
+
+export class RankEngine {
+  readonly g1: DeviceCache;
+  readonly events: RankEventStream;
+  host: HostDomain | null = null;
+  private readonly waiting: SimRequest[] = [];
+  private readonly running: SimRequest[] = [];
+  private outbox: KvEvent[] = [];
+  private busy = false;
+  private startScheduled = false;
+  private loadsDoneMidPass: SimRequest[] = [];
+  passes = 0;
+
+  constructor(
+    readonly rank: RankRef,
+    readonly rank_index: number,
+    readonly role: 'aggregated' | 'prefill' | 'decode',
+    readonly settings: EngineSettings,
+    private readonly kernel: Kernel,
+    private readonly listener: RankListener,
+  ) {
+    this.events = new RankEventStream(rank);
+    this.g1 = new DeviceCache(settings.num_gpu_blocks, settings.enable_prefix_caching, (hash) =>
+      this.outbox.push(this.events.removed('Device', [hash])),
+    );
+  }
+
+  get block_bytes(): number {
+    return this.settings.block_size * this.settings.kv_cache_bytes_per_token;
+  }
+  get queueDepth(): number {
+    return this.waiting.length + this.running.length;
+  }
+  get isBusy(): boolean {
+    return this.busy;
+  }
+
+  /** Engine truth for a prompt: G1 prefix blocks and the resident G2 run after it. */
+  truthOverlap(hashes: readonly BlockHash[]): { device_blocks: number; host_blocks: number } {
+    const device_blocks = this.g1.prefixLength(hashes);
+    const host_blocks = this.host && this.settings.enable_prefix_caching ? this.host.pool.residentRun(hashes, device_blocks) : 0;
+    return { device_blocks, host_blocks };
+  }
+
+  /** A request routed here joins the waiting queue (FCFS). */
+  enqueue(request: SimRequest): void {
+    request.state = 'waiting';
+    request.rank_index = this.rank_index;
+    this.waiting.push(request);
+    this.kick();
+  }
+
+  /** Asks for a pass to start at this instant, in the pass-start phase, if none is running. */
+  kick(): void {
+    if (this.busy || this.startScheduled) return;
+    this.startScheduled = true;
+    this.kernel.at(this.kernel.now, Phase.PassStart, this.rank_index, () => this.startPass());
+  }
+
+  /** Emits a HostPinned event for a shared/private pool change on this rank's stream, now. */
+  emitNow(events: KvEvent[]): void {
+    if (events.length > 0) this.listener.emit(this, events);
+  }
+
+  private startPass(): void {
+    this.startScheduled = false;
+    if (this.busy) return;
+    const plan = this.plan();
+    if (plan.length === 0) {
+      this.flushOutbox();
+      return;
+    }
+    this.busy = true;
+    this.passes++;
+    const hasPrefill = plan.some((work) => !work.decode);
+    const hasDecode = plan.some((work) => work.decode);
+    const duration = (hasPrefill ? this.settings.prefill_ns : 0) + (hasDecode ? this.settings.decode_ns : 0);
+    this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, () => this.endPass(plan));
+  }
+
+  /** ENG-1: running requests first, then waiting ones in FCFS order under the caps. */
+  private plan(): PlannedWork[] {
+    let budget = this.settings.max_num_batched_tokens;
+    const plan: PlannedWork[] = [];
+    for (const request of this.running) {
+      if (budget === 0) break;
+      const work = this.continueRunning(request, budget);
+      if (!work) continue;
+      plan.push(work);
+      budget -= work.decode ? 1 : work.prefill_tokens;
+    }
+    for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs; ) {
+      const request = this.waiting[i];
+      const work = this.tryAdmit(request, budget);
+      if (work === 'stop') break;
+      if (work === null) {
+        i++;
+        continue;
+      }
+      this.waiting.splice(i, 1);
+      this.running.push(request);
+      plan.push(work);
+      budget -= work.prefill_tokens;
+    }
+    return plan;
+  }
+
+  private continueRunning(request: SimRequest, budget: number): PlannedWork | null {
+    if (!request.prefillDone) {
+      const chunk = Math.min(request.input_length - request.computed_tokens, budget);
+      if (!this.ensureBlocks(request, request.computed_tokens + chunk)) return null;
+      return { request, prefill_tokens: chunk, decode: false };
+    }
+    if (!this.ensureBlocks(request, request.input_length + request.output_tokens)) return null;
+    return { request, prefill_tokens: 0, decode: true };
+  }
+
+  /** Blocks needed to hold `tokens` tokens of KV, allocated now if missing. */
+  private ensureBlocks(request: SimRequest, tokens: number): boolean {
+    const needed = Math.ceil(tokens / this.settings.block_size) - request.heldBlocks;
+    if (needed <= 0) return true;
+    if (!this.g1.allocate(needed)) return false;
+    request.private_blocks += needed;
+    return true;
+  }
+
+  /** ENG-4: how many prompt blocks may be reused at most. */
+  private reusableBlocks(request: SimRequest): number {
+    const tokens = request.output_length > 0 ? request.input_length - 1 : request.input_length;
+    return Math.min(Math.floor(Math.max(tokens, 0) / this.settings.block_size), request.hashes.length);
+  }
+
+  /**
+   * G2-6 admission: G1 prefix first, then consecutive G2 keys. A G2 hit starts the H2D load and
+   * admits only when it completes; pending or contended keys defer the request.
+   * Returns the first work, null to skip this request for now, or 'stop' to stop admitting.
+   */
+  private tryAdmit(request: SimRequest, budget: number): PlannedWork | null | 'stop' {
+    if (request.state === 'loading') return null;
+    if (request.state === 'loaded') return this.admitLoaded(request, budget);
+    const limit = this.reusableBlocks(request);
+    const g1Blocks = Math.min(this.g1.prefixLength(request.hashes), limit);
+    const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.hashes, g1Blocks, limit) : null;
+    if (this.host) this.host.pool.touch(request.hashes);
+    if (lookup && lookup.outcome === 'deferred') {
+      this.recordAttempt(request, 'deferred', g1Blocks, lookup.blocks, `G2 block ${lookup.reason === 'pending' ? 'still being stored' : 'being loaded by another request'}`);
+      return null;
+    }
+    const hostBlocks = lookup ? lookup.blocks : 0;
+    const g1Hashes = request.hashes.slice(0, g1Blocks);
+    this.g1.acquire(g1Hashes);
+    request.entry_hashes = [...g1Hashes];
+    if (hostBlocks > 0) return this.startRestore(request, g1Blocks, hostBlocks);
+    const chunk = Math.min(request.input_length - g1Blocks * this.settings.block_size, budget);
+    if (!this.ensureBlocks(request, g1Blocks * this.settings.block_size + chunk)) {
+      this.undoAcquire(request);
+      this.recordAttempt(request, 'no-blocks', g1Blocks, 0, 'not enough free G1 blocks');
+      return 'stop';
+    }
+    this.attributeReuse(request, g1Blocks, 0);
+    this.recordAttempt(request, 'admitted', g1Blocks, 0, null);
+    return { request, prefill_tokens: chunk, decode: false };
+  }
+
+  private undoAcquire(request: SimRequest): void {
+    this.g1.release(request.entry_hashes, 0);
+    request.entry_hashes = [];
+  }
+
+  /** Reserves G1 blocks for the restored prefix, pins the G2 entries and starts the H2D load. */
+  private startRestore(request: SimRequest, g1Blocks: number, hostBlocks: number): PlannedWork | null | 'stop' {
+    const host = this.host!;
+    if (!this.g1.allocate(hostBlocks)) {
+      this.undoAcquire(request);
+      this.recordAttempt(request, 'no-blocks', g1Blocks, hostBlocks, 'not enough free G1 blocks for the restore');
+      return 'stop';
+    }
+    request.private_blocks += hostBlocks;
+    const hashes = request.hashes.slice(g1Blocks, g1Blocks + hostBlocks);
+    host.pool.pin(hashes);
+    request.pinned_host_hashes = hashes;
+    request.state = 'loading';
+    request.h2d_started_ns = this.kernel.now;
+    this.attributeReuse(request, g1Blocks, hostBlocks);
+    this.recordAttempt(request, 'loading', g1Blocks, hostBlocks, null);
+    host.transfers.submit({
+      direction: 'h2d',
+      rank_index: this.rank_index,
+      worker_id: this.rank.worker_id,
+      dp_rank: this.rank.dp_rank,
+      bytes: hostBlocks * this.block_bytes,
+      blocks: hostBlocks,
+      request_id: request.request_id,
+      onComplete: () => this.restoreDone(request),
+    });
+    return null;
+  }
+
+  /** G2-6: a load finishing mid-pass takes effect at that pass's end. */
+  private restoreDone(request: SimRequest): void {
+    if (this.busy) this.loadsDoneMidPass.push(request);
+    else this.markLoaded(request);
+  }
+
+  private markLoaded(request: SimRequest): void {
+    this.host!.pool.unpin(request.pinned_host_hashes);
+    for (const subscriber of this.host!.subscribers) if (subscriber !== this) subscriber.kick();
+    request.state = 'loaded';
+    request.h2d_wait_ns = this.kernel.now - request.h2d_started_ns!;
+    this.kick();
+  }
+
+  /** A restored request is admitted: its loaded blocks become G1 cache entries. */
+  private admitLoaded(request: SimRequest, budget: number): PlannedWork | 'stop' {
+    const B = this.settings.block_size;
+    const from = request.g1_reused_tokens / B;
+    this.storeBlocks(request, from, from + request.pinned_host_hashes.length);
+    request.pinned_host_hashes = [];
+    request.computed_tokens = (request.g1_reused_tokens + request.host_reused_tokens);
+    const chunk = Math.min(request.input_length - request.computed_tokens, budget);
+    if (!this.ensureBlocks(request, request.computed_tokens + chunk)) {
+      this.recordAttempt(request, 'no-blocks', request.g1_reused_tokens / B, request.host_reused_tokens / B, 'not enough free G1 blocks');
+      return 'stop';
+    }
+    this.recordAttempt(request, 'admitted', request.g1_reused_tokens / B, request.host_reused_tokens / B, null);
+    return { request, prefill_tokens: chunk, decode: false };
+  }
+
+  private attributeReuse(request: SimRequest, g1Blocks: number, hostBlocks: number): void {
+    if (request.first_admission_ns !== null) return;
+    request.g1_reused_tokens = g1Blocks * this.settings.block_size;
+    request.host_reused_tokens = hostBlocks * this.settings.block_size;
+    request.computed_tokens = request.g1_reused_tokens;
+  }
+
+  private recordAttempt(request: SimRequest, outcome: 'admitted' | 'deferred' | 'loading' | 'no-blocks', g1: number, host: number, reason: string | null): void {
+    if (outcome === 'admitted' && request.first_admission_ns === null) request.first_admission_ns = this.kernel.now;
+    request.admission_history.push({ time_ns: this.kernel.now, ...this.rank, outcome, g1_blocks: g1, host_blocks: host, reason });
+  }
+
+  /** Turns a private block into a cache entry if it is new; a Device Stored is then due. */
+  private promoteBlock(request: SimRequest, hash: BlockHash): boolean {
+    if (!this.g1.promote(hash)) return false;
+    request.private_blocks--;
+    request.entry_hashes.push(hash);
+    return true;
+  }
+
+  private endPass(plan: PlannedWork[]): void {
+    for (const work of plan) {
+      if (work.decode) this.finishDecodeStep(work.request);
+      else this.finishPrefillChunk(work.request, work.prefill_tokens);
+    }
+    for (const work of plan) this.writeThrough(work.request);
+    for (const work of plan) if (this.isComplete(work.request)) this.finish(work.request);
+    this.flushOutbox();
+    this.busy = false;
+    for (const request of this.loadsDoneMidPass.splice(0)) this.markLoaded(request);
+    this.kick();
+  }
+
+  private finishPrefillChunk(request: SimRequest, tokens: number): void {
+    const B = this.settings.block_size;
+    const before = Math.floor(request.computed_tokens / B);
+    request.computed_tokens += tokens;
+    const after = Math.min(Math.floor(request.computed_tokens / B), request.hashes.length);
+    this.storeBlocks(request, before, after);
+    if (!request.prefillDone) return;
+    this.listener.prefillComplete(request);
+    if (request.output_length > 0) this.stampToken(request);
+  }
+
+  private finishDecodeStep(request: SimRequest): void {
+    this.stampToken(request);
+  }
+
+  private stampToken(request: SimRequest): void {
+    const now = this.kernel.now;
+    if (request.first_token_ns === null) request.first_token_ns = now;
+    else request.token_gaps_ns.push(now - request.last_token_ns!);
+    request.last_token_ns = now;
+    request.output_tokens++;
+  }
+
+  /** Blocks [from, to) of the prompt became complete this pass: cache entries and Device Stored. */
+  private storeBlocks(request: SimRequest, from: number, to: number): void {
+    let run: BlockHash[] = [];
+    let runStart = from;
+    const flush = () => {
+      if (run.length === 0) return;
+      const blocks = run.map((hash, i) => ({ block_hash: hash, tokens_hash: request.tokens_hashes[runStart + i] }));
+      const parent = runStart === 0 ? null : request.hashes[runStart - 1];
+      this.outbox.push(this.events.stored('Device', blocks, parent, runStart));
+      run = [];
+    };
+    for (let i = from; i < to; i++) {
+      const hash = request.hashes[i];
+      if (this.promoteBlock(request, hash)) {
+        if (run.length === 0) runStart = i;
+        run.push(hash);
+      } else flush();
+    }
+    flush();
+  }
+
+  /** G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. */
+  private writeThrough(request: SimRequest): void {
+    if (!this.host) return;
+    const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.hashes.length);
+    if (complete <= request.write_through_blocks) return;
+    const cohort = this.host.pool.missing(request.hashes.slice(request.write_through_blocks, complete));
+    if (cohort.length === 0) {
+      request.write_through_blocks = complete;
+      return;
+    }
+    const reservation = this.host.pool.reserve(cohort);
+    if (!reservation) return;
+    request.write_through_blocks = complete;
+    if (reservation.victims.length > 0) {
+      for (const subscriber of this.host.subscribers) {
+        const removed = subscriber.events.removed('HostPinned', reservation.victims);
+        if (subscriber === this) this.outbox.push(removed);
+        else subscriber.emitNow([removed]);
+      }
+    }
+    const host = this.host;
+    host.transfers.submit({
+      direction: 'd2h',
+      rank_index: this.rank_index,
+      worker_id: this.rank.worker_id,
+      dp_rank: this.rank.dp_rank,
+      bytes: cohort.length * this.block_bytes,
+      blocks: cohort.length,
+      request_id: null,
+      onComplete: () => {
+        host.pool.complete(cohort);
+        const parentIndex = request.hashes.indexOf(cohort[0]) - 1;
+        const blocks = cohort.map((hash) => ({ block_hash: hash, tokens_hash: request.tokens_hashes[request.hashes.indexOf(hash)] }));
+        for (const subscriber of host.subscribers) {
+          subscriber.emitNow([subscriber.events.stored('HostPinned', blocks, parentIndex >= 0 ? request.hashes[parentIndex] : null, parentIndex + 1)]);
+          subscriber.kick();
+        }
+      },
+    });
+  }
+
+  private isComplete(request: SimRequest): boolean {
+    if (!request.prefillDone) return false;
+    return request.output_tokens >= request.output_length;
+  }
+
+  private finish(request: SimRequest): void {
+    const index = this.running.indexOf(request);
+    if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
+    this.running.splice(index, 1);
+    this.g1.release(request.entry_hashes, request.private_blocks);
+    request.entry_hashes = [];
+    request.private_blocks = 0;
+    request.state = 'finished';
+    request.finished_ns = this.kernel.now;
+    this.listener.finished(request);
+  }
+
+  private flushOutbox(): void {
+    if (this.outbox.length === 0) return;
+    const events = this.outbox;
+    this.outbox = [];
+    this.listener.emit(this, events);
+  }
+}

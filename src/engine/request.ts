@@ -1,0 +1,93 @@
+// One request's life in the simulated cluster: its prompt blocks, where it was routed, how it
+// was admitted (G1 / G2 reuse, H2D wait), its token timestamps and its terminal status.
+import type { BlockHash, HashedBlock } from '../hash';
+import type { Placement } from '../router/router';
+import type { Nanos } from '../time';
+
+export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'finished' | 'failed' | 'skipped';
+
+export interface AdmissionAttempt {
+  time_ns: Nanos;
+  worker_id: number;
+  dp_rank: number;
+  outcome: 'admitted' | 'deferred' | 'loading' | 'no-blocks';
+  g1_blocks: number;
+  host_blocks: number;
+  /** For a deferral: why the G2 lookup could not be used yet. */
+  reason: string | null;
+}
+
+export interface Reconciliation {
+  predicted_tokens: number;
+  realised_tokens: number;
+  agree: boolean;
+  reason: 'lag' | 'stale entry' | 'queued request' | 'last-token rule' | 'host weight' | null;
+}
+
+export interface RequestIdentity {
+  request_id: string;
+  ordinal: number;
+  session_id: string | null;
+  play_id: string | null;
+  cache_id: string | null;
+  lane: number | null;
+}
+
+export class SimRequest {
+  state: RequestState = 'created';
+  arrival_ns: Nanos = 0;
+  dispatch_ns: Nanos | null = null;
+  first_admission_ns: Nanos | null = null;
+  first_token_ns: Nanos | null = null;
+  last_token_ns: Nanos | null = null;
+  finished_ns: Nanos | null = null;
+  /** Gaps between consecutive output tokens (ITL), in order. */
+  readonly token_gaps_ns: Nanos[] = [];
+  computed_tokens = 0;
+  output_tokens = 0;
+  g1_reused_tokens = 0;
+  host_reused_tokens = 0;
+  h2d_wait_ns = 0;
+  h2d_started_ns: Nanos | null = null;
+  readonly routing_history: Placement[] = [];
+  readonly admission_history: AdmissionAttempt[] = [];
+  reconciliation: Reconciliation | null = null;
+  /** G1 cache entries this request uses, in prompt order. */
+  entry_hashes: BlockHash[] = [];
+  /** G1 blocks it holds that are not cache entries. */
+  private_blocks = 0;
+  /** G2 entries pinned for its restore. */
+  pinned_host_hashes: BlockHash[] = [];
+  /** Engine truth of the chosen rank at placement (device, host blocks), for reconciliation. */
+  truth_at_placement: { device_blocks: number; host_blocks: number } | null = null;
+  rank_index = -1;
+  /** Leading prompt blocks already handed to G2 write-through (G2-2). */
+  write_through_blocks = 0;
+  /** Sequence hashes of the complete prompt blocks. */
+  readonly hashes: readonly BlockHash[];
+  /** Local (tokens-only) hashes of the same blocks. */
+  readonly tokens_hashes: readonly BlockHash[];
+
+  constructor(
+    readonly identity: RequestIdentity,
+    readonly input_length: number,
+    readonly output_length: number,
+    blocks: readonly HashedBlock[],
+  ) {
+    this.hashes = blocks.map((block) => block.block_hash);
+    this.tokens_hashes = blocks.map((block) => block.tokens_hash);
+  }
+
+  get request_id(): string {
+    return this.identity.request_id;
+  }
+  get ordinal(): number {
+    return this.identity.ordinal;
+  }
+  get heldBlocks(): number {
+    return this.entry_hashes.length + this.private_blocks;
+  }
+  get prefillDone(): boolean {
+    return this.computed_tokens >= this.input_length;
+  }
+}

@@ -1,0 +1,217 @@
+// Host↔device transfers (TIME-2, G2-8, G2-9): private per-rank FIFO lanes with deadlines fixed
+// at submission, and a shared pool whose per-direction bandwidth is fair-shared among moving
+// jobs and re-divided at every start, finish and cancel. Completions run in the transfer phase,
+// stores before loads, then by transfer id (TIME-3).
+import { InvariantError, Kernel, Phase } from '../kernel';
+import type { Nanos } from '../time';
+import { formatNs } from '../time';
+
+export type Direction = 'd2h' | 'h2d';
+
+/** Bytes per nanosecond for a decimal GB/s figure (1 GB/s = 1 byte/ns); 0 means unlimited. */
+export function bytesPerNs(gbps: number): number {
+  return gbps;
+}
+
+/** Time to move `bytes` at `gbps`, rounded up to a whole nanosecond; 0 bandwidth is instant (TIME-2). */
+export function transferNs(bytes: number, gbps: number): Nanos {
+  if (gbps === 0 || bytes === 0) return 0;
+  return ceilNs(bytes / bytesPerNs(gbps));
+}
+
+/** Ceiling that ignores floating-point dust below a millionth of a nanosecond. */
+function ceilNs(value: number): Nanos {
+  const rounded = Math.round(value);
+  if (Math.abs(value - rounded) < 1e-6) return rounded;
+  return Math.ceil(value);
+}
+
+export interface TransferRecord {
+  transfer_id: number;
+  direction: Direction;
+  worker_id: number;
+  dp_rank: number;
+  bytes: number;
+  blocks: number;
+  submitted_ns: Nanos;
+  started_ns: Nanos;
+  finished_ns: Nanos | null;
+  /** For a request's restore: the request it serves. */
+  request_id: string | null;
+}
+
+export interface TransferRequest {
+  direction: Direction;
+  rank_index: number;
+  worker_id: number;
+  dp_rank: number;
+  bytes: number;
+  blocks: number;
+  request_id: string | null;
+  onComplete: () => void;
+}
+
+/** Something that moves bytes for ranks and calls back in the transfer-completion phase. */
+export interface TransferEngine {
+  submit(request: TransferRequest): TransferRecord;
+}
+
+/** Numbering and completion scheduling shared by both transfer models. */
+export class TransferLog {
+  private nextId = 0;
+  readonly records: TransferRecord[] = [];
+  constructor(private readonly kernel: Kernel) {}
+
+  open(request: TransferRequest, started_ns: Nanos): TransferRecord {
+    const record: TransferRecord = {
+      transfer_id: this.nextId++,
+      direction: request.direction,
+      worker_id: request.worker_id,
+      dp_rank: request.dp_rank,
+      bytes: request.bytes,
+      blocks: request.blocks,
+      submitted_ns: this.kernel.now,
+      started_ns,
+      finished_ns: null,
+      request_id: request.request_id,
+    };
+    this.records.push(record);
+    return record;
+  }
+
+  /** Order key in the transfer phase: stores (D2H) before loads (H2D), then by transfer id. */
+  static order(record: TransferRecord): number {
+    return (record.direction === 'd2h' ? 0 : 1) * 2 ** 40 + record.transfer_id;
+  }
+
+  complete(record: TransferRecord, at: Nanos, onComplete: () => void): void {
+    this.kernel.at(at, Phase.TransferCompletion, TransferLog.order(record), () => {
+      record.finished_ns = this.kernel.now;
+      onComplete();
+    });
+  }
+}
+
+export interface LaneSettings {
+  d2h_bandwidth_gbps: number;
+  h2d_bandwidth_gbps: number;
+  latency_to_first_byte_ns: Nanos;
+}
+
+/** G2-8: one rank's two independent FIFO lanes; a job's deadline is fixed when it is submitted. */
+export class PrivateLanes implements TransferEngine {
+  private readonly tail: Record<Direction, Nanos> = { d2h: 0, h2d: 0 };
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly log: TransferLog,
+    private readonly settings: LaneSettings,
+  ) {}
+
+  submit(request: TransferRequest): TransferRecord {
+    const start = Math.max(this.tail[request.direction], this.kernel.now + this.settings.latency_to_first_byte_ns);
+    const gbps = request.direction === 'd2h' ? this.settings.d2h_bandwidth_gbps : this.settings.h2d_bandwidth_gbps;
+    const finish = start + transferNs(request.bytes, gbps);
+    this.tail[request.direction] = finish;
+    const record = this.log.open(request, start);
+    this.log.complete(record, finish, request.onComplete);
+    return record;
+  }
+}
+
+export interface SharedPoolBandwidth {
+  /** Per-rank caps. */
+  d2h_bandwidth_gbps: number;
+  h2d_bandwidth_gbps: number;
+  /** Pool caps, shared by every participating rank. */
+  shared_d2h_bandwidth_gbps: number;
+  shared_h2d_bandwidth_gbps: number;
+  latency_to_first_byte_ns: Nanos;
+}
+
+interface MovingJob {
+  record: TransferRecord;
+  request: TransferRequest;
+  remaining_bytes: number;
+  rate_bytes_per_ns: number;
+  /** Bumped at each re-division so stale completion checks are ignored. */
+  generation: number;
+}
+
+/**
+ * G2-9: the shared pool's bandwidth. Each moving job runs at min(rank cap / that rank's moving
+ * jobs, pool cap / all moving jobs) in its direction; rates are re-divided whenever a job starts
+ * or finishes. Unused shares are not redistributed.
+ */
+export class SharedBandwidth implements TransferEngine {
+  private readonly moving: Record<Direction, MovingJob[]> = { d2h: [], h2d: [] };
+  private lastUpdateNs: Record<Direction, Nanos> = { d2h: 0, h2d: 0 };
+
+  constructor(
+    private readonly kernel: Kernel,
+    private readonly log: TransferLog,
+    private readonly settings: SharedPoolBandwidth,
+  ) {}
+
+  submit(request: TransferRequest): TransferRecord {
+    const start = this.kernel.now + this.settings.latency_to_first_byte_ns;
+    const record = this.log.open(request, start);
+    const job: MovingJob = { record, request, remaining_bytes: request.bytes, rate_bytes_per_ns: 0, generation: 0 };
+    if (start === this.kernel.now) this.start(job);
+    else this.kernel.at(start, Phase.TransferCompletion, TransferLog.order(record), () => this.start(job));
+    return record;
+  }
+
+  /** Jobs currently moving in a direction (for reports and tests). */
+  movingCount(direction: Direction): number {
+    return this.moving[direction].length;
+  }
+
+  private start(job: MovingJob): void {
+    const direction = job.request.direction;
+    this.advance(direction);
+    this.moving[direction].push(job);
+    this.redivide(direction);
+  }
+
+  private finish(job: MovingJob): void {
+    const direction = job.request.direction;
+    this.advance(direction);
+    if (job.remaining_bytes > 1e-6) {
+      throw new InvariantError(`transfer ${job.record.transfer_id} finished with ${job.remaining_bytes} bytes left at ${formatNs(this.kernel.now)}`);
+    }
+    this.moving[direction] = this.moving[direction].filter((other) => other !== job);
+    job.record.finished_ns = this.kernel.now;
+    this.redivide(direction);
+    job.request.onComplete();
+  }
+
+  /** Moves every job's progress forward to now at its current rate. */
+  private advance(direction: Direction): void {
+    const elapsed = this.kernel.now - this.lastUpdateNs[direction];
+    this.lastUpdateNs[direction] = this.kernel.now;
+    if (elapsed === 0) return;
+    for (const job of this.moving[direction]) {
+      job.remaining_bytes = Math.max(0, job.remaining_bytes - elapsed * job.rate_bytes_per_ns);
+      if (job.remaining_bytes < 1e-6) job.remaining_bytes = 0;
+    }
+  }
+
+  private redivide(direction: Direction): void {
+    const jobs = this.moving[direction];
+    const rankCap = direction === 'd2h' ? this.settings.d2h_bandwidth_gbps : this.settings.h2d_bandwidth_gbps;
+    const poolCap = direction === 'd2h' ? this.settings.shared_d2h_bandwidth_gbps : this.settings.shared_h2d_bandwidth_gbps;
+    const perRank = new Map<number, number>();
+    for (const job of jobs) perRank.set(job.request.rank_index, (perRank.get(job.request.rank_index) ?? 0) + 1);
+    for (const job of jobs) {
+      const rankShare = rankCap === 0 ? Infinity : bytesPerNs(rankCap) / perRank.get(job.request.rank_index)!;
+      const poolShare = poolCap === 0 ? Infinity : bytesPerNs(poolCap) / jobs.length;
+      job.rate_bytes_per_ns = Math.min(rankShare, poolShare);
+      job.generation++;
+      const generation = job.generation;
+      const finishAt = job.rate_bytes_per_ns === Infinity ? this.kernel.now : this.kernel.now + ceilNs(job.remaining_bytes / job.rate_bytes_per_ns);
+      this.kernel.at(finishAt, Phase.TransferCompletion, TransferLog.order(job.record), () => {
+        if (job.generation === generation) this.finish(job);
+      });
+    }
+  }
+}

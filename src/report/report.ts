@@ -1,0 +1,161 @@
+// The canonical run report (RPT-1, SCORE-5): summary statistics, per-request records with
+// routing and admission history, per-admission reconciliation of router prediction against
+// realised reuse, and the digest that identifies the run.
+import type { ClusterResult, SharedDomainReport } from '../sim/cluster';
+import type { SimRequest, Reconciliation } from '../engine/request';
+import type { Placement } from '../router/router';
+import { distributionMs, Distribution } from './metrics';
+import { digestOf } from './canonical';
+
+export const REPORT_VERSION = 1;
+
+export interface RunReport {
+  report_version: number;
+  digest: string;
+  summary: RunSummary;
+  per_request: RequestRecord[];
+}
+
+export interface RunSummary {
+  requests: { total: number; finished: number; failed: number; skipped: number; unfinished: number };
+  tokens: { input: number; output: number; g1_reused: number; host_reused: number };
+  virtual_duration_ms: number;
+  ttft_ms: Distribution;
+  itl_ms: Distribution;
+  e2e_ms: Distribution;
+  prefix_reuse_ratio: number;
+  g2_restored_tokens: number;
+  transfers: { d2h: number; h2d: number; d2h_bytes: number; h2d_bytes: number };
+  kv_events: { emitted: number; withheld_from_router: number; batches_delivered: number };
+  reconciliation: { admissions: number; agree: number; disagree_by_reason: Record<string, number> };
+  event_stream_failure: string | null;
+  g2_domains?: SharedDomainReport[];
+}
+
+export interface RequestRecord {
+  request_id: string;
+  ordinal: number;
+  session_id: string | null;
+  play_id: string | null;
+  cache_id: string | null;
+  lane: number | null;
+  status: string;
+  worker_id: number | null;
+  dp_rank: number | null;
+  input_length: number;
+  output_length: number;
+  arrival_ms: number;
+  dispatch_ms: number | null;
+  first_admission_ms: number | null;
+  first_token_ms: number | null;
+  last_token_ms: number | null;
+  ttft_ms: number | null;
+  e2e_ms: number | null;
+  g1_reused_tokens: number;
+  host_reused_tokens: number;
+  h2d_wait_ms: number;
+  routing_history: RoutingRecord[];
+  admission_history: SimRequest['admission_history'];
+  reconciliation: Reconciliation | null;
+}
+
+export type RoutingRecord = Omit<Placement, 'request_id' | 'ordinal'>;
+
+const ms = (ns: number | null) => (ns === null ? null : ns / 1_000_000);
+
+/** SCORE-5: does the router's reported overlap match realised reuse, and if not, why. */
+export function reconcile(request: SimRequest, block_size: number, host_weight: number): Reconciliation | null {
+  const placement = request.routing_history[request.routing_history.length - 1];
+  if (!placement || request.first_admission_ns === null) return null;
+  const predicted_tokens = placement.reported_overlap_tokens;
+  const realised_tokens = request.g1_reused_tokens + request.host_reused_tokens;
+  if (predicted_tokens === realised_tokens) return { predicted_tokens, realised_tokens, agree: true, reason: null };
+  return { predicted_tokens, realised_tokens, agree: false, reason: disagreementReason(request, placement, block_size, host_weight) };
+}
+
+function disagreementReason(request: SimRequest, placement: Placement, block_size: number, host_weight: number): Reconciliation['reason'] {
+  const truth = request.truth_at_placement!;
+  const routerSaw = placement.device_blocks + placement.host_blocks;
+  if (truth.device_blocks !== placement.device_blocks || truth.host_blocks !== placement.host_blocks) return 'lag';
+  const realisedBlocks = (request.g1_reused_tokens + request.host_reused_tokens) / block_size;
+  const reusable = request.output_length > 0 ? Math.floor((request.input_length - 1) / block_size) : Math.floor(request.input_length / block_size);
+  if (realisedBlocks === Math.min(routerSaw, reusable) && reusable < routerSaw) return 'last-token rule';
+  if (realisedBlocks < routerSaw) return 'stale entry';
+  if (realisedBlocks > routerSaw) return 'queued request';
+  return host_weight !== 1 ? 'host weight' : null;
+}
+
+function record(request: SimRequest): RequestRecord {
+  const last = request.routing_history[request.routing_history.length - 1];
+  const ttft = request.first_token_ns === null ? null : request.first_token_ns - request.arrival_ns;
+  const e2e = request.finished_ns === null ? null : request.finished_ns - request.arrival_ns;
+  return {
+    ...request.identity,
+    status: request.state,
+    worker_id: last ? last.worker_id : null,
+    dp_rank: last ? last.dp_rank : null,
+    input_length: request.input_length,
+    output_length: request.output_length,
+    arrival_ms: ms(request.arrival_ns)!,
+    dispatch_ms: ms(request.dispatch_ns),
+    first_admission_ms: ms(request.first_admission_ns),
+    first_token_ms: ms(request.first_token_ns),
+    last_token_ms: ms(request.last_token_ns),
+    ttft_ms: ms(ttft),
+    e2e_ms: ms(e2e),
+    g1_reused_tokens: request.g1_reused_tokens,
+    host_reused_tokens: request.host_reused_tokens,
+    h2d_wait_ms: ms(request.h2d_wait_ns)!,
+    routing_history: request.routing_history.map(({ request_id: _id, ordinal: _ordinal, ...rest }) => rest),
+    admission_history: request.admission_history,
+    reconciliation: request.reconciliation,
+  };
+}
+
+export function buildReport(result: ClusterResult, block_size: number, host_weight: number): RunReport {
+  for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
+  const summary = summarize(result);
+  const per_request = result.requests.map(record);
+  return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
+}
+
+function summarize(result: ClusterResult): RunSummary {
+  const requests = result.requests;
+  const count = (state: string) => requests.filter((r) => r.state === state).length;
+  const sum = (pick: (r: SimRequest) => number) => requests.reduce((total, r) => total + pick(r), 0);
+  const input = sum((r) => r.input_length);
+  const g1 = sum((r) => r.g1_reused_tokens);
+  const host = sum((r) => r.host_reused_tokens);
+  const finished = requests.filter((r) => r.state === 'finished');
+  const reconciled = requests.map((r) => r.reconciliation).filter((r): r is Reconciliation => r !== null);
+  const byReason: Record<string, number> = {};
+  for (const item of reconciled) if (!item.agree) byReason[item.reason ?? 'unexplained'] = (byReason[item.reason ?? 'unexplained'] ?? 0) + 1;
+  const transfersOf = (direction: string) => result.transfers.filter((t) => t.direction === direction);
+  const summary: RunSummary = {
+    requests: {
+      total: requests.length,
+      finished: finished.length,
+      failed: count('failed'),
+      skipped: count('skipped'),
+      unfinished: requests.length - finished.length - count('failed') - count('skipped'),
+    },
+    tokens: { input, output: sum((r) => r.output_tokens), g1_reused: g1, host_reused: host },
+    virtual_duration_ms: result.end_ns / 1_000_000,
+    ttft_ms: distributionMs(finished.filter((r) => r.first_token_ns !== null).map((r) => r.first_token_ns! - r.arrival_ns)),
+    itl_ms: distributionMs(finished.flatMap((r) => r.token_gaps_ns)),
+    e2e_ms: distributionMs(finished.map((r) => r.finished_ns! - r.arrival_ns)),
+    prefix_reuse_ratio: input === 0 ? 0 : (g1 + host) / input,
+    g2_restored_tokens: host,
+    transfers: {
+      d2h: transfersOf('d2h').length,
+      h2d: transfersOf('h2d').length,
+      d2h_bytes: transfersOf('d2h').reduce((t, x) => t + x.bytes, 0),
+      h2d_bytes: transfersOf('h2d').reduce((t, x) => t + x.bytes, 0),
+    },
+    kv_events: { emitted: result.events_emitted, withheld_from_router: result.events_withheld, batches_delivered: result.batches.length },
+    reconciliation: { admissions: reconciled.length, agree: reconciled.filter((r) => r.agree).length, disagree_by_reason: byReason },
+    event_stream_failure: result.failure ? result.failure.message : null,
+  };
+  if (result.g2_domains.length > 0) summary.g2_domains = result.g2_domains;
+  return summary;
+}

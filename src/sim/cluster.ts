@@ -1,0 +1,250 @@
+// A cluster replay (TOPO-1, TIME-3 end to end): engine ranks of one or more roles behind the
+// KV-aware router, KV events flowing engine → lagged transport → router mirror, G2 pools
+// (private per rank or one shared pool) with their transfers, and requests arriving over time.
+import { Kernel, Phase } from '../kernel';
+import { RandomStreams } from '../random';
+import type { Nanos } from '../time';
+import type { KvEvent, KvEventBatch } from '../events/model';
+import { EventTransport } from '../events/transport';
+import { Router, RouterSettings } from '../router/router';
+import { EventStreamError } from '../router/mirror';
+import { HostPool } from '../engine/hostPool';
+import { EngineSettings, HostDomain, RankEngine, RankListener } from '../engine/rank';
+import { PrivateLanes, SharedBandwidth, TransferEngine, TransferLog } from '../engine/transfers';
+import { SimRequest } from '../engine/request';
+import type { Prompt } from '../prompt';
+import type { RequestIdentity } from '../engine/request';
+
+export type Role = 'aggregated' | 'prefill' | 'decode';
+export type HostScope = 'dp_rank_local' | 'cluster_shared';
+
+export interface HostOffloadSpec {
+  num_host_blocks: number;
+  scope: HostScope;
+  d2h_bandwidth_gbps: number;
+  h2d_bandwidth_gbps: number;
+  latency_to_first_byte_ns: Nanos;
+  shared_d2h_bandwidth_gbps: number;
+  shared_h2d_bandwidth_gbps: number;
+  kv_layout_id: string;
+}
+
+export interface RoleSpec {
+  role: Role;
+  replicas: number;
+  dp_size: number;
+  tensor_parallel_size: number;
+  engine: EngineSettings;
+  host_offload: HostOffloadSpec | null;
+}
+
+export interface ClusterSpec {
+  seed: number;
+  roles: RoleSpec[];
+  router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
+}
+
+export interface RequestSpec {
+  identity: RequestIdentity;
+  arrival_ns: Nanos;
+  prompt: Prompt;
+  output_length: number;
+}
+
+export class ClusterSetupError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(`${path}: ${message}`);
+    this.name = 'ClusterSetupError';
+  }
+}
+
+export interface SharedDomainReport {
+  domain_id: string;
+  capacity_blocks: number;
+  resident_blocks: number;
+  used_blocks: number;
+  participants: { worker_id: number; dp_rank: number; role: Role }[];
+}
+
+export interface ClusterResult {
+  requests: SimRequest[];
+  end_ns: Nanos;
+  transfers: TransferLog['records'];
+  batches: { batch: KvEventBatch; visible_ns: Nanos }[];
+  events_emitted: number;
+  events_withheld: number;
+  g2_domains: SharedDomainReport[];
+  failure: EventStreamError | null;
+  ranks: RankEngine[];
+}
+
+/** The shared-pool contract (G2-10): every participant agrees on these, or setup fails naming the field. */
+const SHARED_CONTRACT: { name: string; read: (role: RoleSpec) => unknown }[] = [
+  { name: 'host_offload.kv_layout_id', read: (r) => r.host_offload!.kv_layout_id },
+  { name: 'tensor_parallel_size', read: (r) => r.tensor_parallel_size },
+  { name: 'engine.block_size', read: (r) => r.engine.block_size },
+  { name: 'block bytes (block_size × kv_cache_bytes_per_token)', read: (r) => r.engine.block_size * r.engine.kv_cache_bytes_per_token },
+  { name: 'host_offload.num_host_blocks', read: (r) => r.host_offload!.num_host_blocks },
+  { name: 'host_offload.shared_d2h_bandwidth_gbps', read: (r) => r.host_offload!.shared_d2h_bandwidth_gbps },
+  { name: 'host_offload.shared_h2d_bandwidth_gbps', read: (r) => r.host_offload!.shared_h2d_bandwidth_gbps },
+];
+
+export function checkSharedContract(roles: readonly RoleSpec[]): void {
+  const participants = roles.map((role, index) => ({ role, index })).filter(({ role }) => role.host_offload?.scope === 'cluster_shared');
+  if (participants.length < 2) return;
+  const [first, ...others] = participants;
+  for (const other of others) {
+    for (const term of SHARED_CONTRACT) {
+      const expected = term.read(first.role);
+      const actual = term.read(other.role);
+      if (expected !== actual) {
+        throw new ClusterSetupError(
+          `cluster.workers[${other.index}]`,
+          `shared G2 pool participants disagree on ${term.name}: ${JSON.stringify(actual)} here, ${JSON.stringify(expected)} on cluster.workers[${first.index}] (${first.role.role})`,
+        );
+      }
+    }
+  }
+}
+
+export class Cluster implements RankListener {
+  readonly kernel = new Kernel();
+  readonly random: RandomStreams;
+  readonly router: Router;
+  readonly transport: EventTransport;
+  readonly transferLog: TransferLog;
+  readonly ranks: RankEngine[] = [];
+  private readonly requests: SimRequest[] = [];
+  private sharedDomain: HostDomain | null = null;
+  private eventsEmitted = 0;
+  private eventsWithheld = 0;
+  private failure: EventStreamError | null = null;
+  /** Called when a request finishes client-side (for workload drivers). */
+  onFinished: ((request: SimRequest) => void) | null = null;
+
+  constructor(readonly spec: ClusterSpec) {
+    if (spec.roles.length === 0) throw new ClusterSetupError('cluster.workers', 'at least one role is needed');
+    checkSharedContract(spec.roles);
+    this.random = new RandomStreams(spec.seed);
+    this.transferLog = new TransferLog(this.kernel);
+    const routed = spec.roles.filter((role) => role.role !== 'decode');
+    const block_size = (routed[0] ?? spec.roles[0]).engine.block_size;
+    this.router = new Router({ ...spec.router, block_size }, this.random.stream('router.tie_break'));
+    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch));
+    this.buildRanks();
+  }
+
+  private buildRanks(): void {
+    let worker_id = 0;
+    for (const role of this.spec.roles) {
+      for (let replica = 0; replica < role.replicas; replica++, worker_id++) {
+        if (role.role !== 'decode') this.router.addWorker(worker_id, role.dp_size);
+        for (let dp_rank = 0; dp_rank < role.dp_size; dp_rank++) {
+          const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this);
+          rank.host = this.hostDomainFor(role, rank);
+          this.ranks.push(rank);
+        }
+      }
+    }
+  }
+
+  private hostDomainFor(role: RoleSpec, rank: RankEngine): HostDomain | null {
+    const offload = role.host_offload;
+    if (!offload) return null;
+    if (offload.scope === 'cluster_shared') {
+      if (!this.sharedDomain) {
+        const transfers = new SharedBandwidth(this.kernel, this.transferLog, offload);
+        this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, true), transfers, subscribers: [] };
+      }
+      this.sharedDomain.subscribers.push(rank);
+      return this.sharedDomain;
+    }
+    const lanes: TransferEngine = new PrivateLanes(this.kernel, this.transferLog, offload);
+    const pool = new HostPool(`private-${rank.rank.worker_id}-${rank.rank.dp_rank}`, offload.num_host_blocks, false);
+    return { pool, transfers: lanes, subscribers: [rank] };
+  }
+
+  /** Schedules a request's arrival; the router places it in the arrival phase (TIME-3). */
+  submit(spec: RequestSpec): SimRequest {
+    const blockSize = this.router.settings.block_size;
+    const request = new SimRequest(spec.identity, spec.prompt.length_tokens, spec.output_length, spec.prompt.blocks(blockSize));
+    request.arrival_ns = spec.arrival_ns;
+    this.requests.push(request);
+    this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => this.place(request));
+    return request;
+  }
+
+  private place(request: SimRequest): void {
+    const placement = this.router.place(
+      { request_id: request.request_id, ordinal: request.ordinal, isl_tokens: request.input_length, block_hashes: request.hashes },
+      this.kernel.now,
+    );
+    request.routing_history.push(placement);
+    const rank = this.rankOf(placement.worker_id, placement.dp_rank);
+    request.truth_at_placement = rank.truthOverlap(request.hashes);
+    request.dispatch_ns = this.kernel.now;
+    rank.enqueue(request);
+  }
+
+  rankOf(worker_id: number, dp_rank: number): RankEngine {
+    const rank = this.ranks.find((r) => r.rank.worker_id === worker_id && r.rank.dp_rank === dp_rank);
+    if (!rank) throw new Error(`no rank worker ${worker_id} dp rank ${dp_rank}`);
+    return rank;
+  }
+
+  emit(rank: RankEngine, events: KvEvent[]): void {
+    this.eventsEmitted += events.length;
+    if (rank.role === 'decode') {
+      this.eventsWithheld += events.length;
+      return;
+    }
+    this.transport.emit({ ...rank.rank, emitted_ns: this.kernel.now, events });
+  }
+
+  prefillComplete(request: SimRequest): void {
+    this.router.prefillComplete(request.request_id);
+  }
+
+  finished(request: SimRequest): void {
+    this.router.requestFinished(request.request_id);
+    this.onFinished?.(request);
+  }
+
+  /** Runs until nothing is left to do; an impossible event stream stops the run and is reported. */
+  run(): ClusterResult {
+    try {
+      this.kernel.run();
+    } catch (error) {
+      if (!(error instanceof EventStreamError)) throw error;
+      this.failure = error;
+    }
+    return {
+      requests: [...this.requests].sort((a, b) => a.ordinal - b.ordinal),
+      end_ns: this.kernel.now,
+      transfers: this.transferLog.records,
+      batches: this.transport.delivered,
+      events_emitted: this.eventsEmitted,
+      events_withheld: this.eventsWithheld,
+      g2_domains: this.sharedDomainReport(),
+      failure: this.failure,
+      ranks: this.ranks,
+    };
+  }
+
+  private sharedDomainReport(): SharedDomainReport[] {
+    const domain = this.sharedDomain;
+    if (!domain) return [];
+    return [
+      {
+        domain_id: domain.pool.domain_id,
+        capacity_blocks: domain.pool.capacity_blocks,
+        resident_blocks: domain.pool.residentBlocks,
+        used_blocks: domain.pool.usedBlocks,
+        participants: domain.subscribers.map((rank) => ({ ...rank.rank, role: rank.role })),
+      },
+    ];
+  }
+}
