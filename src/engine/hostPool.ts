@@ -7,7 +7,9 @@ import type { BlockHash } from '../hash';
 interface HostEntry {
   hash: BlockHash;
   pending: boolean;
+  /** Loads in flight from this entry, per rank index (a pinned entry is never a victim). */
   pins: number;
+  loaders: Map<number, number>;
 }
 
 export interface CohortReservation {
@@ -53,16 +55,17 @@ export class HostPool {
 
   /**
    * G2-6: consecutive keys from `from` (stopping at the first miss or at `limit`); deferred when any
-   * counted key is still pending or is being loaded by another request.
+   * counted key is still pending, or is being loaded into the same rank by another request (ranks
+   * of a shared pool may read one entry concurrently, each into its own G1).
    */
-  lookup(hashes: readonly BlockHash[], from: number, limit: number): HostLookup {
+  lookup(hashes: readonly BlockHash[], from: number, limit: number, rank_index: number): HostLookup {
     let blocks = 0;
     let blocked: 'pending' | 'loading' | null = null;
     for (let i = from; i < limit; i++) {
       const entry = this.entries.get(hashes[i]);
       if (!entry) break;
       if (entry.pending) blocked ??= 'pending';
-      else if (entry.pins > 0) blocked ??= 'loading';
+      else if ((entry.loaders.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
       blocks++;
     }
     return blocked === null ? { outcome: 'hit', blocks } : { outcome: 'deferred', blocks, reason: blocked };
@@ -112,7 +115,7 @@ export class HostPool {
     }
     for (const hash of cohort) {
       if (this.entries.has(hash)) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${hash} is already in the pool`);
-      this.entries.set(hash, { hash, pending: true, pins: 0 });
+      this.entries.set(hash, { hash, pending: true, pins: 0, loaders: new Map() });
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
@@ -130,19 +133,24 @@ export class HostPool {
     this.pendingCount -= cohort.length;
   }
 
-  pin(hashes: readonly BlockHash[]): void {
+  /** A load into `rank_index` starts: the entries are pinned until it ends. */
+  pin(hashes: readonly BlockHash[], rank_index: number): void {
     for (const hash of hashes) {
       const entry = this.entries.get(hash);
       if (!entry || entry.pending) throw new InvariantError(`G2 ${this.domain_id}: pinning block ${hash} that is not resident`);
       entry.pins++;
+      entry.loaders.set(rank_index, (entry.loaders.get(rank_index) ?? 0) + 1);
     }
   }
 
-  unpin(hashes: readonly BlockHash[]): void {
+  unpin(hashes: readonly BlockHash[], rank_index: number): void {
     for (const hash of hashes) {
       const entry = this.entries.get(hash);
-      if (!entry || entry.pins === 0) throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${hash} that is not pinned`);
+      const mine = entry?.loaders.get(rank_index) ?? 0;
+      if (!entry || mine === 0) throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${hash} that rank ${rank_index} is not loading`);
       entry.pins--;
+      if (mine === 1) entry.loaders.delete(rank_index);
+      else entry.loaders.set(rank_index, mine - 1);
     }
   }
 

@@ -91,6 +91,8 @@ export class RankEngine {
   enqueue(request: SimRequest): void {
     request.state = 'waiting';
     request.rank_index = this.rank_index;
+    request.worker_id = this.rank.worker_id;
+    request.dp_rank = this.rank.dp_rank;
     this.waiting.push(request);
     this.kick();
   }
@@ -185,10 +187,10 @@ export class RankEngine {
     if (request.state === 'loaded') return this.admitLoaded(request, budget);
     const limit = this.reusableBlocks(request);
     const g1Blocks = Math.min(this.g1.prefixLength(request.hashes), limit);
-    const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.hashes, g1Blocks, limit) : null;
+    const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.hashes, g1Blocks, limit, this.rank_index) : null;
     if (this.host) this.host.pool.touch(request.hashes);
     if (lookup && lookup.outcome === 'deferred') {
-      this.recordAttempt(request, 'deferred', g1Blocks, lookup.blocks, `G2 block ${lookup.reason === 'pending' ? 'still being stored' : 'being loaded by another request'}`);
+      this.recordAttempt(request, 'deferred', g1Blocks, lookup.blocks, `G2 block ${lookup.reason === 'pending' ? 'still being stored' : 'being loaded by another request on this rank'}`);
       return null;
     }
     const hostBlocks = lookup ? lookup.blocks : 0;
@@ -222,7 +224,7 @@ export class RankEngine {
     }
     request.private_blocks += hostBlocks;
     const hashes = request.hashes.slice(g1Blocks, g1Blocks + hostBlocks);
-    host.pool.pin(hashes);
+    host.pool.pin(hashes, this.rank_index);
     request.pinned_host_hashes = hashes;
     request.state = 'loading';
     request.h2d_started_ns = this.kernel.now;
@@ -248,7 +250,7 @@ export class RankEngine {
   }
 
   private markLoaded(request: SimRequest): void {
-    this.host!.pool.unpin(request.pinned_host_hashes);
+    this.host!.pool.unpin(request.pinned_host_hashes, this.rank_index);
     for (const subscriber of this.host!.subscribers) if (subscriber !== this) subscriber.kick();
     request.state = 'loaded';
     request.h2d_wait_ns = this.kernel.now - request.h2d_started_ns!;

@@ -61,6 +61,9 @@ export class SimRequest {
   /** Engine truth of the chosen rank at placement (device, host blocks), for reconciliation. */
   truth_at_placement: { device_blocks: number; host_blocks: number } | null = null;
   rank_index = -1;
+  /** Where it was dispatched (routed or sent directly). */
+  worker_id: number | null = null;
+  dp_rank: number | null = null;
   /** Leading prompt blocks already handed to G2 write-through (G2-2). */
   write_through_blocks = 0;
   /** Sequence hashes of the complete prompt blocks. */

@@ -42,6 +42,8 @@ export interface RequestRecord {
   status: string;
   worker_id: number | null;
   dp_rank: number | null;
+  /** False for requests sent straight to a worker (no routing decision). */
+  routed: boolean;
   input_length: number;
   output_length: number;
   arrival_ms: number;
@@ -86,14 +88,15 @@ function disagreementReason(request: SimRequest, placement: Placement, block_siz
 }
 
 function record(request: SimRequest): RequestRecord {
-  const last = request.routing_history[request.routing_history.length - 1];
+  const last = request.routing_history.at(-1);
   const ttft = request.first_token_ns === null ? null : request.first_token_ns - request.arrival_ns;
   const e2e = request.finished_ns === null ? null : request.finished_ns - request.arrival_ns;
   return {
     ...request.identity,
     status: request.state,
-    worker_id: last ? last.worker_id : null,
-    dp_rank: last ? last.dp_rank : null,
+    worker_id: request.worker_id,
+    dp_rank: request.dp_rank,
+    routed: last !== undefined,
     input_length: request.input_length,
     output_length: request.output_length,
     arrival_ms: ms(request.arrival_ns)!,

@@ -49,6 +49,8 @@ export interface RequestSpec {
   arrival_ns: Nanos;
   prompt: Prompt;
   output_length: number;
+  /** Send straight to this worker (dp rank 0), bypassing the router's choice. */
+  target_worker?: number | null;
 }
 
 export class ClusterSetupError extends Error {
@@ -173,17 +175,29 @@ export class Cluster implements RankListener {
     const request = new SimRequest(spec.identity, spec.prompt.length_tokens, spec.output_length, spec.prompt.blocks(blockSize));
     request.arrival_ns = spec.arrival_ns;
     this.requests.push(request);
-    this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => this.place(request));
+    const target = spec.target_worker ?? null;
+    this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => (target === null ? this.place(request) : this.sendTo(request, target)));
     return request;
   }
 
+  private routeRequest(request: SimRequest) {
+    return { request_id: request.request_id, ordinal: request.ordinal, isl_tokens: request.input_length, block_hashes: request.hashes };
+  }
+
   private place(request: SimRequest): void {
-    const placement = this.router.place(
-      { request_id: request.request_id, ordinal: request.ordinal, isl_tokens: request.input_length, block_hashes: request.hashes },
-      this.kernel.now,
-    );
+    const placement = this.router.place(this.routeRequest(request), this.kernel.now);
     request.routing_history.push(placement);
-    const rank = this.rankOf(placement.worker_id, placement.dp_rank);
+    this.dispatch(request, this.rankOf(placement.worker_id, placement.dp_rank));
+  }
+
+  /** A request addressed to a worker directly: no routing decision, but the router counts its load. */
+  private sendTo(request: SimRequest, worker_id: number): void {
+    const rank = this.rankOf(worker_id, 0);
+    this.router.assign(this.routeRequest(request), rank.rank);
+    this.dispatch(request, rank);
+  }
+
+  private dispatch(request: SimRequest, rank: RankEngine): void {
     request.truth_at_placement = rank.truthOverlap(request.hashes);
     request.dispatch_ns = this.kernel.now;
     rank.enqueue(request);

@@ -6,6 +6,7 @@ import type { TokenChunk } from '../../src/hash';
 import { RouterReplay } from '../../src/sim/routerReplay';
 import { DEFAULT_ROUTER_SETTINGS, RouterSettings } from '../../src/router/router';
 import type { Nanos } from '../../src/time';
+import { EngineScenario } from './engineScenario';
 
 export const DEFAULT_SEED = 1893;
 
@@ -35,6 +36,7 @@ export class KvWorld extends World {
   private readonly deferred: ((replay: RouterReplay) => void)[] = [];
   /** The request the scenario's last `When` sent, for `Then it …` steps. */
   lastRequestId: string | null = null;
+  private engineInstance: EngineScenario | null = null;
   /** The prefix that request started with, if any. */
   lastPrefix: string | null = null;
 
@@ -56,6 +58,16 @@ export class KvWorld extends World {
       for (const step of this.deferred.splice(0)) step(replay);
     }
     return this.replayInstance;
+  }
+
+  /** The engine-level scenario (cluster table, conversations, runs), created on first use. */
+  get engine(): EngineScenario {
+    this.engineInstance ??= new EngineScenario(this.setup);
+    return this.engineInstance;
+  }
+
+  get hasEngine(): boolean {
+    return this.engineInstance !== null;
   }
 
   get hasReplay(): boolean {

@@ -1,0 +1,82 @@
+// Turning a validated replay configuration into the simulator's inputs: role specs with times
+// in exact nanoseconds, router settings, and request specs with their prompts.
+import { msToNs } from '../time';
+import type { ClusterSpec, RequestSpec, RoleSpec } from '../sim/cluster';
+import { namedChunk, Prompt, tracePrompt } from '../prompt';
+import type { TokenChunk } from '../hash';
+import type { ReplayConfig, RequestConfig } from './schema';
+
+export function roleSpecs(config: ReplayConfig): RoleSpec[] {
+  return config.cluster.workers.map((role, i) => {
+    const at = `cluster.workers[${i}]`;
+    const offload = role.host_offload;
+    return {
+      role: role.role,
+      replicas: role.replicas,
+      dp_size: role.dp_size,
+      tensor_parallel_size: role.tensor_parallel_size,
+      engine: {
+        block_size: role.engine.block_size,
+        num_gpu_blocks: role.engine.num_gpu_blocks,
+        max_num_seqs: role.engine.max_num_seqs,
+        max_num_batched_tokens: role.engine.max_num_batched_tokens,
+        enable_prefix_caching: role.engine.enable_prefix_caching,
+        kv_cache_bytes_per_token: role.engine.kv_cache_bytes_per_token ?? 0,
+        prefill_ns: msToNs(role.engine.timing.fixed.prefill_ms, `${at}.engine.timing.fixed.prefill_ms`),
+        decode_ns: msToNs(role.engine.timing.fixed.decode_ms, `${at}.engine.timing.fixed.decode_ms`),
+      },
+      host_offload: offload
+        ? {
+            num_host_blocks: offload.num_host_blocks,
+            scope: offload.scope,
+            d2h_bandwidth_gbps: offload.d2h_bandwidth_gbps,
+            h2d_bandwidth_gbps: offload.h2d_bandwidth_gbps,
+            latency_to_first_byte_ns: msToNs(offload.latency_to_first_byte_ms, `${at}.host_offload.latency_to_first_byte_ms`),
+            shared_d2h_bandwidth_gbps: offload.shared_d2h_bandwidth_gbps,
+            shared_h2d_bandwidth_gbps: offload.shared_h2d_bandwidth_gbps,
+            kv_layout_id: offload.kv_layout_id,
+          }
+        : null,
+    };
+  });
+}
+
+export function clusterSpec(config: ReplayConfig): ClusterSpec {
+  const { kv_event_lag_ms, ...router } = config.router;
+  return { seed: config.seed, roles: roleSpecs(config), router: { ...router, kv_event_lag_ns: msToNs(kv_event_lag_ms, 'router.kv_event_lag_ms') } };
+}
+
+/** Chunks of a named prefix; the same name gives the same tokens everywhere (DSL and config). */
+export function prefixChunk(name: string, length_tokens: number): TokenChunk {
+  return namedChunk(name, length_tokens);
+}
+
+export function requestSpecs(config: ReplayConfig): RequestSpec[] {
+  const prompts = new Map<string, { prompt: Prompt; output_length: number }>();
+  return config.workload.requests.map((request, ordinal) => {
+    const prompt = promptOf(config, request, prompts);
+    prompts.set(request.id, { prompt, output_length: request.output_length });
+    return {
+      identity: { request_id: request.id, ordinal, session_id: request.session ?? null, play_id: null, cache_id: null, lane: null },
+      arrival_ns: msToNs(request.arrival_ms, `workload.requests[${ordinal}].arrival_ms`),
+      prompt,
+      output_length: request.output_length,
+      target_worker: request.target_worker ?? null,
+    };
+  });
+}
+
+function promptOf(config: ReplayConfig, request: RequestConfig, earlier: Map<string, { prompt: Prompt; output_length: number }>): Prompt {
+  if (request.hash_ids) return tracePrompt(request.hash_ids, request.input_length!, config.workload.trace_block_size);
+  const chunks: TokenChunk[] = [];
+  if (request.extends !== undefined) {
+    const prior = earlier.get(request.extends)!;
+    chunks.push(...prior.prompt.chunks);
+    if (prior.output_length > 0) chunks.push(namedChunk(`output of ${request.extends}`, prior.output_length));
+  }
+  (request.prompt ?? []).forEach((part, j) => {
+    if ('prefix' in part) chunks.push(prefixChunk(part.prefix, config.workload.prefixes[part.prefix]));
+    else chunks.push(namedChunk(`own text of ${request.id}#${j}`, part.tokens));
+  });
+  return new Prompt(chunks);
+}

@@ -1,0 +1,146 @@
+// The engine-level part of a scenario: the cluster table, the conversations and requests the
+// scenario sends, turned into the same configuration `kvqual replay` reads, and the reports of
+// the runs. Steps fill it in; src/ validates, simulates and reports.
+import { validateReplayConfig } from '../../src/config/load';
+import type { ReplayConfig } from '../../src/config/schema';
+import { runReplay, ReplayOutcome } from '../../src/sim/replay';
+import { parseDurationNs } from '../../src/time';
+import type { ClusterSetup } from './world';
+
+type Raw = Record<string, unknown>;
+
+export interface HostMemory {
+  scope: 'none' | 'dp_rank_local' | 'cluster_shared';
+  blocks: number;
+}
+
+const nsToMs = (ns: number) => ns / 1_000_000;
+
+function number(text: string, what: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)/.exec(text);
+  if (!match) throw new Error(`${what}: "${text}" is not a number`);
+  return Number(match[1]);
+}
+
+/** Parses "none", "private, 16 blocks" or "shared, 16 blocks". */
+export function parseHostMemory(text: string): HostMemory {
+  const value = text.trim();
+  if (value === 'none') return { scope: 'none', blocks: 0 };
+  const match = /^(private|shared), (\d+) blocks?$/.exec(value);
+  if (!match) throw new Error(`host memory "${text}": write none, "private, N blocks" or "shared, N blocks"`);
+  return { scope: match[1] === 'private' ? 'dp_rank_local' : 'cluster_shared', blocks: Number(match[2]) };
+}
+
+export class EngineScenario {
+  workers = 0;
+  readonly engine: Raw = { block_size: 4, num_gpu_blocks: 64, max_num_seqs: 8, max_num_batched_tokens: 256, kv_cache_bytes_per_token: 250_000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } };
+  host: HostMemory = { scope: 'none', blocks: 0 };
+  readonly hostSettings: Raw = {};
+  /** Extra role entries (e.g. a second group of workers), already in config form. */
+  readonly extraRoles: Raw[] = [];
+  readonly prefixes: Record<string, number> = {};
+  readonly requests: Raw[] = [];
+  private readonly lastOfSession = new Map<string, string>();
+  private readonly turnsOfSession = new Map<string, number>();
+  /** The requests the scenario's `When` sent (the ones `Then` talks about). */
+  focus: string[] = [];
+  outcomes: ReplayOutcome[] = [];
+
+  constructor(private readonly setup: ClusterSetup) {}
+
+  get outcome(): ReplayOutcome {
+    const last = this.outcomes.at(-1);
+    if (!last) throw new Error('the replay has not run yet: a `When` step runs it');
+    return last;
+  }
+
+  /** Applies one row of the cluster table. */
+  applySetting(name: string, value: string): void {
+    const fixed = (this.engine.timing as { fixed: Raw }).fixed;
+    const setters: Record<string, () => void> = {
+      'block size': () => (this.engine.block_size = number(value, name)),
+      'GPU blocks per rank': () => (this.engine.num_gpu_blocks = number(value, name)),
+      'running requests per rank': () => (this.engine.max_num_seqs = number(value, name)),
+      'tokens per pass': () => (this.engine.max_num_batched_tokens = number(value, name)),
+      'KV bytes per token': () => (this.engine.kv_cache_bytes_per_token = number(value, name)),
+      'prefill pass': () => (fixed.prefill_ms = nsToMs(parseDurationNs(value))),
+      'decode pass': () => (fixed.decode_ms = nsToMs(parseDurationNs(value))),
+      'host memory': () => (this.host = parseHostMemory(value)),
+      'host bandwidth per rank': () => {
+        this.hostSettings.d2h_bandwidth_gbps = number(value, name);
+        this.hostSettings.h2d_bandwidth_gbps = number(value, name);
+      },
+      'shared pool bandwidth': () => {
+        this.hostSettings.shared_d2h_bandwidth_gbps = number(value, name);
+        this.hostSettings.shared_h2d_bandwidth_gbps = number(value, name);
+      },
+      'time to first byte': () => (this.hostSettings.latency_to_first_byte_ms = nsToMs(parseDurationNs(value))),
+      'KV event lag': () => (this.setup.lag_ns = parseDurationNs(value)),
+      'host block weight': () => (this.setup.router.host_cache_hit_weight = number(value, name)),
+    };
+    const set = setters[name];
+    if (!set) throw new Error(`unknown cluster setting "${name}"; known settings: ${Object.keys(setters).join(', ')}`);
+    set();
+  }
+
+  /** A request; `session` continues that conversation when `continues` is true. */
+  addRequest(request: { session: string | null; arrival_ns: number; own_tokens: number; shared_part?: string; output_length: number; worker?: number; continues: boolean }): string {
+    const turn = request.session === null ? this.requests.length + 1 : (this.turnsOfSession.get(request.session) ?? 0) + 1;
+    const id = request.session === null ? `req${turn}` : `${request.session}${turn}`;
+    const raw: Raw = { id, arrival_ms: nsToMs(request.arrival_ns), output_length: request.output_length };
+    if (request.session !== null) {
+      raw.session = request.session;
+      this.turnsOfSession.set(request.session, turn);
+    }
+    if (request.continues) {
+      const prior = request.session === null ? undefined : this.lastOfSession.get(request.session);
+      if (!prior) throw new Error(`conversation "${request.session}" has not started`);
+      raw.extends = prior;
+    }
+    const parts: Raw[] = [];
+    if (request.shared_part !== undefined) parts.push({ prefix: request.shared_part });
+    if (request.own_tokens > 0) parts.push({ tokens: request.own_tokens });
+    raw.prompt = parts;
+    if (request.worker !== undefined) raw.target_worker = request.worker;
+    this.requests.push(raw);
+    if (request.session !== null && !request.continues) this.lastOfSession.set(request.session, id);
+    return id;
+  }
+
+  /** The configuration the scenario describes, as `kvqual replay` would read it (before validation). */
+  rawConfig(seed: number): Raw {
+    const roles: Raw[] = [this.role()];
+    return {
+      seed,
+      cluster: { workers: [...roles, ...this.extraRoles] },
+      router: {
+        policy: this.setup.router.policy,
+        kv_event_lag_ms: nsToMs(this.setup.lag_ns),
+        overlap_score_credit: this.setup.router.overlap_score_credit,
+        host_cache_hit_weight: this.setup.router.host_cache_hit_weight,
+        prefill_load_scale: this.setup.router.prefill_load_scale,
+        router_temperature: this.setup.router.router_temperature,
+      },
+      workload: { prefixes: this.prefixes, requests: this.requests },
+    };
+  }
+
+  role(): Raw {
+    if (this.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers with these settings:")');
+    const role: Raw = { role: 'aggregated', replicas: this.workers, engine: structuredClone(this.engine) };
+    if (this.host.scope !== 'none') role.host_offload = { num_host_blocks: this.host.blocks, scope: this.host.scope, ...this.hostSettings };
+    return role;
+  }
+
+  config(seed: number, change?: (raw: Raw) => void): ReplayConfig {
+    const raw = structuredClone(this.rawConfig(seed));
+    change?.(raw);
+    return validateReplayConfig(raw, 'scenario cluster');
+  }
+
+  run(seed: number, change?: (raw: Raw) => void): ReplayOutcome {
+    const outcome = runReplay(this.config(seed, change));
+    this.outcomes.push(outcome);
+    return outcome;
+  }
+}
