@@ -7,14 +7,13 @@ export type Nanos = number;
 export const NS_PER_US = 1_000;
 export const NS_PER_MS = 1_000_000;
 export const NS_PER_S = 1_000_000_000;
+const NS_PER_MS_BIG = BigInt(NS_PER_MS);
 
-const UNIT_SCALE: Record<string, { ns: number; decimals: number }> = {
-  ns: { ns: 1, decimals: 0 },
-  us: { ns: NS_PER_US, decimals: 3 },
-  µs: { ns: NS_PER_US, decimals: 3 },
-  ms: { ns: NS_PER_MS, decimals: 6 },
-  s: { ns: NS_PER_S, decimals: 9 },
-};
+/** A unit a time can be written in. */
+export type TimeUnit = 'ns' | 'us' | 'µs' | 'ms' | 's';
+
+/** Decimal places each unit has down to a whole nanosecond (1 ms = 10^6 ns). */
+const UNIT_DECIMALS: Record<TimeUnit, number> = { ns: 0, us: 3, µs: 3, ms: 6, s: 9 };
 
 const DURATION_PATTERN = /^\s*(\d+)(?:\.(\d+))?\s*(ns|us|µs|ms|s)\s*$/;
 
@@ -31,18 +30,46 @@ export function parseDurationNs(text: string): Nanos {
     throw new DurationError(`"${text}" is not a duration: write a number and a unit (ns, us, ms, s), e.g. "14.999 ms"`);
   }
   const [, whole, fraction = '', unit] = match;
-  const scale = UNIT_SCALE[unit];
-  if (fraction.length > scale.decimals) {
+  const decimals = UNIT_DECIMALS[unit as TimeUnit];
+  if (fraction.length > decimals) {
     throw new DurationError(
-      `"${text}" has ${fraction.length} decimals; ${unit} allows at most ${scale.decimals} (time is whole nanoseconds)`,
+      `"${text}" has ${fraction.length} decimals; ${unit} allows at most ${decimals} (time is whole nanoseconds)`,
     );
   }
-  const fractionNs = fraction === '' ? 0 : Number(fraction.padEnd(scale.decimals, '0')) * (scale.ns / 10 ** scale.decimals);
-  const total = Number(whole) * scale.ns + fractionNs;
-  if (!Number.isSafeInteger(total)) {
+  const total = decimalToBigNs(fraction === '' ? whole : `${whole}.${fraction}`, unit as TimeUnit, 'exact');
+  if (total > BigInt(Number.MAX_SAFE_INTEGER)) {
     throw new DurationError(`"${text}" is too large for the virtual clock`);
   }
+  return Number(total);
+}
+
+const DECIMAL_PATTERN = /^(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d{1,4}))?$/;
+const U64_LIMIT = 1n << 64n;
+
+/**
+ * Exact nanoseconds, as a bigint, of a non-negative decimal number written in `unit`: the text of
+ * a JSON number such as "1718000000.123456" (s) or "10.5" (ms). Unlike parseDurationNs the result
+ * may exceed 2^53 ns (epoch timestamps do) but must fit in 64 bits. A value finer than a
+ * nanosecond is an error with 'exact'; with 'nearest' it is rounded half up (a float captured in
+ * a log carries no more precision than its digits).
+ */
+export function decimalToBigNs(text: string, unit: TimeUnit, rounding: 'exact' | 'nearest'): bigint {
+  const match = DECIMAL_PATTERN.exec(text);
+  if (!match) throw new DurationError(`${text} is not a non-negative decimal number`);
+  const [, whole, fraction = '', exponent = '0'] = match;
+  const scale = UNIT_DECIMALS[unit] + Number(exponent) - fraction.length;
+  const digits = BigInt(whole + fraction);
+  const total = scale >= 0 ? digits * 10n ** BigInt(scale) : divideRounded(text, unit, digits, 10n ** BigInt(-scale), rounding);
+  if (total >= U64_LIMIT) throw new DurationError(`${text} ${unit} is too large: time must fit in 64 bits of nanoseconds`);
   return total;
+}
+
+function divideRounded(text: string, unit: TimeUnit, dividend: bigint, divisor: bigint, rounding: 'exact' | 'nearest'): bigint {
+  const quotient = dividend / divisor;
+  const remainder = dividend % divisor;
+  if (remainder === 0n) return quotient;
+  if (rounding === 'exact') throw new DurationError(`${text} ${unit} is not a whole number of nanoseconds`);
+  return remainder * 2n >= divisor ? quotient + 1n : quotient;
 }
 
 /** Converts a millisecond number from a config or trace (up to six decimals) to exact nanoseconds. */
@@ -60,12 +87,13 @@ function decimalString(value: number): string {
 }
 
 /** Formats nanoseconds as milliseconds with only the decimals needed: 14999000 → "14.999 ms". */
-export function formatNs(ns: Nanos): string {
-  const sign = ns < 0 ? '-' : '';
-  const abs = Math.abs(ns);
-  const whole = Math.floor(abs / NS_PER_MS);
-  const fraction = abs % NS_PER_MS;
-  if (fraction === 0) return `${sign}${whole} ms`;
+export function formatNs(ns: Nanos | bigint): string {
+  const value = typeof ns === 'bigint' ? ns : BigInt(Math.round(ns));
+  const sign = value < 0n ? '-' : '';
+  const abs = value < 0n ? -value : value;
+  const whole = abs / NS_PER_MS_BIG;
+  const fraction = abs % NS_PER_MS_BIG;
+  if (fraction === 0n) return `${sign}${whole} ms`;
   const digits = String(fraction).padStart(6, '0').replace(/0+$/, '');
   return `${sign}${whole}.${digits} ms`;
 }

@@ -1,7 +1,7 @@
 // Unit tests of exact duration parsing and formatting (TIME-1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DurationError, formatNs, msToNs, parseDurationNs } from '../../src/time';
+import { decimalToBigNs, DurationError, formatNs, msToNs, parseDurationNs } from '../../src/time';
 
 test('user durations convert to exact integer nanoseconds', () => {
   assert.equal(parseDurationNs('14.999 ms'), 14_999_000);
@@ -32,4 +32,31 @@ test('formatting shows only the decimals needed', () => {
   assert.equal(formatNs(15_000_000), '15 ms');
   assert.equal(formatNs(12_499_999), '12.499999 ms');
   assert.equal(formatNs(0), '0 ms');
+});
+
+test('formatting takes bigint nanoseconds too, beyond 2^53', () => {
+  assert.equal(formatNs(14_999_000n), '14.999 ms');
+  assert.equal(formatNs(1_718_000_000_123_456_789n), '1718000000123.456789 ms');
+});
+
+test('decimal numbers from logs convert to exact bigint nanoseconds', () => {
+  assert.equal(decimalToBigNs('10.5', 'ms', 'exact'), 10_500_000n);
+  assert.equal(decimalToBigNs('1718000000.123456789', 's', 'exact'), 1_718_000_000_123_456_789n);
+  assert.equal(decimalToBigNs('1.5e3', 'ms', 'exact'), 1_500_000_000n);
+  assert.equal(decimalToBigNs('1718000000123456789', 'ns', 'exact'), 1_718_000_000_123_456_789n);
+});
+
+test('finer than a nanosecond is an error when exact, rounded half up when nearest', () => {
+  assert.throws(() => decimalToBigNs('2.5', 'ns', 'exact'), /not a whole number of nanoseconds/);
+  assert.equal(decimalToBigNs('25e-1', 'ns', 'nearest'), 3n);
+  assert.equal(decimalToBigNs('12.4999994', 'ms', 'nearest'), 12_499_999n);
+  assert.equal(decimalToBigNs('0.30000000000000004', 's', 'nearest'), 300_000_000n);
+});
+
+test('times beyond 64 bits of nanoseconds, negative or not numbers are errors', () => {
+  assert.throws(() => decimalToBigNs('18446744073.709551616', 's', 'exact'), /too large/);
+  assert.equal(decimalToBigNs('18446744073.709551615', 's', 'exact'), (1n << 64n) - 1n);
+  assert.throws(() => decimalToBigNs('-1', 'ms', 'nearest'), DurationError);
+  assert.throws(() => decimalToBigNs('1e99999', 'ms', 'nearest'), DurationError);
+  assert.throws(() => decimalToBigNs('ten', 'ms', 'nearest'), DurationError);
 });

@@ -1,0 +1,99 @@
+// `kvqual check-events <file>`: reads a captured KV event log (JSON lines, see
+// examples/events/README.md), checks it against the mirror rules and prints the report, as text
+// or with --json as JSON. Exit 0 clean, 1 a violation, 2 unreadable file or malformed line.
+import type { Command } from 'commander';
+import type { CleanLogReport, LogReport, RankSummary } from '../events/checkLog';
+import { checkEventLog } from '../events/checkLog';
+import { rankLabel } from '../events/model';
+import { parseWireLog, WireFormatError } from '../events/wire';
+import { formatNs } from '../time';
+import type { CliIo } from './io';
+import { ExitCode, jsonText } from './io';
+
+export interface CheckEventsOptions {
+  json: boolean;
+}
+
+/** What the command found, ready to print either way. */
+type Outcome =
+  | { status: 'unreadable'; message: string }
+  | { status: 'malformed'; line_number: number; field_path: string; message: string }
+  | LogReport;
+
+export function registerCheckEvents(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
+  program
+    .command('check-events')
+    .description('check a captured KV event log (JSON lines) against the mirror rules (MIR-2, MIR-3)')
+    .argument('<file>', 'the event log: one event or one batch of a rank’s events per line')
+    .option('--json', 'print the report as JSON (64-bit values as decimal strings)', false)
+    .action((file: string, options: CheckEventsOptions) => finish(checkEventsFile(file, options, io)));
+}
+
+/** Reads, parses and checks one log file, prints the outcome and returns the exit code. */
+export function checkEventsFile(file: string, options: CheckEventsOptions, io: CliIo): ExitCode {
+  const outcome = checkText(file, io);
+  if (options.json) io.stdout(jsonText({ file, ...outcome }));
+  else printText(file, outcome, io);
+  return exitCodeOf(outcome);
+}
+
+function checkText(file: string, io: CliIo): Outcome {
+  let text: string;
+  try {
+    text = io.readText(file);
+  } catch (error) {
+    return { status: 'unreadable', message: `cannot read ${file}: ${(error as Error).message}` };
+  }
+  try {
+    return checkEventLog(parseWireLog(text));
+  } catch (error) {
+    if (!(error instanceof WireFormatError)) throw error;
+    return { status: 'malformed', line_number: error.line_number, field_path: error.field_path, message: error.message };
+  }
+}
+
+function exitCodeOf(outcome: Outcome): ExitCode {
+  switch (outcome.status) {
+    case 'clean':
+      return ExitCode.clean;
+    case 'violation':
+      return ExitCode.violation;
+    case 'unreadable':
+    case 'malformed':
+      return ExitCode.usage;
+  }
+}
+
+function printText(file: string, outcome: Outcome, io: CliIo): void {
+  switch (outcome.status) {
+    case 'unreadable':
+      return io.stderr(`kvqual check-events: ${outcome.message}\n`);
+    case 'malformed':
+      return io.stderr(`kvqual check-events: ${file}: ${outcome.message}\n`);
+    case 'violation':
+      return io.stdout(
+        `${file}: line ${outcome.violation.line_number}: ${outcome.violation.message}\n` +
+          `  (${outcome.events_checked} event(s) accepted before it)\n`,
+      );
+    case 'clean':
+      return io.stdout(cleanText(file, outcome));
+  }
+}
+
+function cleanText(file: string, report: CleanLogReport): string {
+  const header = `${file}: clean — ${report.batches} batch(es), ${report.events} event(s) from ${report.ranks.length} rank(s)`;
+  const lines = [header, `  ${timeSpanText(report.first_timestamp_ns, report.last_timestamp_ns)}`];
+  for (const rank of report.ranks) lines.push(`  ${rankText(rank)}`);
+  return `${lines.join('\n')}\n`;
+}
+
+function rankText(rank: RankSummary): string {
+  const ids = rank.first_event_id === null ? 'no events' : `${rank.events} event(s), ids ${rank.first_event_id} to ${rank.last_event_id}`;
+  const resident = `resident at the end: Device ${rank.resident_blocks.Device}, HostPinned ${rank.resident_blocks.HostPinned} block(s)`;
+  return `${rankLabel(rank)}: ${rank.batches} batch(es), ${ids}; ${resident}; ${timeSpanText(rank.first_timestamp_ns, rank.last_timestamp_ns)}`;
+}
+
+function timeSpanText(first: bigint | null, last: bigint | null): string {
+  if (first === null || last === null) return 'no timestamps';
+  return `timestamps ${first} ns to ${last} ns (span ${formatNs(last - first)})`;
+}

@@ -1,0 +1,312 @@
+// The JSON-lines wire form of KV events (EVT-1), compatible with vLLM/Dynamo KV events, so that
+// captured logs can be read: one line is one event or one batch of a rank's events. Owns parsing
+// (u64 hashes exact through lossless-json, timestamps to exact ns, one error naming line and field
+// path) and the inverse, toWireLine. Pure: text in, values out.
+import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
+import type { BlockHash, HashedBlock } from '../hash';
+import type { KvEvent, KvEventBatch, KvEventData, RankRef, Tier } from './model';
+import { decimalToBigNs, DurationError } from '../time';
+import type { TimeUnit } from '../time';
+
+/** One line of a log: a rank's events emitted together, stamped with the time written in the log. */
+export interface WireBatch extends RankRef {
+  /** Emission time in integer ns on the log's own clock (often the Unix epoch); null when absent. */
+  timestamp_ns: bigint | null;
+  events: KvEvent[];
+}
+
+/** A parsed line with its 1-based number in the file. */
+export interface LogLine {
+  line_number: number;
+  batch: WireBatch;
+}
+
+/** A malformed line: names the line and the path of the offending field. */
+export class WireFormatError extends Error {
+  constructor(
+    readonly line_number: number,
+    readonly field_path: string,
+    readonly problem: string,
+  ) {
+    super(`line ${line_number}: ${field_path === '' ? '' : `${field_path}: `}${problem}`);
+    this.name = 'WireFormatError';
+  }
+}
+
+/** A problem at a field path inside one line; parseWireLine adds the line number. */
+class FieldError extends Error {
+  constructor(
+    readonly field_path: string,
+    readonly problem: string,
+  ) {
+    super(problem);
+  }
+}
+
+type JsonObject = Record<string, unknown>;
+
+const U64_LIMIT = 1n << 64n;
+const SAFE_LIMIT = BigInt(Number.MAX_SAFE_INTEGER);
+
+interface TierNames {
+  tiers: ReadonlyMap<string, Tier>;
+  expected: string;
+}
+
+/** vLLM/Dynamo `medium` (on the data or the event); absent means GPU. */
+const MEDIUM: TierNames = {
+  tiers: new Map<string, Tier>([['GPU', 'Device'], ['CPU_PINNED', 'HostPinned'], ['CPU', 'HostPinned']]),
+  expected: 'a medium of "GPU", "CPU_PINNED" or "CPU" (or none, meaning GPU)',
+};
+/** Dynamo RouterEvent `storage_tier` (on the line). */
+const STORAGE_TIER: TierNames = {
+  tiers: new Map<string, Tier>([['device', 'Device'], ['host_pinned', 'HostPinned']]),
+  expected: 'a storage tier of "device" or "host_pinned"',
+};
+
+/** The timestamp fields a line may carry (at most one): ns must be whole; ms and s round to the nearest ns. */
+const TIMESTAMP_FIELDS: { key: string; unit: TimeUnit; rounding: 'exact' | 'nearest' }[] = [
+  { key: 'timestamp_ns', unit: 'ns', rounding: 'exact' },
+  { key: 'timestamp_ms', unit: 'ms', rounding: 'nearest' },
+  { key: 'ts', unit: 's', rounding: 'nearest' },
+];
+
+// ── Parsing ─────────────────────────────────────────────────────────────────────────────────
+
+/** Parses every non-blank line of a log; throws WireFormatError at the first malformed one. */
+export function parseWireLog(text: string): LogLine[] {
+  const lines: LogLine[] = [];
+  text.split(/\r?\n/).forEach((line, index) => {
+    if (line.trim() !== '') lines.push({ line_number: index + 1, batch: parseWireLine(line, index + 1) });
+  });
+  return lines;
+}
+
+/** Parses one line (a single event or a batch) into a rank's batch. */
+export function parseWireLine(text: string, line_number: number): WireBatch {
+  try {
+    return readLine(parseJson(text));
+  } catch (error) {
+    if (error instanceof FieldError) throw new WireFormatError(line_number, error.field_path, error.problem);
+    throw error;
+  }
+}
+
+/** JSON with integers as bigint (u64 hashes stay exact) and other numbers as LosslessNumber text. */
+function parseJson(text: string): unknown {
+  try {
+    return parse(text, null, (number) => (/^-?\d+$/.test(number) ? BigInt(number) : new LosslessNumber(number)));
+  } catch (error) {
+    throw new FieldError('', `not valid JSON: ${(error as Error).message}`);
+  }
+}
+
+function readLine(value: unknown): WireBatch {
+  const line = objectAt(value, '');
+  const worker_id = safeUintAt(line.worker_id, 'worker_id');
+  const lineRank = optional(line.dp_rank) === undefined ? null : safeUintAt(line.dp_rank, 'dp_rank');
+  const lineTier = tierAt(line.storage_tier, 'storage_tier', STORAGE_TIER);
+  const timestamp_ns = timestampOf(line);
+  const entries = eventEntries(line);
+  const dp_rank = batchRank(entries, lineRank);
+  const events = entries.map(({ value: event, path }) => readEvent(objectAt(event, path), path, { worker_id, dp_rank }, lineTier));
+  return { worker_id, dp_rank, timestamp_ns, events };
+}
+
+/** The line's events with their paths: `event` for a single event, `events[i]` for a batch. */
+function eventEntries(line: JsonObject): { value: unknown; path: string }[] {
+  const single = line.event !== undefined;
+  const batch = line.events !== undefined;
+  if (single === batch) throw new FieldError('', 'expected exactly one of "event" (one event) or "events" (a batch)');
+  if (single) return [{ value: line.event, path: 'event' }];
+  return arrayAt(line.events, 'events').map((value, index) => ({ value, path: `events[${index}]` }));
+}
+
+/** The one dp rank of a line: the line's own, else the events' (Dynamo puts it there), else 0. */
+function batchRank(entries: { value: unknown; path: string }[], lineRank: number | null): number {
+  let rank = lineRank;
+  for (const { value, path } of entries) {
+    const eventRank = optional(objectAt(value, path).dp_rank);
+    if (eventRank === undefined) continue;
+    const own = safeUintAt(eventRank, `${path}.dp_rank`);
+    if (rank !== null && own !== rank) {
+      throw new FieldError(`${path}.dp_rank`, `dp rank ${own} differs from the line's dp rank ${rank} (a line holds one rank's events)`);
+    }
+    rank = own;
+  }
+  return rank ?? 0;
+}
+
+function readEvent(event: JsonObject, path: string, rank: RankRef, lineTier: Tier | null): KvEvent {
+  const event_id = safeUintAt(event.event_id, `${path}.event_id`);
+  const eventTier = tierAt(event.medium, `${path}.medium`, MEDIUM);
+  const { data, tier: dataTier, tierPath } = readData(event.data, `${path}.data`);
+  const tier = agreeingTier([
+    { tier: lineTier, path: 'storage_tier' },
+    { tier: eventTier, path: `${path}.medium` },
+    { tier: dataTier, path: tierPath },
+  ]);
+  return { event_id, worker_id: rank.worker_id, dp_rank: rank.dp_rank, tier, data };
+}
+
+/** The tier named by the line, event and data (absent means Device); they must not contradict. */
+function agreeingTier(sources: { tier: Tier | null; path: string }[]): Tier {
+  const named = sources.filter((source): source is { tier: Tier; path: string } => source.tier !== null);
+  for (const source of named.slice(1)) {
+    if (source.tier !== named[0].tier) {
+      throw new FieldError(source.path, `tier ${source.tier} contradicts ${named[0].path} (tier ${named[0].tier})`);
+    }
+  }
+  return named[0]?.tier ?? 'Device';
+}
+
+const DATA_SHAPES = '{"stored": {…}}, {"removed": {…}}, "cleared" or {"cleared": {}}';
+const DATA_VARIANTS = ['stored', 'removed', 'cleared'];
+
+/** `data`: serde's externally tagged enum, `"cleared"` or an object with exactly one variant key. */
+function readData(value: unknown, path: string): { data: KvEventData; tier: Tier | null; tierPath: string } {
+  if (value === 'cleared') return { data: { type: 'Cleared' }, tier: null, tierPath: path };
+  if (!isObject(value) || Object.keys(value).length !== 1) throw expectation(path, DATA_SHAPES, value);
+  const [variant] = Object.keys(value);
+  if (!DATA_VARIANTS.includes(variant)) throw new FieldError(path, `expected ${DATA_SHAPES}, got an object with key "${variant}"`);
+  const bodyPath = `${path}.${variant}`;
+  const body = objectAt(value[variant], bodyPath);
+  const tierPath = `${bodyPath}.medium`;
+  return { data: readVariant(variant, body, bodyPath), tier: tierAt(body.medium, tierPath, MEDIUM), tierPath };
+}
+
+function readVariant(variant: string, body: JsonObject, path: string): KvEventData {
+  if (variant === 'stored') return readStored(body, path);
+  if (variant === 'removed') {
+    const block_hashes = arrayAt(body.block_hashes, `${path}.block_hashes`).map((hash, index) => u64At(hash, `${path}.block_hashes[${index}]`));
+    return { type: 'Removed', block_hashes };
+  }
+  return { type: 'Cleared' };
+}
+
+function readStored(body: JsonObject, path: string): KvEventData {
+  const parent = optional(body.parent_hash);
+  const start = optional(body.start_position);
+  const blocks = arrayAt(body.blocks, `${path}.blocks`).map((block, index) => readBlock(block, `${path}.blocks[${index}]`));
+  return {
+    type: 'Stored',
+    parent_hash: parent === undefined ? null : u64At(parent, `${path}.parent_hash`),
+    start_position: start === undefined ? null : safeUintAt(start, `${path}.start_position`),
+    blocks,
+  };
+}
+
+function readBlock(value: unknown, path: string): HashedBlock {
+  const block = objectAt(value, path);
+  return { block_hash: u64At(block.block_hash, `${path}.block_hash`), tokens_hash: u64At(block.tokens_hash, `${path}.tokens_hash`) };
+}
+
+/** The line's timestamp in exact ns from whichever one of timestamp_ns, timestamp_ms, ts is given. */
+function timestampOf(line: JsonObject): bigint | null {
+  const given = TIMESTAMP_FIELDS.filter(({ key }) => optional(line[key]) !== undefined);
+  if (given.length === 0) return null;
+  if (given.length > 1) throw new FieldError(given[1].key, `give one timestamp, not both ${given[0].key} and ${given[1].key}`);
+  const { key, unit, rounding } = given[0];
+  const value = line[key];
+  const expected = rounding === 'exact' ? 'a non-negative integer' : `a non-negative number of ${unit === 's' ? 'seconds' : 'milliseconds'}`;
+  if (typeof value !== 'bigint' && !isLosslessNumber(value)) throw new FieldError(key, `expected ${expected}, got ${describeValue(value)}`);
+  try {
+    return decimalToBigNs(String(value), unit, rounding);
+  } catch (error) {
+    if (error instanceof DurationError) throw new FieldError(key, `expected ${expected} that fits 64 bits of ns, got ${describeValue(value)}`);
+    throw error;
+  }
+}
+
+// ── Field readers: each checks one JSON value at a path ────────────────────────────────────
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !isLosslessNumber(value);
+}
+
+/** A field that is absent or null. */
+function optional(value: unknown): unknown {
+  return value === null ? undefined : value;
+}
+
+function objectAt(value: unknown, path: string): JsonObject {
+  if (!isObject(value)) throw expectation(path, 'a JSON object', value);
+  return value;
+}
+
+function arrayAt(value: unknown, path: string): unknown[] {
+  if (!Array.isArray(value)) throw expectation(path, 'an array', value);
+  return value;
+}
+
+/** A non-negative integer that a JS number holds exactly (ids, ranks, positions). */
+function safeUintAt(value: unknown, path: string): number {
+  if (typeof value !== 'bigint' || value < 0n || value > SAFE_LIMIT) throw expectation(path, `an integer from 0 to ${SAFE_LIMIT}`, value);
+  return Number(value);
+}
+
+/** A u64 block hash: a JSON integer, a decimal string or a "0x…" hex string. */
+function u64At(value: unknown, path: string): BlockHash {
+  const hash = typeof value === 'string' ? hashFromString(value) : value;
+  if (typeof hash !== 'bigint' || hash < 0n || hash >= U64_LIMIT) throw expectation(path, 'an unsigned 64-bit integer', value);
+  return hash;
+}
+
+function hashFromString(text: string): bigint | null {
+  if (/^\d+$/.test(text)) return BigInt(text);
+  if (/^0[xX][0-9a-fA-F]+$/.test(text)) return BigInt(`0x${text.slice(2)}`);
+  return null;
+}
+
+/** A tier named by a string field, or null when the field is absent or null. */
+function tierAt(value: unknown, path: string, names: TierNames): Tier | null {
+  if (optional(value) === undefined) return null;
+  const tier = typeof value === 'string' ? names.tiers.get(value) : undefined;
+  if (tier === undefined) throw expectation(path, names.expected, value);
+  return tier;
+}
+
+function expectation(path: string, expected: string, value: unknown): FieldError {
+  const got = value === undefined ? 'but the field is missing' : `got ${describeValue(value)}`;
+  return new FieldError(path, `expected ${expected}, ${got}`);
+}
+
+/** A short rendering of an unexpected value: strings quoted, numbers as written. */
+function describeValue(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'bigint' || isLosslessNumber(value)) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  if (isObject(value)) return 'an object';
+  return String(value);
+}
+
+// ── Writing ─────────────────────────────────────────────────────────────────────────────────
+
+/** A simulator batch as a wire batch (its emission time becomes the line's timestamp). */
+export function fromKvEventBatch(batch: KvEventBatch): WireBatch {
+  return { worker_id: batch.worker_id, dp_rank: batch.dp_rank, timestamp_ns: BigInt(batch.emitted_ns), events: batch.events };
+}
+
+/** One line of the wire form: a single event when the batch holds one, else a batch; hashes as JSON integers. */
+export function toWireLine(batch: WireBatch): string {
+  const line: JsonObject = { worker_id: batch.worker_id, dp_rank: batch.dp_rank };
+  if (batch.timestamp_ns !== null) line.timestamp_ns = batch.timestamp_ns;
+  const events = batch.events.map(writeEvent);
+  if (events.length === 1) line.event = events[0];
+  else line.events = events;
+  return stringify(line)!;
+}
+
+function writeEvent(event: KvEvent): JsonObject {
+  const medium = event.tier === 'HostPinned' ? { medium: 'CPU_PINNED' } : {};
+  switch (event.data.type) {
+    case 'Stored': {
+      const { parent_hash, start_position, blocks } = event.data;
+      return { event_id: event.event_id, data: { stored: { parent_hash, start_position, blocks, ...medium } } };
+    }
+    case 'Removed':
+      return { event_id: event.event_id, data: { removed: { block_hashes: event.data.block_hashes, ...medium } } };
+    case 'Cleared':
+      return { event_id: event.event_id, data: 'cleared', ...medium };
+  }
+}

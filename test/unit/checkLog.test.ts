@@ -1,0 +1,182 @@
+// Unit tests of the captured-log checker (MIR-2, MIR-3 on a log): each example in
+// examples/events/ gives its violation's line and named fields, or the clean summary.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { checkEventLog } from '../../src/events/checkLog';
+import type { LogReport, LogViolation } from '../../src/events/checkLog';
+import type { KvEvent, KvEventData, Tier } from '../../src/events/model';
+import { parseWireLog, WireFormatError } from '../../src/events/wire';
+import type { LogLine } from '../../src/events/wire';
+
+const EXAMPLES = path.join(__dirname, '..', '..', 'examples', 'events');
+
+function checkExample(name: string): LogReport {
+  return checkEventLog(parseWireLog(fs.readFileSync(path.join(EXAMPLES, name), 'utf8')));
+}
+
+function violationOf(report: LogReport): LogViolation {
+  assert.equal(report.status, 'violation', 'the log should have been rejected');
+  return report.violation;
+}
+
+/** A log line built in memory: one rank's events at an optional timestamp. */
+function logLine(line_number: number, dp_rank: number, timestamp_ns: bigint | null, events: [number, KvEventData, Tier?][]): LogLine {
+  const built: KvEvent[] = events.map(([event_id, data, tier = 'Device']) => ({ event_id, worker_id: 1, dp_rank, tier, data }));
+  return { line_number, batch: { worker_id: 1, dp_rank, timestamp_ns, events: built } };
+}
+
+const store = (hash: bigint): KvEventData => ({ type: 'Stored', parent_hash: null, start_position: null, blocks: [{ block_hash: hash, tokens_hash: hash }] });
+
+test('the clean example: three ranks, both tiers, a batch, Cleared, big hashes', () => {
+  const report = checkExample('clean.jsonl');
+  assert.equal(report.status, 'clean');
+  assert.equal(report.batches, 9);
+  assert.equal(report.events, 11);
+  assert.equal(report.first_timestamp_ns, 10_000_000n);
+  assert.equal(report.last_timestamp_ns, 20_000_000n);
+  assert.equal(report.span_ns, 10_000_000n);
+  assert.deepEqual(
+    report.ranks.map((rank) => [rank.worker_id, rank.dp_rank, rank.batches, rank.events, rank.first_event_id, rank.last_event_id, rank.resident_blocks]),
+    [
+      [1, 0, 3, 4, 0, 3, { Device: 1, HostPinned: 1 }],
+      [1, 1, 3, 3, 0, 2, { Device: 1, HostPinned: 0 }],
+      [2, 0, 3, 4, 0, 3, { Device: 1, HostPinned: 1 }],
+    ],
+  );
+  assert.deepEqual(
+    report.ranks.map((rank) => [rank.first_timestamp_ns, rank.last_timestamp_ns]),
+    [
+      [10_000_000n, 20_000_000n],
+      [11_000_000n, 16_000_000n],
+      [10_500_000n, 14_999_000n],
+    ],
+  );
+});
+
+test('duplicate store: the second HostPinned Stored of a block, at line 3', () => {
+  const report = checkExample('duplicate_store.jsonl');
+  assert.deepEqual(violationOf(report), {
+    violation: 'duplicate-store',
+    line_number: 3,
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 2,
+    tier: 'HostPinned',
+    block_hash: 9_007_199_254_740_993n,
+    expected_event_id: null,
+    id_gap_cause: null,
+    message:
+      'KV event stream rejected: duplicate Stored: the rank already holds this block in that tier — worker 1, dp rank 0, ' +
+      'event 2, tier HostPinned, block 9007199254740993',
+  });
+  assert.equal(report.status === 'violation' && report.events_checked, 2);
+});
+
+test('unknown removal: a Removed after Cleared dropped the block (MIR-3), at line 3', () => {
+  const violation = violationOf(checkExample('unknown_removal.jsonl'));
+  assert.ok(violation.violation === 'unknown-removal', violation.message);
+  assert.equal(violation.line_number, 3);
+  assert.deepEqual([violation.worker_id, violation.dp_rank, violation.event_id], [1, 0, 2]);
+  assert.equal(violation.tier, 'Device');
+  assert.equal(violation.block_hash, 18_446_744_073_709_551_557n);
+});
+
+test('event-id gap: id 3 where 2 was expected and 2 never comes is a lost event, at line 4', () => {
+  const violation = violationOf(checkExample('event_id_gap.jsonl'));
+  assert.ok(violation.violation === 'event-id-gap');
+  assert.equal(violation.line_number, 4);
+  assert.deepEqual([violation.worker_id, violation.dp_rank, violation.event_id, violation.expected_event_id], [1, 0, 3, 2]);
+  assert.equal(violation.tier, 'Device');
+  assert.equal(violation.block_hash, 9_007_199_254_740_993n);
+  assert.equal(violation.id_gap_cause, 'lost');
+  assert.match(violation.message, /event 3 \(expected event 2\).*event 2 never appears in the log: lost$/);
+});
+
+test('reordered pair: id 2 arrives before 1, which comes on the next line, at line 2', () => {
+  const violation = violationOf(checkExample('reordered_pair.jsonl'));
+  assert.ok(violation.violation === 'event-id-gap');
+  assert.equal(violation.line_number, 2);
+  assert.deepEqual([violation.event_id, violation.expected_event_id, violation.tier, violation.block_hash], [2, 1, 'Device', 18_446_744_073_709_551_557n]);
+  assert.equal(violation.id_gap_cause, 'reordered');
+  assert.match(violation.message, /event 1 appears later in the log: reordered$/);
+});
+
+test('timestamps going backwards on one rank, at line 3 (another rank earlier is fine)', () => {
+  const violation = violationOf(checkExample('timestamps_backwards.jsonl'));
+  assert.deepEqual(violation, {
+    violation: 'timestamp-backwards',
+    line_number: 3,
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 1,
+    timestamp_ns: 9_500_000n,
+    previous_timestamp_ns: 10_000_000n,
+    previous_line_number: 1,
+    message: "timestamps go backwards — worker 1, dp rank 0: stamped 9500000 ns, 0.5 ms before the rank's line 1 (10000000 ns)",
+  });
+});
+
+test('the malformed example fails to parse at line 3 with the field path', () => {
+  const text = fs.readFileSync(path.join(EXAMPLES, 'malformed.jsonl'), 'utf8');
+  assert.throws(
+    () => parseWireLog(text),
+    (error: unknown) =>
+      error instanceof WireFormatError &&
+      error.line_number === 3 &&
+      error.field_path === 'events[1].data.stored.blocks[0].block_hash' &&
+      error.message === 'line 3: events[1].data.stored.blocks[0].block_hash: expected an unsigned 64-bit integer, got "abc"',
+  );
+});
+
+test('in a captured log the first id seen sets each rank’s start (MIR-2)', () => {
+  const report = checkEventLog([logLine(1, 0, null, [[41, store(1n)]]), logLine(2, 1, null, [[7, store(1n)]]), logLine(3, 0, null, [[42, store(2n)]])]);
+  assert.equal(report.status, 'clean');
+  assert.deepEqual(
+    report.ranks.map((rank) => [rank.first_event_id, rank.last_event_id]),
+    [
+      [41, 42],
+      [7, 7],
+    ],
+  );
+  assert.equal(report.span_ns, null);
+});
+
+test('an id the stream already passed is diagnosed as a duplicate or replay', () => {
+  const violation = violationOf(checkEventLog([logLine(1, 0, 5n, [[0, store(1n)]]), logLine(2, 0, 5n, [[0, store(2n)]])]));
+  assert.ok(violation.violation === 'event-id-gap');
+  assert.equal(violation.id_gap_cause, 'behind');
+  assert.match(violation.message, /duplicated or replayed event$/);
+});
+
+test('a pair swapped inside one batch line is diagnosed as reordered', () => {
+  const lines = [logLine(1, 0, null, [[0, store(1n)]]), logLine(2, 0, null, [[2, store(2n)], [1, store(3n)]])];
+  const violation = violationOf(checkEventLog(lines));
+  assert.ok(violation.violation === 'event-id-gap');
+  assert.deepEqual([violation.line_number, violation.id_gap_cause], [2, 'reordered']);
+});
+
+test('equal timestamps are fine; a line without a timestamp is not compared', () => {
+  const lines = [logLine(1, 0, 10n, [[0, store(1n)]]), logLine(2, 0, null, [[1, store(2n)]]), logLine(3, 0, 10n, [[2, store(3n)]])];
+  const report = checkEventLog(lines);
+  assert.equal(report.status, 'clean');
+  assert.equal(report.span_ns, 0n);
+});
+
+test('Cleared drops both tiers of that rank only', () => {
+  const lines = [
+    logLine(1, 0, null, [[0, store(1n)], [1, store(1n), 'HostPinned']]),
+    logLine(2, 1, null, [[0, store(1n), 'HostPinned']]),
+    logLine(3, 0, null, [[2, { type: 'Cleared' }]]),
+  ];
+  const report = checkEventLog(lines);
+  assert.equal(report.status, 'clean');
+  assert.deepEqual(
+    report.ranks.map((rank) => rank.resident_blocks),
+    [
+      { Device: 0, HostPinned: 0 },
+      { Device: 0, HostPinned: 1 },
+    ],
+  );
+});

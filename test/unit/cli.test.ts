@@ -1,0 +1,79 @@
+// Tests of the kvqual executable: spawns `node bin/kvqual.js check-events …` on the examples and
+// checks the exit status (0 clean, 1 violation, 2 usage / unreadable / malformed) and what it prints.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+function kvqual(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['bin/kvqual.js', ...args], { cwd: ROOT, encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+const example = (name: string): string => path.join('examples', 'events', name);
+
+test('a clean log exits 0 with a per-rank summary', () => {
+  const run = kvqual('check-events', example('clean.jsonl'));
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /^examples\/events\/clean\.jsonl: clean — 9 batch\(es\), 11 event\(s\) from 3 rank\(s\)$/m);
+  assert.match(run.stdout, /timestamps 10000000 ns to 20000000 ns \(span 10 ms\)/);
+  assert.match(run.stdout, /worker 1 dp rank 1: 3 batch\(es\), 3 event\(s\), ids 0 to 2; resident at the end: Device 1, HostPinned 0 block\(s\)/);
+  assert.equal(run.stderr, '');
+});
+
+test('each violation example exits 1 and names the line, worker, dp rank, event and tier', () => {
+  const expected: [string, RegExp][] = [
+    ['duplicate_store.jsonl', /line 3: .*duplicate Stored.*worker 1, dp rank 0, event 2, tier HostPinned, block 9007199254740993/],
+    ['unknown_removal.jsonl', /line 3: .*Removed of a block.*worker 1, dp rank 0, event 2, tier Device, block 18446744073709551557/],
+    ['event_id_gap.jsonl', /line 4: .*worker 1, dp rank 0, event 3 \(expected event 2\), tier Device.*: lost/],
+    ['reordered_pair.jsonl', /line 2: .*worker 1, dp rank 0, event 2 \(expected event 1\), tier Device.*: reordered/],
+    ['timestamps_backwards.jsonl', /line 3: timestamps go backwards — worker 1, dp rank 0: stamped 9500000 ns/],
+  ];
+  for (const [name, message] of expected) {
+    const run = kvqual('check-events', example(name));
+    assert.equal(run.status, 1, `${name}: ${run.stdout}${run.stderr}`);
+    assert.match(run.stdout, message, name);
+  }
+});
+
+test('a malformed line exits 2 with line number and field path on stderr', () => {
+  const run = kvqual('check-events', example('malformed.jsonl'));
+  assert.equal(run.status, 2);
+  assert.equal(
+    run.stderr,
+    'kvqual check-events: examples/events/malformed.jsonl: line 3: events[1].data.stored.blocks[0].block_hash: ' +
+      'expected an unsigned 64-bit integer, got "abc"\n',
+  );
+  assert.equal(run.stdout, '');
+});
+
+test('an unreadable file, a missing argument or an unknown command exits 2', () => {
+  const missingFile = kvqual('check-events', example('no-such-log.jsonl'));
+  assert.equal(missingFile.status, 2);
+  assert.match(missingFile.stderr, /^kvqual check-events: cannot read examples\/events\/no-such-log\.jsonl: ENOENT/);
+  const noArgument = kvqual('check-events');
+  assert.equal(noArgument.status, 2);
+  assert.match(noArgument.stderr, /missing required argument 'file'/);
+  assert.equal(kvqual('no-such-command').status, 2);
+  assert.equal(kvqual().status, 2);
+  assert.equal(kvqual('check-events', '--help').status, 0);
+});
+
+test('--json prints the report as JSON with u64 values as decimal strings', () => {
+  const violation = kvqual('check-events', '--json', example('unknown_removal.jsonl'));
+  assert.equal(violation.status, 1);
+  const report = JSON.parse(violation.stdout);
+  assert.equal(report.status, 'violation');
+  assert.equal(report.file, example('unknown_removal.jsonl'));
+  assert.deepEqual(
+    [report.violation.violation, report.violation.line_number, report.violation.block_hash],
+    ['unknown-removal', 3, '18446744073709551557'],
+  );
+  const clean = JSON.parse(kvqual('check-events', example('clean.jsonl'), '--json').stdout);
+  assert.deepEqual([clean.status, clean.span_ns, clean.ranks.length], ['clean', '10000000', 3]);
+  const malformed = kvqual('check-events', '--json', example('malformed.jsonl'));
+  assert.equal(malformed.status, 2);
+  assert.deepEqual(JSON.parse(malformed.stdout).field_path, 'events[1].data.stored.blocks[0].block_hash');
+});

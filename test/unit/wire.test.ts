@@ -1,0 +1,226 @@
+// Unit tests of the KV event wire form (EVT-1): vLLM/Dynamo shapes, exact u64 hashes and
+// timestamps, the medium → tier mapping, one error naming line and field path, and round trips.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { RankEventStream } from '../../src/events/model';
+import type { KvEvent } from '../../src/events/model';
+import { fromKvEventBatch, parseWireLine, parseWireLog, toWireLine, WireFormatError } from '../../src/events/wire';
+import type { WireBatch } from '../../src/events/wire';
+
+const STORED = '{"stored": {"parent_hash": null, "start_position": 0, "blocks": [{"block_hash": 123, "tokens_hash": 456}]}}';
+
+/** A single-event line around an event's JSON text. */
+function single(event: string, head = '"worker_id": 1, "dp_rank": 0, "timestamp_ms": 10.5'): string {
+  return `{${head}, "event": ${event}}`;
+}
+
+function parseError(line: string, line_number = 7): WireFormatError {
+  try {
+    parseWireLine(line, line_number);
+  } catch (error) {
+    assert.ok(error instanceof WireFormatError, `expected a WireFormatError, got ${error}`);
+    return error;
+  }
+  assert.fail(`line parsed without error: ${line}`);
+}
+
+test('the single-event shape from the brief parses into one HostPinned Stored', () => {
+  const line =
+    '{"worker_id": 1, "dp_rank": 0, "timestamp_ms": 10.5, "event": {"event_id": 0, "data": {"stored": {"parent_hash": null, ' +
+    '"start_position": 0, "blocks": [{"block_hash": 123, "tokens_hash": 456}], "medium": "CPU_PINNED"}}}}';
+  assert.deepEqual(parseWireLine(line, 1), {
+    worker_id: 1,
+    dp_rank: 0,
+    timestamp_ns: 10_500_000n,
+    events: [
+      {
+        event_id: 0,
+        worker_id: 1,
+        dp_rank: 0,
+        tier: 'HostPinned',
+        data: { type: 'Stored', parent_hash: null, start_position: 0, blocks: [{ block_hash: 123n, tokens_hash: 456n }] },
+      },
+    ],
+  });
+});
+
+test('a batch line carries several events of one rank in order', () => {
+  const line =
+    '{"worker_id": 2, "dp_rank": 1, "timestamp_ns": 99, "events": [' +
+    `{"event_id": 4, "data": ${STORED}}, {"event_id": 5, "data": {"removed": {"block_hashes": [123]}}}, {"event_id": 6, "data": "cleared"}]}`;
+  const batch = parseWireLine(line, 1);
+  assert.equal(batch.timestamp_ns, 99n);
+  assert.deepEqual(
+    batch.events.map((event) => [event.worker_id, event.dp_rank, event.event_id, event.data.type]),
+    [
+      [2, 1, 4, 'Stored'],
+      [2, 1, 5, 'Removed'],
+      [2, 1, 6, 'Cleared'],
+    ],
+  );
+});
+
+test('u64 hashes above 2^53 keep every digit, as integers, decimal strings or 0x hex strings', () => {
+  const blocks =
+    '[{"block_hash": 9007199254740993, "tokens_hash": 18446744073709551615}, ' +
+    '{"block_hash": "18446744073709551557", "tokens_hash": "0xFEDCBA9876543210"}]';
+  const line = single(`{"event_id": 0, "data": {"stored": {"parent_hash": 9007199254740995, "blocks": ${blocks}}}}`);
+  const data = parseWireLine(line, 1).events[0].data;
+  assert.equal(data.type, 'Stored');
+  assert.equal(data.parent_hash, 9_007_199_254_740_995n);
+  assert.deepEqual(data.blocks, [
+    { block_hash: 9_007_199_254_740_993n, tokens_hash: 18_446_744_073_709_551_615n },
+    { block_hash: 18_446_744_073_709_551_557n, tokens_hash: 0xfedcba9876543210n },
+  ]);
+});
+
+test('medium maps to the tier as vLLM/Dynamo do: absent, null and GPU are Device; CPU_PINNED and CPU are HostPinned', () => {
+  const tierOf = (medium: string): string => {
+    const event = `{"event_id": 0, "data": {"removed": {"block_hashes": [1]${medium}}}}`;
+    return parseWireLine(single(event), 1).events[0].tier;
+  };
+  assert.equal(tierOf(''), 'Device');
+  assert.equal(tierOf(', "medium": null'), 'Device');
+  assert.equal(tierOf(', "medium": "GPU"'), 'Device');
+  assert.equal(tierOf(', "medium": "CPU_PINNED"'), 'HostPinned');
+  assert.equal(tierOf(', "medium": "CPU"'), 'HostPinned');
+});
+
+test('the medium may sit on the event object, and Dynamo storage_tier on the line', () => {
+  const onEvent = single('{"event_id": 0, "medium": "CPU_PINNED", "data": "cleared"}');
+  assert.equal(parseWireLine(onEvent, 1).events[0].tier, 'HostPinned');
+  const onLine = single(`{"event_id": 0, "data": ${STORED}}`, '"worker_id": 1, "storage_tier": "host_pinned"');
+  assert.equal(parseWireLine(onLine, 1).events[0].tier, 'HostPinned');
+});
+
+test('a medium other than GPU or CPU, or two media that disagree, is an error naming the field', () => {
+  const disk = single('{"event_id": 0, "data": {"removed": {"block_hashes": [1], "medium": "DISK"}}}');
+  assert.equal(
+    parseError(disk).message,
+    'line 7: event.data.removed.medium: expected a medium of "GPU", "CPU_PINNED" or "CPU" (or none, meaning GPU), got "DISK"',
+  );
+  const clash = single('{"event_id": 0, "medium": "GPU", "data": {"removed": {"block_hashes": [1], "medium": "CPU_PINNED"}}}');
+  assert.equal(parseError(clash).message, 'line 7: event.data.removed.medium: tier HostPinned contradicts event.medium (tier Device)');
+  const inherited = single('{"event_id": 0, "medium": "constructor", "data": "cleared"}');
+  assert.match(parseError(inherited).message, /^line 7: event\.medium: expected a medium of .*, got "constructor"$/);
+  const tier = single('{"event_id": 0, "data": "cleared"}', '"worker_id": 1, "storage_tier": "disk"');
+  assert.match(parseError(tier).message, /^line 7: storage_tier: expected a storage tier of "device" or "host_pinned", got "disk"$/);
+});
+
+test('Cleared is accepted as "cleared" or as {"cleared": {}}', () => {
+  for (const data of ['"cleared"', '{"cleared": {}}']) {
+    assert.deepEqual(parseWireLine(single(`{"event_id": 3, "data": ${data}}`), 1).events[0].data, { type: 'Cleared' });
+  }
+});
+
+test('dp_rank comes from the line, else from the event (Dynamo), else 0; a line holds one rank', () => {
+  const rankOf = (head: string, event: string): number => parseWireLine(single(event, head), 1).dp_rank;
+  assert.equal(rankOf('"worker_id": 1, "dp_rank": 2', `{"event_id": 0, "data": ${STORED}}`), 2);
+  assert.equal(rankOf('"worker_id": 1', `{"event_id": 0, "dp_rank": 3, "data": ${STORED}}`), 3);
+  assert.equal(rankOf('"worker_id": 1', `{"event_id": 0, "data": ${STORED}}`), 0);
+  const batch = `{"worker_id": 1, "dp_rank": 0, "events": [{"event_id": 0, "data": "cleared"}, {"event_id": 1, "dp_rank": 1, "data": "cleared"}]}`;
+  assert.equal(parseError(batch).message, "line 7: events[1].dp_rank: dp rank 1 differs from the line's dp rank 0 (a line holds one rank's events)");
+});
+
+test('timestamps: timestamp_ns, timestamp_ms or ts (seconds) become exact integer ns; none is allowed', () => {
+  const stampOf = (head: string): bigint | null => parseWireLine(single('{"event_id": 0, "data": "cleared"}', head), 1).timestamp_ns;
+  assert.equal(stampOf('"worker_id": 1, "timestamp_ns": 1718000000123456789'), 1_718_000_000_123_456_789n);
+  assert.equal(stampOf('"worker_id": 1, "timestamp_ms": 14.999'), 14_999_000n);
+  assert.equal(stampOf('"worker_id": 1, "timestamp_ms": 1718000000123.456789'), 1_718_000_000_123_456_789n);
+  assert.equal(stampOf('"worker_id": 1, "ts": 1718000000.1234567'), 1_718_000_000_123_456_700n);
+  assert.equal(stampOf('"worker_id": 1, "ts": 0.30000000000000004'), 300_000_000n);
+  assert.equal(stampOf('"worker_id": 1'), null);
+});
+
+test('every malformed field is reported with its line and path', () => {
+  const event = (data: string) => single(`{"event_id": 0, "data": ${data}}`);
+  const cases: [string, string][] = [
+    ['{"worker_id": 1', 'line 7: not valid JSON: '],
+    ['[1, 2]', 'line 7: expected a JSON object, got an array'],
+    ['{"dp_rank": 0, "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, but the field is missing'],
+    ['{"worker_id": -1, "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, got -1'],
+    ['{"worker_id": 7587888160958628000, "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, got 7587888160958628000'],
+    ['{"worker_id": "1", "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, got "1"'],
+    ['{"worker_id": 1, "dp_rank": 0.5, "event": {}}', 'line 7: dp_rank: expected an integer from 0 to 9007199254740991, got 0.5'],
+    ['{"worker_id": 1}', 'line 7: expected exactly one of "event" (one event) or "events" (a batch)'],
+    ['{"worker_id": 1, "event": {}, "events": []}', 'line 7: expected exactly one of "event" (one event) or "events" (a batch)'],
+    ['{"worker_id": 1, "events": {}}', 'line 7: events: expected an array, got an object'],
+    ['{"worker_id": 1, "events": [7]}', 'line 7: events[0]: expected a JSON object, got 7'],
+    ['{"worker_id": 1, "event": {"data": "cleared"}}', 'line 7: event.event_id: expected an integer from 0 to 9007199254740991, but the field is missing'],
+    ['{"worker_id": 1, "event": {"event_id": 0}}', 'line 7: event.data: expected {"stored": {…}}, {"removed": {…}}, "cleared" or {"cleared": {}}, but the field is missing'],
+    [event('"stored"'), 'line 7: event.data: expected {"stored": {…}}, {"removed": {…}}, "cleared" or {"cleared": {}}, got "stored"'],
+    [event('{"stored": {}, "removed": {}}'), 'line 7: event.data: expected {"stored": {…}}, {"removed": {…}}, "cleared" or {"cleared": {}}, got an object'],
+    [event('{"evicted": {}}'), 'line 7: event.data: expected {"stored": {…}}, {"removed": {…}}, "cleared" or {"cleared": {}}, got an object with key "evicted"'],
+    [event('{"stored": []}'), 'line 7: event.data.stored: expected a JSON object, got an array'],
+    [event('{"stored": {"blocks": 3}}'), 'line 7: event.data.stored.blocks: expected an array, got 3'],
+    [event('{"stored": {"blocks": [null]}}'), 'line 7: event.data.stored.blocks[0]: expected a JSON object, got null'],
+    [event('{"stored": {"blocks": [{"block_hash": "abc", "tokens_hash": 1}]}}'), 'line 7: event.data.stored.blocks[0].block_hash: expected an unsigned 64-bit integer, got "abc"'],
+    [event('{"stored": {"blocks": [{"block_hash": 1}]}}'), 'line 7: event.data.stored.blocks[0].tokens_hash: expected an unsigned 64-bit integer, but the field is missing'],
+    [event('{"stored": {"blocks": [{"block_hash": 18446744073709551616, "tokens_hash": 1}]}}'), 'line 7: event.data.stored.blocks[0].block_hash: expected an unsigned 64-bit integer, got 18446744073709551616'],
+    [event('{"stored": {"blocks": [{"block_hash": -5, "tokens_hash": 1}]}}'), 'line 7: event.data.stored.blocks[0].block_hash: expected an unsigned 64-bit integer, got -5'],
+    [event('{"stored": {"blocks": [{"block_hash": 1.5, "tokens_hash": 1}]}}'), 'line 7: event.data.stored.blocks[0].block_hash: expected an unsigned 64-bit integer, got 1.5'],
+    [event('{"stored": {"parent_hash": "0x", "blocks": []}}'), 'line 7: event.data.stored.parent_hash: expected an unsigned 64-bit integer, got "0x"'],
+    [event('{"stored": {"start_position": "0", "blocks": []}}'), 'line 7: event.data.stored.start_position: expected an integer from 0 to 9007199254740991, got "0"'],
+    [event('{"removed": {"block_hashes": [1, true]}}'), 'line 7: event.data.removed.block_hashes[1]: expected an unsigned 64-bit integer, got true'],
+    [event('{"removed": {}}'), 'line 7: event.data.removed.block_hashes: expected an array, but the field is missing'],
+    [event('{"cleared": 1}'), 'line 7: event.data.cleared: expected a JSON object, got 1'],
+    [single('{"event_id": 0, "data": "cleared"}', '"worker_id": 1, "timestamp_ns": 1.5'), 'line 7: timestamp_ns: expected a non-negative integer that fits 64 bits of ns, got 1.5'],
+    [single('{"event_id": 0, "data": "cleared"}', '"worker_id": 1, "timestamp_ms": -3'), 'line 7: timestamp_ms: expected a non-negative number of milliseconds that fits 64 bits of ns, got -3'],
+    [single('{"event_id": 0, "data": "cleared"}', '"worker_id": 1, "ts": "now"'), 'line 7: ts: expected a non-negative number of seconds, got "now"'],
+    [single('{"event_id": 0, "data": "cleared"}', '"worker_id": 1, "ts": 1, "timestamp_ms": 1000'), 'line 7: ts: give one timestamp, not both timestamp_ms and ts'],
+  ];
+  for (const [line, message] of cases) {
+    const error = parseError(line);
+    if (message.endsWith(': ')) assert.ok(error.message.startsWith(message), error.message);
+    else assert.equal(error.message, message);
+  }
+});
+
+test('the error carries the line number and field path as fields', () => {
+  const error = parseError('{"worker_id": 1, "events": [{"event_id": 0, "data": "cleared"}, {"event_id": "x", "data": "cleared"}]}', 12);
+  assert.equal(error.line_number, 12);
+  assert.equal(error.field_path, 'events[1].event_id');
+  assert.equal(error.name, 'WireFormatError');
+});
+
+test('a log skips blank lines but keeps file line numbers, with LF or CRLF endings', () => {
+  const line = single(`{"event_id": 0, "data": ${STORED}}`);
+  const lines = parseWireLog(`${line}\r\n\r\n   \r\n${line}\n`);
+  assert.deepEqual(
+    lines.map((entry) => entry.line_number),
+    [1, 4],
+  );
+  assert.throws(() => parseWireLog(`${line}\n\n{"worker_id": 1}\n`), /^WireFormatError: line 3: /);
+});
+
+test('toWireLine writes u64 hashes as JSON integers, one event as "event", several as "events"', () => {
+  const stream = new RankEventStream({ worker_id: 3, dp_rank: 1 });
+  const stored = stream.stored('Device', [{ block_hash: 18_446_744_073_709_551_557n, tokens_hash: 1n }], null, 0);
+  const line = toWireLine({ worker_id: 3, dp_rank: 1, timestamp_ns: 5n, events: [stored] });
+  assert.equal(
+    line,
+    '{"worker_id":3,"dp_rank":1,"timestamp_ns":5,"event":{"event_id":0,"data":{"stored":{"parent_hash":null,"start_position":0,' +
+      '"blocks":[{"block_hash":18446744073709551557,"tokens_hash":1}]}}}}',
+  );
+  const two = toWireLine({ worker_id: 3, dp_rank: 1, timestamp_ns: null, events: [stream.cleared('HostPinned'), stream.removed('Device', [1n])] });
+  assert.equal(two, '{"worker_id":3,"dp_rank":1,"events":[{"event_id":1,"data":"cleared","medium":"CPU_PINNED"},{"event_id":2,"data":{"removed":{"block_hashes":[1]}}}]}');
+});
+
+test('toWireLine then parseWireLine gives back the same batch, every event kind and tier', () => {
+  const stream = new RankEventStream({ worker_id: 7, dp_rank: 2 });
+  const events: KvEvent[] = [
+    stream.stored('Device', [{ block_hash: 9_007_199_254_740_993n, tokens_hash: 2n ** 64n - 1n }], null, 0),
+    stream.stored('HostPinned', [{ block_hash: 18_446_744_073_709_551_557n, tokens_hash: 0n }], 9_007_199_254_740_993n, 1),
+    stream.removed('HostPinned', [18_446_744_073_709_551_557n]),
+    stream.removed('Device', [9_007_199_254_740_993n]),
+    stream.cleared('Device'),
+    stream.cleared('HostPinned'),
+  ];
+  const batches: WireBatch[] = [
+    { worker_id: 7, dp_rank: 2, timestamp_ns: 1_718_000_000_123_456_789n, events },
+    { worker_id: 7, dp_rank: 2, timestamp_ns: null, events: events.slice(0, 1) },
+    { worker_id: 7, dp_rank: 2, timestamp_ns: 0n, events: [] },
+    fromKvEventBatch({ worker_id: 7, dp_rank: 2, emitted_ns: 14_999_000, events: events.slice(2, 3) }),
+  ];
+  for (const batch of batches) assert.deepEqual(parseWireLine(toWireLine(batch), 1), batch);
+});
