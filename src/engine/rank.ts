@@ -38,6 +38,9 @@ export interface RankListener {
   finished(request: SimRequest): void;
 }
 
+/** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
+type EventDraft = (stream: RankEventStream) => KvEvent;
+
 interface PlannedWork {
   request: SimRequest;
   prefill_tokens: number;
@@ -50,7 +53,7 @@ export class RankEngine {
   host: HostDomain | null = null;
   private readonly waiting: SimRequest[] = [];
   private readonly running: SimRequest[] = [];
-  private outbox: KvEvent[] = [];
+  private outbox: EventDraft[] = [];
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
@@ -66,7 +69,7 @@ export class RankEngine {
   ) {
     this.events = new RankEventStream(rank);
     this.g1 = new DeviceCache(settings.num_gpu_blocks, settings.enable_prefix_caching, (hash) =>
-      this.outbox.push(this.events.removed('Device', [hash])),
+      this.outbox.push((stream) => stream.removed('Device', [hash])),
     );
   }
 
@@ -337,7 +340,7 @@ export class RankEngine {
       if (run.length === 0) return;
       const blocks = run.map((hash, i) => ({ block_hash: hash, tokens_hash: request.tokens_hashes[runStart + i] }));
       const parent = runStart === 0 ? null : request.hashes[runStart - 1];
-      this.outbox.push(this.events.stored('Device', blocks, parent, runStart));
+      this.outbox.push((stream) => stream.stored('Device', blocks, parent, runStart));
       run = [];
     };
     for (let i = from; i < to; i++) {
@@ -364,10 +367,10 @@ export class RankEngine {
     if (!reservation) return;
     request.write_through_blocks = complete;
     if (reservation.victims.length > 0) {
+      const victims = reservation.victims;
       for (const subscriber of this.host.subscribers) {
-        const removed = subscriber.events.removed('HostPinned', reservation.victims);
-        if (subscriber === this) this.outbox.push(removed);
-        else subscriber.emitNow([removed]);
+        if (subscriber === this) this.outbox.push((stream) => stream.removed('HostPinned', victims));
+        else subscriber.emitNow([subscriber.events.removed('HostPinned', victims)]);
       }
     }
     const host = this.host;
@@ -410,8 +413,8 @@ export class RankEngine {
 
   private flushOutbox(): void {
     if (this.outbox.length === 0) return;
-    const events = this.outbox;
+    const drafts = this.outbox;
     this.outbox = [];
-    this.listener.emit(this, events);
+    this.listener.emit(this, drafts.map((draft) => draft(this.events)));
   }
 }

@@ -107,6 +107,23 @@ export class EngineScenario {
     return id;
   }
 
+  /** Sends a conversation's first prompt again, unchanged, as a new routed request. */
+  repeatFirst(session: string, arrival_ns: number): string {
+    const first = this.requests.find((request) => request.session === session && request.extends === undefined);
+    if (!first) throw new Error(`conversation "${session}" has not started`);
+    const turn = (this.turnsOfSession.get(session) ?? 0) + 1;
+    this.turnsOfSession.set(session, turn);
+    const id = `${session}${turn}`;
+    const shared = `first prompt of ${session}`;
+    const parts = first.prompt as Raw[];
+    if (!(shared in this.prefixes)) {
+      this.prefixes[shared] = parts.reduce((total, part) => total + ((part.tokens as number) ?? 0), 0);
+      first.prompt = [{ prefix: shared }];
+    }
+    this.requests.push({ id, session, arrival_ms: nsToMs(arrival_ns), output_length: first.output_length, prompt: [{ prefix: shared }] });
+    return id;
+  }
+
   /** The configuration the scenario describes, as `kvqual replay` would read it (before validation). */
   rawConfig(seed: number): Raw {
     const roles: Raw[] = [this.role()];
@@ -136,6 +153,17 @@ export class EngineScenario {
     const raw = structuredClone(this.rawConfig(seed));
     change?.(raw);
     return validateReplayConfig(raw, 'scenario cluster');
+  }
+
+  /** The same scenario with only the first of the focus requests (the solo baseline). */
+  soloOutcome(seed: number): ReplayOutcome {
+    const others = new Set(this.focus.slice(1));
+    return runReplay(
+      this.config(seed, (raw) => {
+        const workload = raw.workload as { requests: Raw[] };
+        workload.requests = workload.requests.filter((request) => !others.has(request.id as string));
+      }),
+    );
   }
 
   run(seed: number, change?: (raw: Raw) => void): ReplayOutcome {

@@ -5,7 +5,7 @@ import { namedChunk, Prompt } from '../../src/prompt';
 import type { TokenChunk } from '../../src/hash';
 import { RouterReplay } from '../../src/sim/routerReplay';
 import { DEFAULT_ROUTER_SETTINGS, RouterSettings } from '../../src/router/router';
-import type { Nanos } from '../../src/time';
+import { parseDurationNs, type Nanos } from '../../src/time';
 import { EngineScenario } from './engineScenario';
 
 export const DEFAULT_SEED = 1893;
@@ -37,6 +37,8 @@ export class KvWorld extends World {
   /** The request the scenario's last `When` sent, for `Then it …` steps. */
   lastRequestId: string | null = null;
   private engineInstance: EngineScenario | null = null;
+  /** Records a value a step asserted (the reports helper may override this to keep evidence). */
+  measure?: (label: string, value: number, unit: string) => void;
   /** The prefix that request started with, if any. */
   lastPrefix: string | null = null;
 
@@ -64,6 +66,11 @@ export class KvWorld extends World {
   get engine(): EngineScenario {
     this.engineInstance ??= new EngineScenario(this.setup);
     return this.engineInstance;
+  }
+
+  /** Parses a duration written in a step ("20 ms"). */
+  parseDuration(text: string): Nanos {
+    return parseDurationNs(text);
   }
 
   get hasEngine(): boolean {

@@ -1,0 +1,42 @@
+@AISIM-1894 @G2-9 @G2-10 @EVT-3
+Feature: One cluster-shared G2 pool serves every replica
+
+  With a cluster_shared pool, a prefix one replica stored in host memory is visible to every
+  participating replica: the pool reports each store on every participant's event stream. Which
+  replica restores it is then a matter of load, and replicas restoring at the same time split the
+  pool's bandwidth evenly.
+
+  Background:
+    Given a cluster of 2 aggregated workers with these settings:
+      | block size              | 4 tokens           |
+      | GPU blocks per rank     | 8                  |
+      | KV bytes per token      | 250000             |
+      | prefill pass            | 1 ms               |
+      | decode pass             | 0.5 ms             |
+      | host memory             | shared, 16 blocks  |
+      | host bandwidth per rank | 1 GB/s             |
+    And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
+    And worker 0 serves a 31-token request with 1 output token at 5 ms
+
+  @AISIM-1893 @SCORE-1
+  Scenario: a cluster_shared pool is visible to every replica, and load picks among them
+    Given worker 0 serves a 4-token request with 8 output tokens at 19 ms
+    When conversation "A" resumes at 20 ms with 4 more tokens
+    Then the resume is placed on worker 1, the less loaded of the workers that all see its prefix in G2
+    And it restores 8 tokens from G2
+
+  Scenario: two replicas restoring the same shared prefix at once each wait twice the solo time
+    Given the cluster has these settings:
+      | shared pool bandwidth   | 1 GB/s  |
+      | host bandwidth per rank | 32 GB/s |
+    When two requests continuing conversation "A" with the same 4 new tokens arrive at 20 ms
+    Then each request's H2D wait is 4 ms, twice the solo wait of 2 ms
+    And the shared pool's residency matches the solo run
+
+  @DET-1
+  Scenario: concurrent restores from the shared pool replay identically
+    Given the cluster has these settings:
+      | shared pool bandwidth | 1 GB/s |
+    And conversation "A" is to resume at 20 ms with 4 more tokens
+    When the replay runs twice
+    Then both runs produce the same report digest

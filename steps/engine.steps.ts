@@ -1,0 +1,100 @@
+// Steps that describe an engine-level cluster in a table and send it traffic: conversations
+// that start on a worker, other requests that keep workers busy, and resumes the router places.
+import { DataTable, Given, When } from '@cucumber/cucumber';
+import type { KvWorld } from './support/world';
+import type { Nanos } from '../src/time';
+
+Given('a cluster of {count} aggregated worker(s) with these settings:', function (this: KvWorld, workers: number, table: DataTable) {
+  this.engine.workers = workers;
+  for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
+});
+
+Given('the workers have no host memory', function (this: KvWorld) {
+  this.engine.applySetting('host memory', 'none');
+});
+
+Given('each worker has private host memory of {int} blocks', function (this: KvWorld, blocks: number) {
+  this.engine.applySetting('host memory', `private, ${blocks} blocks`);
+});
+
+Given('the workers share one host memory pool of {int} blocks', function (this: KvWorld, blocks: number) {
+  this.engine.applySetting('host memory', `shared, ${blocks} blocks`);
+});
+
+Given(
+  'conversation {string} starts on worker {int} at {duration} with a {tokens} prompt and {int} output token(s)',
+  function (this: KvWorld, session: string, worker: number, at: Nanos, tokens: number, output: number) {
+    this.engine.addRequest({ session, arrival_ns: at, own_tokens: tokens, output_length: output, worker, continues: false });
+  },
+);
+
+Given(
+  'worker {int} serves a {tokens} request with {int} output token(s) at {duration}',
+  function (this: KvWorld, worker: number, tokens: number, output: number, at: Nanos) {
+    this.engine.addRequest({ session: null, arrival_ns: at, own_tokens: tokens, output_length: output, worker, continues: false });
+  },
+);
+
+When('conversation {string} resumes at {duration} with {int} more tokens', function (this: KvWorld, session: string, at: Nanos, tokens: number) {
+  this.engine.focus = [this.engine.addRequest({ session, arrival_ns: at, own_tokens: tokens, output_length: 2, continues: true })];
+  this.engine.run(this.seed);
+});
+
+When(
+  /^(one request|two requests) continuing conversation "([^"]+)" with the same (\d+) new tokens arrive(?:s)? at (.+)$/,
+  function (this: KvWorld, how: string, session: string, tokens: string, at: string) {
+    const count = how === 'one request' ? 1 : 2;
+    const shared = `${session} follow-up`;
+    this.engine.prefixes[shared] = Number(tokens);
+    const arrival_ns = this.parseDuration(at);
+    this.engine.focus = [];
+    for (let i = 0; i < count; i++) {
+      this.engine.focus.push(this.engine.addRequest({ session, arrival_ns, own_tokens: 0, shared_part: shared, output_length: 2, continues: true }));
+    }
+    this.engine.run(this.seed);
+  },
+);
+
+When('the replay runs twice', function (this: KvWorld) {
+  this.engine.run(this.seed);
+  this.engine.run(this.seed);
+});
+
+Given(
+  'conversation {string} starts at {duration} with a {tokens} prompt and {int} output token(s)',
+  function (this: KvWorld, session: string, at: Nanos, tokens: number, output: number) {
+    this.engine.addRequest({ session, arrival_ns: at, own_tokens: tokens, output_length: output, continues: false });
+  },
+);
+
+Given('conversation {string} is to resume at {duration} with {int} more tokens', function (this: KvWorld, session: string, at: Nanos, tokens: number) {
+  this.engine.focus = [this.engine.addRequest({ session, arrival_ns: at, own_tokens: tokens, output_length: 2, continues: true })];
+});
+
+When("conversation {string}'s first prompt is sent again at {duration}", function (this: KvWorld, session: string, at: Nanos) {
+  this.engine.focus = [this.engine.repeatFirst(session, at)];
+  this.engine.run(this.seed);
+});
+
+When('the replay runs', function (this: KvWorld) {
+  this.engine.run(this.seed);
+});
+
+When(
+  'the replay runs once as configured and once with the shared-pool settings added but scope dp_rank_local',
+  function (this: KvWorld) {
+    this.engine.run(this.seed);
+    this.engine.run(this.seed, (raw) => {
+      const workers = (raw.cluster as { workers: Record<string, unknown>[] }).workers;
+      for (const role of workers) {
+        const offload = role.host_offload as Record<string, unknown>;
+        if (offload.scope !== 'dp_rank_local') throw new Error('this step compares against a private (dp_rank_local) baseline');
+        Object.assign(offload, { shared_d2h_bandwidth_gbps: 1, shared_h2d_bandwidth_gbps: 1, kv_layout_id: 'layout-under-test' });
+      }
+    });
+  },
+);
+
+Given('the cluster has these settings:', function (this: KvWorld, table: DataTable) {
+  for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
+});
