@@ -10,6 +10,8 @@ export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
   readText(path: string): string;
+  /** Writes a whole file atomically (temp file in the same folder, then rename): never half-written. */
+  writeTextAtomic(path: string, text: string): void;
 }
 
 /** The real process: standard streams and the file system. */
@@ -17,6 +19,15 @@ export const processIo: CliIo = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   readText: (path) => fs.readFileSync(path, 'utf8'),
+  writeTextAtomic: (path, text) => {
+    const temporary = `${path}.${process.pid}.tmp`;
+    try {
+      fs.writeFileSync(temporary, text);
+      fs.renameSync(temporary, path);
+    } finally {
+      fs.rmSync(temporary, { force: true });
+    }
+  },
 };
 
 /** Pretty JSON with bigints (u64 hashes, ns timestamps) as decimal strings, never rounded. */

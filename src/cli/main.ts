@@ -3,6 +3,8 @@
 // commander's own usage errors become 2, help and --version 0.
 import { Command, CommanderError } from 'commander';
 import { registerCheckEvents } from './checkEvents';
+import { registerReplay } from './replay';
+import { registerSchema } from './schema';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
 
@@ -18,6 +20,8 @@ export function runCli(args: readonly string[], io: CliIo): ExitCode {
     exitCode = code;
   };
   registerCheckEvents(program, io, finish);
+  registerReplay(program, io, finish);
+  registerSchema(program, io, finish);
   try {
     program.parse([...args], { from: 'user' });
   } catch (error) {

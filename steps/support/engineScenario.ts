@@ -1,7 +1,8 @@
 // The engine-level part of a scenario: the cluster table, the conversations and requests the
 // scenario sends, turned into the same configuration `kvqual replay` reads, and the reports of
 // the runs. Steps fill it in; src/ validates, simulates and reports.
-import { validateReplayConfig } from '../../src/config/load';
+import { ConfigError, validateReplayConfig } from '../../src/config/load';
+import type { Cluster } from '../../src/sim/cluster';
 import type { ReplayConfig } from '../../src/config/schema';
 import { runReplay, ReplayOutcome } from '../../src/sim/replay';
 import { parseDurationNs } from '../../src/time';
@@ -45,6 +46,9 @@ export class EngineScenario {
   /** The requests the scenario's `When` sent (the ones `Then` talks about). */
   focus: string[] = [];
   outcomes: ReplayOutcome[] = [];
+  /** A cluster set up without running (contract checks), or the error its setup gave. */
+  cluster: Cluster | null = null;
+  setupError: ConfigError | null = null;
 
   constructor(private readonly setup: ClusterSetup) {}
 

@@ -1,0 +1,89 @@
+// Tests of replay configuration loading: every bad config gives one clear error naming the field,
+// defaults follow Dynamo/AISimulate, and the published JSON Schema matches the zod schema.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { ConfigError, parseReplayConfig } from '../../src/config/load';
+import { replayConfigJsonSchema } from '../../src/config/schema';
+
+const ROOT = path.join(__dirname, '..', '..');
+const BASE = readFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml'), 'utf8');
+
+function problemsOf(text: string): { path: string; message: string }[] {
+  try {
+    parseReplayConfig(text, 'test.yaml');
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+    return error.problems;
+  }
+  assert.fail('the config was accepted');
+}
+
+test('the example config is valid and gets the documented defaults', () => {
+  const config = parseReplayConfig(BASE, 'base.yaml');
+  const role = config.cluster.workers[0];
+  assert.equal(role.host_offload?.latency_to_first_byte_ms, 0);
+  assert.equal(role.host_offload?.shared_h2d_bandwidth_gbps, 80);
+  assert.equal(role.dp_size, 1);
+  assert.equal(role.engine.enable_prefix_caching, true);
+  assert.equal(config.router.overlap_score_credit, 1.0);
+  assert.equal(config.router.prefill_load_scale, 1.0);
+});
+
+test('an unknown field is rejected with its path', () => {
+  const problems = problemsOf(BASE.replace('        max_num_seqs: 4\n', '        max_num_seqs: 4\n        max_num_sequences: 4\n'));
+  assert.deepEqual(problems, [{ path: 'cluster.workers[0].engine.max_num_sequences', message: 'unknown field' }]);
+});
+
+test('a negative bandwidth is rejected with its path', () => {
+  const problems = problemsOf(BASE.replace('d2h_bandwidth_gbps: 1', 'd2h_bandwidth_gbps: -5'));
+  assert.deepEqual(problems, [{ path: 'cluster.workers[0].host_offload.d2h_bandwidth_gbps', message: 'd2h_bandwidth_gbps must be ≥ 0' }]);
+});
+
+test('host_offload without num_host_blocks is rejected', () => {
+  const problems = problemsOf(BASE.replace('        num_host_blocks: 16\n', ''));
+  assert.equal(problems.length, 1);
+  assert.equal(problems[0].path, 'cluster.workers[0].host_offload.num_host_blocks');
+});
+
+test('host_offload without kv_cache_bytes_per_token is rejected', () => {
+  const problems = problemsOf(BASE.replace('        kv_cache_bytes_per_token: 250000\n', ''));
+  assert.deepEqual(problems.map((p) => p.path), ['cluster.workers[0].engine.kv_cache_bytes_per_token']);
+});
+
+test('shared pool participants that disagree are rejected, naming the field and both groups', () => {
+  const shared = BASE.replace('scope: dp_rank_local', 'scope: cluster_shared');
+  const second = shared.replace(
+    'router:\n',
+    [
+      '    - role: aggregated',
+      '      engine: { block_size: 4, num_gpu_blocks: 4, kv_cache_bytes_per_token: 250000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }',
+      '      host_offload: { num_host_blocks: 16, scope: cluster_shared, kv_layout_id: other }',
+      'router:\n',
+    ].join('\n'),
+  );
+  const problems = problemsOf(second);
+  assert.equal(problems.length, 1);
+  assert.equal(problems[0].path, 'cluster.workers[1]');
+  assert.match(problems[0].message, /shared G2 pool participants disagree on host_offload\.kv_layout_id: "other" here, "default" on cluster\.workers\[0\]/);
+});
+
+test('bad requests are rejected: unknown prefix, forward reference, wrong hash count', () => {
+  const unknownPrefix = problemsOf(BASE.replace('{ prefix: system prompt }', '{ prefix: missing prompt }'));
+  assert.deepEqual(unknownPrefix.map((p) => p.path), ['workload.requests[0].prompt[0].prefix']);
+  const forward = problemsOf(BASE.replace('extends: a1', 'extends: z9'));
+  assert.deepEqual(forward.map((p) => p.path), ['workload.requests[3].extends']);
+  const hashes = problemsOf(BASE.replace('prompt: [{ tokens: 15 }]', 'hash_ids: [1, 2], input_length: 1500'));
+  assert.deepEqual(hashes.map((p) => p.path), ['workload.requests[1].hash_ids']);
+});
+
+test('YAML syntax errors name the line', () => {
+  const problems = problemsOf('seed: 1\ncluster: [\n');
+  assert.match(problems[0].path, /^line \d+$/);
+});
+
+test('the published JSON Schema is the one the code generates (run `npx kvqual schema > schema/kvqual-config.schema.json`)', () => {
+  const published = JSON.parse(readFileSync(path.join(ROOT, 'schema', 'kvqual-config.schema.json'), 'utf8'));
+  assert.deepEqual(published, JSON.parse(JSON.stringify(replayConfigJsonSchema())));
+});
