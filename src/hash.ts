@@ -75,18 +75,27 @@ function toU64(lo: number, hi: number): BlockHash {
 }
 
 const MASK32 = 0xffffffffn;
+const ROOT_LO = 0x9e3779b9;
+const ROOT_HI = 0x7f4a7c15;
 
-/** Sequence hash of a block: its parent's sequence hash combined with its local hash. */
-export function sequenceHash(parent: BlockHash | null, local: BlockHash): BlockHash {
-  const localLo = Number(local & MASK32);
-  const localHi = Number(local >> 32n);
-  const parentLo = parent === null ? 0x9e3779b9 : Number(parent & MASK32);
-  const parentHi = parent === null ? 0x7f4a7c15 : Number(parent >> 32n);
+/** Sequence-hash mixing on 32-bit lanes: parent (lo, hi) with local (lo, hi) → [lo, hi]. */
+function mixSequence(parentLo: number, parentHi: number, localLo: number, localHi: number, out: Int32Array): void {
   let lo = murmurStep(murmurStep(0x3c6ef372, parentLo), localLo);
   let hi = murmurStep(murmurStep(0xa54ff53a, parentHi), localHi);
   lo = murmurStep(lo, hi);
   hi = murmurStep(hi, lo);
-  return toU64(fmix32(lo ^ 8), fmix32(hi ^ 16));
+  out[0] = fmix32(lo ^ 8);
+  out[1] = fmix32(hi ^ 16);
+}
+
+const scratch = new Int32Array(2);
+
+/** Sequence hash of a block: its parent's sequence hash combined with its local hash. */
+export function sequenceHash(parent: BlockHash | null, local: BlockHash): BlockHash {
+  const parentLo = parent === null ? ROOT_LO : Number(parent & MASK32);
+  const parentHi = parent === null ? ROOT_HI : Number(parent >> 32n);
+  mixSequence(parentLo, parentHi, Number(local & MASK32), Number(local >> 32n), scratch);
+  return toU64(scratch[0], scratch[1]);
 }
 
 /** Total tokens of a chunk list. */
@@ -103,7 +112,7 @@ export function promptLength(chunks: readonly TokenChunk[]): number {
 export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number): HashedBlock[] {
   if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
   const blocks: HashedBlock[] = [];
-  let parent: BlockHash | null = null;
+  const sequence = new Int32Array([ROOT_LO, ROOT_HI]);
   let lo = 0x12345678;
   let hi = 0x9abcdef0;
   let filled = 0;
@@ -112,15 +121,14 @@ export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: numbe
       const token = chunkToken(chunk, i);
       lo = murmurStep(lo, token);
       hi = murmurStep(hi, token ^ 0xa5a5a5a5);
-      filled++;
-      if (filled === blockSize) {
-        const local = toU64(fmix32(lo ^ blockSize), fmix32(hi ^ blockSize));
-        parent = sequenceHash(parent, local);
-        blocks.push({ block_hash: parent, tokens_hash: local });
-        lo = 0x12345678;
-        hi = 0x9abcdef0;
-        filled = 0;
-      }
+      if (++filled < blockSize) continue;
+      const localLo = fmix32(lo ^ blockSize);
+      const localHi = fmix32(hi ^ blockSize);
+      mixSequence(sequence[0], sequence[1], localLo, localHi, sequence);
+      blocks.push({ block_hash: toU64(sequence[0], sequence[1]), tokens_hash: toU64(localLo, localHi) });
+      lo = 0x12345678;
+      hi = 0x9abcdef0;
+      filled = 0;
     }
   }
   return blocks;
