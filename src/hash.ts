@@ -109,14 +109,67 @@ export function promptLength(chunks: readonly TokenChunk[]): number {
  * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
  * (only complete blocks are cacheable). Tokens are generated on the fly, never stored.
  */
-export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number): HashedBlock[] {
+/** Hashing state at a chunk boundary: the blocks completed inside the chunk and the carry-over. */
+interface ChunkBoundary {
+  blocks: HashedBlock[];
+  lo: number;
+  hi: number;
+  filled: number;
+  sequenceLo: number;
+  sequenceHi: number;
+}
+
+/**
+ * Remembers hashing work by chunk prefix, so prompts that share leading chunks (a system prompt,
+ * a conversation's history) hash them once and share the resulting block objects. Keys are a
+ * 64-bit chain over (chunk key, length) and the block size. Owned by one run; pure memoisation.
+ */
+export class PrefixHashMemo {
+  private readonly boundaries = new Map<string, ChunkBoundary>();
+  /** At most this many boundaries are kept; the oldest go first (insertion order is deterministic). */
+  constructor(readonly capacity = 4096) {}
+  get size(): number {
+    return this.boundaries.size;
+  }
+  get(key: string): ChunkBoundary | undefined {
+    return this.boundaries.get(key);
+  }
+  set(key: string, boundary: ChunkBoundary): void {
+    if (this.boundaries.size >= this.capacity) this.boundaries.delete(this.boundaries.keys().next().value!);
+    this.boundaries.set(key, boundary);
+  }
+}
+
+function chainKey(previous: Int32Array, chunk: TokenChunk): void {
+  previous[0] = fmix32(murmurStep(murmurStep(previous[0], chunk.key_lo), chunk.length_tokens));
+  previous[1] = fmix32(murmurStep(murmurStep(previous[1], chunk.key_hi), chunk.length_tokens ^ 0x5bd1e995));
+}
+
+/**
+ * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
+ * (only complete blocks are cacheable). Tokens are generated on the fly, never stored. With a
+ * memo, chunk prefixes seen before are not hashed again (same result, shared block objects).
+ */
+export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
   if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
   const blocks: HashedBlock[] = [];
   const sequence = new Int32Array([ROOT_LO, ROOT_HI]);
+  const chain = new Int32Array([blockSize, ~blockSize]);
   let lo = 0x12345678;
   let hi = 0x9abcdef0;
   let filled = 0;
   for (const chunk of chunks) {
+    chainKey(chain, chunk);
+    const key = memo ? `${chain[0]}:${chain[1]}` : '';
+    const known = memo?.get(key);
+    if (known) {
+      for (const block of known.blocks) blocks.push(block);
+      ({ lo, hi, filled } = known);
+      sequence[0] = known.sequenceLo;
+      sequence[1] = known.sequenceHi;
+      continue;
+    }
+    const firstNew = blocks.length;
     for (let i = 0; i < chunk.length_tokens; i++) {
       const token = chunkToken(chunk, i);
       lo = murmurStep(lo, token);
@@ -130,6 +183,7 @@ export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: numbe
       hi = 0x9abcdef0;
       filled = 0;
     }
+    memo?.set(key, { blocks: blocks.slice(firstNew), lo, hi, filled, sequenceLo: sequence[0], sequenceHi: sequence[1] });
   }
   return blocks;
 }

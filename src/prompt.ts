@@ -1,6 +1,6 @@
 // Prompts as token chunks (HASH-2): named prefixes, trace hash ids and per-request unique text,
 // with their block hashes computed once per block size.
-import { HashedBlock, TokenChunk, hashPromptBlocks, idKey, promptLength, stringKey } from './hash';
+import { HashedBlock, PrefixHashMemo, TokenChunk, hashPromptBlocks, idKey, promptLength, stringKey } from './hash';
 
 export class Prompt {
   readonly length_tokens: number;
@@ -10,14 +10,19 @@ export class Prompt {
     this.length_tokens = promptLength(chunks);
   }
 
-  /** Complete blocks of this prompt for a block size, hashed once and cached. */
-  blocks(blockSize: number): HashedBlock[] {
+  /** Complete blocks of this prompt for a block size, hashed once and cached (a run's memo shares prefixes). */
+  blocks(blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
     let blocks = this.hashed.get(blockSize);
     if (!blocks) {
-      blocks = hashPromptBlocks(this.chunks, blockSize);
+      blocks = hashPromptBlocks(this.chunks, blockSize, memo);
       this.hashed.set(blockSize, blocks);
     }
     return blocks;
+  }
+
+  /** Hashes without keeping the result on the prompt (a simulation holds blocks only while needed). */
+  computeBlocks(blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
+    return this.hashed.get(blockSize) ?? hashPromptBlocks(this.chunks, blockSize, memo);
   }
 
   blockHashes(blockSize: number): bigint[] {

@@ -9,7 +9,7 @@ interface HostEntry {
   pending: boolean;
   /** Loads in flight from this entry, per rank index (a pinned entry is never a victim). */
   pins: number;
-  loaders: Map<number, number>;
+  loaders: Map<number, number> | null;
 }
 
 export interface CohortReservation {
@@ -65,7 +65,7 @@ export class HostPool {
       const entry = this.entries.get(hashes[i]);
       if (!entry) break;
       if (entry.pending) blocked ??= 'pending';
-      else if ((entry.loaders.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
+      else if ((entry.loaders?.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
       blocks++;
     }
     return blocked === null ? { outcome: 'hit', blocks } : { outcome: 'deferred', blocks, reason: blocked };
@@ -115,7 +115,7 @@ export class HostPool {
     }
     for (const hash of cohort) {
       if (this.entries.has(hash)) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${hash} is already in the pool`);
-      this.entries.set(hash, { hash, pending: true, pins: 0, loaders: new Map() });
+      this.entries.set(hash, { hash, pending: true, pins: 0, loaders: null });
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
@@ -139,6 +139,7 @@ export class HostPool {
       const entry = this.entries.get(hash);
       if (!entry || entry.pending) throw new InvariantError(`G2 ${this.domain_id}: pinning block ${hash} that is not resident`);
       entry.pins++;
+      entry.loaders ??= new Map();
       entry.loaders.set(rank_index, (entry.loaders.get(rank_index) ?? 0) + 1);
     }
   }
@@ -146,11 +147,12 @@ export class HostPool {
   unpin(hashes: readonly BlockHash[], rank_index: number): void {
     for (const hash of hashes) {
       const entry = this.entries.get(hash);
-      const mine = entry?.loaders.get(rank_index) ?? 0;
-      if (!entry || mine === 0) throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${hash} that rank ${rank_index} is not loading`);
+      const mine = entry?.loaders?.get(rank_index) ?? 0;
+      if (!entry || !entry.loaders || mine === 0) throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${hash} that rank ${rank_index} is not loading`);
       entry.pins--;
-      if (mine === 1) entry.loaders.delete(rank_index);
-      else entry.loaders.set(rank_index, mine - 1);
+      if (mine > 1) entry.loaders.set(rank_index, mine - 1);
+      else if (entry.loaders.size === 1) entry.loaders = null;
+      else entry.loaders.delete(rank_index);
     }
   }
 

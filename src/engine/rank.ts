@@ -58,6 +58,7 @@ export class RankEngine {
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
   passes = 0;
+  preemptionCount = 0;
 
   constructor(
     readonly rank: RankRef,
@@ -132,14 +133,19 @@ export class RankEngine {
   private plan(): PlannedWork[] {
     let budget = this.settings.max_num_batched_tokens;
     const plan: PlannedWork[] = [];
-    for (const request of this.running) {
-      if (budget === 0) break;
+    const preemptionsAtStart = this.preemptionCount;
+    for (let i = 0; i < this.running.length && budget > 0; i++) {
+      const request = this.running[i];
       const work = this.continueRunning(request, budget);
-      if (!work) continue;
+      if (!work) {
+        if (this.running[i] !== request) i--;
+        continue;
+      }
       plan.push(work);
       budget -= work.decode ? 1 : work.prefill_tokens;
     }
-    for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs; ) {
+    // As vLLM does, a pass that had to preempt admits nothing new.
+    for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs && this.preemptionCount === preemptionsAtStart; ) {
       const request = this.waiting[i];
       const work = this.tryAdmit(request, budget);
       if (work === 'stop') break;
@@ -156,13 +162,58 @@ export class RankEngine {
   }
 
   private continueRunning(request: SimRequest, budget: number): PlannedWork | null {
-    if (!request.prefillDone) {
-      const chunk = Math.min(request.input_length - request.computed_tokens, budget);
-      if (!this.ensureBlocks(request, request.computed_tokens + chunk)) return null;
-      return { request, prefill_tokens: chunk, decode: false };
+    const prefill = !request.prefillDone;
+    const chunk = prefill ? Math.min(request.prefill_target_tokens - request.computed_tokens, budget) : 0;
+    const tokens = prefill ? request.computed_tokens + chunk : request.input_length + request.output_tokens;
+    if (!this.makeRoom(request, tokens)) return null;
+    return { request, prefill_tokens: chunk, decode: !prefill };
+  }
+
+  /**
+   * Gets G1 blocks for a running request, preempting the most recently admitted running requests
+   * (vLLM's recompute preemption) until they fit. False when the request itself was preempted or
+   * failed because it cannot fit at all.
+   */
+  private makeRoom(request: SimRequest, tokens: number): boolean {
+    while (!this.ensureBlocks(request, tokens)) {
+      const victim = this.running[this.running.length - 1];
+      if (victim === request && this.running.length === 1 && this.waitingHoldsNoBlocks()) {
+        this.fail(request, `needs ${Math.ceil(tokens / this.settings.block_size)} G1 blocks; the rank has ${this.settings.num_gpu_blocks}`);
+        return false;
+      }
+      this.preempt(victim);
+      if (victim === request) return false;
     }
-    if (!this.ensureBlocks(request, request.input_length + request.output_tokens)) return null;
-    return { request, prefill_tokens: 0, decode: true };
+    return true;
+  }
+
+  private waitingHoldsNoBlocks(): boolean {
+    return this.waiting.every((request) => request.heldBlocks === 0);
+  }
+
+  /** Recompute preemption: the request lets go of its G1 blocks and waits at the head of the queue. */
+  private preempt(request: SimRequest): void {
+    this.running.splice(this.running.indexOf(request), 1);
+    this.g1.release(request.entry_hashes, request.private_blocks);
+    request.entry_hashes = [];
+    request.private_blocks = 0;
+    request.computed_tokens = 0;
+    request.recompute_output_tokens = request.output_tokens;
+    request.preemptions++;
+    this.preemptionCount++;
+    request.state = 'waiting';
+    this.waiting.unshift(request);
+  }
+
+  private fail(request: SimRequest, reason: string): void {
+    const index = this.running.indexOf(request);
+    if (index >= 0) this.running.splice(index, 1);
+    this.g1.release(request.entry_hashes, request.private_blocks);
+    request.entry_hashes = [];
+    request.private_blocks = 0;
+    request.state = 'failed';
+    request.failure_reason = reason;
+    this.listener.finished(request);
   }
 
   /** Blocks needed to hold `tokens` tokens of KV, allocated now if missing. */
@@ -201,8 +252,9 @@ export class RankEngine {
     this.g1.acquire(g1Hashes);
     request.entry_hashes = [...g1Hashes];
     if (hostBlocks > 0) return this.startRestore(request, g1Blocks, hostBlocks);
-    const chunk = Math.min(request.input_length - g1Blocks * this.settings.block_size, budget);
-    if (!this.ensureBlocks(request, g1Blocks * this.settings.block_size + chunk)) {
+    request.computed_tokens = g1Blocks * this.settings.block_size;
+    const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
+    if (!this.ensureBlocks(request, request.computed_tokens + chunk)) {
       this.undoAcquire(request);
       this.recordAttempt(request, 'no-blocks', g1Blocks, 0, 'not enough free G1 blocks');
       return 'stop';
@@ -229,6 +281,7 @@ export class RankEngine {
     const hashes = request.hashes.slice(g1Blocks, g1Blocks + hostBlocks);
     host.pool.pin(hashes, this.rank_index);
     request.pinned_host_hashes = hashes;
+    request.restore = { g1_blocks: g1Blocks, host_blocks: hostBlocks };
     request.state = 'loading';
     request.h2d_started_ns = this.kernel.now;
     this.attributeReuse(request, g1Blocks, hostBlocks);
@@ -263,24 +316,25 @@ export class RankEngine {
   /** A restored request is admitted: its loaded blocks become G1 cache entries. */
   private admitLoaded(request: SimRequest, budget: number): PlannedWork | 'stop' {
     const B = this.settings.block_size;
-    const from = request.g1_reused_tokens / B;
-    this.storeBlocks(request, from, from + request.pinned_host_hashes.length);
+    const { g1_blocks, host_blocks } = request.restore!;
+    if (request.pinned_host_hashes.length > 0) this.storeBlocks(request, g1_blocks, g1_blocks + host_blocks);
     request.pinned_host_hashes = [];
-    request.computed_tokens = (request.g1_reused_tokens + request.host_reused_tokens);
-    const chunk = Math.min(request.input_length - request.computed_tokens, budget);
+    request.computed_tokens = (g1_blocks + host_blocks) * B;
+    const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
     if (!this.ensureBlocks(request, request.computed_tokens + chunk)) {
-      this.recordAttempt(request, 'no-blocks', request.g1_reused_tokens / B, request.host_reused_tokens / B, 'not enough free G1 blocks');
+      this.recordAttempt(request, 'no-blocks', g1_blocks, host_blocks, 'not enough free G1 blocks');
       return 'stop';
     }
-    this.recordAttempt(request, 'admitted', request.g1_reused_tokens / B, request.host_reused_tokens / B, null);
+    request.restore = null;
+    this.recordAttempt(request, 'admitted', g1_blocks, host_blocks, null);
     return { request, prefill_tokens: chunk, decode: false };
   }
 
+  /** G2-6: reuse is attributed at first admission only. */
   private attributeReuse(request: SimRequest, g1Blocks: number, hostBlocks: number): void {
     if (request.first_admission_ns !== null) return;
     request.g1_reused_tokens = g1Blocks * this.settings.block_size;
     request.host_reused_tokens = hostBlocks * this.settings.block_size;
-    request.computed_tokens = request.g1_reused_tokens;
   }
 
   private recordAttempt(request: SimRequest, outcome: 'admitted' | 'deferred' | 'loading' | 'no-blocks', g1: number, host: number, reason: string | null): void {
@@ -316,8 +370,8 @@ export class RankEngine {
     const after = Math.min(Math.floor(request.computed_tokens / B), request.hashes.length);
     this.storeBlocks(request, before, after);
     if (!request.prefillDone) return;
-    this.listener.prefillComplete(request);
-    if (request.output_length > 0) this.stampToken(request);
+    if (request.first_token_ns === null) this.listener.prefillComplete(request);
+    if (request.output_tokens < request.output_length) this.stampToken(request);
   }
 
   private finishDecodeStep(request: SimRequest): void {
@@ -338,7 +392,7 @@ export class RankEngine {
     let runStart = from;
     const flush = () => {
       if (run.length === 0) return;
-      const blocks = run.map((hash, i) => ({ block_hash: hash, tokens_hash: request.tokens_hashes[runStart + i] }));
+      const blocks = run.map((hash, i) => ({ block_hash: hash, tokens_hash: request.tokensHash(runStart + i) }));
       const parent = runStart === 0 ? null : request.hashes[runStart - 1];
       this.outbox.push((stream) => stream.stored('Device', blocks, parent, runStart));
       run = [];
@@ -358,11 +412,14 @@ export class RankEngine {
     if (!this.host) return;
     const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.hashes.length);
     if (complete <= request.write_through_blocks) return;
-    const cohort = this.host.pool.missing(request.hashes.slice(request.write_through_blocks, complete));
-    if (cohort.length === 0) {
+    const firstIndex = request.write_through_blocks;
+    const cohortIndexes: number[] = [];
+    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(request.hashes[i])) cohortIndexes.push(i);
+    if (cohortIndexes.length === 0) {
       request.write_through_blocks = complete;
       return;
     }
+    const cohort = cohortIndexes.map((i) => request.hashes[i]);
     const reservation = this.host.pool.reserve(cohort);
     if (!reservation) return;
     request.write_through_blocks = complete;
@@ -373,6 +430,10 @@ export class RankEngine {
         else subscriber.emitNow([subscriber.events.removed('HostPinned', victims)]);
       }
     }
+    // The Stored event is described now: the request may have finished when the copy completes.
+    const blocks = cohortIndexes.map((i) => ({ block_hash: request.hashes[i], tokens_hash: request.tokensHash(i) }));
+    const start = cohortIndexes[0];
+    const parent = start > 0 ? request.hashes[start - 1] : null;
     const host = this.host;
     host.transfers.submit({
       direction: 'd2h',
@@ -384,10 +445,8 @@ export class RankEngine {
       request_id: null,
       onComplete: () => {
         host.pool.complete(cohort);
-        const parentIndex = request.hashes.indexOf(cohort[0]) - 1;
-        const blocks = cohort.map((hash) => ({ block_hash: hash, tokens_hash: request.tokens_hashes[request.hashes.indexOf(hash)] }));
         for (const subscriber of host.subscribers) {
-          subscriber.emitNow([subscriber.events.stored('HostPinned', blocks, parentIndex >= 0 ? request.hashes[parentIndex] : null, parentIndex + 1)]);
+          subscriber.emitNow([subscriber.events.stored('HostPinned', blocks, parent, start)]);
           subscriber.kick();
         }
       },

@@ -1,10 +1,12 @@
 // One request's life in the simulated cluster: its prompt blocks, where it was routed, how it
 // was admitted (G1 / G2 reuse, H2D wait), its token timestamps and its terminal status.
 import type { BlockHash, HashedBlock } from '../hash';
+import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
 
 export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'finished' | 'failed' | 'skipped';
+
 
 export interface AdmissionAttempt {
   time_ns: Nanos;
@@ -66,19 +68,41 @@ export class SimRequest {
   dp_rank: number | null = null;
   /** Leading prompt blocks already handed to G2 write-through (G2-2). */
   write_through_blocks = 0;
-  /** Sequence hashes of the complete prompt blocks. */
-  readonly hashes: readonly BlockHash[];
-  /** Local (tokens-only) hashes of the same blocks. */
-  readonly tokens_hashes: readonly BlockHash[];
+  /** Output tokens already produced when the request was last preempted: they are recomputed as prefill. */
+  recompute_output_tokens = 0;
+  preemptions = 0;
+  /** A restore in flight or done: the G1 prefix and G2 blocks it covers. */
+  restore: { g1_blocks: number; host_blocks: number } | null = null;
+  failure_reason: string | null = null;
+  private blockList: readonly HashedBlock[] | null = null;
+  private hashList: readonly BlockHash[] | null = null;
 
   constructor(
     readonly identity: RequestIdentity,
     readonly input_length: number,
     readonly output_length: number,
-    blocks: readonly HashedBlock[],
-  ) {
-    this.hashes = blocks.map((block) => block.block_hash);
-    this.tokens_hashes = blocks.map((block) => block.tokens_hash);
+  ) {}
+
+  /** The prompt's complete blocks, attached when the request arrives and dropped when it ends. */
+  attachBlocks(blocks: readonly HashedBlock[]): void {
+    this.blockList = blocks;
+    this.hashList = blocks.map((block) => block.block_hash);
+  }
+
+  releaseBlocks(): void {
+    this.blockList = null;
+    this.hashList = null;
+  }
+
+  /** Sequence hashes of the complete prompt blocks. */
+  get hashes(): readonly BlockHash[] {
+    if (this.hashList === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
+    return this.hashList;
+  }
+
+  /** Local (tokens-only) hash of prompt block `index`. */
+  tokensHash(index: number): BlockHash {
+    return this.blockList![index].tokens_hash;
   }
 
   get request_id(): string {
@@ -90,7 +114,11 @@ export class SimRequest {
   get heldBlocks(): number {
     return this.entry_hashes.length + this.private_blocks;
   }
+  /** Tokens the prefill must cover: the prompt, plus outputs to recompute after a preemption. */
+  get prefill_target_tokens(): number {
+    return this.input_length + this.recompute_output_tokens;
+  }
   get prefillDone(): boolean {
-    return this.computed_tokens >= this.input_length;
+    return this.computed_tokens >= this.prefill_target_tokens;
   }
 }

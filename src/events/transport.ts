@@ -13,14 +13,22 @@ export interface DeliveredBatch {
 export class EventTransport {
   private fifoNumber = 0;
   private lastVisibleNs = 0;
+  private deliveredCount = 0;
+  /** Every delivered batch, in order, when history is kept (scenarios, evidence); empty otherwise. */
   readonly delivered: DeliveredBatch[] = [];
 
   constructor(
     private readonly kernel: Kernel,
     readonly lag_ns: Nanos,
     private readonly deliver: (batch: KvEventBatch) => void,
+    private readonly keepHistory = true,
   ) {
     if (!Number.isSafeInteger(lag_ns) || lag_ns < 0) throw new RangeError(`kv_event_lag ${lag_ns} ns must be a non-negative integer`);
+  }
+
+  /** Batches delivered so far (kept or not). */
+  get deliveredBatches(): number {
+    return this.deliveredCount;
   }
 
   /** Emits a batch now; the router sees it at now + lag, after batches emitted earlier. */
@@ -36,7 +44,8 @@ export class EventTransport {
     }
     this.lastVisibleNs = visible_ns;
     this.kernel.at(visible_ns, Phase.EventVisibility, this.fifoNumber++, () => {
-      this.delivered.push({ batch, visible_ns });
+      this.deliveredCount++;
+      if (this.keepHistory) this.delivered.push({ batch, visible_ns });
       this.deliver(batch);
     });
   }

@@ -155,7 +155,7 @@ function summarize(result: ClusterResult): RunSummary {
       d2h_bytes: transfersOf('d2h').reduce((t, x) => t + x.bytes, 0),
       h2d_bytes: transfersOf('h2d').reduce((t, x) => t + x.bytes, 0),
     },
-    kv_events: { emitted: result.events_emitted, withheld_from_router: result.events_withheld, batches_delivered: result.batches.length },
+    kv_events: { emitted: result.events_emitted, withheld_from_router: result.events_withheld, batches_delivered: result.batches_delivered },
     reconciliation: { admissions: reconciled.length, agree: reconciled.filter((r) => r.agree).length, disagree_by_reason: byReason },
     event_stream_failure: result.failure ? result.failure.message : null,
   };

@@ -13,6 +13,7 @@ import { EngineSettings, HostDomain, RankEngine, RankListener } from '../engine/
 import { PrivateLanes, SharedBandwidth, TransferEngine, TransferLog } from '../engine/transfers';
 import { SimRequest } from '../engine/request';
 import type { Prompt } from '../prompt';
+import { PrefixHashMemo } from '../hash';
 import type { RequestIdentity } from '../engine/request';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
@@ -40,6 +41,8 @@ export interface RoleSpec {
 
 export interface ClusterSpec {
   seed: number;
+  /** Keep every delivered event batch for evidence and pictures (default true); off for large runs. */
+  keep_event_history?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
 }
@@ -75,7 +78,9 @@ export interface ClusterResult {
   requests: SimRequest[];
   end_ns: Nanos;
   transfers: TransferLog['records'];
+  /** Delivered batches when history was kept (see ClusterSpec.keep_event_history). */
   batches: { batch: KvEventBatch; visible_ns: Nanos }[];
+  batches_delivered: number;
   events_emitted: number;
   events_withheld: number;
   g2_domains: SharedDomainReport[];
@@ -121,6 +126,8 @@ export class Cluster implements RankListener {
   readonly ranks: RankEngine[] = [];
   private readonly requests: SimRequest[] = [];
   private sharedDomain: HostDomain | null = null;
+  /** Shares hashing work across prompts with common leading chunks (one run's memo). */
+  private readonly hashMemo = new PrefixHashMemo();
   private eventsEmitted = 0;
   private eventsWithheld = 0;
   private failure: EventStreamError | null = null;
@@ -135,7 +142,7 @@ export class Cluster implements RankListener {
     const routed = spec.roles.filter((role) => role.role !== 'decode');
     const block_size = (routed[0] ?? spec.roles[0]).engine.block_size;
     this.router = new Router({ ...spec.router, block_size }, this.random.stream('router.tie_break'));
-    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch));
+    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch), spec.keep_event_history ?? true);
     this.buildRanks();
   }
 
@@ -172,11 +179,16 @@ export class Cluster implements RankListener {
   /** Schedules a request's arrival; the router places it in the arrival phase (TIME-3). */
   submit(spec: RequestSpec): SimRequest {
     const blockSize = this.router.settings.block_size;
-    const request = new SimRequest(spec.identity, spec.prompt.length_tokens, spec.output_length, spec.prompt.blocks(blockSize));
+    const request = new SimRequest(spec.identity, spec.prompt.length_tokens, spec.output_length);
     request.arrival_ns = spec.arrival_ns;
     this.requests.push(request);
     const target = spec.target_worker ?? null;
-    this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => (target === null ? this.place(request) : this.sendTo(request, target)));
+    const prompt = spec.prompt;
+    this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
+      request.attachBlocks(prompt.computeBlocks(blockSize, this.hashMemo));
+      if (target === null) this.place(request);
+      else this.sendTo(request, target);
+    });
     return request;
   }
 
@@ -224,6 +236,7 @@ export class Cluster implements RankListener {
 
   finished(request: SimRequest): void {
     this.router.requestFinished(request.request_id);
+    request.releaseBlocks();
     this.onFinished?.(request);
   }
 
@@ -240,6 +253,7 @@ export class Cluster implements RankListener {
       end_ns: this.kernel.now,
       transfers: this.transferLog.records,
       batches: this.transport.delivered,
+      batches_delivered: this.transport.deliveredBatches,
       events_emitted: this.eventsEmitted,
       events_withheld: this.eventsWithheld,
       g2_domains: this.sharedDomainReport(),

@@ -1,0 +1,264 @@
+// Unit tests of the router's strict residency mirror (MIR-1..3): what it accepts, what it rejects
+// (duplicate store, unknown removal, event-id gap or reorder, unknown rank) and how it says so.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { KvEvent, RankRef, Tier } from '../../src/events/model';
+import { EventIdStart, EventStreamError, ResidencyMirror, StreamErrorDetail } from '../../src/router/mirror';
+import { EventFeed, hashes, rankOf, storedBlocks } from './fixtures';
+
+const W1 = rankOf(1);
+const W2 = rankOf(2);
+
+/** A mirror that knows workers 1 (rank index 0) and 2 (rank index 1), fed in event-id order. */
+function mirrorWithFeed(start: EventIdStart = 'zero'): { mirror: ResidencyMirror; feed: EventFeed } {
+  const mirror = new ResidencyMirror(start);
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  return { mirror, feed: new EventFeed((event) => mirror.apply(event)) };
+}
+
+function storedEvent(rank: RankRef, event_id: number, tier: Tier, blockHashes: bigint[]): KvEvent {
+  return { ...rank, event_id, tier, data: { type: 'Stored', parent_hash: null, start_position: null, blocks: storedBlocks(blockHashes) } };
+}
+
+function clearedEvent(rank: RankRef, event_id: number): KvEvent {
+  return { ...rank, event_id, tier: 'Device', data: { type: 'Cleared' } };
+}
+
+/** Asserts the call throws an EventStreamError with exactly this detail, and returns its message. */
+function rejection(call: () => void, detail: StreamErrorDetail): string {
+  let caught: unknown;
+  try {
+    call();
+  } catch (error) {
+    caught = error;
+  }
+  assert.ok(caught instanceof EventStreamError, `expected an EventStreamError, got ${String(caught)}`);
+  assert.deepEqual(caught.detail, detail);
+  assert.equal(caught.name, 'EventStreamError');
+  return caught.message;
+}
+
+test('stores and removals build each tier of each rank', () => {
+  const { mirror, feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(1, 2, 3));
+  feed.store(W1, 'HostPinned', hashes(3, 4));
+  feed.remove(W1, 'Device', hashes(2));
+  assert.deepEqual(mirror.device.blocksOf(0), hashes(1, 3));
+  assert.deepEqual(mirror.host.blocksOf(0), hashes(3, 4));
+  assert.equal(mirror.device.has(0, 2n), false);
+  assert.equal(mirror.device.count(1), 0);
+  assert.equal(mirror.appliedEvents, 3);
+  assert.equal(mirror.rankIndex(W2), 1);
+  assert.equal(mirror.rankIndex(rankOf(3)), undefined);
+});
+
+test('a block stored on two ranks is held by both until each removes it', () => {
+  const { mirror, feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(7));
+  feed.store(W2, 'Device', hashes(7));
+  assert.deepEqual([...mirror.device.holdersOf(7n)], [0, 1]);
+  feed.remove(W1, 'Device', hashes(7));
+  assert.deepEqual([...mirror.device.holdersOf(7n)], [1]);
+  assert.equal(mirror.device.has(1, 7n), true);
+  feed.remove(W2, 'Device', hashes(7));
+  assert.equal(mirror.device.holdersOf(7n).size, 0);
+});
+
+test('a Stored of a block the rank already holds in that tier is rejected, naming everything', () => {
+  const { feed } = mirrorWithFeed();
+  feed.store(W1, 'HostPinned', hashes(5));
+  const message = rejection(() => feed.store(W1, 'HostPinned', hashes(6, 5)), {
+    violation: 'duplicate-store',
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 1,
+    tier: 'HostPinned',
+    block_hash: 5n,
+    expected_event_id: null,
+  });
+  assert.equal(
+    message,
+    'KV event stream rejected: duplicate Stored: the rank already holds this block in that tier — ' +
+      'worker 1, dp rank 0, event 1, tier HostPinned, block 5',
+  );
+});
+
+test('a rejected Stored changes nothing, even for its valid blocks', () => {
+  const { mirror, feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(5));
+  assert.throws(() => feed.store(W1, 'Device', hashes(6, 5)), EventStreamError);
+  assert.equal(mirror.device.has(0, 6n), false);
+  assert.equal(mirror.appliedEvents, 1);
+});
+
+test('a Stored listing one block twice is a duplicate store', () => {
+  const { feed } = mirrorWithFeed();
+  const detail = { violation: 'duplicate-store', worker_id: 2, dp_rank: 0, event_id: 0, tier: 'Device', block_hash: 9n, expected_event_id: null } as const;
+  rejection(() => feed.store(W2, 'Device', hashes(8, 9, 9)), detail);
+});
+
+test('the same block in the other tier, or on another rank, is not a duplicate', () => {
+  const { mirror, feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(5));
+  feed.store(W1, 'HostPinned', hashes(5));
+  feed.store(W2, 'HostPinned', hashes(5));
+  assert.equal(mirror.device.has(0, 5n) && mirror.host.has(0, 5n) && mirror.host.has(1, 5n), true);
+});
+
+test('a Removed of a block the rank does not hold in that tier is rejected', () => {
+  const { feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(3));
+  const message = rejection(() => feed.remove(W1, 'HostPinned', hashes(3)), {
+    violation: 'unknown-removal',
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 1,
+    tier: 'HostPinned',
+    block_hash: 3n,
+    expected_event_id: null,
+  });
+  assert.equal(
+    message,
+    'KV event stream rejected: Removed of a block the rank does not hold in that tier — ' +
+      'worker 1, dp rank 0, event 1, tier HostPinned, block 3',
+  );
+});
+
+test('a Removed of a block only another rank holds is rejected', () => {
+  const { mirror, feed } = mirrorWithFeed();
+  feed.store(W2, 'Device', hashes(4));
+  rejection(() => feed.remove(W1, 'Device', hashes(4)), {
+    violation: 'unknown-removal',
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 0,
+    tier: 'Device',
+    block_hash: 4n,
+    expected_event_id: null,
+  });
+  assert.equal(mirror.device.has(1, 4n), true);
+});
+
+test('a Removed listing one block twice is an unknown removal of that block', () => {
+  const { feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(3, 4));
+  const detail = { violation: 'unknown-removal', worker_id: 1, dp_rank: 0, event_id: 1, tier: 'Device', block_hash: 4n, expected_event_id: null } as const;
+  rejection(() => feed.remove(W1, 'Device', hashes(4, 3, 4)), detail);
+});
+
+test('an event id gap (a lost event) is rejected with the expected id', () => {
+  const { mirror } = mirrorWithFeed();
+  mirror.apply(storedEvent(W1, 0, 'Device', hashes(1)));
+  const message = rejection(() => mirror.apply(storedEvent(W1, 2, 'Device', hashes(2))), {
+    violation: 'event-id-gap',
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 2,
+    tier: 'Device',
+    block_hash: 2n,
+    expected_event_id: 1,
+  });
+  assert.equal(
+    message,
+    'KV event stream rejected: event id out of sequence: an event was lost, duplicated or reordered — ' +
+      'worker 1, dp rank 0, event 2 (expected event 1), tier Device, block 2',
+  );
+});
+
+test('reordered or repeated event ids are rejected', () => {
+  const { mirror } = mirrorWithFeed();
+  const reordered = { violation: 'event-id-gap', worker_id: 1, dp_rank: 0, event_id: 1, tier: 'Device', block_hash: 2n, expected_event_id: 0 } as const;
+  rejection(() => mirror.apply(storedEvent(W1, 1, 'Device', hashes(2))), reordered);
+  mirror.apply(storedEvent(W1, 0, 'Device', hashes(1)));
+  const repeated = { ...reordered, event_id: 0, block_hash: 3n, expected_event_id: 1 };
+  rejection(() => mirror.apply(storedEvent(W1, 0, 'Device', hashes(3))), repeated);
+});
+
+test('each rank numbers its events on its own, across both tiers', () => {
+  const { mirror } = mirrorWithFeed();
+  mirror.apply(storedEvent(W1, 0, 'Device', hashes(1)));
+  mirror.apply(storedEvent(W2, 0, 'HostPinned', hashes(1)));
+  mirror.apply(storedEvent(W1, 1, 'HostPinned', hashes(1)));
+  mirror.apply(storedEvent(W2, 1, 'Device', hashes(2)));
+  assert.equal(mirror.appliedEvents, 4);
+});
+
+test("with a 'first-seen' start the first id of each rank sets the sequence", () => {
+  const { mirror } = mirrorWithFeed('first-seen');
+  mirror.apply(storedEvent(W1, 41, 'Device', hashes(1)));
+  mirror.apply(storedEvent(W2, 7, 'Device', hashes(1)));
+  mirror.apply(storedEvent(W1, 42, 'Device', hashes(2)));
+  rejection(() => mirror.apply(clearedEvent(W1, 44)), {
+    violation: 'event-id-gap',
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 44,
+    tier: 'Device',
+    block_hash: null,
+    expected_event_id: 43,
+  });
+});
+
+test("with a 'zero' start a stream must begin at event 0", () => {
+  const { mirror } = mirrorWithFeed('zero');
+  const message = rejection(() => mirror.apply(clearedEvent(W1, 41)), {
+    violation: 'event-id-gap',
+    worker_id: 1,
+    dp_rank: 0,
+    event_id: 41,
+    tier: 'Device',
+    block_hash: null,
+    expected_event_id: 0,
+  });
+  assert.match(message, /event 41 \(expected event 0\), tier Device, no block$/);
+});
+
+test('an event from a rank the mirror does not know is rejected', () => {
+  const { mirror } = mirrorWithFeed();
+  const message = rejection(() => mirror.apply(storedEvent(rankOf(1, 1), 0, 'HostPinned', hashes(8))), {
+    violation: 'unknown-rank',
+    worker_id: 1,
+    dp_rank: 1,
+    event_id: 0,
+    tier: 'HostPinned',
+    block_hash: 8n,
+    expected_event_id: null,
+  });
+  assert.equal(
+    message,
+    'KV event stream rejected: event from a rank the router does not know — worker 1, dp rank 1, event 0, tier HostPinned, block 8',
+  );
+});
+
+test('Cleared drops both tiers of that rank only, and is not an error', () => {
+  const { mirror, feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(1, 2));
+  feed.store(W1, 'HostPinned', hashes(2, 3));
+  feed.store(W2, 'Device', hashes(1));
+  feed.clear(W1, 'Device');
+  assert.equal(mirror.device.count(0), 0);
+  assert.equal(mirror.host.count(0), 0);
+  assert.deepEqual([...mirror.device.holdersOf(1n)], [1]);
+  assert.equal(mirror.host.holdersOf(3n).size, 0);
+  // The rank may store the same blocks again: they are no longer held.
+  feed.store(W1, 'HostPinned', hashes(2, 3));
+  assert.deepEqual(mirror.host.blocksOf(0), hashes(2, 3));
+});
+
+test('dropping a rank forgets its residency and its stream; re-adding it starts at event 0', () => {
+  const { mirror, feed } = mirrorWithFeed();
+  feed.store(W1, 'Device', hashes(1));
+  feed.store(W1, 'HostPinned', hashes(2));
+  feed.store(W2, 'HostPinned', hashes(2));
+  mirror.dropRank(0);
+  assert.equal(mirror.rankIndex(W1), undefined);
+  assert.equal(mirror.device.holdersOf(1n).size, 0);
+  assert.deepEqual([...mirror.host.holdersOf(2n)], [1]);
+  assert.throws(() => feed.store(W1, 'Device', hashes(3)), /event from a rank the router does not know/);
+  mirror.dropRank(0); // dropping twice is harmless
+  mirror.addRank(W1, 2);
+  feed.restart(W1);
+  feed.store(W1, 'Device', hashes(1));
+  assert.deepEqual(mirror.device.blocksOf(2), hashes(1));
+});
