@@ -4,7 +4,10 @@
 // config or an unreadable file (nothing is written then).
 import type { Command } from 'commander';
 import { ConfigError, parseReplayConfig } from '../config/load';
-import { runReplay } from '../sim/replay';
+import * as path from 'node:path';
+import { runReplay, type ReplayInputs } from '../sim/replay';
+import { AgenticTraceError, parseAgenticTrace } from '../agentic/trace';
+import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import { canonicalJsonPretty } from '../report/canonical';
 import { DurationError } from '../time';
@@ -40,9 +43,9 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
   try {
     const config = parseReplayConfig(text, file);
     if (options.seed !== undefined) config.seed = parseSeed(options.seed);
-    report = runReplay(config).report;
+    report = runReplay(config, loadInputs(config, file, io)).report;
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof DurationError || error instanceof SeedError) {
+    if (error instanceof ConfigError || error instanceof DurationError || error instanceof SeedError || error instanceof AgenticTraceError || error instanceof InputError) {
       io.stderr(`kvqual replay: ${error.message}\n`);
       return ExitCode.usage;
     }
@@ -55,6 +58,21 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
 }
 
 class SeedError extends Error {}
+class InputError extends Error {}
+
+/** Reads the files a config names (the agentic trace), relative to the config's folder. */
+function loadInputs(config: ReplayConfig, file: string, io: CliIo): ReplayInputs {
+  const agentic = config.workload.agentic;
+  if (!agentic) return {};
+  const tracePath = path.resolve(path.dirname(file), agentic.trace);
+  let text: string;
+  try {
+    text = io.readText(tracePath);
+  } catch (error) {
+    throw new InputError(`${file}: workload.agentic.trace: cannot read ${agentic.trace}: ${(error as Error).message}`);
+  }
+  return { agentic_trace: parseAgenticTrace(text, agentic.trace) };
+}
 
 function parseSeed(text: string): number {
   const seed = Number(text);
@@ -75,6 +93,10 @@ export function summaryText(file: string, report: RunReport, out: string | undef
     `  transfers: ${s.transfers.d2h} D2H, ${s.transfers.h2d} H2D; KV events: ${s.kv_events.emitted} emitted, ${s.kv_events.batches_delivered} batches reached the router`,
     `  reconciliation: ${s.reconciliation.agree}/${s.reconciliation.admissions} admissions as the router predicted${reasons(s.reconciliation.disagree_by_reason)}`,
   ];
+  if (s.plays) {
+    const lanes = new Set(s.plays.map((play) => play.lane)).size;
+    lines.push(`  agentic: ${s.plays.length} play instance(s) on ${lanes} lane(s), ${s.plays.filter((p) => p.failed).length} failed; ${s.requests.skipped} request(s) skipped`);
+  }
   for (const domain of s.g2_domains ?? []) {
     lines.push(`  shared G2 ${domain.domain_id}: ${domain.resident_blocks} resident / ${domain.used_blocks} used / ${domain.capacity_blocks} blocks, ${domain.participants.length} participant rank(s)`);
   }

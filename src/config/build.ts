@@ -43,7 +43,13 @@ export function roleSpecs(config: ReplayConfig): RoleSpec[] {
 
 export function clusterSpec(config: ReplayConfig): ClusterSpec {
   const { kv_event_lag_ms, ...router } = config.router;
-  return { seed: config.seed, roles: roleSpecs(config), router: { ...router, kv_event_lag_ns: msToNs(kv_event_lag_ms, 'router.kv_event_lag_ms') } };
+  const bandwidth = config.cluster.kv_transfer_bandwidth_gbps;
+  return {
+    seed: config.seed,
+    roles: roleSpecs(config),
+    router: { ...router, kv_event_lag_ns: msToNs(kv_event_lag_ms, 'router.kv_event_lag_ms') },
+    kv_transfer: bandwidth === undefined ? undefined : { bandwidth_gbps: bandwidth, latency_ns: msToNs(config.cluster.kv_transfer_latency_ms, 'cluster.kv_transfer_latency_ms') },
+  };
 }
 
 /** Chunks of a named prefix; the same name gives the same tokens everywhere (DSL and config). */
@@ -53,7 +59,7 @@ export function prefixChunk(name: string, length_tokens: number): TokenChunk {
 
 export function requestSpecs(config: ReplayConfig): RequestSpec[] {
   const prompts = new Map<string, { prompt: Prompt; output_length: number }>();
-  return config.workload.requests.map((request, ordinal) => {
+  return (config.workload.requests ?? []).map((request, ordinal) => {
     const prompt = promptOf(config, request, prompts);
     prompts.set(request.id, { prompt, output_length: request.output_length });
     return {

@@ -3,8 +3,9 @@
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ReplayConfig, ReplayConfigSchema } from './schema';
-import { checkSharedContract, ClusterSetupError } from '../sim/cluster';
-import { roleSpecs } from './build';
+import { checkDisaggregation, checkSharedContract, ClusterSetupError } from '../sim/cluster';
+import { clusterSpec, roleSpecs } from './build';
+import { guardViolations } from '../agentic/guard';
 
 export interface ConfigProblem {
   path: string;
@@ -64,10 +65,15 @@ function crossFieldProblems(config: ReplayConfig): ConfigProblem[] {
   if (!config.cluster.workers.some((role) => role.role !== 'decode')) {
     problems.push({ path: 'cluster.workers', message: 'needs an aggregated or prefill role for the router to place requests on' });
   }
-  problems.push(...requestProblems(config));
+  problems.push(...workloadProblems(config));
+  problems.push(...guardViolations(config));
+  if (config.cluster.workers.some((role) => role.role === 'prefill') && config.cluster.kv_transfer_bandwidth_gbps === undefined) {
+    problems.push({ path: 'cluster.kv_transfer_bandwidth_gbps', message: 'required when the cluster has prefill and decode workers (PD-1)' });
+  }
   if (problems.length === 0) {
     try {
       checkSharedContract(roleSpecs(config));
+    checkDisaggregation(clusterSpec(config));
     } catch (error) {
       if (!(error instanceof ClusterSetupError)) throw error;
       problems.push({ path: error.path, message: error.message.slice(error.path.length + 2) });
@@ -86,10 +92,17 @@ function routedWorkers(config: ReplayConfig): number {
   return routed;
 }
 
-function requestProblems(config: ReplayConfig): ConfigProblem[] {
+function workloadProblems(config: ReplayConfig): ConfigProblem[] {
+  const { requests, agentic } = config.workload;
+  if (requests === undefined && agentic === undefined) return [{ path: 'workload', message: 'give either requests or agentic' }];
+  if (requests !== undefined && agentic !== undefined) return [{ path: 'workload', message: 'give either requests or agentic, not both' }];
+  return requests === undefined ? [] : requestProblems(config, requests);
+}
+
+function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfig['workload']['requests']>): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const seen = new Set<string>();
-  config.workload.requests.forEach((request, i) => {
+  requests.forEach((request, i) => {
     const at = (field: string) => `workload.requests[${i}]${field ? `.${field}` : ''}`;
     if (seen.has(request.id)) problems.push({ path: at('id'), message: `duplicate request id "${request.id}"` });
     if (request.extends !== undefined && !seen.has(request.extends)) {

@@ -33,11 +33,21 @@ export const HostOffloadSchema = z
     shared_d2h_bandwidth_gbps: nonNegative('shared_d2h_bandwidth_gbps').default(80).describe('pool cap for cluster_shared'),
     shared_h2d_bandwidth_gbps: nonNegative('shared_h2d_bandwidth_gbps').default(80).describe('pool cap for cluster_shared'),
     kv_layout_id: z.string().default('default'),
+    disk_offload: z
+      .strictObject({ num_disk_blocks: positiveInt('num_disk_blocks') })
+      .optional()
+      .describe('a G3 (disk) tier below G2: not modelled; rejected for agentic G2 (AGX-6)'),
   })
   .describe('G2 host-memory KV cache (G2-1); omit to disable G2 for the role');
 
 export const WorkerRoleSchema = z.strictObject({
   role: z.enum(['aggregated', 'prefill', 'decode']),
+  backend: z.enum(['vllm', 'sglang', 'trtllm']).default('vllm').describe('engine backend; the model is vLLM-like; agentic G2 requires vllm (AGX-6)'),
+  scaling_policy: z.string().min(1).optional().describe('an autoscaling policy (e.g. a planner); pools are static in kvqual'),
+  speculative_decoding: z
+    .strictObject({ method: z.string().min(1), num_speculative_tokens: positiveInt('num_speculative_tokens') })
+    .optional()
+    .describe('not modelled; rejected for agentic G2 (AGX-6)'),
   replicas: positiveInt('replicas').default(1),
   dp_size: positiveInt('dp_size').default(1).describe('attention data-parallel ranks per worker'),
   tensor_parallel_size: positiveInt('tensor_parallel_size').default(1),
@@ -71,16 +81,30 @@ export const RequestSchema = z.strictObject({
   target_worker: z.number().int().min(0).optional().describe("send straight to this worker's dp rank 0, bypassing the router's choice (as Dynamo's backend_instance_id); the router still counts its load"),
 });
 
+export const AgenticWorkloadSchema = z
+  .strictObject({
+    trace: z.string().min(1).describe('an Agentic Mooncake v2 JSONL trace, relative to this config file'),
+    lanes: positiveInt('lanes').default(1).describe('agentic_lanes: trajectories that run at once (AGX-3)'),
+    assignment: z.enum(['stride', 'snapshot']).default('stride').describe('stride: play i → lane i mod lanes; snapshot: every lane replays every play'),
+    iterations: positiveInt('iterations').default(1).describe('passes of each lane over its plays; later passes recycle plays with fresh identities (AGX-5)'),
+  })
+  .describe('an agentic workload (AGX-1..5)');
+
 export const WorkloadSchema = z.strictObject({
   trace_block_size: positiveInt('trace_block_size').default(512),
   prefixes: z.record(z.string(), positiveInt('prefix length')).default({}).describe('named prefixes and their token counts'),
-  requests: z.array(RequestSchema).min(1, { error: 'the workload needs at least one request' }),
+  requests: z.array(RequestSchema).min(1, { error: 'the workload needs at least one request' }).optional(),
+  agentic: AgenticWorkloadSchema.optional(),
 });
 
 export const ReplayConfigSchema = z
   .strictObject({
     seed: z.number().int().default(1893),
-    cluster: z.strictObject({ workers: z.array(WorkerRoleSchema).min(1, { error: 'at least one worker role is needed' }) }),
+    cluster: z.strictObject({
+      workers: z.array(WorkerRoleSchema).min(1, { error: 'at least one worker role is needed' }),
+      kv_transfer_bandwidth_gbps: z.number().positive({ error: 'kv_transfer_bandwidth_gbps must be > 0' }).optional().describe('prefill → decode KV handoff bandwidth (PD-1)'),
+      kv_transfer_latency_ms: nonNegative('kv_transfer_latency_ms').default(0),
+    }),
     router: RouterSchema.default(RouterSchema.parse({})),
     workload: WorkloadSchema,
   })
@@ -89,6 +113,7 @@ export const ReplayConfigSchema = z
 export type ReplayConfig = z.infer<typeof ReplayConfigSchema>;
 export type WorkerRoleConfig = z.infer<typeof WorkerRoleSchema>;
 export type RequestConfig = z.infer<typeof RequestSchema>;
+export type AgenticWorkloadConfig = z.infer<typeof AgenticWorkloadSchema>;
 
 /** The JSON Schema of the config file, for editors. */
 export function replayConfigJsonSchema(): unknown {

@@ -10,6 +10,8 @@ interface HostEntry {
   /** Loads in flight from this entry, per rank index (a pinned entry is never a victim). */
   pins: number;
   loaders: Map<number, number> | null;
+  /** Who stored it: the cache_id of the storing request's play, or its request id. */
+  origin: string;
 }
 
 export interface CohortReservation {
@@ -98,7 +100,7 @@ export class HostPool {
    * null (and changes nothing) when there are not enough victims; a cohort larger than the pool
    * never fits.
    */
-  reserve(cohort: readonly BlockHash[]): CohortReservation | null {
+  reserve(cohort: readonly BlockHash[], origin = ''): CohortReservation | null {
     if (cohort.length === 0 || cohort.length > this.capacity_blocks) return null;
     const shortfall = cohort.length - (this.capacity_blocks - this.entries.size);
     const victims: BlockHash[] = [];
@@ -115,7 +117,7 @@ export class HostPool {
     }
     for (const hash of cohort) {
       if (this.entries.has(hash)) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${hash} is already in the pool`);
-      this.entries.set(hash, { hash, pending: true, pins: 0, loaders: null });
+      this.entries.set(hash, { hash, pending: true, pins: 0, loaders: null, origin });
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
@@ -131,6 +133,16 @@ export class HostPool {
       this.lru.set(hash, entry);
     }
     this.pendingCount -= cohort.length;
+  }
+
+  /** Who stored these entries (sorted, distinct). */
+  originsOf(hashes: readonly BlockHash[]): string[] {
+    const origins = new Set<string>();
+    for (const hash of hashes) {
+      const entry = this.entries.get(hash);
+      if (entry) origins.add(entry.origin);
+    }
+    return [...origins].sort();
   }
 
   /** A load into `rank_index` starts: the entries are pinned until it ends. */

@@ -36,6 +36,8 @@ export interface RankListener {
   emit(rank: RankEngine, events: KvEvent[]): void;
   prefillComplete(request: SimRequest): void;
   finished(request: SimRequest): void;
+  /** A disaggregated request's prefill is done: its KV goes to a decode worker (PD-1). */
+  handoff(request: SimRequest): void;
 }
 
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
@@ -97,6 +99,18 @@ export class RankEngine {
     request.rank_index = this.rank_index;
     request.worker_id = this.rank.worker_id;
     request.dp_rank = this.rank.dp_rank;
+    this.waiting.push(request);
+    this.kick();
+  }
+
+  /** A disaggregated request whose prompt KV has arrived from a prefill worker joins the queue. */
+  enqueueDecode(request: SimRequest): void {
+    request.stage = 'decode';
+    request.kv_transferred = true;
+    request.computed_tokens = 0;
+    request.state = 'waiting';
+    request.decode_worker_id = this.rank.worker_id;
+    request.decode_dp_rank = this.rank.dp_rank;
     this.waiting.push(request);
     this.kick();
   }
@@ -239,6 +253,7 @@ export class RankEngine {
   private tryAdmit(request: SimRequest, budget: number): PlannedWork | null | 'stop' {
     if (request.state === 'loading') return null;
     if (request.state === 'loaded') return this.admitLoaded(request, budget);
+    if (request.kv_transferred) return this.admitTransferred(request);
     const limit = this.reusableBlocks(request);
     const g1Blocks = Math.min(this.g1.prefixLength(request.hashes), limit);
     const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.hashes, g1Blocks, limit, this.rank_index) : null;
@@ -280,6 +295,7 @@ export class RankEngine {
     request.private_blocks += hostBlocks;
     const hashes = request.hashes.slice(g1Blocks, g1Blocks + hostBlocks);
     host.pool.pin(hashes, this.rank_index);
+    request.host_restore_sources = host.pool.originsOf(hashes);
     request.pinned_host_hashes = hashes;
     request.restore = { g1_blocks: g1Blocks, host_blocks: hostBlocks };
     request.state = 'loading';
@@ -328,6 +344,19 @@ export class RankEngine {
     request.restore = null;
     this.recordAttempt(request, 'admitted', g1_blocks, host_blocks, null);
     return { request, prefill_tokens: chunk, decode: false };
+  }
+
+  /** PD-1: the decode half starts with the whole prompt's KV in place; its blocks become cache entries. */
+  private admitTransferred(request: SimRequest): PlannedWork | 'stop' {
+    if (!this.ensureBlocks(request, request.input_length + request.output_tokens)) {
+      this.recordAttempt(request, 'no-blocks', 0, 0, 'not enough free G1 blocks for the transferred KV');
+      return 'stop';
+    }
+    request.kv_transferred = false;
+    request.computed_tokens = request.input_length;
+    this.storeBlocks(request, 0, request.hashes.length);
+    this.recordAttempt(request, 'admitted', 0, 0, 'KV transferred from the prefill worker');
+    return { request, prefill_tokens: 0, decode: true };
   }
 
   /** G2-6: reuse is attributed at first admission only. */
@@ -420,7 +449,7 @@ export class RankEngine {
       return;
     }
     const cohort = cohortIndexes.map((i) => request.hashes[i]);
-    const reservation = this.host.pool.reserve(cohort);
+    const reservation = this.host.pool.reserve(cohort, request.identity.cache_id ?? request.request_id);
     if (!reservation) return;
     request.write_through_blocks = complete;
     if (reservation.victims.length > 0) {
@@ -455,7 +484,7 @@ export class RankEngine {
 
   private isComplete(request: SimRequest): boolean {
     if (!request.prefillDone) return false;
-    return request.output_tokens >= request.output_length;
+    return request.stage === 'prefill' || request.output_tokens >= request.output_length;
   }
 
   private finish(request: SimRequest): void {
@@ -465,6 +494,11 @@ export class RankEngine {
     this.g1.release(request.entry_hashes, request.private_blocks);
     request.entry_hashes = [];
     request.private_blocks = 0;
+    if (request.stage === 'prefill' && request.output_tokens < request.output_length) {
+      request.state = 'transferring';
+      this.listener.handoff(request);
+      return;
+    }
     request.state = 'finished';
     request.finished_ns = this.kernel.now;
     this.listener.finished(request);

@@ -5,7 +5,10 @@ import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
 
-export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'finished' | 'failed' | 'skipped';
+export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'transferring' | 'finished' | 'failed' | 'skipped';
+
+/** whole: one rank does everything; prefill/decode: the two halves of a disaggregated request (PD-1). */
+export type RequestStage = 'whole' | 'prefill' | 'decode';
 
 
 export interface AdmissionAttempt {
@@ -74,6 +77,15 @@ export class SimRequest {
   /** A restore in flight or done: the G1 prefix and G2 blocks it covers. */
   restore: { g1_blocks: number; host_blocks: number } | null = null;
   failure_reason: string | null = null;
+  /** cache_ids (or request ids) of whoever stored the G2 entries this request restored. */
+  host_restore_sources: string[] = [];
+  stage: RequestStage = 'whole';
+  /** Set when the prompt's KV arrived from a prefill worker and has not been admitted yet. */
+  kv_transferred = false;
+  kv_transfer_ns = 0;
+  decode_routing: Placement | null = null;
+  decode_worker_id: number | null = null;
+  decode_dp_rank: number | null = null;
   private blockList: readonly HashedBlock[] | null = null;
   private hashList: readonly BlockHash[] | null = null;
 

@@ -6,7 +6,8 @@ import { InvariantError, Kernel, Phase } from '../kernel';
 import type { Nanos } from '../time';
 import { formatNs } from '../time';
 
-export type Direction = 'd2h' | 'h2d';
+/** d2h / h2d: G1↔G2 copies; p2d: a prefill worker's KV handed to a decode worker (PD-1). */
+export type Direction = 'd2h' | 'h2d' | 'p2d';
 
 /** Bytes per nanosecond for a decimal GB/s figure (1 GB/s = 1 byte/ns); 0 means unlimited. */
 export function bytesPerNs(gbps: number): number {
@@ -100,7 +101,7 @@ export interface LaneSettings {
 
 /** G2-8: one rank's two independent FIFO lanes; a job's deadline is fixed when it is submitted. */
 export class PrivateLanes implements TransferEngine {
-  private readonly tail: Record<Direction, Nanos> = { d2h: 0, h2d: 0 };
+  private readonly tail: Record<Direction, Nanos> = { d2h: 0, h2d: 0, p2d: 0 };
   constructor(
     private readonly kernel: Kernel,
     private readonly log: TransferLog,
@@ -143,8 +144,8 @@ interface MovingJob {
  * or finishes. Unused shares are not redistributed.
  */
 export class SharedBandwidth implements TransferEngine {
-  private readonly moving: Record<Direction, MovingJob[]> = { d2h: [], h2d: [] };
-  private lastUpdateNs: Record<Direction, Nanos> = { d2h: 0, h2d: 0 };
+  private readonly moving: Record<Direction, MovingJob[]> = { d2h: [], h2d: [], p2d: [] };
+  private lastUpdateNs: Record<Direction, Nanos> = { d2h: 0, h2d: 0, p2d: 0 };
 
   constructor(
     private readonly kernel: Kernel,

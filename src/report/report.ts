@@ -6,6 +6,7 @@ import type { SimRequest, Reconciliation } from '../engine/request';
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
 import { digestOf } from './canonical';
+import type { PlayRecord } from '../agentic/driver';
 
 export const REPORT_VERSION = 1;
 
@@ -30,6 +31,8 @@ export interface RunSummary {
   reconciliation: { admissions: number; agree: number; disagree_by_reason: Record<string, number> };
   event_stream_failure: string | null;
   g2_domains?: SharedDomainReport[];
+  /** Agentic runs: the play instances (AGX-3..5). */
+  plays?: PlayRecord[];
 }
 
 export interface RequestRecord {
@@ -56,6 +59,14 @@ export interface RequestRecord {
   g1_reused_tokens: number;
   host_reused_tokens: number;
   h2d_wait_ms: number;
+  /** cache_ids of the plays whose G2 entries this request restored (AGX-4: only its own). */
+  host_restore_sources: string[];
+  preemptions: number;
+  failure_reason: string | null;
+  /** Disaggregated requests: the decode worker, the KV handoff time and the load-only decode placement. */
+  decode_worker_id: number | null;
+  kv_transfer_ms: number | null;
+  decode_routing: RoutingRecord | null;
   routing_history: RoutingRecord[];
   admission_history: SimRequest['admission_history'];
   reconciliation: Reconciliation | null;
@@ -87,6 +98,10 @@ function disagreementReason(request: SimRequest, placement: Placement, block_siz
   return host_weight !== 1 ? 'host weight' : null;
 }
 
+function routingRecord({ request_id: _id, ordinal: _ordinal, ...rest }: Placement): RoutingRecord {
+  return rest;
+}
+
 function record(request: SimRequest): RequestRecord {
   const last = request.routing_history.at(-1);
   const ttft = request.first_token_ns === null ? null : request.first_token_ns - request.arrival_ns;
@@ -109,15 +124,22 @@ function record(request: SimRequest): RequestRecord {
     g1_reused_tokens: request.g1_reused_tokens,
     host_reused_tokens: request.host_reused_tokens,
     h2d_wait_ms: ms(request.h2d_wait_ns)!,
-    routing_history: request.routing_history.map(({ request_id: _id, ordinal: _ordinal, ...rest }) => rest),
+    host_restore_sources: request.host_restore_sources,
+    preemptions: request.preemptions,
+    failure_reason: request.failure_reason,
+    decode_worker_id: request.decode_worker_id,
+    kv_transfer_ms: request.stage === 'whole' ? null : ms(request.kv_transfer_ns),
+    decode_routing: request.decode_routing ? routingRecord(request.decode_routing) : null,
+    routing_history: request.routing_history.map(routingRecord),
     admission_history: request.admission_history,
     reconciliation: request.reconciliation,
   };
 }
 
-export function buildReport(result: ClusterResult, block_size: number, host_weight: number): RunReport {
+export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = []): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
   const summary = summarize(result);
+  if (plays.length > 0) summary.plays = plays;
   const per_request = result.requests.map(record);
   return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
 }

@@ -10,7 +10,7 @@ import { Router, RouterSettings } from '../router/router';
 import { EventStreamError } from '../router/mirror';
 import { HostPool } from '../engine/hostPool';
 import { EngineSettings, HostDomain, RankEngine, RankListener } from '../engine/rank';
-import { PrivateLanes, SharedBandwidth, TransferEngine, TransferLog } from '../engine/transfers';
+import { PrivateLanes, SharedBandwidth, TransferEngine, TransferLog, transferNs } from '../engine/transfers';
 import { SimRequest } from '../engine/request';
 import type { Prompt } from '../prompt';
 import { PrefixHashMemo } from '../hash';
@@ -39,8 +39,16 @@ export interface RoleSpec {
   host_offload: HostOffloadSpec | null;
 }
 
+/** PD-1: how a prefill worker's KV reaches the decode worker. */
+export interface KvTransferSpec {
+  bandwidth_gbps: number;
+  latency_ns: Nanos;
+}
+
 export interface ClusterSpec {
   seed: number;
+  /** Needed when the cluster has prefill and decode roles. */
+  kv_transfer?: KvTransferSpec;
   /** Keep every delivered event batch for evidence and pictures (default true); off for large runs. */
   keep_event_history?: boolean;
   roles: RoleSpec[];
@@ -117,10 +125,23 @@ export function checkSharedContract(roles: readonly RoleSpec[]): void {
   }
 }
 
+/** PD-1: prefill roles need decode roles and a KV transfer setting; aggregated roles do not mix with them. */
+export function checkDisaggregation(spec: ClusterSpec): void {
+  const has = (role: Role) => spec.roles.some((r) => r.role === role);
+  if (!has('prefill') && !has('decode')) return;
+  if (has('aggregated')) throw new ClusterSetupError('cluster.workers', 'aggregated workers cannot be mixed with prefill/decode workers');
+  if (!has('prefill')) throw new ClusterSetupError('cluster.workers', 'decode workers need prefill workers in front of them');
+  if (!has('decode')) throw new ClusterSetupError('cluster.workers', 'prefill workers need decode workers to hand their KV to');
+  if (!spec.kv_transfer) throw new ClusterSetupError('cluster.kv_transfer_bandwidth_gbps', 'a prefill/decode cluster needs the KV transfer bandwidth');
+}
+
 export class Cluster implements RankListener {
   readonly kernel = new Kernel();
   readonly random: RandomStreams;
+  /** Places on aggregated or prefill ranks, KV-aware (SCORE-1..3). */
   readonly router: Router;
+  /** PD-1: places disaggregated requests on decode ranks by load alone (credit 0); sees no events (EVT-4). */
+  readonly decodeRouter: Router | null;
   readonly transport: EventTransport;
   readonly transferLog: TransferLog;
   readonly ranks: RankEngine[] = [];
@@ -131,8 +152,10 @@ export class Cluster implements RankListener {
   private eventsEmitted = 0;
   private eventsWithheld = 0;
   private failure: EventStreamError | null = null;
-  /** Called when a request finishes client-side (for workload drivers). */
+  /** Called when a request finishes or fails client-side (for workload drivers). */
   onFinished: ((request: SimRequest) => void) | null = null;
+  /** Called when a request has been dispatched to a rank (for dispatch-triggered dependencies). */
+  onDispatched: ((request: SimRequest) => void) | null = null;
 
   constructor(readonly spec: ClusterSpec) {
     if (spec.roles.length === 0) throw new ClusterSetupError('cluster.workers', 'at least one role is needed');
@@ -140,8 +163,16 @@ export class Cluster implements RankListener {
     this.random = new RandomStreams(spec.seed);
     this.transferLog = new TransferLog(this.kernel);
     const routed = spec.roles.filter((role) => role.role !== 'decode');
+    checkDisaggregation(spec);
     const block_size = (routed[0] ?? spec.roles[0]).engine.block_size;
     this.router = new Router({ ...spec.router, block_size }, this.random.stream('router.tie_break'));
+    const decode = spec.roles.find((role) => role.role === 'decode');
+    this.decodeRouter = decode
+      ? new Router(
+          { ...spec.router, policy: 'kv', block_size: decode.engine.block_size, overlap_score_credit: 0, host_cache_hit_weight: 0, router_temperature: 0 },
+          this.random.stream('decode_router.tie_break'),
+        )
+      : null;
     this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch), spec.keep_event_history ?? true);
     this.buildRanks();
   }
@@ -151,6 +182,7 @@ export class Cluster implements RankListener {
     for (const role of this.spec.roles) {
       for (let replica = 0; replica < role.replicas; replica++, worker_id++) {
         if (role.role !== 'decode') this.router.addWorker(worker_id, role.dp_size);
+        else this.decodeRouter!.addWorker(worker_id, role.dp_size);
         for (let dp_rank = 0; dp_rank < role.dp_size; dp_rank++) {
           const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this);
           rank.host = this.hostDomainFor(role, rank);
@@ -197,6 +229,7 @@ export class Cluster implements RankListener {
   }
 
   private place(request: SimRequest): void {
+    if (this.decodeRouter) request.stage = 'prefill';
     const placement = this.router.place(this.routeRequest(request), this.kernel.now);
     request.routing_history.push(placement);
     this.dispatch(request, this.rankOf(placement.worker_id, placement.dp_rank));
@@ -204,6 +237,7 @@ export class Cluster implements RankListener {
 
   /** A request addressed to a worker directly: no routing decision, but the router counts its load. */
   private sendTo(request: SimRequest, worker_id: number): void {
+    if (this.decodeRouter) request.stage = 'prefill';
     const rank = this.rankOf(worker_id, 0);
     this.router.assign(this.routeRequest(request), rank.rank);
     this.dispatch(request, rank);
@@ -213,6 +247,15 @@ export class Cluster implements RankListener {
     request.truth_at_placement = rank.truthOverlap(request.hashes);
     request.dispatch_ns = this.kernel.now;
     rank.enqueue(request);
+    this.onDispatched?.(request);
+  }
+
+  /** A request a workload will never send (its play failed first): reported as skipped. */
+  recordSkipped(identity: RequestIdentity, input_length: number, output_length: number): void {
+    const request = new SimRequest(identity, input_length, output_length);
+    request.arrival_ns = this.kernel.now;
+    request.state = 'skipped';
+    this.requests.push(request);
   }
 
   rankOf(worker_id: number, dp_rank: number): RankEngine {
@@ -230,12 +273,36 @@ export class Cluster implements RankListener {
     this.transport.emit({ ...rank.rank, emitted_ns: this.kernel.now, events });
   }
 
+  /** PD-1: the prompt's KV moves to a decode worker, chosen by load when the transfer completes. */
+  handoff(request: SimRequest): void {
+    this.router.requestFinished(request.request_id);
+    const prefillRank = this.ranks[request.rank_index];
+    const transfer = this.spec.kv_transfer!;
+    const blocks = Math.ceil(request.input_length / prefillRank.settings.block_size);
+    const bytes = blocks * prefillRank.block_bytes;
+    const duration = transfer.latency_ns + transferNs(bytes, transfer.bandwidth_gbps);
+    request.kv_transfer_ns = duration;
+    const record = this.transferLog.open(
+      { direction: 'p2d', rank_index: prefillRank.rank_index, ...prefillRank.rank, bytes, blocks, request_id: request.request_id, onComplete: () => {} },
+      this.kernel.now,
+    );
+    this.transferLog.complete(record, this.kernel.now + duration, () => this.placeDecode(request));
+  }
+
+  private placeDecode(request: SimRequest): void {
+    const router = this.decodeRouter!;
+    const placement = router.place(this.routeRequest(request), this.kernel.now);
+    request.decode_routing = placement;
+    this.rankOf(placement.worker_id, placement.dp_rank).enqueueDecode(request);
+  }
+
   prefillComplete(request: SimRequest): void {
     this.router.prefillComplete(request.request_id);
   }
 
   finished(request: SimRequest): void {
     this.router.requestFinished(request.request_id);
+    this.decodeRouter?.requestFinished(request.request_id);
     request.releaseBlocks();
     this.onFinished?.(request);
   }
