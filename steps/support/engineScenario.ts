@@ -4,7 +4,8 @@
 import { ConfigError, validateReplayConfig } from '../../src/config/load';
 import type { Cluster } from '../../src/sim/cluster';
 import type { ReplayConfig } from '../../src/config/schema';
-import { runReplay, ReplayOutcome } from '../../src/sim/replay';
+import { runReplay, ReplayInputs, ReplayOutcome } from '../../src/sim/replay';
+import { parseAgenticTrace } from '../../src/agentic/trace';
 import { parseDurationNs } from '../../src/time';
 import type { ClusterSetup } from './world';
 
@@ -46,6 +47,13 @@ export class EngineScenario {
   /** The requests the scenario's `When` sent (the ones `Then` talks about). */
   focus: string[] = [];
   outcomes: ReplayOutcome[] = [];
+  /** An agentic trace (Agentic Mooncake v2 text) and how lanes replay it; replaces the explicit requests. */
+  agenticTrace: string | null = null;
+  agentic: Raw | null = null;
+  /** Disaggregated: prefill workers (this.workers) and this many decode workers. */
+  decodeWorkers = 0;
+  /** Changes applied to the role entries before validation (guard cases). */
+  readonly roleChanges: ((role: Raw) => void)[] = [];
   /** A cluster set up without running (contract checks), or the error its setup gave. */
   cluster: Cluster | null = null;
   setupError: ConfigError | null = null;
@@ -131,9 +139,15 @@ export class EngineScenario {
   /** The configuration the scenario describes, as `kvqual replay` would read it (before validation). */
   rawConfig(seed: number): Raw {
     const roles: Raw[] = [this.role()];
+    if (this.decodeWorkers > 0) roles.push({ role: 'decode', replicas: this.decodeWorkers, engine: structuredClone(this.engine) });
+    const workers = [...roles, ...this.extraRoles];
+    for (const change of this.roleChanges) for (const role of workers) change(role);
+    const cluster: Raw = { workers };
+    if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: 1, kv_transfer_latency_ms: 0.5 });
+    const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests: this.requests };
     return {
       seed,
-      cluster: { workers: [...roles, ...this.extraRoles] },
+      cluster,
       router: {
         policy: this.setup.router.policy,
         kv_event_lag_ms: nsToMs(this.setup.lag_ns),
@@ -142,13 +156,13 @@ export class EngineScenario {
         prefill_load_scale: this.setup.router.prefill_load_scale,
         router_temperature: this.setup.router.router_temperature,
       },
-      workload: { prefixes: this.prefixes, requests: this.requests },
+      workload,
     };
   }
 
   role(): Raw {
     if (this.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers with these settings:")');
-    const role: Raw = { role: 'aggregated', replicas: this.workers, engine: structuredClone(this.engine) };
+    const role: Raw = { role: this.decodeWorkers > 0 ? 'prefill' : 'aggregated', replicas: this.workers, engine: structuredClone(this.engine) };
     if (this.host.scope !== 'none') role.host_offload = { num_host_blocks: this.host.blocks, scope: this.host.scope, ...this.hostSettings };
     return role;
   }
@@ -167,11 +181,17 @@ export class EngineScenario {
         const workload = raw.workload as { requests: Raw[] };
         workload.requests = workload.requests.filter((request) => !others.has(request.id as string));
       }),
+      this.inputs(),
     );
   }
 
+  /** The parsed agentic trace, when the scenario has one. */
+  inputs(): ReplayInputs {
+    return this.agenticTrace === null ? {} : { agentic_trace: parseAgenticTrace(this.agenticTrace, 'scenario trace') };
+  }
+
   run(seed: number, change?: (raw: Raw) => void): ReplayOutcome {
-    const outcome = runReplay(this.config(seed, change));
+    const outcome = runReplay(this.config(seed, change), this.inputs());
     this.outcomes.push(outcome);
     return outcome;
   }
