@@ -1,11 +1,13 @@
-// One scenario's state: its seed, the cluster it describes, the named prefixes it uses and the
-// router-level replay built from them. Steps read and change it; src/ does the simulating.
+// One scenario's state: its seed, the cluster it describes, the named prefixes it uses, the
+// router-level replay built from them and the numbers its steps measured (for the sign-off's
+// traceability matrix). Steps read and change it; src/ does the simulating.
 import { IWorldOptions, World, setWorldConstructor } from '@cucumber/cucumber';
 import { namedChunk, Prompt } from '../../src/prompt';
 import type { TokenChunk } from '../../src/hash';
 import { RouterReplay } from '../../src/sim/routerReplay';
 import { DEFAULT_ROUTER_SETTINGS, RouterSettings } from '../../src/router/router';
 import type { Nanos } from '../../src/time';
+import { Measurement, measurement } from '../../src/report/evidence';
 
 export const DEFAULT_SEED = 1893;
 
@@ -37,6 +39,8 @@ export class KvWorld extends World {
   lastRequestId: string | null = null;
   /** The prefix that request started with, if any. */
   lastPrefix: string | null = null;
+  /** Numbers the `Then` steps measured, in the order they checked them. */
+  readonly measurements: Measurement[] = [];
 
   constructor(options: IWorldOptions) {
     super(options);
@@ -56,6 +60,15 @@ export class KvWorld extends World {
       for (const step of this.deferred.splice(0)) step(replay);
     }
     return this.replayInstance;
+  }
+
+  /**
+   * Records a number a step is about to assert, as measured (call it before the assertion, so a
+   * failing scenario still shows the actual value). `text` overrides "label = value unit".
+   */
+  measure(label: string, value: number, unit = '', text?: string): number {
+    this.measurements.push(measurement(label, value, unit, text));
+    return value;
   }
 
   get hasReplay(): boolean {
