@@ -11,14 +11,13 @@
 // determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { compareRuns } from '../src/report/determinism';
 import { CoverageSummary, summariseCoverage } from '../src/report/coverage';
 import { renderFigure } from '../src/report/figure';
 import { parseRegistry } from '../src/report/requirements';
 import { parseRun, RunModel } from '../src/report/run';
-import { anchorOf, buildSignoff, Subject } from '../src/report/signoff';
+import { anchorOf, buildSignoff, RERUN_MESSAGES, Subject } from '../src/report/signoff';
 import { renderHtml } from '../src/report/signoffHtml';
 import { ASSETS_DIR, renderMarkdown } from '../src/report/signoffMarkdown';
 import { replaceDirAtomic, writeFileAtomic } from '../src/report/write';
@@ -167,9 +166,9 @@ async function main(argv: string[]): Promise<number> {
   run(tool('cucumber-js'), isDefault ? ['--profile', 'qualify'] : ['--profile', 'replay', glob, ...formats], firstEnv);
 
   banner(`run 2 of 2: the same suite again, to compare digests${perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : ''}`);
-  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-qualify-'));
-  const rerunFile = path.join(scratch, 'rerun.ndjson');
-  run(tool('cucumber-js'), ['--profile', 'replay', glob, '--format', `message:${rerunFile}`], secondEnv);
+  const rerunFile = path.join(out, RERUN_MESSAGES);
+  fs.rmSync(rerunFile, { force: true });
+  run(tool('cucumber-js'), ['--profile', 'replay', glob, '--format', `message:${fromRoot(rerunFile)}`], secondEnv);
 
   let coverage: CoverageSummary | null = null;
   let coverageNote = 'not requested (--no-coverage)';
@@ -183,7 +182,6 @@ async function main(argv: string[]): Promise<number> {
 
   const first = readRun(messages);
   const second = readRun(rerunFile);
-  fs.rmSync(scratch, { recursive: true, force: true });
   const runModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, runErrors: [first.problem!], finished: false };
   const determinism = compareRuns(runModel, second.run, second.problem);
 
@@ -210,6 +208,7 @@ async function main(argv: string[]): Promise<number> {
       { label: "cucumber's HTML report", file: 'cucumber.html' },
       { label: 'JUnit XML', file: 'junit.xml' },
       { label: 'message stream', file: 'messages.ndjson' },
+      { label: 'message stream of the second run', file: RERUN_MESSAGES },
     ],
   });
   // Everything is rendered in memory first; only then are the files swapped in.
@@ -222,7 +221,7 @@ async function main(argv: string[]): Promise<number> {
 
   banner(`verdict: ${model.verdict}`);
   for (const gate of model.gates) process.stdout.write(`${gate.passed ? 'pass' : 'FAIL'}  ${gate.title}: ${gate.summary}\n`);
-  process.stdout.write(`\nsign-off: ${path.join(fromRoot(out), 'signoff.md')} and ${path.join(fromRoot(out), 'signoff.html')} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+  process.stdout.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
   return model.qualified ? 0 : 1;
 }
 

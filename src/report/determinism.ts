@@ -1,6 +1,8 @@
 // The determinism proof (DET-1): the suite runs twice and each scenario's canonical digest (from
 // its evidence) and result are compared. Any difference — a digest, a status, a seed, a
 // scenario present in only one run, evidence missing — is named per scenario.
+import { canonicalJson } from './canonical';
+import type { ScenarioEvidence } from './evidence';
 import type { RunModel, ScenarioStatus } from './run';
 
 export interface DeterminismRow {
@@ -43,7 +45,7 @@ export function compareRuns(first: RunModel, second: RunModel | null, secondProb
       if (a.evidence === null) reasons.push(`no evidence in the first run (${a.evidenceError ?? a.status.toLowerCase()})`);
       if (b.evidence === null) reasons.push(`no evidence in the second run (${b.evidenceError ?? b.status.toLowerCase()})`);
       if (a.evidence && b.evidence) {
-        if (a.evidence.digest !== b.evidence.digest) reasons.push('the simulation did something different (digests differ)');
+        if (a.evidence.digest !== b.evidence.digest) reasons.push(`the simulation did something different (digests differ: ${evidenceDifference(a.evidence, b.evidence)})`);
         if (a.evidence.seed !== b.evidence.seed) reasons.push(`seed ${a.evidence.seed} vs ${b.evidence.seed}`);
       }
       if (a.status !== b.status) reasons.push(`${a.status.toLowerCase()} the first time, ${b.status.toLowerCase()} the second`);
@@ -63,4 +65,23 @@ export function compareRuns(first: RunModel, second: RunModel | null, secondProb
   const differences = rows.filter((row) => !row.same);
   const problem = rows.length === 0 ? 'no scenario to compare' : null;
   return { rerun: true, rows, differences, identical: differences.length === 0 && problem === null, problem };
+}
+
+/** Where two pieces of evidence differ, in words a reviewer can follow up ("KV batches: 1 vs 2"). */
+export function evidenceDifference(a: ScenarioEvidence, b: ScenarioEvidence): string {
+  const parts: string[] = [];
+  const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
+  if (a.simulation !== b.simulation) parts.push(`simulation ${a.simulation} vs ${b.simulation}`);
+  if (!same(a.ranks, b.ranks)) parts.push(`ranks: ${a.ranks.length} vs ${b.ranks.length}`);
+  const ta = a.timeline;
+  const tb = b.timeline;
+  if (!same(ta.emissions, tb.emissions)) parts.push(`KV batches: ${ta.emissions.length} vs ${tb.emissions.length}`);
+  const where = (e: ScenarioEvidence) => e.timeline.placements.map((p) => `${p.request_id} on worker ${p.worker_id}`).join(', ') || 'none';
+  if (where(a) !== where(b)) parts.push(`placements: ${where(a)} vs ${where(b)}`);
+  else if (!same(ta.placements, tb.placements)) parts.push('same placements, different breakdowns');
+  if (!same(ta.transfers, tb.transfers)) parts.push(`transfers: ${ta.transfers.length} vs ${tb.transfers.length}`);
+  if (!same(ta.membership, tb.membership)) parts.push('membership changes differ');
+  if (!same(ta.failure, tb.failure)) parts.push(`failure: ${ta.failure?.message ?? 'none'} vs ${tb.failure?.message ?? 'none'}`);
+  if (!same(a.residency, b.residency)) parts.push('residency differs');
+  return parts.length ? parts.join('; ') : 'the timelines agree; the canonical records differ in detail';
 }

@@ -29,6 +29,7 @@ const POINT_KINDS: { label: string; shape: string; color: string }[] = [
   { label: 'worker joined the cluster', shape: 'triangle-right', color: '#868e96' },
 ];
 
+const LANE_AXIS = { title: null, labelLimit: 240, labelFontSize: 11, labelColor: '#343a40' };
 const LEGEND = { labelLimit: 320, columns: 2, columnPadding: 28, orient: 'bottom', direction: 'horizontal' };
 
 const TRANSFER_COLOR: Record<'H2D' | 'D2H', string> = { H2D: '#ae3ec9', D2H: '#0c8599' };
@@ -114,7 +115,7 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
   }));
   const failureRule = t.failure ? [{ t: ms(t.failure.at_ns), label: 'event stream rejected' }] : [];
 
-  const y = { field: 'lane', type: 'nominal', scale: { domain: lanes }, axis: { title: null, labelLimit: 240, labelFontSize: 11, labelColor: '#343a40' } };
+  const y = { field: 'lane', type: 'nominal', scale: { domain: lanes }, axis: LANE_AXIS };
   const x = { field: 't', type: 'quantitative', scale: xScale, axis: xAxis };
   const timelineLayers: unknown[] = [
     {
@@ -159,10 +160,7 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
   );
   if (failureRule.length > 0) timelineLayers.push(...failureLayers(failureRule, x));
   const timeline = {
-    title: { text: 'Timeline: arrivals, KV event batches (emitted → visible to the router), placements', anchor: 'start', fontSize: 12 },
-    width: WIDTH,
-    height: lanes.length * LANE_HEIGHT,
-    layer: timelineLayers,
+    ...panel('Timeline: arrivals, KV event batches (emitted → visible to the router), placements', lanes.length * LANE_HEIGHT, timelineLayers),
     resolve: { scale: { color: 'independent', shape: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
   };
 
@@ -181,7 +179,7 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
     };
   });
   const placementsAt = t.placements.map((p) => ({ t: ms(p.at_ns), label: p.request_id }));
-  const rowY = { field: 'row', type: 'nominal', scale: { domain: rows }, axis: { title: null, labelLimit: 240, labelFontSize: 11, labelColor: '#343a40' } };
+  const rowY = { field: 'row', type: 'nominal', scale: { domain: rows }, axis: LANE_AXIS };
   const tierOffset = { field: 'tier', type: 'nominal', scale: { domain: [TIER_NAME.Device, TIER_NAME.HostPinned], paddingInner: 0.15 } };
   const residencyLayers: unknown[] = [
     {
@@ -217,12 +215,7 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
     );
   }
   if (failureRule.length > 0) residencyLayers.push(...failureLayers(failureRule, x));
-  const residency = {
-    title: { text: 'Residency per rank: what the engine held vs what the router could see (blocks)', anchor: 'start', fontSize: 12 },
-    width: WIDTH,
-    height: rows.length * STRIP_HEIGHT,
-    layer: residencyLayers,
-  };
+  const residency = panel('Residency per rank: what the engine held vs what the router could see (blocks)', rows.length * STRIP_HEIGHT, residencyLayers);
 
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
@@ -239,6 +232,10 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
     vconcat: [timeline, residency],
     resolve: { scale: { color: 'independent', shape: 'independent', y: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
   } as unknown as TopLevelSpec;
+}
+
+function panel(title: string, height: number, layer: unknown[]): Record<string, unknown> {
+  return { title: { text: title, anchor: 'start', fontSize: 12 }, width: WIDTH, height, layer };
 }
 
 function failureLayers(values: { t: number; label: string }[], x: unknown): unknown[] {

@@ -97,9 +97,13 @@ export function statusWord(status: ScenarioStatus | RunStep['status']): string {
   return status === 'NOT RUN' ? 'not run' : status.toLowerCase();
 }
 
-function plural(n: number, one: string, many = `${one}s`): string {
+/** "1 scenario", "3 scenarios". */
+export function countOf(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
+
+/** File name of the second run's message stream, kept beside the report for a determinism inquiry. */
+export const RERUN_MESSAGES = 'messages-rerun.ndjson';
 
 /** Digest of the scenario set: the feature sources the run read, by path. */
 export function scenarioSetDigest(run: RunModel): string {
@@ -178,13 +182,13 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     summary:
       total === 0
         ? 'no scenario ran'
-        : `${counts.PASSED} of ${plural(total, 'scenario')} passed` +
+        : `${counts.PASSED} of ${countOf(total, 'scenario')} passed` +
           (counts.PASSED < total
             ? ` (${STATUSES.filter((s) => s !== 'PASSED' && counts[s] > 0)
                 .map((s) => `${counts[s]} ${statusWord(s)}`)
                 .join(', ')})`
             : '') +
-          (run.runErrors.length > 0 ? `; the run itself reported ${plural(run.runErrors.length, 'problem')}` : ''),
+          (run.runErrors.length > 0 ? `; the run itself reported ${countOf(run.runErrors.length, 'problem')}` : ''),
   };
   const traceProblems = untraced.length + unknownTags.length + uncovered.length;
   const traceGate: Gate = {
@@ -194,9 +198,9 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       traceProblems === 0
         ? `every scenario traces to a registered requirement; all ${registry.requirements.length} requirements have scenarios`
         : [
-            untraced.length > 0 ? `${plural(untraced.length, 'scenario')} without a requirement tag` : '',
-            unknownTags.length > 0 ? `${plural(unknownTags.length, 'unknown requirement tag')}` : '',
-            uncovered.length > 0 ? `${plural(uncovered.length, 'requirement')} without a scenario (${uncovered.map((r) => r.id).join(', ')})` : '',
+            untraced.length > 0 ? `${countOf(untraced.length, 'scenario')} without a requirement tag` : '',
+            unknownTags.length > 0 ? `${countOf(unknownTags.length, 'unknown requirement tag')}` : '',
+            uncovered.length > 0 ? `${countOf(uncovered.length, 'requirement')} without a scenario (${uncovered.map((r) => r.id).join(', ')})` : '',
           ]
             .filter(Boolean)
             .join('; '),
@@ -207,8 +211,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     summary: determinism.problem
       ? `not proven: ${determinism.problem}`
       : determinism.identical
-        ? `both runs identical for all ${plural(determinism.rows.length, 'scenario')}`
-        : `${plural(determinism.differences.length, 'scenario')} differed between the two runs: ${determinism.differences.map((d) => `"${d.name}"`).join(', ')}`,
+        ? `both runs identical for all ${countOf(determinism.rows.length, 'scenario')}`
+        : `${countOf(determinism.differences.length, 'scenario')} differed between the two runs: ${determinism.differences.map((d) => `"${d.name}"`).join(', ')}`,
   };
   const gates = [scenariosGate, traceGate, determinismGate];
   const qualified = gates.every((g) => g.passed);

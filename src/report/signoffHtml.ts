@@ -4,7 +4,7 @@
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './signoff';
-import { shortDigest, statusWord } from './signoff';
+import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './signoff';
 import type { RunStep } from './run';
 import { escapeHtml as h } from './text';
 
@@ -200,7 +200,7 @@ export function renderHtml(model: SignoffModel): string {
       ['Git commit', `<span class="mono">${h(subject.commit)}</span> (${h(subject.worktree)})`],
       ['Node.js', h(subject.node)],
       ['Cucumber', h(`cucumber-js ${model.cucumberVersion}`)],
-      ['Scenario set', `<span class="mono">${h(model.scenarioSet.digest)}</span><br>${model.scenarioSet.files} feature files, ${model.scenarioSet.scenarios} scenarios`],
+      ['Scenario set', `<span class="mono">${h(model.scenarioSet.digest)}</span><br>${h(countOf(model.scenarioSet.files, 'feature file'))}, ${h(countOf(model.scenarioSet.scenarios, 'scenario'))}`],
       ['Produced by', `<code>${h(input.command)}</code>`],
       ['Beside this report', input.companions.map((c) => `${h(c.label)}: <code>${h(c.file)}</code>`).join('<br>')],
     ]),
@@ -213,7 +213,12 @@ export function renderHtml(model: SignoffModel): string {
   );
   if (det.problem) out.push(`<p>${badge(false, 'NOT PROVEN')} ${h(det.problem)}</p>`);
   else if (det.identical) out.push(`<p>${badge(true, 'IDENTICAL')} all ${det.rows.length} scenarios have the same digest and result in both runs.</p>`);
-  else out.push(`<p>${badge(false, 'DIFFERENT')} ${det.differences.length} scenario(s) differed:</p>`, determinismTable(det.differences));
+  else {
+    out.push(
+      `<p>${badge(false, 'DIFFERENT')} ${h(countOf(det.differences.length, 'scenario'))} differed (the second run's message stream is kept as <code>${h(RERUN_MESSAGES)}</code>):</p>`,
+      determinismTable(det.differences),
+    );
+  }
   if (det.rows.length) out.push(`<details><summary>Digests of every scenario</summary>${determinismTable(det.rows)}</details>`);
 
   out.push(

@@ -4,7 +4,7 @@
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './signoff';
-import { shortDigest, statusWord } from './signoff';
+import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './signoff';
 import { escapeMarkdown as md, markdownCode as code, markdownFence } from './text';
 
 export const ASSETS_DIR = 'signoff-assets';
@@ -136,7 +136,7 @@ export function renderMarkdown(model: SignoffModel): string {
         ['Git commit', `${code(subject.commit)} (${md(subject.worktree)})`],
         ['Node.js', md(subject.node)],
         ['Cucumber', md(`cucumber-js ${model.cucumberVersion}`)],
-        ['Scenario set', `${code(model.scenarioSet.digest)} — ${model.scenarioSet.files} feature files, ${model.scenarioSet.scenarios} scenarios`],
+        ['Scenario set', `${code(model.scenarioSet.digest)} — ${countOf(model.scenarioSet.files, 'feature file')}, ${countOf(model.scenarioSet.scenarios, 'scenario')}`],
         ['Produced by', code(input.command)],
         ['Beside this report', input.companions.map((c) => `${md(c.label)}: ${code(c.file)}`).join(', ')],
       ],
@@ -155,7 +155,7 @@ export function renderMarkdown(model: SignoffModel): string {
   if (det.problem) push(`**${mark(false)} Not proven:** ${md(det.problem)}`, '');
   else if (det.identical) push(`**${mark(true)} Identical:** all ${det.rows.length} scenarios have the same digest and result in both runs.`, '');
   else {
-    push(`**${mark(false)} ${det.differences.length} scenario(s) differed:**`, '');
+    push(`**${mark(false)} ${det.differences.length === 1 ? '1 scenario' : `${det.differences.length} scenarios`} differed** (the second run's message stream is kept as ${code(RERUN_MESSAGES)}):`, '');
     push(table(['Scenario', 'Where', 'Run 1', 'Run 2', 'Difference'], det.differences.map(determinismRow)), '');
   }
   if (det.rows.length > 0) {

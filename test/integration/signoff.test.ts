@@ -99,7 +99,9 @@ test('the perturbation test double flips the verdict to NOT QUALIFIED and names 
   assert.equal(perturbed.status, 1, perturbed.output);
   assert.match(perturbed.markdown, /\*\*NOT QUALIFIED\*\*/);
   assert.match(perturbed.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store" \| ❌ \|/);
+  assert.match(perturbed.markdown, /digests differ: KV batches: 1 vs 2/);
   assert.match(perturbed.markdown, /TEST DOUBLE ACTIVE/);
+  assert.ok(fs.existsSync(path.join(perturbed.dir, 'messages-rerun.ndjson')), 'the second run is kept for the inquiry');
   assert.match(perturbed.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'the perturbed scenario still passes: only the digest tells');
 });
 

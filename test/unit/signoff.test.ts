@@ -106,7 +106,7 @@ test('determinism: digests, results and presence are compared per scenario', () 
   assert.deepEqual(
     result.differences.map((d) => [d.name, d.reason]),
     [
-      ['two', 'the simulation did something different (digests differ)'],
+      ['two', 'the simulation did something different (digests differ: KV batches: 1 vs 2; residency differs)'],
       ['three', 'not run the second time'],
       ['four', 'only in the second run'],
     ],
