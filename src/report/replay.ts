@@ -7,8 +7,8 @@ export function shellWord(word: string): string {
   return /^[\w./:@%+=,-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-/** `KVQUAL_SEED=1893 npx cucumber-js --profile replay features/x.feature:24` */
-export function replayCommand(seed: number, uri: string, line?: number): string {
+/** `KVQUAL_SEED=1893 npx cucumber-js --profile replay features/x.feature:24` (no seed: the default one). */
+export function replayCommand(seed: number | null, uri: string, line?: number): string {
   const target = line === undefined ? uri : `${uri}:${line}`;
-  return `KVQUAL_SEED=${seed} npx cucumber-js --profile replay ${shellWord(target)}`;
+  return `${seed === null ? '' : `KVQUAL_SEED=${seed} `}npx cucumber-js --profile replay ${shellWord(target)}`;
 }

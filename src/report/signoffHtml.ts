@@ -228,7 +228,7 @@ export function renderHtml(model: SignoffModel): string {
   );
 
   out.push('<h2 id="gaps">Gaps</h2>', '<p>Everything that keeps this report from QUALIFIED is listed here; nothing is folded into "passed".</p>');
-  out.push('<h3>Requirements without a scenario</h3>', list(model.uncovered.map((r) => `<strong>${h(r.id)}</strong> ${h(r.title)} <span class="muted">(${h(r.source)}; status ${h(r.status)})</span>`)));
+  out.push('<h3>Requirements without a scenario</h3>', list(model.uncovered.map((r) => `<strong>${h(r.id)}</strong> ${h(r.title)} <span class="muted">— source: ${h(r.source)} · owner: ${h(r.owner)} · status: ${h(r.status)}</span>`)));
   out.push('<h3>Scenarios without a requirement tag</h3>', list(model.untraced.map((v) => `${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));
   out.push('<h3>Tags naming no registered requirement</h3>', list(model.unknownTags.map(({ view, tag }) => `${h(tag)} on ${link(view)}`)));
   out.push('<h3>Scenarios that did not pass</h3>', list(model.notPassed.map((v) => `${statusBadge(v.scenario.status)} ${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));

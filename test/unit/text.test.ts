@@ -1,6 +1,7 @@
-// Unit tests of report escaping: HTML, Markdown text and code, fenced blocks, slugs.
+// Unit tests of report text: HTML and Markdown escaping, fenced blocks, slugs, replay commands.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { replayCommand } from '../../src/report/replay';
 import { escapeHtml, escapeMarkdown, markdownCode, markdownFence, slug } from '../../src/report/text';
 
 test('HTML: markup becomes text', () => {
@@ -19,4 +20,9 @@ test('Markdown code spans and fences cannot be closed from inside', () => {
 
 test('slugs', () => {
   assert.equal(slug('features/router/Lag visibility'), 'features-router-lag-visibility');
+});
+
+test('replay commands select exactly one scenario and quote what the shell would split', () => {
+  assert.equal(replayCommand(1893, 'features/router/lag.feature', 24), 'KVQUAL_SEED=1893 npx cucumber-js --profile replay features/router/lag.feature:24');
+  assert.equal(replayCommand(null, "odd dir/it's.feature", 3), `npx cucumber-js --profile replay 'odd dir/it'\\''s.feature:3'`);
 });
