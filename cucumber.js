@@ -1,8 +1,11 @@
 // Cucumber profiles. `default` runs TypeScript through tsx (fast start); `ts-node` is the same
 // suite through ts-node for users who run it that way; `qualify` also writes the reports.
+// `replay` runs only the paths given on the command line (cucumber adds command-line paths to a
+// profile's paths, so a scenario's replay command `… --profile replay file:line` needs a profile
+// without any); `compiled` is the same for the JavaScript that `tsc` writes to build/ (coverage).
 // Runs are serial and never retried: a flaky scenario is a bug.
+const suite = ['features/**/*.feature'];
 const common = {
-  paths: ['features/**/*.feature'],
   require: ['steps/**/*.ts'],
   strict: true,
   retry: 0,
@@ -12,11 +15,14 @@ const common = {
 };
 
 module.exports = {
-  default: { ...common, requireModule: ['tsx/cjs'] },
-  'ts-node': { ...common, requireModule: ['ts-node/register/transpile-only'] },
+  default: { ...common, paths: suite, requireModule: ['tsx/cjs'] },
+  'ts-node': { ...common, paths: suite, requireModule: ['ts-node/register/transpile-only'] },
   qualify: {
     ...common,
+    paths: suite,
     requireModule: ['tsx/cjs'],
     format: ['progress', 'html:reports/cucumber.html', 'junit:reports/junit.xml', 'message:reports/messages.ndjson'],
   },
+  replay: { ...common, requireModule: ['tsx/cjs'] },
+  compiled: { ...common, require: ['build/steps/**/*.js'] },
 };

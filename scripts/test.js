@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// `npm test`: type-check, unit tests of src/ (node --test), then every feature (cucumber).
-// Prints each tool's output, then one closing line `N passed, N failed` that counts unit tests
-// and scenarios; undefined, pending, ambiguous and failed steps all count as failed.
+// `npm test`: type-check, the requirement-tag lint, unit and integration tests (node --test:
+// test/unit, then test/integration, which runs the sign-off end to end and in a browser), then
+// every feature (cucumber). Prints each tool's output, then one closing line `N passed, N failed`
+// that counts tests and scenarios; undefined, pending, ambiguous and failed steps all count as
+// failed, and skipped tests (e.g. the browser test without Chromium) as skipped.
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -43,10 +45,13 @@ function extraChecks() {
 }
 
 function unitTests() {
-  const dir = path.join(root, 'test', 'unit');
-  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join('test', 'unit', f)) : [];
+  const testsIn = (name) => {
+    const dir = path.join(root, 'test', name);
+    return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join('test', name, f)) : [];
+  };
+  const files = [...testsIn('unit'), ...testsIn('integration')];
   if (files.length === 0) return;
-  const result = run('unit tests (node --test)', process.execPath, ['--require', 'tsx/cjs', '--test', '--test-reporter=tap', ...files]);
+  const result = run('unit and integration tests (node --test)', process.execPath, ['--require', 'tsx/cjs', '--test', '--test-reporter=tap', ...files]);
   const count = (label) => Number((result.stdout.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) || [0, 0])[1]);
   tally.passed += count('pass');
   tally.failed += count('fail') + count('cancelled');

@@ -37,7 +37,7 @@ Then('the resume is placed on worker {int} by load, the router seeing no cached 
   expect(record.worker_id, decision(record)).to.equal(worker);
   const seen = placement.candidates.filter((c) => c.device_blocks + c.host_blocks > 0);
   expect(seen, `the router should have seen no cached blocks: ${decision(record)}`).to.deep.equal([]);
-  this.measure?.('resume placed on worker', worker, '');
+  this.measure('resume placed on worker', worker, '');
 });
 
 Then('the resume is placed on worker {int}, which holds its prefix in G2', function (this: KvWorld, worker: number) {
@@ -45,7 +45,7 @@ Then('the resume is placed on worker {int}, which holds its prefix in G2', funct
   const placement = record.routing_history.at(-1)!;
   expect(record.worker_id, decision(record)).to.equal(worker);
   expect(placement.host_blocks, `G2 blocks the router counted on worker ${worker}: ${decision(record)}`).to.be.greaterThan(0);
-  this.measure?.('G2 blocks visible on the chosen worker', placement.host_blocks, 'blocks');
+  this.measure('G2 blocks visible on the chosen worker', placement.host_blocks, 'blocks');
 });
 
 Then('the resume is placed on worker {int}, the less loaded of the workers that all see its prefix in G2', function (this: KvWorld, worker: number) {
@@ -63,31 +63,31 @@ Then('the resume is placed on worker {int}, the less loaded of the workers that 
 Then('it restores {int} tokens from G2', function (this: KvWorld, tokens: number) {
   const record = theResume(this);
   expect(record.host_reused_tokens, `host_reused_tokens of ${record.request_id}`).to.equal(tokens);
-  this.measure?.('tokens restored from G2', record.host_reused_tokens, 'tokens');
+  this.measure('tokens restored from G2', record.host_reused_tokens, 'tokens');
 });
 
 Then('it reuses {int} tokens from G1', function (this: KvWorld, tokens: number) {
   const record = theResume(this);
   expect(record.g1_reused_tokens, `g1_reused_tokens of ${record.request_id}`).to.equal(tokens);
-  this.measure?.('tokens reused from G1', record.g1_reused_tokens, 'tokens');
+  this.measure('tokens reused from G1', record.g1_reused_tokens, 'tokens');
 });
 
 Then('it recomputes its whole prompt', function (this: KvWorld) {
   const record = theResume(this);
   expect({ g1: record.g1_reused_tokens, host: record.host_reused_tokens }, `reuse of ${record.request_id}`).to.deep.equal({ g1: 0, host: 0 });
-  this.measure?.('tokens reused (G1 + G2)', 0, 'tokens');
+  this.measure('tokens reused (G1 + G2)', 0, 'tokens');
 });
 
 Then('its H2D wait is {duration}', function (this: KvWorld, wait: Nanos) {
   const record = theResume(this);
   expect(record.h2d_wait_ms, `H2D wait of ${record.request_id} in ms`).to.equal(msOf(wait));
-  this.measure?.('H2D wait', record.h2d_wait_ms, 'ms');
+  this.measure('H2D wait', record.h2d_wait_ms, 'ms');
 });
 
 Then('its time to first token is {duration}', function (this: KvWorld, ttft: Nanos) {
   const record = theResume(this);
   expect(record.ttft_ms, `TTFT of ${record.request_id} in ms`).to.equal(msOf(ttft));
-  this.measure?.('time to first token', record.ttft_ms!, 'ms');
+  this.measure('time to first token', record.ttft_ms!, 'ms');
 });
 
 Then("each request's H2D wait is {duration}, twice the solo wait of {duration}", function (this: KvWorld, wait: Nanos, solo: Nanos) {
@@ -99,7 +99,7 @@ Then("each request's H2D wait is {duration}, twice the solo wait of {duration}",
   const soloRecord = soloOutcome.report.per_request.find((r) => r.request_id === this.engine.focus[0])!;
   expect(soloRecord.h2d_wait_ms, 'H2D wait of the same request alone, in ms').to.equal(msOf(solo));
   expect(msOf(wait)).to.equal(2 * soloRecord.h2d_wait_ms);
-  this.measure?.(`H2D wait ${formatNs(wait)} = 2 × ${formatNs(solo)} solo`, records[0].h2d_wait_ms, 'ms');
+  this.measure(`H2D wait ${formatNs(wait)} = 2 × ${formatNs(solo)} solo`, records[0].h2d_wait_ms, 'ms');
 });
 
 Then("the shared pool's residency matches the solo run", function (this: KvWorld) {
@@ -107,7 +107,7 @@ Then("the shared pool's residency matches the solo run", function (this: KvWorld
   const solo = this.engine.soloOutcome(this.seed).report.summary.g2_domains;
   expect(concurrent, 'g2_domains of the concurrent run').to.not.equal(undefined);
   expect(concurrent, 'g2_domains: concurrent run vs solo run').to.deep.equal(solo);
-  this.measure?.('shared pool resident blocks', concurrent![0].resident_blocks, 'blocks');
+  this.measure('shared pool resident blocks', concurrent![0].resident_blocks, 'blocks');
 });
 
 Then('the shared pool holds {int} of its {int} blocks', function (this: KvWorld, resident: number, capacity: number) {
@@ -128,7 +128,7 @@ Then("at every admission the router's reported overlap equals the realised G1 + 
     const rec = record.reconciliation!;
     expect(rec, `${record.request_id} was never admitted`).to.not.equal(null);
     expect(rec.realised_tokens, `${record.request_id}: router reported ${rec.predicted_tokens} tokens, realised ${rec.realised_tokens} (${rec.reason ?? 'agree'})`).to.equal(rec.predicted_tokens);
-    this.measure?.(`${record.request_id}: reported overlap = realised reuse`, rec.realised_tokens, 'tokens');
+    this.measure(`${record.request_id}: reported overlap = realised reuse`, rec.realised_tokens, 'tokens');
   }
 });
 
@@ -136,14 +136,14 @@ Then('the reconciliation of the resume says {string}, reported {int} tokens vs r
   const rec = theResume(this).reconciliation;
   expect(rec, 'reconciliation').to.not.equal(null);
   expect({ reason: rec!.reason, predicted: rec!.predicted_tokens, realised: rec!.realised_tokens }).to.deep.equal({ reason, predicted, realised });
-  this.measure?.(`reported ${predicted} vs realised ${realised} tokens (${reason})`, realised, 'tokens');
+  this.measure(`reported ${predicted} vs realised ${realised} tokens (${reason})`, realised, 'tokens');
 });
 
 Then('both runs produce the same report digest', function (this: KvWorld) {
   const [first, second] = this.engine.outcomes.map((outcome) => outcome.report.digest);
   expect(this.engine.outcomes.length, 'runs').to.equal(2);
   expect(second, 'digest of the second run').to.equal(first);
-  this.measure?.('report digest (both runs)', 0, first);
+  this.measure('report digest (both runs)', 0, first);
 });
 
 Then("the router's event-stream check passes", function (this: KvWorld) {

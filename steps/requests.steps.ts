@@ -46,45 +46,54 @@ function lastPlacement(world: KvWorld): Placement {
   return placement;
 }
 
-function expectWorker(placement: Placement, worker: number): void {
+function expectWorker(world: KvWorld, placement: Placement, worker: number): void {
+  world.measure(`${placement.request_id} placed on worker`, placement.worker_id, '', `${placement.request_id} placed on worker ${placement.worker_id}`);
   expect(placement.worker_id, `placed on worker ${placement.worker_id}, expected worker ${worker}.\n${describePlacement(placement)}`).to.equal(worker);
 }
 
 Then('it is placed on worker {int}, the less loaded worker', function (this: KvWorld, worker: number) {
   const placement = lastPlacement(this);
-  expectWorker(placement, worker);
+  expectWorker(this, placement, worker);
   const sawCache = placement.candidates.filter((c) => c.device_blocks + c.host_blocks > 0);
+  const seen = sawCache.reduce((sum, c) => sum + c.device_blocks + c.host_blocks, 0);
+  this.measure('cached blocks the router saw on any worker', seen, 'blocks');
   expect(sawCache, `the router should have placed by load alone, but saw cached blocks:\n${describePlacement(placement)}`).to.deep.equal([]);
 });
 
 Then('it is placed on worker {int}, which holds it in G2', function (this: KvWorld, worker: number) {
   const placement = lastPlacement(this);
-  expectWorker(placement, worker);
+  expectWorker(this, placement, worker);
   const prefixBlocks = this.prefixPrompt(this.lastPrefix!).blocks(this.setup.block_size).length;
+  this.measure(`host blocks counted on worker ${worker}`, placement.host_blocks, 'blocks', `host blocks counted on worker ${worker} = ${placement.host_blocks} (the whole ${prefixBlocks}-block prefix)`);
   expect(placement.host_blocks, `host blocks counted on worker ${worker}.\n${describePlacement(placement)}`).to.equal(prefixBlocks);
 });
 
 Then('it is placed on worker {int}, which holds it in GPU memory', function (this: KvWorld, worker: number) {
   const placement = lastPlacement(this);
-  expectWorker(placement, worker);
+  expectWorker(this, placement, worker);
   const prefixBlocks = this.prefixPrompt(this.lastPrefix!).blocks(this.setup.block_size).length;
+  this.measure(`GPU blocks counted on worker ${worker}`, placement.device_blocks, 'blocks', `GPU blocks counted on worker ${worker} = ${placement.device_blocks} (the whole ${prefixBlocks}-block prefix)`);
   expect(placement.device_blocks, `GPU blocks counted on worker ${worker}.\n${describePlacement(placement)}`).to.equal(prefixBlocks);
 });
 
 Then('it is placed on worker {int}', function (this: KvWorld, worker: number) {
-  expectWorker(lastPlacement(this), worker);
+  expectWorker(this, lastPlacement(this), worker);
 });
 
 Then('the router counted {int} host block(s) on worker {int} for it', function (this: KvWorld, blocks: number, worker: number) {
   const placement = lastPlacement(this);
   const candidate = placement.candidates.find((c) => c.worker_id === worker && c.dp_rank === 0);
   expect(candidate, `worker ${worker} was not a candidate`).to.not.equal(undefined);
+  this.measure(`host blocks counted on worker ${worker}`, candidate!.host_blocks, 'blocks');
   expect(candidate!.host_blocks, `host blocks seen on worker ${worker}.\n${describePlacement(placement)}`).to.equal(blocks);
 });
 
 Then('the requests are placed on workers {string}', function (this: KvWorld, list: string) {
   const expected = list.split(',').map((item) => Number(item.trim()));
   const actual = this.replay.placements.map((placement) => placement.worker_id);
+  for (const placement of this.replay.placements) {
+    this.measure(`${placement.request_id} placed on worker`, placement.worker_id, '', `${placement.request_id} placed on worker ${placement.worker_id}`);
+  }
   expect(actual, 'workers chosen, in arrival order').to.deep.equal(expected);
 });
 
@@ -102,6 +111,10 @@ const BREAKDOWN_COLUMNS: Record<string, keyof CandidateScore> = {
 Then('the router scored it as:', function (this: KvWorld, table: DataTable) {
   const placement = lastPlacement(this);
   const rows = table.hashes();
+  for (const c of placement.candidates) {
+    const where = c.dp_rank === 0 ? `worker ${c.worker_id}` : `worker ${c.worker_id} dp rank ${c.dp_rank}`;
+    this.measure(`cost on ${where}`, c.cost, 'blocks', `cost on ${where} = ${Number(c.cost.toFixed(6))} (credit ${Number(c.credit.toFixed(6))})`);
+  }
   expect(placement.candidates.length, 'number of candidates').to.equal(rows.length);
   rows.forEach((row, i) => {
     const candidate = placement.candidates[i];
@@ -115,6 +128,8 @@ Then('the router scored it as:', function (this: KvWorld, table: DataTable) {
 
 Then('it reports an overlap of {int} blocks, {int} tokens, the best available', function (this: KvWorld, blocks: number, tokens: number) {
   const placement = lastPlacement(this);
+  this.measure('selected overlap', placement.selected_overlap_blocks, 'blocks');
+  this.measure('reported overlap', placement.reported_overlap_tokens, 'tokens');
   expect(placement.selected_overlap_blocks, 'selected overlap blocks').to.equal(blocks);
   expect(placement.best_available_overlap_blocks, 'best available overlap blocks').to.equal(blocks);
   expect(placement.reported_overlap_tokens, 'reported overlap tokens').to.equal(tokens);

@@ -15,6 +15,7 @@ Then(
   /^the replay fails because (the block is already stored on that rank|the removed block was never stored on that rank|an event id is out of sequence)$/,
   function (this: KvWorld, reason: string) {
     const failure = this.replay.failure;
+    this.measure('stream errors', failure ? 1 : 0, failure ? 'error' : 'errors', failure ? `stream rejected (${failure.detail.violation.replace(/-/g, ' ')})` : 'stream errors = 0');
     expect(failure, 'the replay should have failed, but it accepted every event').to.not.equal(null);
     expect(failure!.detail.violation, failure!.message).to.equal(REASONS[reason]);
   },
@@ -28,6 +29,12 @@ Then(
     const hash = this.prefixPrompt(prefix).blocks(this.setup.block_size)[block - 1]?.block_hash;
     expect(hash, `"${prefix}" has no block ${block}`).to.not.equal(undefined);
     const detail = failure!.detail;
+    this.measure(
+      'rejected event id',
+      detail.event_id,
+      '',
+      `rejected: worker ${detail.worker_id}, dp rank ${detail.dp_rank}, event ${detail.event_id}, tier ${detail.tier}`,
+    );
     expect({ worker: detail.worker_id, dp_rank: detail.dp_rank, event_id: detail.event_id, tier: detail.tier, block: detail.block_hash }).to.deep.equal({
       worker,
       dp_rank,
@@ -42,9 +49,12 @@ Then(
 );
 
 Then('the replay completes without a stream error', function (this: KvWorld) {
+  this.measure('stream errors', this.replay.failure ? 1 : 0, 'errors');
   expect(this.replay.failure?.message ?? null, 'stream error').to.equal(null);
 });
 
 Then('the router no longer lists worker {int} as a candidate', function (this: KvWorld, worker: number) {
-  expect(this.replay.router.ranks.map((rank) => rank.worker_id)).to.not.include(worker);
+  const workers = [...new Set(this.replay.router.ranks.map((rank) => rank.worker_id))];
+  this.measure('candidate workers', workers.length, 'workers', `candidates: ${workers.map((w) => `worker ${w}`).join(', ') || 'none'}`);
+  expect(workers).to.not.include(worker);
 });

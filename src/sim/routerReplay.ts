@@ -26,6 +26,13 @@ export interface BatchTrace {
   fate: 'applied' | 'lost' | 'pending';
 }
 
+/** A worker leaving or rejoining the cluster at an instant (MIR-3), for reports. */
+export interface MembershipChange {
+  at_ns: Nanos;
+  worker_id: number;
+  change: 'left' | 'joined';
+}
+
 type LinkFault = { kind: 'lose'; rank: RankRef; emitted_ns: Nanos } | { kind: 'swap'; rank: RankRef; first_ns: Nanos; second_ns: Nanos } | { kind: 'duplicate'; rank: RankRef; emitted_ns: Nanos };
 
 export class RouterReplay {
@@ -35,6 +42,7 @@ export class RouterReplay {
   readonly transport: EventTransport;
   readonly placements: Placement[] = [];
   readonly batches: BatchTrace[] = [];
+  readonly membership: MembershipChange[] = [];
   failure: EventStreamError | null = null;
   private readonly streams = new Map<string, RankEventStream>();
   private readonly faults: LinkFault[] = [];
@@ -70,13 +78,17 @@ export class RouterReplay {
   removeWorkerAt(at: Nanos, worker_id: number): void {
     this.kernel.at(at, Phase.EventVisibility, -1, () => {
       this.router.removeWorker(worker_id);
+      this.membership.push({ at_ns: this.kernel.now, worker_id, change: 'left' });
       for (const key of [...this.streams.keys()]) if (key.startsWith(`${worker_id}/`)) this.streams.delete(key);
     });
   }
 
   /** Re-registers a worker at an instant with fresh event streams. */
   addWorkerAt(at: Nanos, worker_id: number, dp_size = 1): void {
-    this.kernel.at(at, Phase.EventVisibility, -1, () => this.addWorker(worker_id, dp_size));
+    this.kernel.at(at, Phase.EventVisibility, -1, () => {
+      this.addWorker(worker_id, dp_size);
+      this.membership.push({ at_ns: this.kernel.now, worker_id, change: 'joined' });
+    });
   }
 
   /** Puts a request on a rank at time zero without routing: that rank is already busy. */

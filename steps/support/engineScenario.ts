@@ -52,6 +52,8 @@ export class EngineScenario {
   agentic: Raw | null = null;
   /** Disaggregated: prefill workers (this.workers) and this many decode workers. */
   decodeWorkers = 0;
+  /** The perturbation test double: one extra request, so the run's digest changes. */
+  perturbed = false;
   /** Changes applied to the role entries before validation (guard cases). */
   readonly roleChanges: ((role: Raw) => void)[] = [];
   /** A cluster set up without running (contract checks), or the error its setup gave. */
@@ -144,7 +146,8 @@ export class EngineScenario {
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
     if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: 1, kv_transfer_latency_ms: 0.5 });
-    const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests: this.requests };
+    const requests = this.perturbed ? [...this.requests, { id: 'perturbation-probe', arrival_ms: 0, prompt: [{ tokens: 1 }], output_length: 1 }] : this.requests;
+    const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests };
     return {
       seed,
       cluster,

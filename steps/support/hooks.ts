@@ -1,17 +1,35 @@
-// Scenario hooks: every failing scenario prints its seed and a one-line command that replays
-// exactly it; every scenario attaches the router's decisions in plain words as evidence.
-import { After, Status } from '@cucumber/cucumber';
+// Scenario hooks: every scenario attaches its evidence (application/vnd.kvqual.evidence+json:
+// seed, digest, timeline, residency strips, measured values) for the sign-off report, its
+// figure (SVG, shown by cucumber's HTML) and the router's decisions in plain words; every failing
+// scenario also prints its seed and a one-line command that replays exactly it.
+import { After, Before, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
-import { explainPlacement } from '../../src/router/explain';
+import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceFromCluster, evidenceFromRouterReplay, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
+import { renderFigure } from '../../src/report/figure';
+import { replayCommand } from '../../src/report/replay';
+import { perturbIfAsked } from './perturb';
 
-After(function (this: KvWorld, { pickle, result }) {
-  const decisions = this.hasReplay ? this.replay.placements.map(explainPlacement) : [];
-  if (decisions.length > 0) this.attach(decisions.join('\n'), 'text/plain');
+Before(function (this: KvWorld, { pickle }) {
+  perturbIfAsked(this, pickle.name);
+});
+
+function evidenceOf(world: KvWorld): ScenarioEvidence {
+  if (world.hasReplay) return evidenceFromRouterReplay(world.replay, world.seed, world.measurements);
+  const outcome = world.hasEngine ? world.engine.outcomes.at(-1) : undefined;
+  if (outcome) return evidenceFromCluster(outcome, world.seed, world.measurements);
+  return emptyEvidence(world.seed, world.measurements);
+}
+
+After(async function (this: KvWorld, { pickle, result }) {
+  const evidence = evidenceOf(this);
+  this.attach(JSON.stringify(evidence), EVIDENCE_MEDIA_TYPE);
+  const figure = await renderFigure(evidence);
+  if (figure !== null) this.attach(Buffer.from(figure, 'utf8'), { mediaType: 'image/svg+xml', fileName: HOOK_ATTACHMENT_FILES.figure });
+  const decisions = evidence.timeline.placements.map((placement) => placement.sentence);
+  if (decisions.length > 0) this.attach(decisions.join('\n'), { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.decisions });
   if (result?.status === Status.PASSED) return;
-  const line = pickle.location?.line;
-  const target = line === undefined ? pickle.uri : `${pickle.uri}:${line}`;
-  const replay = `KVQUAL_SEED=${this.seed} npx cucumber-js ${target}`;
+  const replay = replayCommand(this.seed, pickle.uri, pickle.location?.line);
   const note = `seed ${this.seed} — replay only this scenario with:\n  ${replay}`;
-  this.attach(note, 'text/plain');
-  process.stderr.write(`\n✗ ${pickle.name}\n  ${note.replace('\n', '\n')}\n`);
+  this.attach(note, { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.replay });
+  process.stderr.write(`\n✗ ${pickle.name}\n  ${note}\n`);
 });

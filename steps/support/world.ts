@@ -1,5 +1,6 @@
-// One scenario's state: its seed, the cluster it describes, the named prefixes it uses and the
-// router-level replay built from them. Steps read and change it; src/ does the simulating.
+// One scenario's state: its seed, the cluster it describes, the named prefixes it uses, the
+// router-level replay built from them and the numbers its steps measured (for the sign-off's
+// traceability matrix). Steps read and change it; src/ does the simulating.
 import { IWorldOptions, World, setWorldConstructor } from '@cucumber/cucumber';
 import { namedChunk, Prompt } from '../../src/prompt';
 import type { TokenChunk } from '../../src/hash';
@@ -7,6 +8,7 @@ import { RouterReplay } from '../../src/sim/routerReplay';
 import { DEFAULT_ROUTER_SETTINGS, RouterSettings } from '../../src/router/router';
 import { parseDurationNs, type Nanos } from '../../src/time';
 import { EngineScenario } from './engineScenario';
+import { Measurement, measurement } from '../../src/report/evidence';
 
 export const DEFAULT_SEED = 1893;
 
@@ -37,10 +39,10 @@ export class KvWorld extends World {
   /** The request the scenario's last `When` sent, for `Then it …` steps. */
   lastRequestId: string | null = null;
   private engineInstance: EngineScenario | null = null;
-  /** Records a value a step asserted (the reports helper may override this to keep evidence). */
-  measure?: (label: string, value: number, unit: string) => void;
   /** The prefix that request started with, if any. */
   lastPrefix: string | null = null;
+  /** Numbers the `Then` steps measured, in the order they checked them. */
+  readonly measurements: Measurement[] = [];
 
   constructor(options: IWorldOptions) {
     super(options);
@@ -64,9 +66,15 @@ export class KvWorld extends World {
 
   /** The engine-level scenario (cluster table, conversations, runs), created on first use. */
   get engine(): EngineScenario {
-    this.engineInstance ??= new EngineScenario(this.setup);
+    if (!this.engineInstance) {
+      this.engineInstance = new EngineScenario(this.setup);
+      this.engineInstance.perturbed = this.perturbEngine;
+    }
     return this.engineInstance;
   }
+
+  /** Set by the perturbation test double (steps/support/perturb.ts) before any step runs. */
+  perturbEngine = false;
 
   /** Parses a duration written in a step ("20 ms"). */
   parseDuration(text: string): Nanos {
@@ -75,6 +83,15 @@ export class KvWorld extends World {
 
   get hasEngine(): boolean {
     return this.engineInstance !== null;
+  }
+
+  /**
+   * Records a number a step is about to assert, as measured (call it before the assertion, so a
+   * failing scenario still shows the actual value). `text` overrides "label = value unit".
+   */
+  measure(label: string, value: number, unit = '', text?: string): number {
+    this.measurements.push(measurement(label, value, unit, text));
+    return value;
   }
 
   get hasReplay(): boolean {

@@ -1,0 +1,87 @@
+// The determinism proof (DET-1): the suite runs twice and each scenario's canonical digest (from
+// its evidence) and result are compared. Any difference — a digest, a status, a seed, a
+// scenario present in only one run, evidence missing — is named per scenario.
+import { canonicalJson } from './canonical';
+import type { ScenarioEvidence } from './evidence';
+import type { RunModel, ScenarioStatus } from './run';
+
+export interface DeterminismRow {
+  key: string;
+  name: string;
+  first: string | null;
+  second: string | null;
+  same: boolean;
+  /** Why it differs, in words; empty when the same. */
+  reason: string;
+}
+
+export interface Determinism {
+  /** False when the second run could not be read at all. */
+  rerun: boolean;
+  rows: DeterminismRow[];
+  differences: DeterminismRow[];
+  identical: boolean;
+  problem: string | null;
+}
+
+function digestText(digest: string | null, status: ScenarioStatus): string {
+  return digest ?? `(no simulation; ${status.toLowerCase()})`;
+}
+
+/** Compares two runs scenario by scenario (matched by `uri:line`). */
+export function compareRuns(first: RunModel, second: RunModel | null, secondProblem: string | null = null): Determinism {
+  if (second === null) {
+    const problem = secondProblem ?? 'the second run produced no message stream';
+    return { rerun: false, rows: [], differences: [], identical: false, problem };
+  }
+  const others = new Map(second.scenarios.map((s) => [s.key, s]));
+  const rows: DeterminismRow[] = [];
+  for (const a of first.scenarios) {
+    const b = others.get(a.key);
+    others.delete(a.key);
+    const reasons: string[] = [];
+    if (!b) reasons.push('not run the second time');
+    else {
+      if (a.evidence === null) reasons.push(`no evidence in the first run (${a.evidenceError ?? a.status.toLowerCase()})`);
+      if (b.evidence === null) reasons.push(`no evidence in the second run (${b.evidenceError ?? b.status.toLowerCase()})`);
+      if (a.evidence && b.evidence) {
+        if (a.evidence.digest !== b.evidence.digest) reasons.push(`the simulation did something different (digests differ: ${evidenceDifference(a.evidence, b.evidence)})`);
+        if (a.evidence.seed !== b.evidence.seed) reasons.push(`seed ${a.evidence.seed} vs ${b.evidence.seed}`);
+      }
+      if (a.status !== b.status) reasons.push(`${a.status.toLowerCase()} the first time, ${b.status.toLowerCase()} the second`);
+    }
+    rows.push({
+      key: a.key,
+      name: a.name,
+      first: digestText(a.evidence?.digest ?? null, a.status),
+      second: b ? digestText(b.evidence?.digest ?? null, b.status) : null,
+      same: reasons.length === 0,
+      reason: reasons.join('; '),
+    });
+  }
+  for (const b of others.values()) {
+    rows.push({ key: b.key, name: b.name, first: null, second: digestText(b.evidence?.digest ?? null, b.status), same: false, reason: 'only in the second run' });
+  }
+  const differences = rows.filter((row) => !row.same);
+  const problem = rows.length === 0 ? 'no scenario to compare' : null;
+  return { rerun: true, rows, differences, identical: differences.length === 0 && problem === null, problem };
+}
+
+/** Where two pieces of evidence differ, in words a reviewer can follow up ("KV batches: 1 vs 2"). */
+export function evidenceDifference(a: ScenarioEvidence, b: ScenarioEvidence): string {
+  const parts: string[] = [];
+  const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
+  if (a.simulation !== b.simulation) parts.push(`simulation ${a.simulation} vs ${b.simulation}`);
+  if (!same(a.ranks, b.ranks)) parts.push(`ranks: ${a.ranks.length} vs ${b.ranks.length}`);
+  const ta = a.timeline;
+  const tb = b.timeline;
+  if (!same(ta.emissions, tb.emissions)) parts.push(`KV batches: ${ta.emissions.length} vs ${tb.emissions.length}`);
+  const where = (e: ScenarioEvidence) => e.timeline.placements.map((p) => `${p.request_id} on worker ${p.worker_id}`).join(', ') || 'none';
+  if (where(a) !== where(b)) parts.push(`placements: ${where(a)} vs ${where(b)}`);
+  else if (!same(ta.placements, tb.placements)) parts.push('same placements, different breakdowns');
+  if (!same(ta.transfers, tb.transfers)) parts.push(`transfers: ${ta.transfers.length} vs ${tb.transfers.length}`);
+  if (!same(ta.membership, tb.membership)) parts.push('membership changes differ');
+  if (!same(ta.failure, tb.failure)) parts.push(`failure: ${ta.failure?.message ?? 'none'} vs ${tb.failure?.message ?? 'none'}`);
+  if (!same(a.residency, b.residency)) parts.push('residency differs');
+  return parts.length ? parts.join('; ') : 'the timelines agree; the canonical records differ in detail';
+}

@@ -1,0 +1,283 @@
+// Pictures of a scenario's evidence, drawn with vega-lite and rendered to SVG in Node (no
+// browser, no network, no fonts fetched): a timeline (arrivals, KV batches emitted and the
+// instant each became visible to the router, placements per worker, H2D/D2H transfers) above a
+// residency strip per rank (engine truth vs router view) on the same time axis, so a reviewer
+// sees why a request went where it went. The SVG is deterministic: same evidence, same bytes.
+import * as vega from 'vega';
+import { compile, TopLevelSpec } from 'vega-lite';
+import type { RankRef, Tier } from '../events/model';
+import type { ScenarioEvidence } from './evidence';
+
+const WIDTH = 600;
+const LANE_HEIGHT = 22;
+const STRIP_HEIGHT = 30;
+
+const TIER_NAME: Record<Tier, string> = { Device: 'G1 (GPU)', HostPinned: 'G2 (host)' };
+const TIER_COLOR: Record<Tier, string> = { Device: '#2f9e44', HostPinned: '#1c7ed6' };
+
+/** Point marks of the timeline: legend label, shape and colour, in legend order. */
+const POINT_KINDS: { label: string; shape: string; color: string }[] = [
+  { label: 'request arrives', shape: 'triangle-down', color: '#495057' },
+  { label: 'G1 (GPU) batch emitted', shape: 'circle', color: TIER_COLOR.Device },
+  { label: 'G2 (host) batch emitted', shape: 'circle', color: TIER_COLOR.HostPinned },
+  { label: 'G1 (GPU) batch visible to router', shape: 'diamond', color: TIER_COLOR.Device },
+  { label: 'G2 (host) batch visible to router', shape: 'diamond', color: TIER_COLOR.HostPinned },
+  { label: 'batch lost on the way', shape: 'cross', color: '#e03131' },
+  { label: 'batch reached the router, not applied', shape: 'diamond', color: '#e03131' },
+  { label: 'request placed', shape: 'square', color: '#f08c00' },
+  { label: 'worker left the cluster', shape: 'triangle-left', color: '#868e96' },
+  { label: 'worker joined the cluster', shape: 'triangle-right', color: '#868e96' },
+];
+
+const LANE_AXIS = { title: null, labelLimit: 240, labelFontSize: 11, labelColor: '#343a40' };
+const LEGEND = { labelLimit: 320, columns: 2, columnPadding: 28, orient: 'bottom', direction: 'horizontal' };
+
+const TRANSFER_COLOR: Record<'H2D' | 'D2H', string> = { H2D: '#ae3ec9', D2H: '#0c8599' };
+
+function rankName(rank: RankRef, multiRank: boolean): string {
+  return multiRank ? `worker ${rank.worker_id} rank ${rank.dp_rank}` : `worker ${rank.worker_id}`;
+}
+
+const ms = (ns: number) => ns / 1_000_000;
+
+/** Rounds an axis end up to 1, 2, 2.5 or 5 × 10^k. */
+export function niceCeil(value: number): number {
+  if (value <= 0) return 1;
+  const power = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 2, 2.5, 5, 10]) if (step * power >= value - 1e-12) return step * power;
+  return 10 * power;
+}
+
+/** The time axis end (ms) for a piece of evidence: the last instant plus room, rounded. */
+export function axisEndMs(evidence: ScenarioEvidence): number {
+  const t = evidence.timeline;
+  const instants = [
+    evidence.end_ns,
+    ...t.arrivals.map((a) => a.at_ns),
+    ...t.emissions.flatMap((e) => [e.at_ns, e.visible_ns ?? 0]),
+    ...t.placements.map((p) => p.at_ns),
+    ...t.transfers.map((x) => x.end_ns),
+    ...t.membership.map((m) => m.at_ns),
+    ...evidence.residency.flatMap((s) => [s.from_ns, s.to_ns ?? 0]),
+  ];
+  const last = ms(Math.max(0, ...instants));
+  return niceCeil(last * 1.08 + 0.5);
+}
+
+/** The vega-lite spec of a scenario's figure, or null when there is nothing to draw. */
+export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
+  if (evidence.ranks.length === 0) return null;
+  const multiRank = evidence.ranks.some((rank) => rank.dp_rank !== 0);
+  const end = axisEndMs(evidence);
+  const xScale = { domain: [0, end], nice: false, zero: true };
+  const xAxis = { title: 'virtual time (ms)', format: '~g', grid: true, gridColor: '#eef0f2' };
+  const nameOf = (rank: RankRef) => rankName(rank, multiRank);
+  const t = evidence.timeline;
+
+  // ── timeline panel ──
+  const ARRIVALS = 'requests arrive';
+  const lanes = [ARRIVALS];
+  for (const rank of evidence.ranks) {
+    lanes.push(`${nameOf(rank)}: emits KV events`, `${nameOf(rank)}: visible to router`, `${nameOf(rank)}: requests placed`);
+  }
+  const emitsLane = (rank: RankRef) => `${nameOf(rank)}: emits KV events`;
+  const seesLane = (rank: RankRef) => `${nameOf(rank)}: visible to router`;
+  const placedLane = (rank: RankRef) => `${nameOf(rank)}: requests placed`;
+
+  const points: { t: number; lane: string; kind: string; label: string }[] = [];
+  const links: { t: number; t2: number; lane: string; lane2: string; kind: string }[] = [];
+  for (const a of t.arrivals) points.push({ t: ms(a.at_ns), lane: ARRIVALS, kind: 'request arrives', label: a.request_id });
+  for (const e of t.emissions) {
+    const tier = e.tier === 'Device' ? 'G1 (GPU)' : 'G2 (host)';
+    points.push({ t: ms(e.at_ns), lane: emitsLane(e), kind: `${tier} batch emitted`, label: '' });
+    if (e.visible_ns === null) continue;
+    const kind = e.fate === 'lost' ? 'batch lost on the way' : e.fate === 'pending' ? 'batch reached the router, not applied' : `${tier} batch visible to router`;
+    const label = e.fate === 'lost' ? 'lost' : e.fate === 'pending' ? 'not applied' : '';
+    points.push({ t: ms(e.visible_ns), lane: seesLane(e), kind, label });
+    links.push({ t: ms(e.at_ns), t2: ms(e.visible_ns), lane: emitsLane(e), lane2: seesLane(e), kind: 'lag' });
+  }
+  for (const p of t.placements) {
+    points.push({ t: ms(p.at_ns), lane: placedLane(p), kind: 'request placed', label: p.request_id });
+    links.push({ t: ms(p.at_ns), t2: ms(p.at_ns), lane: ARRIVALS, lane2: placedLane(p), kind: 'placement' });
+  }
+  for (const m of t.membership) {
+    for (const rank of evidence.ranks.filter((r) => r.worker_id === m.worker_id)) {
+      points.push({ t: ms(m.at_ns), lane: seesLane(rank), kind: `worker ${m.change} the cluster`, label: m.change });
+    }
+  }
+  const kinds = POINT_KINDS.filter((k) => points.some((p) => p.kind === k.label));
+  const transfers = t.transfers.map((x) => ({
+    t: ms(x.start_ns),
+    t2: ms(x.end_ns),
+    lane: emitsLane(x),
+    direction: x.direction,
+    label: `${x.direction} ${x.blocks} blocks`,
+  }));
+  const failureRule = t.failure ? [{ t: ms(t.failure.at_ns), label: 'event stream rejected' }] : [];
+
+  const y = { field: 'lane', type: 'nominal', scale: { domain: lanes }, axis: LANE_AXIS };
+  const x = { field: 't', type: 'quantitative', scale: xScale, axis: xAxis };
+  const timelineLayers: unknown[] = [
+    {
+      data: { values: links },
+      mark: { type: 'rule', strokeDash: [3, 3], strokeWidth: 1, color: '#adb5bd' },
+      encoding: { x, x2: { field: 't2' }, y: { ...y }, y2: { field: 'lane2' } },
+    },
+  ];
+  if (transfers.length > 0) {
+    timelineLayers.push({
+      data: { values: transfers },
+      mark: { type: 'bar', height: 10, cornerRadius: 2 },
+      encoding: {
+        x,
+        x2: { field: 't2' },
+        y,
+        color: {
+          field: 'direction',
+          type: 'nominal',
+          title: 'transfers',
+          scale: { domain: ['H2D', 'D2H'], range: [TRANSFER_COLOR.H2D, TRANSFER_COLOR.D2H] },
+        },
+      },
+    });
+  }
+  timelineLayers.push(
+    {
+      data: { values: points },
+      mark: { type: 'point', filled: true, size: 70, opacity: 1 },
+      encoding: {
+        x,
+        y,
+        shape: { field: 'kind', type: 'nominal', title: null, legend: LEGEND, scale: { domain: kinds.map((k) => k.label), range: kinds.map((k) => k.shape) } },
+        color: { field: 'kind', type: 'nominal', title: null, legend: LEGEND, scale: { domain: kinds.map((k) => k.label), range: kinds.map((k) => k.color) } },
+      },
+    },
+    {
+      data: { values: points.filter((p) => p.label !== '') },
+      mark: { type: 'text', align: 'left', dx: 6, dy: -7, fontSize: 10, color: '#212529' },
+      encoding: { x, y, text: { field: 'label' } },
+    },
+  );
+  if (failureRule.length > 0) timelineLayers.push(...failureLayers(failureRule, x));
+  const timeline = {
+    ...panel('Timeline: arrivals, KV event batches (emitted → visible to the router), placements', lanes.length * LANE_HEIGHT, timelineLayers),
+    resolve: { scale: { color: 'independent', shape: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
+  };
+
+  // ── residency strips ──
+  const rows: string[] = [];
+  for (const rank of evidence.ranks) rows.push(`${nameOf(rank)}: engine truth`, `${nameOf(rank)}: router view`);
+  const spans = evidence.residency.map((s) => {
+    const t1 = ms(s.from_ns);
+    const t2 = s.to_ns === null ? end : ms(s.to_ns);
+    return {
+      t: t1,
+      t2,
+      row: `${nameOf(s)}: ${s.view === 'engine' ? 'engine truth' : 'router view'}`,
+      tier: TIER_NAME[s.tier],
+      label: t2 - t1 >= end / 40 ? `${s.blocks}` : '',
+    };
+  });
+  const placementsAt = t.placements.map((p) => ({ t: ms(p.at_ns), label: p.request_id }));
+  const rowY = { field: 'row', type: 'nominal', scale: { domain: rows }, axis: LANE_AXIS };
+  const tierOffset = { field: 'tier', type: 'nominal', scale: { domain: [TIER_NAME.Device, TIER_NAME.HostPinned], paddingInner: 0.15 } };
+  const residencyLayers: unknown[] = [
+    {
+      data: { values: spans },
+      mark: { type: 'bar', opacity: 0.85 },
+      encoding: {
+        x,
+        x2: { field: 't2' },
+        y: rowY,
+        yOffset: tierOffset,
+        color: {
+          field: 'tier',
+          type: 'nominal',
+          title: 'resident blocks',
+          scale: { domain: [TIER_NAME.Device, TIER_NAME.HostPinned], range: [TIER_COLOR.Device, TIER_COLOR.HostPinned] },
+        },
+      },
+    },
+    {
+      data: { values: spans.filter((s) => s.label !== '') },
+      mark: { type: 'text', align: 'left', dx: 3, fontSize: 9, color: 'white', fontWeight: 'bold' },
+      encoding: { x, y: rowY, yOffset: tierOffset, text: { field: 'label' } },
+    },
+  ];
+  if (placementsAt.length > 0) {
+    residencyLayers.push(
+      { data: { values: placementsAt }, mark: { type: 'rule', color: '#f08c00', strokeDash: [4, 2], strokeWidth: 1.5 }, encoding: { x } },
+      {
+        data: { values: placementsAt },
+        mark: { type: 'text', align: 'left', baseline: 'bottom', dx: 3, y: -2, fontSize: 10, color: '#d9480f' },
+        encoding: { x, text: { field: 'label' } },
+      },
+    );
+  }
+  if (failureRule.length > 0) residencyLayers.push(...failureLayers(failureRule, x));
+  const residency = panel('Residency per rank: what the engine held vs what the router could see (blocks)', rows.length * STRIP_HEIGHT, residencyLayers);
+
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    background: 'white',
+    padding: 8,
+    config: {
+      font: 'Helvetica, Arial, sans-serif',
+      view: { stroke: '#dee2e6' },
+      axis: { labelFontSize: 11, titleFontSize: 11, titleColor: '#495057', labelColor: '#495057' },
+      legend: { labelFontSize: 11, titleFontSize: 11, symbolSize: 70, orient: 'bottom', direction: 'horizontal' },
+      title: { color: '#212529', fontWeight: 'bold' },
+      concat: { spacing: 26 },
+    },
+    vconcat: [timeline, residency],
+    resolve: { scale: { color: 'independent', shape: 'independent', y: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
+  } as unknown as TopLevelSpec;
+}
+
+function panel(title: string, height: number, layer: unknown[]): Record<string, unknown> {
+  return { title: { text: title, anchor: 'start', fontSize: 12 }, width: WIDTH, height, layer };
+}
+
+function failureLayers(values: { t: number; label: string }[], x: unknown): unknown[] {
+  return [
+    { data: { values }, mark: { type: 'rule', color: '#e03131', strokeWidth: 2 }, encoding: { x } },
+    {
+      data: { values },
+      mark: { type: 'text', align: 'right', baseline: 'top', dx: -4, y: 2, fontSize: 10, color: '#c92a2a', fontWeight: 'bold' },
+      encoding: { x, text: { field: 'label' } },
+    },
+  ];
+}
+
+/**
+ * Renames every id in an SVG (vega numbers clip paths with a process-wide counter) to
+ * `<prefix>-1`, `<prefix>-2`, … in order of appearance, so the output depends only on the
+ * picture and several SVGs can be inlined in one HTML page without clashing.
+ */
+export function normaliseSvgIds(svg: string, prefix: string): string {
+  const ids = [...new Set([...svg.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]))];
+  let out = svg;
+  ids.forEach((id, i) => {
+    const next = `${prefix}-${i + 1}`;
+    const escaped = id.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    out = out
+      .replace(new RegExp(`(\\sid=")${escaped}(")`, 'g'), `$1${next}$2`)
+      .replace(new RegExp(`url\\(#${escaped}\\)`, 'g'), `url(#${next})`)
+      .replace(new RegExp(`(href=")#${escaped}(")`, 'g'), `$1#${next}$2`);
+  });
+  return out;
+}
+
+/** Renders a scenario's figure to SVG; null when the evidence has nothing to draw. */
+export async function renderFigure(evidence: ScenarioEvidence, idPrefix = 'fig'): Promise<string | null> {
+  const spec = figureSpec(evidence);
+  if (spec === null) return null;
+  const compiled = compile(spec).spec;
+  const view = new vega.View(vega.parse(compiled), { renderer: 'none', logLevel: vega.Error });
+  try {
+    const svg = await view.toSVG();
+    return normaliseSvgIds(svg, idPrefix);
+  } finally {
+    view.finalize();
+  }
+}

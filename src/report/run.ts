@@ -1,0 +1,270 @@
+// Reading a cucumber run from its message stream (NDJSON envelopes: sources, Gherkin documents,
+// pickles, test cases, step results, attachments) — never from console text. Produces one record
+// per scenario (per Examples row): its steps as written with their results, its worst status,
+// its tags and its kvqual evidence. Local types cover only the fields used, so this library
+// needs no cucumber package.
+import { EVIDENCE_MEDIA_TYPE, parseEvidence, ScenarioEvidence } from './evidence';
+
+export type StepStatus = 'PASSED' | 'SKIPPED' | 'PENDING' | 'UNDEFINED' | 'AMBIGUOUS' | 'FAILED' | 'UNKNOWN';
+/** A scenario's status is its worst step's; NOT RUN when cucumber never started it. */
+export type ScenarioStatus = StepStatus | 'NOT RUN';
+
+const RANK: Record<StepStatus, number> = { PASSED: 0, SKIPPED: 1, PENDING: 3, UNDEFINED: 4, AMBIGUOUS: 5, FAILED: 6, UNKNOWN: 6 };
+
+export interface RunStep {
+  kind: 'step' | 'before hook' | 'after hook';
+  keyword: string;
+  text: string;
+  table: string[][] | null;
+  docString: string | null;
+  status: StepStatus | 'NOT RUN';
+  message: string | null;
+}
+
+export interface RunAttachment {
+  mediaType: string;
+  fileName: string | null;
+  /** Decoded text (base64 bodies are decoded as UTF-8). */
+  text: string;
+}
+
+export interface RunScenario {
+  /** `uri:line`: stable across runs (pickle ids are not). */
+  key: string;
+  uri: string;
+  line: number;
+  name: string;
+  feature: { name: string; description: string };
+  rule: string | null;
+  tags: string[];
+  steps: RunStep[];
+  status: ScenarioStatus;
+  evidence: ScenarioEvidence | null;
+  evidenceError: string | null;
+  attachments: RunAttachment[];
+}
+
+export interface RunModel {
+  scenarios: RunScenario[];
+  sources: { uri: string; data: string }[];
+  cucumberVersion: string | null;
+  /** Problems of the run as a whole: parse errors, a run that did not finish, an exception. */
+  runErrors: string[];
+  finished: boolean;
+}
+
+// ── the envelope fields used ──
+interface Tag {
+  name: string;
+}
+interface AstStep {
+  id: string;
+  keyword: string;
+}
+interface AstScenario {
+  id: string;
+  name: string;
+  tags: Tag[];
+  steps: AstStep[];
+  examples: { tableBody: { id: string }[] }[];
+}
+interface AstChild {
+  background?: { steps: AstStep[] };
+  scenario?: AstScenario;
+  rule?: { name: string; children: AstChild[] };
+}
+interface GherkinDocument {
+  uri?: string;
+  feature?: { name: string; description: string; children: AstChild[] };
+}
+interface PickleStep {
+  id: string;
+  text: string;
+  astNodeIds: string[];
+  argument?: { dataTable?: { rows: { cells: { value: string }[] }[] }; docString?: { content: string } };
+}
+interface Pickle {
+  id: string;
+  uri: string;
+  location?: { line: number };
+  name: string;
+  tags: Tag[];
+  astNodeIds: string[];
+  steps: PickleStep[];
+}
+interface TestCase {
+  id: string;
+  pickleId: string;
+  testSteps: { id: string; pickleStepId?: string; hookId?: string }[];
+}
+interface StepResult {
+  status: StepStatus;
+  message?: string;
+  exception?: { message?: string };
+}
+interface Envelope {
+  meta?: { implementation?: { name: string; version: string } };
+  source?: { uri: string; data: string };
+  gherkinDocument?: GherkinDocument;
+  pickle?: Pickle;
+  testCase?: TestCase;
+  testCaseStarted?: { id: string; testCaseId: string; attempt: number };
+  testStepFinished?: { testCaseStartedId: string; testStepId: string; testStepResult: StepResult };
+  attachment?: { body: string; contentEncoding: 'IDENTITY' | 'BASE64'; mediaType: string; fileName?: string; testCaseStartedId?: string };
+  parseError?: { source: { uri?: string; location?: { line: number } }; message: string };
+  testRunFinished?: { success: boolean; message?: string; exception?: { message?: string } };
+}
+
+/** Parses NDJSON text into envelopes; a line that is not JSON is a run error, not a crash. */
+function envelopesOf(ndjson: string, errors: string[]): Envelope[] {
+  const out: Envelope[] = [];
+  ndjson.split('\n').forEach((line, i) => {
+    if (line.trim() === '') return;
+    try {
+      out.push(JSON.parse(line) as Envelope);
+    } catch {
+      errors.push(`message stream line ${i + 1} is not JSON (truncated run?)`);
+    }
+  });
+  return out;
+}
+
+function worst(a: StepStatus, b: StepStatus): StepStatus {
+  return RANK[b] > RANK[a] ? b : a;
+}
+
+/** Reads one cucumber run from its message stream. */
+export function parseRun(ndjson: string): RunModel {
+  const runErrors: string[] = [];
+  const envelopes = envelopesOf(ndjson, runErrors);
+  const sources: { uri: string; data: string }[] = [];
+  const keywords = new Map<string, string>();
+  const context = new Map<string, { feature: { name: string; description: string }; rule: string | null }>();
+  const pickles: Pickle[] = [];
+  const testCases = new Map<string, TestCase>();
+  const latestStart = new Map<string, { id: string; attempt: number }>();
+  const results = new Map<string, Map<string, StepResult>>();
+  const attachments = new Map<string, RunAttachment[]>();
+  let cucumberVersion: string | null = null;
+  let finished = false;
+
+  const indexChildren = (children: AstChild[], feature: { name: string; description: string }, rule: string | null) => {
+    for (const child of children) {
+      for (const step of child.background?.steps ?? []) keywords.set(step.id, step.keyword);
+      if (child.scenario) {
+        for (const step of child.scenario.steps) keywords.set(step.id, step.keyword);
+        context.set(child.scenario.id, { feature, rule });
+      }
+      if (child.rule) indexChildren(child.rule.children, feature, child.rule.name);
+    }
+  };
+
+  for (const envelope of envelopes) {
+    if (envelope.meta?.implementation) cucumberVersion = envelope.meta.implementation.version;
+    if (envelope.source) sources.push({ uri: envelope.source.uri, data: envelope.source.data });
+    if (envelope.gherkinDocument?.feature) {
+      const { name, description, children } = envelope.gherkinDocument.feature;
+      indexChildren(children, { name, description: description.trim() }, null);
+    }
+    if (envelope.pickle) pickles.push(envelope.pickle);
+    if (envelope.testCase) testCases.set(envelope.testCase.id, envelope.testCase);
+    if (envelope.testCaseStarted) {
+      const { id, testCaseId, attempt } = envelope.testCaseStarted;
+      const previous = latestStart.get(testCaseId);
+      if (!previous || attempt >= previous.attempt) latestStart.set(testCaseId, { id, attempt });
+    }
+    if (envelope.testStepFinished) {
+      const { testCaseStartedId, testStepId, testStepResult } = envelope.testStepFinished;
+      if (!results.has(testCaseStartedId)) results.set(testCaseStartedId, new Map());
+      results.get(testCaseStartedId)!.set(testStepId, testStepResult);
+    }
+    if (envelope.attachment?.testCaseStartedId) {
+      const a = envelope.attachment;
+      const text = a.contentEncoding === 'BASE64' ? Buffer.from(a.body, 'base64').toString('utf8') : a.body;
+      const list = attachments.get(a.testCaseStartedId!) ?? [];
+      list.push({ mediaType: a.mediaType, fileName: a.fileName ?? null, text });
+      attachments.set(a.testCaseStartedId!, list);
+    }
+    if (envelope.parseError) {
+      const { source, message } = envelope.parseError;
+      runErrors.push(`${source.uri ?? '?'}${source.location ? `:${source.location.line}` : ''}: ${message}`);
+    }
+    if (envelope.testRunFinished) {
+      finished = true;
+      const { success, message, exception } = envelope.testRunFinished;
+      const why = exception?.message ?? message;
+      if (!success && why) runErrors.push(`the run reported: ${why}`);
+    }
+  }
+  if (!finished) runErrors.push('the message stream has no testRunFinished: the run did not complete');
+
+  const caseOfPickle = new Map([...testCases.values()].map((tc) => [tc.pickleId, tc]));
+  const scenarios = pickles.map((pickle): RunScenario => {
+    const line = pickle.location?.line ?? 0;
+    const where = context.get(pickle.astNodeIds[0]) ?? { feature: { name: '', description: '' }, rule: null };
+    const testCase = caseOfPickle.get(pickle.id);
+    const started = testCase ? latestStart.get(testCase.id) : undefined;
+    const stepResults = started ? results.get(started.id) ?? new Map<string, StepResult>() : new Map<string, StepResult>();
+    const steps: RunStep[] = [];
+    let worstStep: StepStatus = 'PASSED';
+    const pickleSteps = new Map(pickle.steps.map((step) => [step.id, step]));
+    let seenStep = false;
+    for (const testStep of testCase?.testSteps ?? []) {
+      const result = stepResults.get(testStep.id);
+      const stepStatus = result?.status ?? (started ? 'UNKNOWN' : 'NOT RUN');
+      if (stepStatus !== 'NOT RUN') worstStep = worst(worstStep, stepStatus);
+      const message = result?.message ?? result?.exception?.message ?? null;
+      const pickleStep = testStep.pickleStepId ? pickleSteps.get(testStep.pickleStepId) : undefined;
+      if (pickleStep) {
+        seenStep = true;
+        steps.push({
+          kind: 'step',
+          keyword: (keywords.get(pickleStep.astNodeIds[0]) ?? '').trim(),
+          text: pickleStep.text,
+          table: pickleStep.argument?.dataTable?.rows.map((row) => row.cells.map((cell) => cell.value)) ?? null,
+          docString: pickleStep.argument?.docString?.content ?? null,
+          status: stepStatus,
+          message,
+        });
+      } else if (stepStatus !== 'PASSED') {
+        // Hooks are shown only when they did not pass: they are machinery, not the claim.
+        steps.push({ kind: seenStep ? 'after hook' : 'before hook', keyword: '', text: '', table: null, docString: null, status: stepStatus, message });
+      }
+    }
+    if (!testCase) {
+      for (const step of pickle.steps) {
+        steps.push({ kind: 'step', keyword: (keywords.get(step.astNodeIds[0]) ?? '').trim(), text: step.text, table: null, docString: null, status: 'NOT RUN', message: null });
+      }
+    }
+    const own = started ? attachments.get(started.id) ?? [] : [];
+    const evidenceAttachment = own.find((a) => a.mediaType === EVIDENCE_MEDIA_TYPE);
+    let evidence: ScenarioEvidence | null = null;
+    let evidenceError: string | null = started ? 'no evidence attached' : null;
+    if (evidenceAttachment) {
+      try {
+        evidence = parseEvidence(evidenceAttachment.text);
+        evidenceError = null;
+      } catch (error) {
+        evidenceError = `evidence attachment unreadable: ${(error as Error).message}`;
+      }
+    }
+    const status: ScenarioStatus = started ? worstStep : 'NOT RUN';
+    return {
+      key: `${pickle.uri}:${line}`,
+      uri: pickle.uri,
+      line,
+      name: pickle.name,
+      feature: where.feature,
+      rule: where.rule,
+      tags: pickle.tags.map((tag) => tag.name),
+      steps,
+      status,
+      evidence,
+      evidenceError,
+      attachments: own.filter((a) => a !== evidenceAttachment),
+    };
+  });
+  scenarios.sort((a, b) => a.uri.localeCompare(b.uri) || a.line - b.line);
+  sources.sort((a, b) => a.uri.localeCompare(b.uri));
+  return { scenarios, sources, cucumberVersion, runErrors, finished };
+}

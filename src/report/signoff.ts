@@ -1,0 +1,255 @@
+// The sign-off model: everything the signoff.md / signoff.html renderers print, computed from a
+// cucumber run's message stream, the second run's digests, the requirement registry and the
+// coverage summary. Owns the verdict: QUALIFIED only when every scenario passed, every scenario
+// traces to a registered requirement and every requirement has a scenario, and both runs did
+// exactly the same thing. Pure: the date, versions and git facts come from the caller.
+import { digestOf } from './canonical';
+import { HOOK_ATTACHMENT_FILES } from './evidence';
+import type { CoverageSummary } from './coverage';
+import type { Determinism } from './determinism';
+import type { Registry, Requirement, Traceability } from './requirements';
+import { traceRequirements, uncoveredRequirements } from './requirements';
+import { replayCommand } from './replay';
+import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './run';
+import { slug } from './text';
+
+const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
+
+export interface Subject {
+  packageName: string;
+  packageVersion: string;
+  commit: string;
+  /** "clean", or what differs from the commit. */
+  worktree: string;
+  node: string;
+}
+
+export interface SignoffInput {
+  campaign: string;
+  /** The one line that differs between two sign-offs of the same run. */
+  date: string;
+  subject: Subject;
+  /** The command that produced the report, as a reader would type it. */
+  command: string;
+  run: RunModel;
+  determinism: Determinism;
+  registry: Registry;
+  /** Null when coverage was not measured; `coverageNote` then says why. */
+  coverage: CoverageSummary | null;
+  coverageNote: string;
+  /** KVQUAL_PERTURB of the second run, when the determinism test double was active. */
+  perturbation: string | null;
+  /** Scenario key → its figure (SVG). */
+  figures: Map<string, string>;
+  /** File names of the cucumber reports written beside the sign-off. */
+  companions: { label: string; file: string }[];
+}
+
+export interface Gate {
+  title: string;
+  passed: boolean;
+  summary: string;
+}
+
+export interface ScenarioView {
+  scenario: RunScenario;
+  anchor: string;
+  seed: number | null;
+  replay: string;
+  /** Asset file name of its figure (under signoff-assets/), or null. */
+  figureFile: string | null;
+  figure: string | null;
+  requirements: string[];
+  otherTags: string[];
+  notes: { title: string; text: string }[];
+}
+
+export interface MatrixRow {
+  requirement: Requirement;
+  status: string;
+  ok: boolean;
+  scenarios: { view: ScenarioView; measured: string[] }[];
+}
+
+export interface SignoffModel {
+  input: SignoffInput;
+  qualified: boolean;
+  verdict: 'QUALIFIED' | 'NOT QUALIFIED';
+  gates: Gate[];
+  scenarioSet: { digest: string; files: number; scenarios: number };
+  cucumberVersion: string;
+  trace: Traceability;
+  matrix: MatrixRow[];
+  views: ScenarioView[];
+  features: { name: string; description: string; uri: string; views: ScenarioView[] }[];
+  notPassed: ScenarioView[];
+  stepsNotPassed: { view: ScenarioView; step: RunStep }[];
+  untraced: ScenarioView[];
+  unknownTags: { view: ScenarioView; tag: string }[];
+  uncovered: Requirement[];
+  counts: Record<ScenarioStatus, number>;
+}
+
+const STATUSES: ScenarioStatus[] = ['PASSED', 'FAILED', 'UNDEFINED', 'PENDING', 'AMBIGUOUS', 'SKIPPED', 'UNKNOWN', 'NOT RUN'];
+
+/** Words for a status in a sentence. */
+export function statusWord(status: ScenarioStatus | RunStep['status']): string {
+  return status === 'NOT RUN' ? 'not run' : status.toLowerCase();
+}
+
+/** "1 scenario", "3 scenarios". */
+export function countOf(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** File name of the second run's message stream, kept beside the report for a determinism inquiry. */
+export const RERUN_MESSAGES = 'messages-rerun.ndjson';
+
+/** Digest of the scenario set: the feature sources the run read, by path. */
+export function scenarioSetDigest(run: RunModel): string {
+  return digestOf(run.sources.map((s) => ({ uri: s.uri, data: s.data })));
+}
+
+/** The scenario's anchor in the reports (and its figure's file name and SVG id prefix). */
+export function anchorOf(scenario: { uri: string; line: number }): string {
+  return `sc-${slug(scenario.uri.replace(/\.feature$/, ''))}-${scenario.line}`;
+}
+
+function viewOf(scenario: RunScenario, registry: Registry, figures: Map<string, string>): ScenarioView {
+  const anchor = anchorOf(scenario);
+  const known = new Set(registry.requirements.map((r) => `@${r.id}`));
+  const seed = scenario.evidence?.seed ?? null;
+  const figure = figures.get(scenario.key) ?? null;
+  const notes = scenario.attachments
+    .filter((a) => a.mediaType.startsWith('text/') && !HOOK_ATTACHMENT_NAMES.includes(a.fileName ?? ''))
+    .map((a) => ({ title: a.fileName ?? `attachment (${a.mediaType})`, text: a.text }));
+  return {
+    scenario,
+    anchor,
+    seed,
+    replay: replayCommand(seed, scenario.uri, scenario.line),
+    figureFile: figure === null ? null : `${anchor}.svg`,
+    figure,
+    requirements: scenario.tags.filter((t) => known.has(t)).map((t) => t.slice(1)),
+    otherTags: scenario.tags.filter((t) => !known.has(t)),
+    notes,
+  };
+}
+
+/** Computes the sign-off: verdict, matrix, gaps and per-scenario views. */
+export function buildSignoff(input: SignoffInput): SignoffModel {
+  const { run, registry, determinism } = input;
+  const views = run.scenarios.map((s) => viewOf(s, registry, input.figures));
+  const byKey = new Map(views.map((v) => [v.scenario.key, v]));
+  const trace = traceRequirements(
+    registry,
+    run.scenarios.map((s) => ({ name: s.name, uri: s.uri, line: s.line, tags: s.tags })),
+  );
+  const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<ScenarioStatus, number>;
+  for (const view of views) counts[view.scenario.status]++;
+
+  const matrix: MatrixRow[] = trace.rows.map((row) => {
+    const its = row.scenarios.map((s) => byKey.get(`${s.uri}:${s.line}`)!);
+    const failing = its.filter((v) => v.scenario.status !== 'PASSED').length;
+    const status =
+      its.length === 0
+        ? row.requirement.status === 'planned'
+          ? 'NOT COVERED (planned)'
+          : 'NOT COVERED'
+        : failing === 0
+          ? `covered: ${its.length}/${its.length} passed`
+          : `${failing} of ${its.length} not passed`;
+    return {
+      requirement: row.requirement,
+      status,
+      ok: its.length > 0 && failing === 0,
+      scenarios: its.map((view) => ({ view, measured: (view.scenario.evidence?.measurements ?? []).map((m) => m.text) })),
+    };
+  });
+
+  const notPassed = views.filter((v) => v.scenario.status !== 'PASSED');
+  const stepsNotPassed = views.flatMap((view) => view.scenario.steps.filter((step) => step.status !== 'PASSED').map((step) => ({ view, step })));
+  const untraced = trace.findings.filter((f) => f.kind === 'untraced-scenario').map((f) => byKey.get(`${f.scenario!.uri}:${f.scenario!.line}`)!);
+  const unknownTags = trace.findings
+    .filter((f) => f.kind === 'unknown-tag')
+    .map((f) => ({ view: byKey.get(`${f.scenario!.uri}:${f.scenario!.line}`)!, tag: `@${f.requirement}` }));
+  const uncovered = uncoveredRequirements(trace);
+
+  const total = views.length;
+  const scenariosGate: Gate = {
+    title: 'Scenarios',
+    passed: total > 0 && counts.PASSED === total && run.runErrors.length === 0,
+    summary:
+      total === 0
+        ? 'no scenario ran'
+        : `${counts.PASSED} of ${countOf(total, 'scenario')} passed` +
+          (counts.PASSED < total
+            ? ` (${STATUSES.filter((s) => s !== 'PASSED' && counts[s] > 0)
+                .map((s) => `${counts[s]} ${statusWord(s)}`)
+                .join(', ')})`
+            : '') +
+          (run.runErrors.length > 0 ? `; the run itself reported ${countOf(run.runErrors.length, 'problem')}` : ''),
+  };
+  const traceProblems = untraced.length + unknownTags.length + uncovered.length;
+  const traceGate: Gate = {
+    title: 'Requirement traceability',
+    passed: traceProblems === 0,
+    summary:
+      traceProblems === 0
+        ? `every scenario traces to a registered requirement; all ${registry.requirements.length} requirements have scenarios`
+        : [
+            untraced.length > 0 ? `${countOf(untraced.length, 'scenario')} without a requirement tag` : '',
+            unknownTags.length > 0 ? `${countOf(unknownTags.length, 'unknown requirement tag')}` : '',
+            uncovered.length > 0 ? `${countOf(uncovered.length, 'requirement')} without a scenario (${uncovered.map((r) => r.id).join(', ')})` : '',
+          ]
+            .filter(Boolean)
+            .join('; '),
+  };
+  const determinismGate: Gate = {
+    title: 'Determinism',
+    passed: determinism.identical,
+    summary: determinism.problem
+      ? `not proven: ${determinism.problem}`
+      : determinism.identical
+        ? `both runs identical for all ${countOf(determinism.rows.length, 'scenario')}`
+        : `${countOf(determinism.differences.length, 'scenario')} differed between the two runs: ${determinism.differences.map((d) => `"${d.name}"`).join(', ')}`,
+  };
+  const gates = [scenariosGate, traceGate, determinismGate];
+  const qualified = gates.every((g) => g.passed);
+
+  const features: SignoffModel['features'] = [];
+  for (const view of views) {
+    let group = features[features.length - 1];
+    if (!group || group.uri !== view.scenario.uri) {
+      group = { name: view.scenario.feature.name, description: view.scenario.feature.description, uri: view.scenario.uri, views: [] };
+      features.push(group);
+    }
+    group.views.push(view);
+  }
+
+  return {
+    input,
+    qualified,
+    verdict: qualified ? 'QUALIFIED' : 'NOT QUALIFIED',
+    gates,
+    scenarioSet: { digest: scenarioSetDigest(run), files: run.sources.length, scenarios: total },
+    cucumberVersion: run.cucumberVersion ?? 'unknown',
+    trace,
+    matrix,
+    views,
+    features,
+    notPassed,
+    stepsNotPassed,
+    untraced,
+    unknownTags,
+    uncovered,
+    counts,
+  };
+}
+
+/** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */
+export function shortDigest(digest: string | null): string {
+  if (digest === null) return '—';
+  const match = /^sha256:([0-9a-f]{12})[0-9a-f]+$/.exec(digest);
+  return match ? `sha256:${match[1]}…` : digest;
+}

@@ -1,0 +1,38 @@
+// Escaping for the reports: HTML text and attributes, Markdown inline text and table cells, and
+// fenced code blocks that no content can break out of. Everything a scenario says passes here.
+
+const HTML_ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** Text or attribute value for HTML: `<script>` becomes visible text, never markup. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => HTML_ENTITIES[c]);
+}
+
+/** Inline Markdown text: punctuation that could start markup is backslash-escaped, lines joined. */
+export function escapeMarkdown(text: string): string {
+  return text.replace(/\r?\n/g, ' ').replace(/[\\`*_[\]<>|#&!~]/g, (c) => `\\${c}`);
+}
+
+/** Inline code in Markdown (safe inside a table cell): a backtick fence longer than any run inside. */
+export function markdownCode(text: string): string {
+  const flat = text.replace(/\r?\n/g, ' ').replace(/\|/g, '\\|');
+  const longest = Math.max(0, ...[...flat.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(longest + 1);
+  const pad = flat.startsWith('`') || flat.endsWith('`') ? ' ' : '';
+  return `${fence}${pad}${flat}${pad}${fence}`;
+}
+
+/** A fenced code block whose fence is longer than any backtick run in the content. */
+export function markdownFence(content: string, language = ''): string {
+  const longest = Math.max(0, ...[...content.matchAll(/`+/g)].map((m) => m[0].length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return `${fence}${language}\n${content}\n${fence}`;
+}
+
+/** A slug for anchors and file names: lowercase letters, digits and dashes only. */
+export function slug(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
+}

@@ -1,0 +1,193 @@
+// Unit tests of the sign-off: reading runs from message streams, the determinism comparison, the
+// computed verdict and its gaps (nothing folded into "passed"), and the escaped renderings.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { compareRuns } from '../../src/report/determinism';
+import { emptyEvidence, evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
+import { parseRegistry } from '../../src/report/requirements';
+import { parseRun } from '../../src/report/run';
+import { buildSignoff, SignoffInput } from '../../src/report/signoff';
+import { renderHtml } from '../../src/report/signoffHtml';
+import { renderMarkdown } from '../../src/report/signoffMarkdown';
+import { FakeScenario, fakeMessages } from '../support/messages';
+import { lagReplay } from '../support/replays';
+
+const REGISTRY = parseRegistry(`
+requirements:
+  - { id: AISIM-1893, title: Routing from native events, source: AISIM-1893, owner: QA }
+  - { id: LAG-1, title: Lag is exact, source: semantics.md §6 LAG-1, owner: QA }
+`);
+
+const evidence = { ...evidenceFromRouterReplay(lagReplay(), 1893), measurements: [measurement('host blocks counted on worker 1', 4, 'blocks')] };
+
+function scenario(name: string, line: number, overrides: Partial<FakeScenario> = {}): FakeScenario {
+  return {
+    uri: 'features/router/lag.feature',
+    line,
+    name,
+    tags: ['@AISIM-1893', '@LAG-1'],
+    steps: [
+      { keyword: 'Given', text: 'a cluster of 2 aggregated workers with 4-token blocks', status: 'PASSED' },
+      { keyword: 'When', text: 'a request starting with "system prompt" arrives at 15 ms', status: 'PASSED' },
+      { keyword: 'Then', text: 'it is placed on worker 1, which holds it in G2', status: 'PASSED' },
+    ],
+    evidence,
+    ...overrides,
+  };
+}
+
+function input(scenarios: FakeScenario[], rerun: FakeScenario[] = scenarios): SignoffInput {
+  const run = parseRun(fakeMessages(scenarios));
+  return {
+    campaign: 'unit campaign',
+    date: '2030-01-01 00:00 UTC',
+    subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: 'abc', worktree: 'clean working tree', node: 'v20.20.2' },
+    command: 'npm run qualify',
+    run,
+    determinism: compareRuns(run, parseRun(fakeMessages(rerun))),
+    registry: REGISTRY,
+    coverage: null,
+    coverageNote: 'not requested',
+    perturbation: null,
+    figures: new Map(),
+    companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
+  };
+}
+
+test('a run is read from its message stream: steps as written, worst status, evidence', () => {
+  const run = parseRun(
+    fakeMessages([
+      scenario('passes', 10),
+      scenario('is pending', 20, {
+        steps: [
+          { keyword: 'Given', text: 'something', status: 'PASSED' },
+          { keyword: 'When', text: 'a step is pending', status: 'PENDING' },
+          { keyword: 'Then', text: 'this is skipped', status: 'SKIPPED' },
+        ],
+      }),
+      scenario('never ran', 30, { notRun: true }),
+      scenario('after hook fails', 40, { hookFails: 'boom' }),
+    ]),
+  );
+  assert.deepEqual(
+    run.scenarios.map((s) => [s.key, s.status]),
+    [
+      ['features/router/lag.feature:10', 'PASSED'],
+      ['features/router/lag.feature:20', 'PENDING'],
+      ['features/router/lag.feature:30', 'NOT RUN'],
+      ['features/router/lag.feature:40', 'FAILED'],
+    ],
+  );
+  assert.deepEqual(run.scenarios[0].steps[0], { kind: 'step', keyword: 'Given', text: 'a cluster of 2 aggregated workers with 4-token blocks', table: null, docString: null, status: 'PASSED', message: null });
+  assert.equal(run.scenarios[0].evidence?.digest, evidence.digest);
+  assert.deepEqual(run.scenarios[3].steps.at(-1), { kind: 'after hook', keyword: '', text: '', table: null, docString: null, status: 'FAILED', message: 'boom' });
+  assert.equal(run.cucumberVersion, '12.9.0');
+  assert.deepEqual(run.runErrors, []);
+});
+
+test('a stream cut short is a problem of the run, not a pass', () => {
+  const text = fakeMessages([scenario('passes', 10)], { finished: false });
+  const run = parseRun(`${text}{"testRunFinis`);
+  assert.equal(run.finished, false);
+  assert.equal(run.runErrors.length, 2);
+});
+
+test('determinism: digests, results and presence are compared per scenario', () => {
+  const a = parseRun(fakeMessages([scenario('one', 10), scenario('two', 20), scenario('three', 30)]));
+  const b = parseRun(
+    fakeMessages([
+      scenario('one', 10),
+      scenario('two', 20, { evidence: evidenceFromRouterReplay(lagReplay({ extraEvent: true }), 1893) }),
+      scenario('four', 40),
+    ]),
+  );
+  const result = compareRuns(a, b);
+  assert.equal(result.identical, false);
+  assert.deepEqual(
+    result.differences.map((d) => [d.name, d.reason]),
+    [
+      ['two', 'the simulation did something different (digests differ: KV batches: 1 vs 2; residency differs)'],
+      ['three', 'not run the second time'],
+      ['four', 'only in the second run'],
+    ],
+  );
+  assert.equal(compareRuns(a, a).identical, true);
+  assert.equal(compareRuns(a, null, 'no stream').problem, 'no stream');
+});
+
+test('QUALIFIED only when every scenario passed, every requirement is traced and both runs agree', () => {
+  const model = buildSignoff(input([scenario('sees the store', 10), scenario('sees it later', 20)]));
+  assert.equal(model.verdict, 'QUALIFIED');
+  assert.deepEqual(model.gates.map((g) => g.passed), [true, true, true]);
+  assert.equal(model.matrix[0].status, 'covered: 2/2 passed');
+  assert.deepEqual(model.matrix[0].scenarios[0].measured, ['host blocks counted on worker 1 = 4 blocks']);
+  assert.equal(model.views[0].replay, 'KVQUAL_SEED=1893 npx cucumber-js --profile replay features/router/lag.feature:10');
+});
+
+test('undefined, pending and skipped are listed explicitly and keep the verdict NOT QUALIFIED', () => {
+  const model = buildSignoff(
+    input([
+      scenario('passes', 10),
+      scenario('undefined step', 20, {
+        steps: [
+          { keyword: 'Given', text: 'nobody wrote this', status: 'UNDEFINED' },
+          { keyword: 'Then', text: 'it is skipped', status: 'SKIPPED' },
+        ],
+        evidence: emptyEvidence(1893),
+      }),
+    ]),
+  );
+  assert.equal(model.verdict, 'NOT QUALIFIED');
+  assert.equal(model.gates[0].summary, '1 of 2 scenarios passed (1 undefined)');
+  assert.deepEqual(model.notPassed.map((v) => v.scenario.name), ['undefined step']);
+  assert.deepEqual(model.stepsNotPassed.map(({ step }) => [step.text, step.status]), [
+    ['nobody wrote this', 'UNDEFINED'],
+    ['it is skipped', 'SKIPPED'],
+  ]);
+  const markdown = renderMarkdown(model);
+  assert.match(markdown, /\*\*undefined\*\*: \[undefined step\]/);
+  assert.match(markdown, /\| Given nobody wrote this \| undefined \|/);
+});
+
+test('untraced scenarios, unknown tags and requirements without scenarios fail the traceability gate', () => {
+  const model = buildSignoff(input([scenario('untagged', 10, { tags: ['@wip'] }), scenario('unknown', 20, { tags: ['@AISIM-9999'] })]));
+  assert.equal(model.verdict, 'NOT QUALIFIED');
+  assert.deepEqual(model.untraced.map((v) => v.scenario.name), ['untagged', 'unknown']);
+  assert.deepEqual(model.unknownTags.map((u) => u.tag), ['@AISIM-9999']);
+  assert.deepEqual(model.uncovered.map((r) => r.id), ['AISIM-1893', 'LAG-1']);
+  assert.equal(model.matrix[0].status, 'NOT COVERED');
+});
+
+test('a perturbed second run flips the verdict and names the scenario', () => {
+  const perturbed = { ...evidence, digest: 'sha256:0000' };
+  const model = buildSignoff(input([scenario('steady', 10), scenario('wobbly', 20)], [scenario('steady', 10), scenario('wobbly', 20, { evidence: perturbed })]));
+  assert.equal(model.verdict, 'NOT QUALIFIED');
+  assert.match(model.gates[2].summary, /1 scenario differed between the two runs: "wobbly"/);
+});
+
+test('scenario text is escaped in HTML and Markdown', () => {
+  const hostile = '<script>alert(1)</script> <img src=x onerror=alert(2)>';
+  const model = buildSignoff(input([scenario(hostile, 10, { steps: [{ keyword: 'Given', text: `the prefix "${hostile}"`, status: 'PASSED', table: [['<b>', '|']] }] })]));
+  const html = renderHtml(model);
+  assert.ok(!/<script|<img|<b>/i.test(html), 'no markup from the scenario');
+  assert.ok(html.includes('&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;'));
+  const markdown = renderMarkdown(model);
+  assert.ok(markdown.includes('#### ✅ \\<script\\>alert(1)\\</script\\>'));
+  // Inside fenced blocks text is literal (shown as written); everywhere else markup is escaped.
+  const outsideFences = markdown.replace(/^(`{3,})[^\n]*\n[\s\S]*?^\1$/gm, '');
+  assert.ok(!/(^|[^\\])<(script|img|b>)/m.test(outsideFences));
+});
+
+test('the same run renders the same report apart from the date line', () => {
+  const scenarios = [scenario('sees the store', 10)];
+  const a = input(scenarios);
+  const b = { ...input(scenarios), date: '2031-06-30 12:34 UTC' };
+  for (const render of [renderMarkdown, renderHtml]) {
+    const one = render(buildSignoff(a)).split('\n');
+    const two = render(buildSignoff(b)).split('\n');
+    const differing = one.filter((line, i) => line !== two[i]);
+    assert.equal(one.length, two.length);
+    assert.equal(differing.length, 1);
+    assert.match(differing[0], /2030-01-01 00:00 UTC/);
+  }
+});
