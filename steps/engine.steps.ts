@@ -98,3 +98,12 @@ When(
 Given('the cluster has these settings:', function (this: KvWorld, table: DataTable) {
   for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
 });
+
+Given(
+  'a disaggregated cluster of {count} prefill and {count} decode worker(s) with these settings:',
+  function (this: KvWorld, prefill: number, decode: number, table: DataTable) {
+    this.engine.workers = prefill;
+    this.engine.decodeWorkers = decode;
+    for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
+  },
+);

@@ -149,3 +149,31 @@ Then('both runs produce the same report digest', function (this: KvWorld) {
 Then("the router's event-stream check passes", function (this: KvWorld) {
   expect(this.engine.outcome.result.failure?.message ?? null, 'event-stream failure').to.equal(null);
 });
+
+Then("the resume's decode worker is chosen by load alone", function (this: KvWorld) {
+  const record = theResume(this);
+  const placement = record.decode_routing;
+  expect(placement, `${record.request_id} was never placed on a decode worker`).to.not.equal(null);
+  const decodeIds = new Set(placement!.candidates.map((c) => c.worker_id));
+  expect(decodeIds.has(record.worker_id!), 'prefill and decode candidates must differ').to.equal(false);
+  for (const candidate of placement!.candidates) {
+    expect({ worker: candidate.worker_id, credit: candidate.credit, device: candidate.device_blocks, host: candidate.host_blocks }, 'decode candidates get no cache credit').to.deep.equal({
+      worker: candidate.worker_id,
+      credit: 0,
+      device: 0,
+      host: 0,
+    });
+  }
+  this.measure('decode worker chosen', record.decode_worker_id!, '');
+  this.measure('KV handoff', record.kv_transfer_ms!, 'ms');
+});
+
+Then("no decode worker's KV event reaches the router", function (this: KvWorld) {
+  const { result, report } = this.engine.outcome;
+  const decodeWorkers = new Set(result.ranks.filter((rank) => rank.role === 'decode').map((rank) => rank.rank.worker_id));
+  expect(decodeWorkers.size, 'decode workers').to.be.greaterThan(0);
+  const reached = result.batches.filter(({ batch }) => decodeWorkers.has(batch.worker_id));
+  expect(reached.length, 'event batches from decode workers applied by the router').to.equal(0);
+  this.measure('KV events withheld from the router (decode workers)', report.summary.kv_events.withheld_from_router, 'events');
+  expect(report.summary.kv_events.withheld_from_router, 'decode workers emitted events that were withheld').to.be.greaterThan(0);
+});

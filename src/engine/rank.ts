@@ -163,6 +163,7 @@ export class RankEngine {
       const request = this.waiting[i];
       const work = this.tryAdmit(request, budget);
       if (work === 'stop') break;
+      if (work === 'failed') continue;
       if (work === null) {
         i++;
         continue;
@@ -248,12 +249,20 @@ export class RankEngine {
   /**
    * G2-6 admission: G1 prefix first, then consecutive G2 keys. A G2 hit starts the H2D load and
    * admits only when it completes; pending or contended keys defer the request.
-   * Returns the first work, null to skip this request for now, or 'stop' to stop admitting.
+   * Returns the first work, null to skip this request for now, 'stop' to stop admitting, or
+   * 'failed' when it can never fit in G1 (it has left the queue).
    */
-  private tryAdmit(request: SimRequest, budget: number): PlannedWork | null | 'stop' {
+  private tryAdmit(request: SimRequest, budget: number): PlannedWork | null | 'stop' | 'failed' {
     if (request.state === 'loading') return null;
     if (request.state === 'loaded') return this.admitLoaded(request, budget);
     if (request.kv_transferred) return this.admitTransferred(request);
+    // The last output token's KV is never computed: input + output − 1 tokens need KV at most.
+    const neededBlocks = Math.ceil((request.input_length + Math.max(request.output_length - 1, 0)) / this.settings.block_size);
+    if (neededBlocks > this.settings.num_gpu_blocks) {
+      this.waiting.splice(this.waiting.indexOf(request), 1);
+      this.fail(request, `needs ${neededBlocks} G1 blocks for its prompt and output; the rank has ${this.settings.num_gpu_blocks}`);
+      return 'failed';
+    }
     const limit = this.reusableBlocks(request);
     const g1Blocks = Math.min(this.g1.prefixLength(request.hashes), limit);
     const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.hashes, g1Blocks, limit, this.rank_index) : null;

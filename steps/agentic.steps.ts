@@ -1,0 +1,214 @@
+// Steps about agentic workloads (AGX-1..6): plays written as a trace table, lanes that replay
+// them, what each play instance's requests reused and from whom, and the guard that decides
+// whether an agentic G2 deployment may run at all.
+import { DataTable, Given, Then, When } from '@cucumber/cucumber';
+import { expect } from 'chai';
+import type { KvWorld } from './support/world';
+import type { RequestRecord } from '../src/report/report';
+import { AGENTIC_SCHEMA, AGENTIC_VERSION } from '../src/agentic/trace';
+import { ConfigError } from '../src/config/load';
+import { parseDurationNs } from '../src/time';
+
+type Raw = Record<string, unknown>;
+
+const msOf = (text: string) => parseDurationNs(text) / 1_000_000;
+
+/** Turns the scenario's trace table into Agentic Mooncake v2 JSON lines. */
+function traceText(blockSize: number, table: DataTable): string {
+  const lines = [JSON.stringify({ schema: AGENTIC_SCHEMA, version: AGENTIC_VERSION, block_size: blockSize })];
+  for (const row of table.hashes()) {
+    const dependencies = (row.after ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '')
+      .map((predecessor) => ({ predecessor, trigger: row.on || 'completion', delay_ms: msOf(row.delay || '0 ms'), relation: row.relation || 'sequence' }));
+    lines.push(
+      JSON.stringify({
+        request_id: row.request,
+        play_id: row.play,
+        session_id: row.session,
+        input_length: Number(row.input),
+        output_length: Number(row.output),
+        hash_ids: row['hash ids'].split(',').map((id) => Number(id.trim())),
+        not_before_ms: msOf(row['not before'] || '0 ms'),
+        dependencies,
+      }),
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+Given('an agentic trace with {tokens} trace blocks:', function (this: KvWorld, blockSize: number, table: DataTable) {
+  this.engine.agenticTrace = traceText(blockSize, table);
+  this.engine.agentic ??= { lanes: 1, assignment: 'stride', iterations: 1 };
+});
+
+Given('{count} snapshot lane(s) replay(s) it {count} time(s)', function (this: KvWorld, lanes: number, iterations: number) {
+  this.engine.agentic = { lanes, assignment: 'snapshot', iterations };
+});
+
+Given('{count} lane(s) take(s) its plays by stride', function (this: KvWorld, lanes: number) {
+  this.engine.agentic = { lanes, assignment: 'stride', iterations: 1 };
+});
+
+When('the agentic workload runs', function (this: KvWorld) {
+  this.engine.run(this.seed);
+});
+
+When('the agentic workload runs with 1 snapshot lane and again with 2', function (this: KvWorld) {
+  this.engine.agentic = { ...this.engine.agentic, assignment: 'snapshot', lanes: 1 };
+  this.engine.run(this.seed);
+  this.engine.agentic = { ...this.engine.agentic, lanes: 2 };
+  this.engine.run(this.seed);
+});
+
+function recordsNamed(world: KvWorld, name: string): RequestRecord[] {
+  const records = world.engine.outcome.report.per_request.filter((r) => r.request_id.endsWith(`/${name}`));
+  expect(records.length, `requests "${name}" in the report`).to.be.greaterThan(0);
+  return records;
+}
+
+Then('every play instance has exactly one cache_id, shared by all of its requests and by no other instance', function (this: KvWorld) {
+  const { report, plays } = this.engine.outcome;
+  expect(plays.length, 'play instances').to.be.greaterThan(0);
+  expect(new Set(plays.map((p) => p.cache_id)).size, 'distinct cache_ids').to.equal(plays.length);
+  for (const play of plays) {
+    const caches = new Set(report.per_request.filter((r) => r.play_id === play.play_id).map((r) => r.cache_id));
+    expect([...caches], `cache_ids of the requests of ${play.play_id}`).to.deep.equal([`${play.play_id}:cache`]);
+  }
+  this.measure('play instances, each with one cache_id', plays.length, '');
+});
+
+Then('each {string} request restores {int} tokens from G2, all stored by its own play', function (this: KvWorld, name: string, tokens: number) {
+  for (const record of recordsNamed(this, name)) {
+    this.measure(`${record.request_id}: tokens restored from G2`, record.host_reused_tokens, 'tokens');
+    expect(record.host_reused_tokens, `G2 tokens restored by ${record.request_id}`).to.equal(tokens);
+    expect(record.host_restore_sources, `whose G2 entries ${record.request_id} restored`).to.deep.equal([record.cache_id]);
+  }
+});
+
+Then('the recycled instance of play {string} shares no identity with the first', function (this: KvWorld, play: string) {
+  const instances = this.engine.outcome.plays.filter((p) => p.source_play_id === play);
+  expect(instances.length, `instances of play ${play}`).to.be.greaterThan(1);
+  const fields = ['request_id', 'session_id', 'play_id', 'cache_id'] as const;
+  const byInstance = instances.map((instance) => this.engine.outcome.report.per_request.filter((r) => r.play_id === instance.play_id));
+  for (const field of fields) {
+    const [first, ...later] = byInstance.map((records) => new Set(records.map((r) => r[field])));
+    for (const other of later) expect([...other].filter((value) => first.has(value)), `${field}s shared between instances`).to.deep.equal([]);
+  }
+  this.measure('instances of the recycled play', instances.length, '');
+});
+
+Then("no request of the recycled instance reuses a block of the first instance's play", function (this: KvWorld) {
+  const report = this.engine.outcome.report;
+  const firstCaches = new Set(this.engine.outcome.plays.filter((p) => p.ordinal === 0).map((p) => p.cache_id));
+  const recycled = report.per_request.filter((r) => r.cache_id !== null && !firstCaches.has(r.cache_id));
+  expect(recycled.length, 'requests of recycled instances').to.be.greaterThan(0);
+  for (const record of recycled) {
+    expect(record.host_restore_sources.filter((source) => firstCaches.has(source)), `${record.request_id} restored another play's G2 entries`).to.deep.equal([]);
+  }
+  const firstOfRecycled = recycled[0];
+  this.measure(`${firstOfRecycled.request_id}: tokens reused (G1 + G2)`, firstOfRecycled.g1_reused_tokens + firstOfRecycled.host_reused_tokens, 'tokens');
+  expect(firstOfRecycled.g1_reused_tokens + firstOfRecycled.host_reused_tokens, `reuse of ${firstOfRecycled.request_id}, the recycled play's first request`).to.equal(0);
+});
+
+Then('the shared pool holds exactly twice as many blocks with 2 lanes as with 1', function (this: KvWorld) {
+  const [one, two] = this.engine.outcomes.map((outcome) => outcome.report.summary.g2_domains?.[0]);
+  expect(one, 'g2_domains of the 1-lane run').to.not.equal(undefined);
+  expect(two, 'g2_domains of the 2-lane run').to.not.equal(undefined);
+  this.measure('pool residency, 1 lane', one!.resident_blocks, 'blocks');
+  this.measure(`pool residency, 2 lanes = ${two!.resident_blocks / one!.resident_blocks} × 1 lane`, two!.resident_blocks, 'blocks');
+  expect(one!.resident_blocks, '1-lane residency').to.be.greaterThan(0);
+  expect(two!.resident_blocks, '2-lane residency').to.equal(2 * one!.resident_blocks);
+});
+
+Then('request {string} of the play arrives at {duration}', function (this: KvWorld, name: string, at: number) {
+  for (const record of recordsNamed(this, name)) {
+    this.measure(`${record.request_id} arrives at`, record.arrival_ms, 'ms');
+    expect(record.arrival_ms, `arrival of ${record.request_id} in ms`).to.equal(at / 1_000_000);
+  }
+});
+
+Then('the requests of play {string} end as:', function (this: KvWorld, play: string, table: DataTable) {
+  const records = this.engine.outcome.report.per_request.filter((r) => r.play_id?.startsWith(`${play}@`));
+  const actual = Object.fromEntries(records.map((r) => [r.request_id.split('/').at(-1)!, r.status]));
+  const expected = Object.fromEntries(table.hashes().map((row) => [row.request, row.status]));
+  expect(actual, `terminal status of play ${play}'s requests`).to.deep.equal(expected);
+  this.measure(`requests of ${play} skipped`, records.filter((r) => r.status === 'skipped').length, '');
+});
+
+Then('the lanes play:', function (this: KvWorld, table: DataTable) {
+  const plays = this.engine.outcome.plays;
+  const expected = table.hashes().map((row) => ({ lane: Number(row.lane), play: row.play, starts: row.starts }));
+  const actual = plays
+    .map((p) => ({ lane: p.lane, play: p.source_play_id, start_ns: p.start_ns }))
+    .sort((a, b) => a.lane - b.lane || a.start_ns - b.start_ns);
+  expect(actual.map((p) => ({ lane: p.lane, play: p.play })), 'plays by lane, in order').to.deep.equal(expected.map((p) => ({ lane: p.lane, play: p.play })));
+  expected.forEach((row, i) => {
+    if (row.starts === 'at 0 ms') return expect(actual[i].start_ns, `start of ${row.play}`).to.equal(0);
+    const previous = plays.find((p) => p.lane === row.lane && p.source_play_id === row.starts.replace(/^when (\S+) ends$/, '$1'));
+    expect(previous, `"${row.starts}" names a play on lane ${row.lane}`).to.not.equal(undefined);
+    expect(actual[i].start_ns, `start of ${row.play} = end of ${previous!.source_play_id}`).to.equal(previous!.end_ns);
+  });
+});
+
+// ── the guard (AGX-6) ───────────────────────────────────────────────────────────────────────
+
+const GUARD_CHANGES: Record<string, (world: KvWorld) => void> = {
+  'the cluster has 3 aggregated workers': (world) => (world.engine.workers = 3),
+  'the cluster has 1 prefill and 1 decode worker': (world) => {
+    world.engine.workers = 1;
+    world.engine.decodeWorkers = 1;
+  },
+  'the cluster has 2 prefill and 3 decode workers': (world) => {
+    world.engine.workers = 2;
+    world.engine.decodeWorkers = 3;
+  },
+  'every role uses the sglang backend': (world) => world.engine.roleChanges.push((role) => (role.backend = 'sglang')),
+  'every worker has 2 attention data-parallel ranks': (world) => world.engine.roleChanges.push((role) => (role.dp_size = 2)),
+  'the workers scale with the "planner" policy': (world) => world.engine.roleChanges.push((role) => (role.scaling_policy = 'planner')),
+  'the workers use speculative decoding': (world) => world.engine.roleChanges.push((role) => (role.speculative_decoding = { method: 'eagle', num_speculative_tokens: 3 })),
+  'host memory has a disk tier below it': (world) =>
+    world.engine.roleChanges.push((role) => {
+      if (role.host_offload) (role.host_offload as Raw).disk_offload = { num_disk_blocks: 1024 };
+    }),
+};
+
+Given('the deployment is changed so that {}', function (this: KvWorld, change: string) {
+  const apply = GUARD_CHANGES[change];
+  if (!apply) throw new Error(`unknown change "${change}"; known: ${Object.keys(GUARD_CHANGES).join('; ')}`);
+  apply(this);
+});
+
+When('the agentic workload is submitted', function (this: KvWorld) {
+  try {
+    this.engine.run(this.seed);
+    this.engine.setupError = null;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    this.engine.setupError = error;
+  }
+});
+
+Then('it is accepted and every request finishes', function (this: KvWorld) {
+  expect(this.engine.setupError?.message ?? null, 'guard error').to.equal(null);
+  const summary = this.engine.outcome.report.summary;
+  this.measure('requests finished', summary.requests.finished, '');
+  expect(summary.requests.finished, 'finished requests').to.equal(summary.requests.total);
+});
+
+Then('it is rejected before the run: {string}', function (this: KvWorld, message: string) {
+  const error = this.engine.setupError;
+  expect(error, 'the guard should have rejected the deployment').to.not.equal(null);
+  expect(this.engine.outcomes.length, 'runs started').to.equal(0);
+  expect(error!.message, 'the message a user reads').to.contain(message);
+  this.measure(`rejected: ${error!.problems[0].path}: ${error!.problems[0].message}`, error!.problems.length, 'problem(s)');
+});
+
+Then('each {string} request reuses {int} tokens, and any G2 blocks it restored were stored by its own play', function (this: KvWorld, name: string, tokens: number) {
+  for (const record of recordsNamed(this, name)) {
+    this.measure(`${record.request_id}: tokens reused (G1 ${record.g1_reused_tokens} + G2 ${record.host_reused_tokens})`, record.g1_reused_tokens + record.host_reused_tokens, 'tokens');
+    expect(record.g1_reused_tokens + record.host_reused_tokens, `tokens reused by ${record.request_id}`).to.equal(tokens);
+    expect(record.host_restore_sources.filter((source) => source !== record.cache_id), `other plays' G2 entries restored by ${record.request_id}`).to.deep.equal([]);
+  }
+});

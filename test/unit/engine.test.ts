@@ -1,0 +1,109 @@
+// Unit tests of the engine's parts: transfer timing (private FIFO lanes, shared fair share with
+// re-division), the G1 cache's LRU and capacity, and the G2 pool's cohorts, pins and touches.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Kernel } from '../../src/kernel';
+import { PrivateLanes, SharedBandwidth, TransferLog, transferNs } from '../../src/engine/transfers';
+import { DeviceCache } from '../../src/engine/deviceCache';
+import { HostPool } from '../../src/engine/hostPool';
+
+function job(direction: 'd2h' | 'h2d', rank_index: number, bytes: number, done: number[], kernel: Kernel) {
+  return { direction, rank_index, worker_id: rank_index, dp_rank: 0, bytes, blocks: 1, request_id: null, onComplete: () => done.push(kernel.now) };
+}
+
+test('TIME-2: B bytes at R GB/s take B / R ns, rounded up; 0 GB/s is instant', () => {
+  assert.equal(transferNs(2_000_000, 1), 2_000_000);
+  assert.equal(transferNs(1000, 3), 334);
+  assert.equal(transferNs(1000, 0), 0);
+  assert.equal(transferNs(4096, 0.5), 8192);
+});
+
+test('G2-8: a private lane is FIFO with deadlines fixed at submission; D2H and H2D are independent', () => {
+  const kernel = new Kernel();
+  const log = new TransferLog(kernel);
+  const lanes = new PrivateLanes(kernel, log, { d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, latency_to_first_byte_ns: 100 });
+  const done: number[] = [];
+  lanes.submit(job('h2d', 0, 1000, done, kernel));
+  lanes.submit(job('h2d', 0, 1000, done, kernel));
+  lanes.submit(job('d2h', 0, 500, done, kernel));
+  kernel.run();
+  // h2d: 100 + 1000 = 1100, then the second waits for the lane: 1100 + 1000 = 2100; d2h: 100 + 500.
+  assert.deepEqual(done, [600, 1100, 2100]);
+});
+
+test('G2-9: two concurrent jobs under a 1 GB/s pool cap each take twice their solo time', () => {
+  const run = (jobs: number) => {
+    const kernel = new Kernel();
+    const shared = new SharedBandwidth(kernel, new TransferLog(kernel), {
+      d2h_bandwidth_gbps: 32, h2d_bandwidth_gbps: 32, shared_d2h_bandwidth_gbps: 1, shared_h2d_bandwidth_gbps: 1, latency_to_first_byte_ns: 0,
+    });
+    const done: number[] = [];
+    for (let i = 0; i < jobs; i++) shared.submit(job('h2d', i, 2_000_000, done, kernel));
+    kernel.run();
+    return done;
+  };
+  assert.deepEqual(run(1), [2_000_000]);
+  assert.deepEqual(run(2), [4_000_000, 4_000_000]);
+});
+
+test('G2-9: shares are re-divided when a job finishes, and the rank cap applies per rank', () => {
+  const kernel = new Kernel();
+  const shared = new SharedBandwidth(kernel, new TransferLog(kernel), {
+    d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80, latency_to_first_byte_ns: 0,
+  });
+  const done: number[] = [];
+  // Two jobs on rank 0 share its 1 GB/s; a job on rank 1 runs alone at 1 GB/s.
+  shared.submit(job('h2d', 0, 1000, done, kernel));
+  shared.submit(job('h2d', 0, 3000, done, kernel));
+  shared.submit(job('h2d', 1, 1000, done, kernel));
+  kernel.run();
+  // rank 1: 1000 ns. rank 0: both at 0.5 B/ns until the small one ends at 2000 ns (the big one has
+  // 2000 bytes left), then the big one alone at 1 B/ns: 2000 + 2000 = 4000 ns.
+  assert.deepEqual(done, [1000, 2000, 4000]);
+});
+
+test('ENG-3: idle G1 entries are evicted least-recently-used, last blocks of a request first', () => {
+  const evicted: bigint[] = [];
+  const g1 = new DeviceCache(4, true, (hash) => evicted.push(hash));
+  assert.equal(g1.allocate(3), true);
+  for (const hash of [1n, 2n, 3n]) assert.equal(g1.promote(hash), true);
+  g1.release([1n, 2n, 3n], 0);
+  assert.equal(g1.prefixLength([1n, 2n, 3n, 4n]), 3);
+  assert.equal(g1.allocate(3), true);
+  assert.deepEqual(evicted, [3n, 2n]);
+  assert.equal(g1.prefixLength([1n, 2n]), 1);
+  assert.equal(g1.allocate(2), false, 'only one block (the idle entry 1) is obtainable');
+});
+
+test('ENG-3: a duplicate block is not promoted twice, and capacity is never exceeded', () => {
+  const g1 = new DeviceCache(2, true, () => {});
+  assert.equal(g1.allocate(2), true);
+  assert.equal(g1.promote(7n), true);
+  assert.equal(g1.promote(7n), false);
+  assert.equal(g1.allocate(1), false);
+  assert.equal(g1.usedBlocks, 2);
+});
+
+test('G2-2/G2-3: a cohort reserves atomically, pending entries are not hits, a too-large cohort never fits', () => {
+  const pool = new HostPool('p', 2, false);
+  assert.equal(pool.reserve([1n, 2n, 3n]), null, 'a 3-block cohort never fits a 2-block pool');
+  assert.deepEqual(pool.reserve([1n, 2n]), { victims: [] });
+  assert.deepEqual(pool.lookup([1n, 2n], 0, 2, 0), { outcome: 'deferred', blocks: 2, reason: 'pending' });
+  assert.equal(pool.reserve([3n]), null, 'pending entries are never victims');
+  pool.complete([1n, 2n]);
+  assert.deepEqual(pool.lookup([1n, 2n, 9n], 0, 3, 0), { outcome: 'hit', blocks: 2 });
+});
+
+test('G2-5: lookups touch keys so the earliest block is most recent; pinned entries are never victims', () => {
+  const pool = new HostPool('p', 3, false);
+  pool.reserve([1n, 2n, 3n]);
+  pool.complete([1n, 2n, 3n]);
+  pool.touch([2n, 3n]); // 3 then 2 become most recent: LRU order 1, 3, 2
+  assert.deepEqual(pool.residentHashes(), [1n, 3n, 2n]);
+  pool.pin([1n], 0);
+  assert.deepEqual(pool.lookup([1n], 0, 1, 0), { outcome: 'deferred', blocks: 1, reason: 'loading' });
+  assert.deepEqual(pool.lookup([1n], 0, 1, 1), { outcome: 'hit', blocks: 1 }, 'another rank may read a pinned shared entry');
+  assert.deepEqual(pool.reserve([4n]), { victims: [3n] });
+  pool.unpin([1n], 0);
+  assert.deepEqual(pool.reserve([5n]), { victims: [1n] });
+});
