@@ -2,7 +2,7 @@
 // routing and admission history, per-admission reconciliation of router prediction against
 // realised reuse, and the digest that identifies the run.
 import type { ClusterResult, SharedDomainReport } from '../sim/cluster';
-import type { SimRequest, Reconciliation } from '../engine/request';
+import type { SimRequest, Reconciliation, RequestIdentity } from '../engine/request';
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
 import { digestOf } from './canonical';
@@ -35,13 +35,7 @@ export interface RunSummary {
   plays?: PlayRecord[];
 }
 
-export interface RequestRecord {
-  request_id: string;
-  ordinal: number;
-  session_id: string | null;
-  play_id: string | null;
-  cache_id: string | null;
-  lane: number | null;
+export interface RequestRecord extends RequestIdentity {
   status: string;
   worker_id: number | null;
   dp_rank: number | null;
