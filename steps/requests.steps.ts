@@ -18,7 +18,7 @@ function sendRequest(world: KvWorld, prefix: string | null, own_tokens: number, 
   const { request_id, prompt } = world.newRequest(prefix, own_tokens);
   world.lastRequestId = request_id;
   world.lastPrefix = prefix;
-  world.replay.arriveAt(at, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(world.setup.block_size) });
+  world.later((replay) => replay.arriveAt(at, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(world.setup.block_size) }));
   world.replay.run();
 }
 
@@ -29,7 +29,7 @@ When('a request starting with {string} arrives at {duration}', function (this: K
 When('{count} requests starting with {string} arrive at {duration}', function (this: KvWorld, count: number, prefix: string, at: Nanos) {
   for (let i = 0; i < count; i++) {
     const { request_id, prompt } = this.newRequest(prefix, this.setup.block_size);
-    this.replay.arriveAt(at, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(this.setup.block_size) });
+    this.later((replay) => replay.arriveAt(at, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(this.setup.block_size) }));
   }
   this.replay.run();
 });
@@ -86,6 +86,19 @@ Then('the router counted {int} host block(s) on worker {int} for it', function (
   expect(candidate, `worker ${worker} was not a candidate`).to.not.equal(undefined);
   this.measure(`host blocks counted on worker ${worker}`, candidate!.host_blocks, 'blocks');
   expect(candidate!.host_blocks, `host blocks seen on worker ${worker}.\n${describePlacement(placement)}`).to.equal(blocks);
+});
+
+Then('the first request was a {int}-way tie broken by a seeded draw', function (this: KvWorld, ways: number) {
+  const first = this.replay.placements[0];
+  this.measure('candidates tied for the first request', first.tied_candidates, '');
+  expect(first.tied_candidates, describePlacement(first)).to.equal(ways);
+});
+
+Then('a second replay with the same seed places every request on the same worker', function (this: KvWorld) {
+  const again = this.replayAgain().placements.map((p) => `${p.request_id}→${p.worker_id}`);
+  const first = this.replay.placements.map((p) => `${p.request_id}→${p.worker_id}`);
+  this.measure('placements identical across two replays', again.length, 'placements');
+  expect(again, 'placements of the second replay').to.deep.equal(first);
 });
 
 Then('the requests are placed on workers {string}', function (this: KvWorld, list: string) {

@@ -51,17 +51,29 @@ export class KvWorld extends World {
   /** The router-level replay, built from the setup on first use; the setup is fixed from then on. */
   get replay(): RouterReplay {
     if (!this.replayInstance) {
-      if (this.setup.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers")');
-      const replay = new RouterReplay({
-        seed: this.seed,
-        lag_ns: this.setup.lag_ns,
-        router: { ...this.setup.router, block_size: this.setup.block_size },
-      });
-      for (let worker = 0; worker < this.setup.workers; worker++) replay.addWorker(worker, this.setup.dp_size);
-      this.replayInstance = replay;
-      for (const step of this.deferred.splice(0)) step(replay);
+      this.replayInstance = this.buildReplay();
+      for (const step of this.deferred) step(this.replayInstance);
     }
     return this.replayInstance;
+  }
+
+  private buildReplay(): RouterReplay {
+    if (this.setup.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers")');
+    const replay = new RouterReplay({
+      seed: this.seed,
+      lag_ns: this.setup.lag_ns,
+      router: { ...this.setup.router, block_size: this.setup.block_size },
+    });
+    for (let worker = 0; worker < this.setup.workers; worker++) replay.addWorker(worker, this.setup.dp_size);
+    return replay;
+  }
+
+  /** A fresh router-level replay of everything the scenario described so far, run to the end (DET-1 checks). */
+  replayAgain(): RouterReplay {
+    const replay = this.buildReplay();
+    for (const step of this.deferred) step(replay);
+    replay.run();
+    return replay;
   }
 
   /** The engine-level scenario (cluster table, conversations, runs), created on first use. */
@@ -103,8 +115,8 @@ export class KvWorld extends World {
    * order when the replay is built, so settings and history can be written in any order.
    */
   later(step: (replay: RouterReplay) => void): void {
+    this.deferred.push(step);
     if (this.replayInstance) step(this.replayInstance);
-    else this.deferred.push(step);
   }
 
   /** Changes the setup; fails if the cluster has already started. */

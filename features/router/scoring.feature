@@ -1,0 +1,29 @@
+@AISIM-1893 @SCORE-3 @SCORE-4 @SCORE-6
+Feature: How the router chooses among ranks
+
+  The KV-aware router takes the rank with the lowest cost. When costs tie it draws among the tied
+  ranks from a seeded stream, so the choice is fair and still replays exactly. Each placement
+  reports the overlap it credited, and a round-robin router ignores the cache altogether.
+
+  Background:
+    Given a cluster of 2 aggregated workers with 4-token blocks
+    And the prefix "system prompt" is 8 tokens long
+    And KV events reach the router as soon as they are emitted
+
+  @DET-1
+  Scenario: equal costs are broken by a seeded draw that replays identically
+    When 4 requests starting with "system prompt" arrive at 1 ms
+    Then the first request was a 2-way tie broken by a seeded draw
+    And a second replay with the same seed places every request on the same worker
+
+  Scenario: the reported overlap rounds host blocks weighted at 0.75 half away from zero
+    Given worker 1 finishes storing "system prompt" in host memory at 10 ms
+    When a request starting with "system prompt" arrives at 11 ms
+    Then it is placed on worker 1, which holds it in G2
+    And it reports an overlap of 2 blocks, 8 tokens, the best available
+
+  Scenario: a round-robin router cycles over the workers and ignores what they hold
+    Given the router uses the round-robin policy
+    And worker 1 finishes storing "system prompt" in host memory at 10 ms
+    When 4 requests starting with "system prompt" arrive at 11 ms
+    Then the requests are placed on workers "0, 1, 0, 1"
