@@ -5,7 +5,8 @@
 import type { Command } from 'commander';
 import { ConfigError, parseReplayConfig } from '../config/load';
 import * as path from 'node:path';
-import { runReplay, type ReplayInputs } from '../sim/replay';
+import { runReplay, type ReplayInputs, type ReplayOutcome } from '../sim/replay';
+import { fromKvEventBatch, toWireLine } from '../events/wire';
 import { AgenticTraceError, parseAgenticTrace } from '../agentic/trace';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
@@ -16,6 +17,7 @@ import { ExitCode } from './io';
 
 export interface ReplayOptions {
   out?: string;
+  eventsOut?: string;
   json: boolean;
   seed?: string;
 }
@@ -27,6 +29,7 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
     .argument('<config>', 'the replay configuration (YAML or JSON); its JSON Schema is schema/kvqual-config.schema.json')
     .option('--out <file>', 'write the canonical report JSON to this file (atomically)')
     .option('--json', 'print the canonical report JSON instead of the summary', false)
+    .option('--events-out <file>', 'write the KV event stream the router received, as JSON lines (the check-events format)')
     .option('--seed <n>', "override the config's seed")
     .action((file: string, options: ReplayOptions) => finish(replayFile(file, options, io)));
 }
@@ -39,11 +42,11 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     io.stderr(`kvqual replay: cannot read ${file}: ${(error as Error).message}\n`);
     return ExitCode.usage;
   }
-  let report: RunReport;
+  let outcome: ReplayOutcome;
   try {
     const config = parseReplayConfig(text, file);
     if (options.seed !== undefined) config.seed = parseSeed(options.seed);
-    report = runReplay(config, loadInputs(config, file, io)).report;
+    outcome = runReplay(config, loadInputs(config, file, io));
   } catch (error) {
     if (error instanceof ConfigError || error instanceof DurationError || error instanceof SeedError || error instanceof AgenticTraceError || error instanceof InputError) {
       io.stderr(`kvqual replay: ${error.message}\n`);
@@ -51,10 +54,17 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     }
     throw error;
   }
+  const report = outcome.report;
   const json = `${canonicalJsonPretty(report)}\n`;
   if (options.out) io.writeTextAtomic(options.out, json);
+  if (options.eventsOut) io.writeTextAtomic(options.eventsOut, eventLog(outcome));
   io.stdout(options.json ? json : summaryText(file, report, options.out));
   return report.summary.event_stream_failure === null ? ExitCode.clean : ExitCode.violation;
+}
+
+/** The batches the router received, in delivery order, in the wire format check-events reads. */
+function eventLog(outcome: ReplayOutcome): string {
+  return outcome.result.batches.map(({ batch }) => `${toWireLine(fromKvEventBatch(batch))}\n`).join('');
 }
 
 class SeedError extends Error {}

@@ -68,3 +68,14 @@ test('--seed changes tie-breaks but a run stays reproducible', () => {
   const b = JSON.parse(kvqual('replay', EXAMPLES[0], '--json', '--seed', '7').stdout);
   assert.equal(a.digest, b.digest);
 });
+
+test('--events-out writes the stream the router received, and check-events finds it clean', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const events = path.join(dir, 'events.jsonl');
+  for (const example of [...EXAMPLES, path.join('examples', 'agentic', 'two-lanes-shared.yaml')]) {
+    assert.equal(kvqual('replay', example, '--events-out', events).status, 0, example);
+    const check = kvqual('check-events', events);
+    assert.equal(check.status, 0, `${example}: ${check.stdout}${check.stderr}`);
+    assert.match(check.stdout, /clean — \d+ batch\(es\)/);
+  }
+});
