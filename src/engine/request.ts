@@ -1,6 +1,7 @@
 // One request's life in the simulated cluster: its prompt blocks, where it was routed, how it
 // was admitted (G1 / G2 reuse, H2D wait), its token timestamps and its terminal status.
 import type { BlockHash, HashedBlock } from '../hash';
+import type { BlockId, BlockIds } from '../blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
@@ -43,8 +44,8 @@ export class SimRequest {
   first_token_ns: Nanos | null = null;
   last_token_ns: Nanos | null = null;
   finished_ns: Nanos | null = null;
-  /** Gaps between consecutive output tokens (ITL), in order. */
-  readonly token_gaps_ns: Nanos[] = [];
+  /** Gaps between consecutive output tokens (ITL), in order, until the request ends (see takeTokenGaps). */
+  token_gaps_ns: Nanos[] = [];
   computed_tokens = 0;
   output_tokens = 0;
   g1_reused_tokens = 0;
@@ -54,12 +55,12 @@ export class SimRequest {
   readonly routing_history: Placement[] = [];
   readonly admission_history: AdmissionAttempt[] = [];
   reconciliation: Reconciliation | null = null;
-  /** G1 cache entries this request uses, in prompt order. */
-  entry_hashes: BlockHash[] = [];
+  /** G1 cache entries this request uses (block ids), in prompt order. */
+  entry_ids: BlockId[] = [];
   /** G1 blocks it holds that are not cache entries. */
   private_blocks = 0;
-  /** G2 entries pinned for its restore. */
-  pinned_host_hashes: BlockHash[] = [];
+  /** G2 entries pinned for its restore (block ids). */
+  pinned_host_ids: ArrayLike<BlockId> = [];
   /** Engine truth of the chosen rank at placement (device, host blocks), for reconciliation. */
   truth_at_placement: { device_blocks: number; host_blocks: number } | null = null;
   rank_index = -1;
@@ -76,6 +77,8 @@ export class SimRequest {
   failure_reason: string | null = null;
   private blockList: readonly HashedBlock[] | null = null;
   private hashList: readonly BlockHash[] | null = null;
+  private idList: Int32Array | null = null;
+  private blockIds: BlockIds | null = null;
 
   constructor(
     readonly identity: RequestIdentity,
@@ -83,21 +86,38 @@ export class SimRequest {
     readonly output_length: number,
   ) {}
 
-  /** The prompt's complete blocks, attached when the request arrives and dropped when it ends. */
-  attachBlocks(blocks: readonly HashedBlock[]): void {
+  /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
+  attachBlocks(blocks: readonly HashedBlock[], blockIds: BlockIds): void {
     this.blockList = blocks;
     this.hashList = blocks.map((block) => block.block_hash);
+    this.idList = blockIds.acquireAll(this.hashList);
+    this.blockIds = blockIds;
   }
 
   releaseBlocks(): void {
+    if (this.idList) this.blockIds!.releaseAll(this.idList);
     this.blockList = null;
     this.hashList = null;
+    this.idList = null;
+  }
+
+  /** Hands over the inter-token gaps (the cluster keeps their distribution) and forgets them. */
+  takeTokenGaps(): Nanos[] {
+    const gaps = this.token_gaps_ns;
+    this.token_gaps_ns = [];
+    return gaps;
   }
 
   /** Sequence hashes of the complete prompt blocks. */
   get hashes(): readonly BlockHash[] {
     if (this.hashList === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
     return this.hashList;
+  }
+
+  /** Block ids of the complete prompt blocks (same order as `hashes`). */
+  get block_ids(): Int32Array {
+    if (this.idList === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
+    return this.idList;
   }
 
   /** Local (tokens-only) hash of prompt block `index`. */
@@ -112,7 +132,7 @@ export class SimRequest {
     return this.identity.ordinal;
   }
   get heldBlocks(): number {
-    return this.entry_hashes.length + this.private_blocks;
+    return this.entry_ids.length + this.private_blocks;
   }
   /** Tokens the prefill must cover: the prompt, plus outputs to recompute after a preemption. */
   get prefill_target_tokens(): number {

@@ -1,11 +1,15 @@
 // The router's own view of load per rank (SCORE-2): uncomputed prefill tokens and active blocks
 // of the requests it placed, updated by placement, prefill-complete feedback and completion.
+// Blocks are counted by block id (see BlockIds); the tracker retains the ids of active requests.
 import type { BlockHash } from '../hash';
+import type { BlockId, BlockIds } from '../blockIds';
+import { NO_BLOCK_ID } from '../blockIds';
+import { RankSetsByBlock } from './rankSets';
 
 interface ActiveRequest {
   rank: number;
   prefill_tokens: number;
-  hashes: readonly BlockHash[];
+  ids: Int32Array;
   unhashed_blocks: number;
 }
 
@@ -13,9 +17,13 @@ export class LoadTracker {
   private readonly prefillTokens: number[] = [];
   private readonly unhashedBlocks: number[] = [];
   private readonly distinctActive: number[] = [];
-  /** block hash → (rank → number of active requests on that rank using it). */
-  private readonly activeHolders = new Map<BlockHash, Map<number, number>>();
+  /** Ranks on which at least one active request uses each block. */
+  private readonly activeRanks = new RankSetsByBlock();
+  /** Per rank: block id → number of active requests on that rank using it. */
+  private readonly usersByRank: Map<BlockId, number>[] = [];
   private readonly requests = new Map<string, ActiveRequest>();
+
+  constructor(private readonly blockIds: BlockIds) {}
 
   activePrefillTokens(rank: number): number {
     return this.prefillTokens[rank] ?? 0;
@@ -30,31 +38,38 @@ export class LoadTracker {
     return this.requests.get(request_id)?.rank;
   }
 
-  /** For each rank index, how many of these hashes are already active there. */
-  activeHits(hashes: readonly BlockHash[], rankCount: number): Int32Array {
+  /** For each rank index, how many of these blocks are already active there (NO_BLOCK_ID: nowhere). */
+  activeHits(ids: ArrayLike<BlockId>, rankCount: number): Int32Array {
     const hits = new Int32Array(rankCount);
-    for (const hash of hashes) {
-      const holders = this.activeHolders.get(hash);
-      if (!holders) continue;
-      for (const rank of holders.keys()) if (rank < rankCount) hits[rank]++;
-    }
+    const tally = (rank: number) => {
+      if (rank < rankCount) hits[rank]++;
+    };
+    for (let i = 0; i < ids.length; i++) if (ids[i] !== NO_BLOCK_ID) this.activeRanks.forEachRank(ids[i], tally);
     return hits;
   }
 
-  add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], unhashed_blocks: number): void {
+  /** `ids[i]` is the id of `hashes[i]`, or NO_BLOCK_ID when the table does not have it yet. */
+  add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
-    this.requests.set(request_id, { rank, prefill_tokens, hashes, unhashed_blocks });
+    const held = new Int32Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      if (ids[i] === NO_BLOCK_ID) held[i] = this.blockIds.acquire(hashes[i]);
+      else {
+        held[i] = ids[i];
+        this.blockIds.retain(ids[i]);
+      }
+    }
+    this.requests.set(request_id, { rank, prefill_tokens, ids: held, unhashed_blocks });
     this.prefillTokens[rank] = this.activePrefillTokens(rank) + prefill_tokens;
     this.unhashedBlocks[rank] = (this.unhashedBlocks[rank] ?? 0) + unhashed_blocks;
-    for (const hash of hashes) {
-      let holders = this.activeHolders.get(hash);
-      if (!holders) {
-        holders = new Map();
-        this.activeHolders.set(hash, holders);
+    const users = (this.usersByRank[rank] ??= new Map());
+    for (const id of held) {
+      const count = users.get(id) ?? 0;
+      if (count === 0) {
+        this.distinctActive[rank] = (this.distinctActive[rank] ?? 0) + 1;
+        this.activeRanks.add(id, rank);
       }
-      const count = holders.get(rank) ?? 0;
-      if (count === 0) this.distinctActive[rank] = (this.distinctActive[rank] ?? 0) + 1;
-      holders.set(rank, count + 1);
+      users.set(id, count + 1);
     }
   }
 
@@ -70,15 +85,16 @@ export class LoadTracker {
     if (!request) return;
     this.prefillComplete(request_id);
     this.unhashedBlocks[request.rank] -= request.unhashed_blocks;
-    for (const hash of request.hashes) {
-      const holders = this.activeHolders.get(hash)!;
-      const count = holders.get(request.rank)! - 1;
+    const users = this.usersByRank[request.rank];
+    for (const id of request.ids) {
+      const count = users.get(id)! - 1;
       if (count === 0) {
-        holders.delete(request.rank);
+        users.delete(id);
         this.distinctActive[request.rank]--;
-        if (holders.size === 0) this.activeHolders.delete(hash);
-      } else holders.set(request.rank, count);
+        this.activeRanks.delete(id, request.rank);
+      } else users.set(id, count);
     }
+    this.blockIds.releaseAll(request.ids);
     this.requests.delete(request_id);
   }
 

@@ -1,7 +1,9 @@
 // The router's strict mirror of each rank's residency (MIR-1..3): applies KV events to the
 // residency index and rejects impossible streams (duplicate store, unknown removal, event-id gap
 // or reorder) with an error naming worker, dp rank, event id, tier and block.
-import type { BlockHash } from '../hash';
+import type { BlockHash, HashedBlock } from '../hash';
+import type { BlockId } from '../blockIds';
+import { BlockIds } from '../blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
 import { TIERS } from '../events/model';
 import { TierIndex } from './residency';
@@ -49,13 +51,23 @@ interface RankState {
 
 /** Residency of every known rank, per tier, built only from events seen. */
 export class ResidencyMirror {
-  readonly device = new TierIndex();
-  readonly host = new TierIndex();
+  readonly device: TierIndex;
+  readonly host: TierIndex;
   private readonly ranks: (RankState | undefined)[] = [];
   private readonly indexOf = new Map<string, number>();
   private eventsApplied = 0;
+  /** For finding a block twice in one event: seenInEvent[id] === eventStamp when already met. */
+  private seenInEvent = new Float64Array(0);
+  private eventStamp = 0;
 
-  constructor(private readonly start: EventIdStart = 'zero') {}
+  /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
+  constructor(
+    private readonly start: EventIdStart = 'zero',
+    readonly blockIds = new BlockIds(),
+  ) {
+    this.device = new TierIndex(blockIds);
+    this.host = new TierIndex(blockIds);
+  }
 
   get appliedEvents(): number {
     return this.eventsApplied;
@@ -93,13 +105,14 @@ export class ResidencyMirror {
     this.checkEventId(state, event);
     const index = this.tier(event.tier);
     switch (event.data.type) {
-      case 'Stored':
-        this.checkStored(index, rankIndex, event, event.data.blocks.map((block) => block.block_hash));
-        for (const block of event.data.blocks) index.add(rankIndex, block.block_hash);
+      case 'Stored': {
+        const ids = this.checkStored(index, rankIndex, event, event.data.blocks);
+        for (const id of ids) index.addId(rankIndex, id);
+        this.blockIds.releaseAll(ids);
         break;
+      }
       case 'Removed':
-        this.checkRemoved(index, rankIndex, event, event.data.block_hashes);
-        for (const hash of event.data.block_hashes) index.remove(rankIndex, hash);
+        for (const id of this.checkRemoved(index, rankIndex, event, event.data.block_hashes)) index.removeId(rankIndex, id);
         break;
       case 'Cleared':
         for (const tier of TIERS) this.tier(tier).clearRank(rankIndex);
@@ -114,20 +127,43 @@ export class ResidencyMirror {
     throw violation(event, 'event-id-gap', firstBlock(event), state.expectedEventId);
   }
 
-  private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, hashes: BlockHash[]): void {
-    const seen = new Set<BlockHash>();
-    for (const hash of hashes) {
-      if (index.has(rankIndex, hash) || seen.has(hash)) throw violation(event, 'duplicate-store', hash, null);
-      seen.add(hash);
+  /** The ids of a Stored event's blocks, acquired for the caller, once they are known not to be held. */
+  private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, blocks: readonly HashedBlock[]): Int32Array {
+    const ids = new Int32Array(blocks.length);
+    this.eventStamp++;
+    for (let i = 0; i < blocks.length; i++) {
+      const id = this.blockIds.acquire(blocks[i].block_hash);
+      ids[i] = id;
+      if (index.holdsId(rankIndex, id) || this.seenBefore(id)) {
+        this.blockIds.releaseAll(ids.subarray(0, i + 1));
+        throw violation(event, 'duplicate-store', blocks[i].block_hash, null);
+      }
     }
+    return ids;
   }
 
-  private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: BlockHash[]): void {
-    const seen = new Set<BlockHash>();
-    for (const hash of hashes) {
-      if (!index.has(rankIndex, hash) || seen.has(hash)) throw violation(event, 'unknown-removal', hash, null);
-      seen.add(hash);
+  /** The ids of a Removed event's blocks, once they are known to be held. */
+  private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: readonly BlockHash[]): Int32Array {
+    const ids = new Int32Array(hashes.length);
+    this.eventStamp++;
+    for (let i = 0; i < hashes.length; i++) {
+      const id = this.blockIds.idOf(hashes[i]);
+      ids[i] = id;
+      if (!index.holdsId(rankIndex, id) || this.seenBefore(id)) throw violation(event, 'unknown-removal', hashes[i], null);
     }
+    return ids;
+  }
+
+  /** Whether this event already named block `id` (and marks it as named). */
+  private seenBefore(id: BlockId): boolean {
+    if (id >= this.seenInEvent.length) {
+      const grown = new Float64Array(Math.max(2 * this.seenInEvent.length, id + 1, 1024));
+      grown.set(this.seenInEvent);
+      this.seenInEvent = grown;
+    }
+    if (this.seenInEvent[id] === this.eventStamp) return true;
+    this.seenInEvent[id] = this.eventStamp;
+    return false;
   }
 }
 

@@ -1,0 +1,154 @@
+// Numbered slots for the entries of a block store (a G1 cache, a G2 pool): which block id sits in
+// which slot, with the store keeping each entry's fields in typed arrays indexed by slot, and an
+// intrusive doubly linked list over slots for LRU orders (O(1) append, unlink and move-to-back,
+// instead of a Map delete + set per touch).
+import type { BlockHash } from '../hash';
+import type { BlockId, BlockIds } from '../blockIds';
+import { grownInt32 } from '../blockIds';
+import { OpenIndex, hashInteger } from '../openIndex';
+
+/** No slot. */
+export const NO_SLOT = -1;
+
+/** Slots by the block id in them. */
+class SlotsById extends OpenIndex<BlockId> {
+  constructor(private readonly slots: BlockSlots) {
+    super();
+  }
+  protected keyOfValue(slot: number): BlockId {
+    return this.slots.idAt(slot);
+  }
+  protected hashKey(id: BlockId): number {
+    return hashInteger(id);
+  }
+}
+
+/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds. */
+export class BlockSlots {
+  private readonly slotById = new SlotsById(this);
+  private idBySlot = new Int32Array(0);
+  /** 1 for a slot in use. */
+  private used = new Uint8Array(0);
+  private readonly freeSlots: number[] = [];
+  private slotsIssued = 0;
+
+  constructor(readonly blockIds: BlockIds) {}
+
+  get size(): number {
+    return this.slotById.size;
+  }
+  /** One more than the highest slot ever issued: arrays indexed by slot need this length. */
+  get slotCount(): number {
+    return this.slotsIssued;
+  }
+
+  has(id: BlockId): boolean {
+    return this.slotById.find(id) !== NO_SLOT;
+  }
+  slotOf(id: BlockId): number {
+    return this.slotById.find(id);
+  }
+  idAt(slot: number): BlockId {
+    return this.idBySlot[slot];
+  }
+  hashAt(slot: number): BlockHash {
+    return this.blockIds.hashOf(this.idBySlot[slot]);
+  }
+  /** Hashes of the entries in slot order. */
+  hashes(): BlockHash[] {
+    const hashes: BlockHash[] = [];
+    for (let slot = 0; slot < this.slotsIssued; slot++) if (this.used[slot] === 1) hashes.push(this.hashAt(slot));
+    return hashes;
+  }
+
+  /** Puts a block in a free slot (the id must not be here yet) and returns the slot. */
+  insert(id: BlockId): number {
+    const slot = this.freeSlots.pop() ?? this.slotsIssued++;
+    if (slot >= this.idBySlot.length) {
+      this.idBySlot = grownInt32(this.idBySlot, slot + 1);
+      const used = new Uint8Array(this.idBySlot.length);
+      used.set(this.used);
+      this.used = used;
+    }
+    this.idBySlot[slot] = id;
+    this.used[slot] = 1;
+    this.slotById.insert(slot);
+    this.blockIds.retain(id);
+    return slot;
+  }
+
+  /** Frees a slot and returns the hash of the block that was in it. */
+  removeAt(slot: number): BlockHash {
+    const id = this.idBySlot[slot];
+    const hash = this.blockIds.hashOf(id);
+    this.slotById.remove(id);
+    this.used[slot] = 0;
+    this.freeSlots.push(slot);
+    this.blockIds.release(id);
+    return hash;
+  }
+}
+
+/** An intrusive doubly linked list of slots, oldest first. */
+export class SlotList {
+  private next = new Int32Array(0);
+  private previous = new Int32Array(0);
+  private linked = new Uint8Array(0);
+  private head = NO_SLOT;
+  private tail = NO_SLOT;
+  private length = 0;
+
+  get size(): number {
+    return this.length;
+  }
+  has(slot: number): boolean {
+    return slot < this.linked.length && this.linked[slot] === 1;
+  }
+  /** The oldest slot, or NO_SLOT when empty. */
+  first(): number {
+    return this.head;
+  }
+  /** The slot after `slot`, or NO_SLOT at the end. */
+  after(slot: number): number {
+    return this.next[slot];
+  }
+
+  /** Appends a slot that is not in the list. */
+  pushBack(slot: number): void {
+    if (slot >= this.linked.length) this.grow(slot + 1);
+    this.linked[slot] = 1;
+    this.previous[slot] = this.tail;
+    this.next[slot] = NO_SLOT;
+    if (this.tail === NO_SLOT) this.head = slot;
+    else this.next[this.tail] = slot;
+    this.tail = slot;
+    this.length++;
+  }
+
+  /** Unlinks a slot that is in the list. */
+  remove(slot: number): void {
+    const before = this.previous[slot];
+    const after = this.next[slot];
+    if (before === NO_SLOT) this.head = after;
+    else this.next[before] = after;
+    if (after === NO_SLOT) this.tail = before;
+    else this.previous[after] = before;
+    this.linked[slot] = 0;
+    this.length--;
+  }
+
+  /** Makes a slot in the list the newest. */
+  moveToBack(slot: number): void {
+    if (slot === this.tail) return;
+    this.remove(slot);
+    this.pushBack(slot);
+  }
+
+  private grow(minLength: number): void {
+    this.next = grownInt32(this.next, minLength);
+    this.previous = grownInt32(this.previous, minLength);
+    const linked = new Uint8Array(this.next.length);
+    linked.set(this.linked);
+    this.linked = linked;
+  }
+}
