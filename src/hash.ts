@@ -70,8 +70,13 @@ export function chunkToken(chunk: TokenChunk, index: number): number {
   return fmix32(murmurStep(chunk.key_lo, index) ^ chunk.key_hi);
 }
 
+const u64Scratch = new DataView(new ArrayBuffer(8));
+
+/** The u64 (hi << 32) | lo, built in one step (shifting and or-ing bigints allocates four of them). */
 function toU64(lo: number, hi: number): BlockHash {
-  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+  u64Scratch.setUint32(0, lo >>> 0, true);
+  u64Scratch.setUint32(4, hi >>> 0, true);
+  return u64Scratch.getBigUint64(0, true);
 }
 
 const MASK32 = 0xffffffffn;

@@ -6,7 +6,7 @@ import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import { grownInt32 } from '../blockIds';
-import { BlockSlots, NO_SLOT, SlotList } from './slots';
+import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
 
 export class DeviceCache {
   private readonly entries: BlockSlots;

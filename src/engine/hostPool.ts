@@ -5,7 +5,7 @@ import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import { grownInt32 } from '../blockIds';
-import { BlockSlots, NO_SLOT, SlotList } from './slots';
+import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
@@ -23,8 +23,8 @@ export class HostPool {
   private pending = new Uint8Array(0);
   /** Loads in flight from the entry (a pinned entry is never a victim). */
   private pins = new Int32Array(0);
-  /** Loads in flight from the entry per rank index, when there are any. */
-  private readonly loaders: (Map<number, number> | null)[] = [];
+  /** Loads in flight per rank index, for the slots that have any. */
+  private readonly loaders = new Map<number, Map<number, number>>();
   /** Resident entries, least recently used first. */
   private readonly lru = new SlotList();
   private pendingCount = 0;
@@ -71,7 +71,7 @@ export class HostPool {
       const slot = this.entries.slotOf(ids[i]);
       if (slot === NO_SLOT) break;
       if (this.pending[slot] === 1) blocked ??= 'pending';
-      else if ((this.loaders[slot]?.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
+      else if ((this.loaders.get(slot)?.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
       blocks++;
     }
     return blocked === null ? { outcome: 'hit', blocks } : { outcome: 'deferred', blocks, reason: blocked };
@@ -124,7 +124,6 @@ export class HostPool {
       if (slot >= this.pins.length) this.growFields(slot + 1);
       this.pending[slot] = 1;
       this.pins[slot] = 0;
-      this.loaders[slot] = null;
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
@@ -152,7 +151,11 @@ export class HostPool {
         throw new InvariantError(`G2 ${this.domain_id}: pinning block ${this.entries.blockIds.hashOf(ids[i])} that is not resident`);
       }
       this.pins[slot]++;
-      const loaders = (this.loaders[slot] ??= new Map());
+      let loaders = this.loaders.get(slot);
+      if (!loaders) {
+        loaders = new Map();
+        this.loaders.set(slot, loaders);
+      }
       loaders.set(rank_index, (loaders.get(rank_index) ?? 0) + 1);
     }
   }
@@ -160,14 +163,14 @@ export class HostPool {
   unpin(ids: ArrayLike<BlockId>, rank_index: number): void {
     for (let i = 0; i < ids.length; i++) {
       const slot = this.entries.slotOf(ids[i]);
-      const loaders = slot === NO_SLOT ? null : this.loaders[slot];
+      const loaders = slot === NO_SLOT ? undefined : this.loaders.get(slot);
       const mine = loaders?.get(rank_index) ?? 0;
       if (!loaders || mine === 0) {
         throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${this.entries.blockIds.hashOf(ids[i])} that rank ${rank_index} is not loading`);
       }
       this.pins[slot]--;
       if (mine > 1) loaders.set(rank_index, mine - 1);
-      else if (loaders.size === 1) this.loaders[slot] = null;
+      else if (loaders.size === 1) this.loaders.delete(slot);
       else loaders.delete(rank_index);
     }
   }

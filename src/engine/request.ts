@@ -5,6 +5,7 @@ import type { BlockId, BlockIds } from '../blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
+import { ValueCounts } from '../valueCounts';
 
 export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'finished' | 'failed' | 'skipped';
 
@@ -44,8 +45,8 @@ export class SimRequest {
   first_token_ns: Nanos | null = null;
   last_token_ns: Nanos | null = null;
   finished_ns: Nanos | null = null;
-  /** Gaps between consecutive output tokens (ITL), in order, until the request ends (see takeTokenGaps). */
-  token_gaps_ns: Nanos[] = [];
+  /** Gaps between consecutive output tokens (ITL), counted per value. */
+  readonly token_gaps_ns = new ValueCounts();
   computed_tokens = 0;
   output_tokens = 0;
   g1_reused_tokens = 0;
@@ -99,13 +100,6 @@ export class SimRequest {
     this.blockList = null;
     this.hashList = null;
     this.idList = null;
-  }
-
-  /** Hands over the inter-token gaps (the cluster keeps their distribution) and forgets them. */
-  takeTokenGaps(): Nanos[] {
-    const gaps = this.token_gaps_ns;
-    this.token_gaps_ns = [];
-    return gaps;
   }
 
   /** Sequence hashes of the complete prompt blocks. */

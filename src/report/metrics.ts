@@ -2,6 +2,8 @@
 // sorted values. Rank rule: the p-th percentile of n sorted values is the value at 1-based rank
 // ceil(p/100 × n) (p50 of [1,2,3,4] is 2; p99 of 10 values is the 10th). Values may be kept as
 // counts per distinct value (ValueCounts) when there are millions of them but few distinct ones.
+import { ValueCounts } from '../valueCounts';
+
 export interface Distribution {
   count: number;
   mean: number;
@@ -20,41 +22,6 @@ function nearestRank(p: number, count: number): number {
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[nearestRank(p, sorted.length) - 1];
-}
-
-/**
- * Integer values counted per distinct value: the same distribution as the list of values, in
- * memory proportional to the distinct values only (a run's inter-token gaps number in the
- * millions but take few distinct values).
- */
-export class ValueCounts {
-  private readonly timesByValue = new Map<number, number>();
-  private valueCount = 0;
-
-  static of(values: readonly number[]): ValueCounts {
-    const counts = new ValueCounts();
-    counts.addAll(values);
-    return counts;
-  }
-
-  /** How many values were added (with repeats). */
-  get count(): number {
-    return this.valueCount;
-  }
-
-  add(value: number): void {
-    this.timesByValue.set(value, (this.timesByValue.get(value) ?? 0) + 1);
-    this.valueCount++;
-  }
-
-  addAll(values: readonly number[]): void {
-    for (const value of values) this.add(value);
-  }
-
-  /** [value, times] pairs in ascending value order. */
-  ascending(): [number, number][] {
-    return [...this.timesByValue.entries()].sort((a, b) => a[0] - b[0]);
-  }
 }
 
 /** Statistics of integer-nanosecond values, reported in milliseconds. */

@@ -1,9 +1,10 @@
 // The router's own view of load per rank (SCORE-2): uncomputed prefill tokens and active blocks
 // of the requests it placed, updated by placement, prefill-complete feedback and completion.
-// Blocks are counted by block id (see BlockIds); the tracker retains the ids of active requests.
+// Blocks are counted by block id (see BlockIds); the tracker holds the ids of active blocks.
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
-import { NO_BLOCK_ID } from '../blockIds';
+import { NO_BLOCK_ID, grownInt32 } from '../blockIds';
+import { BlockSlots, NO_SLOT } from '../blockSlots';
 import { RankSetsByBlock } from './rankSets';
 
 interface ActiveRequest {
@@ -16,11 +17,10 @@ interface ActiveRequest {
 export class LoadTracker {
   private readonly prefillTokens: number[] = [];
   private readonly unhashedBlocks: number[] = [];
-  private readonly distinctActive: number[] = [];
   /** Ranks on which at least one active request uses each block. */
   private readonly activeRanks = new RankSetsByBlock();
-  /** Per rank: block id → number of active requests on that rank using it. */
-  private readonly usersByRank: Map<BlockId, number>[] = [];
+  /** Per rank: its active blocks, and how many active requests on that rank use each (by slot). */
+  private readonly activeByRank: { blocks: BlockSlots; users: Int32Array }[] = [];
   private readonly requests = new Map<string, ActiveRequest>();
 
   constructor(private readonly blockIds: BlockIds) {}
@@ -29,7 +29,7 @@ export class LoadTracker {
     return this.prefillTokens[rank] ?? 0;
   }
   activeBlocks(rank: number): number {
-    return (this.distinctActive[rank] ?? 0) + (this.unhashedBlocks[rank] ?? 0);
+    return (this.activeByRank[rank]?.blocks.size ?? 0) + (this.unhashedBlocks[rank] ?? 0);
   }
   isActive(request_id: string): boolean {
     return this.requests.has(request_id);
@@ -51,26 +51,24 @@ export class LoadTracker {
   /** `ids[i]` is the id of `hashes[i]`, or NO_BLOCK_ID when the table does not have it yet. */
   add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
+    const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds), users: new Int32Array(0) });
     const held = new Int32Array(ids.length);
     for (let i = 0; i < ids.length; i++) {
-      if (ids[i] === NO_BLOCK_ID) held[i] = this.blockIds.acquire(hashes[i]);
-      else {
-        held[i] = ids[i];
-        this.blockIds.retain(ids[i]);
+      const known = ids[i] !== NO_BLOCK_ID;
+      const id = known ? ids[i] : this.blockIds.acquire(hashes[i]);
+      held[i] = id;
+      let slot = active.blocks.slotOf(id);
+      if (slot === NO_SLOT) {
+        slot = active.blocks.insert(id);
+        if (slot >= active.users.length) active.users = grownInt32(active.users, slot + 1);
+        this.activeRanks.add(id, rank);
       }
+      active.users[slot]++;
+      if (!known) this.blockIds.release(id);
     }
     this.requests.set(request_id, { rank, prefill_tokens, ids: held, unhashed_blocks });
     this.prefillTokens[rank] = this.activePrefillTokens(rank) + prefill_tokens;
     this.unhashedBlocks[rank] = (this.unhashedBlocks[rank] ?? 0) + unhashed_blocks;
-    const users = (this.usersByRank[rank] ??= new Map());
-    for (const id of held) {
-      const count = users.get(id) ?? 0;
-      if (count === 0) {
-        this.distinctActive[rank] = (this.distinctActive[rank] ?? 0) + 1;
-        this.activeRanks.add(id, rank);
-      }
-      users.set(id, count + 1);
-    }
   }
 
   prefillComplete(request_id: string): void {
@@ -85,16 +83,13 @@ export class LoadTracker {
     if (!request) return;
     this.prefillComplete(request_id);
     this.unhashedBlocks[request.rank] -= request.unhashed_blocks;
-    const users = this.usersByRank[request.rank];
+    const active = this.activeByRank[request.rank];
     for (const id of request.ids) {
-      const count = users.get(id)! - 1;
-      if (count === 0) {
-        users.delete(id);
-        this.distinctActive[request.rank]--;
-        this.activeRanks.delete(id, request.rank);
-      } else users.set(id, count);
+      const slot = active.blocks.slotOf(id);
+      if (--active.users[slot] > 0) continue;
+      this.activeRanks.delete(id, request.rank);
+      active.blocks.removeAt(slot);
     }
-    this.blockIds.releaseAll(request.ids);
     this.requests.delete(request_id);
   }
 

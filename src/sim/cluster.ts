@@ -16,7 +16,7 @@ import type { Prompt } from '../prompt';
 import { PrefixHashMemo } from '../hash';
 import { BlockIds } from '../blockIds';
 import type { RequestIdentity } from '../engine/request';
-import { ValueCounts } from '../report/metrics';
+import { ValueCounts } from '../valueCounts';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -244,8 +244,7 @@ export class Cluster implements RankListener {
   finished(request: SimRequest): void {
     this.router.requestFinished(request.request_id);
     request.releaseBlocks();
-    const gaps = request.takeTokenGaps();
-    if (request.state === 'finished') this.finishedTokenGaps.addAll(gaps);
+    if (request.state === 'finished') this.finishedTokenGaps.addCounts(request.token_gaps_ns);
     this.onFinished?.(request);
   }
 

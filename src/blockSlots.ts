@@ -1,11 +1,12 @@
-// Numbered slots for the entries of a block store (a G1 cache, a G2 pool): which block id sits in
+// Numbered slots for the entries of a block store (a G1 cache, a G2 pool, the router's active
+// blocks of a rank): which block id sits in
 // which slot, with the store keeping each entry's fields in typed arrays indexed by slot, and an
 // intrusive doubly linked list over slots for LRU orders (O(1) append, unlink and move-to-back,
 // instead of a Map delete + set per touch).
-import type { BlockHash } from '../hash';
-import type { BlockId, BlockIds } from '../blockIds';
-import { grownInt32 } from '../blockIds';
-import { OpenIndex, hashInteger } from '../openIndex';
+import type { BlockHash } from './hash';
+import type { BlockId, BlockIds } from './blockIds';
+import { grownInt32 } from './blockIds';
+import { OpenIndex, hashInteger } from './openIndex';
 
 /** No slot. */
 export const NO_SLOT = -1;
