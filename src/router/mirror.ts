@@ -56,9 +56,10 @@ export class ResidencyMirror {
   private readonly ranks: (RankState | undefined)[] = [];
   private readonly indexOf = new Map<string, number>();
   private eventsApplied = 0;
-  /** For finding a block twice in one event: seenInEvent[id] === eventStamp when already met. */
-  private seenInEvent = new Float64Array(0);
-  private eventStamp = 0;
+  /** Block ids of the event being applied (reused from event to event). */
+  private eventIds = new Int32Array(64);
+  /** 1 for each block id met so far in the event being checked; cleared when the check ends. */
+  private metInEvent = new Uint8Array(0);
 
   /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
   constructor(
@@ -129,41 +130,59 @@ export class ResidencyMirror {
 
   /** The ids of a Stored event's blocks, acquired for the caller, once they are known not to be held. */
   private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, blocks: readonly HashedBlock[]): Int32Array {
-    const ids = new Int32Array(blocks.length);
-    this.eventStamp++;
+    const ids = this.idsFor(blocks.length);
     for (let i = 0; i < blocks.length; i++) {
       const id = this.blockIds.acquire(blocks[i].block_hash);
       ids[i] = id;
-      if (index.holdsId(rankIndex, id) || this.seenBefore(id)) {
+      if (index.holdsId(rankIndex, id) || this.metBefore(ids, i)) {
+        this.forgetMet(ids, i);
         this.blockIds.releaseAll(ids.subarray(0, i + 1));
         throw violation(event, 'duplicate-store', blocks[i].block_hash, null);
       }
     }
+    this.forgetMet(ids, blocks.length - 1);
     return ids;
   }
 
   /** The ids of a Removed event's blocks, once they are known to be held. */
   private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: readonly BlockHash[]): Int32Array {
-    const ids = new Int32Array(hashes.length);
-    this.eventStamp++;
+    const ids = this.idsFor(hashes.length);
     for (let i = 0; i < hashes.length; i++) {
       const id = this.blockIds.idOf(hashes[i]);
       ids[i] = id;
-      if (!index.holdsId(rankIndex, id) || this.seenBefore(id)) throw violation(event, 'unknown-removal', hashes[i], null);
+      if (!index.holdsId(rankIndex, id) || this.metBefore(ids, i)) {
+        this.forgetMet(ids, i - 1);
+        throw violation(event, 'unknown-removal', hashes[i], null);
+      }
     }
+    this.forgetMet(ids, hashes.length - 1);
     return ids;
   }
 
-  /** Whether this event already named block `id` (and marks it as named). */
-  private seenBefore(id: BlockId): boolean {
-    if (id >= this.seenInEvent.length) {
-      const grown = new Float64Array(Math.max(2 * this.seenInEvent.length, id + 1, 1024));
-      grown.set(this.seenInEvent);
-      this.seenInEvent = grown;
+  /** Room for the ids of an event of `count` blocks. */
+  private idsFor(count: number): Int32Array {
+    if (count > this.eventIds.length) this.eventIds = new Int32Array(Math.max(count, 2 * this.eventIds.length));
+    return this.eventIds.subarray(0, count);
+  }
+
+  /** Whether ids[i] already came earlier in this event (an event of one block needs no marks). */
+  private metBefore(ids: Int32Array, i: number): boolean {
+    if (ids.length === 1) return false;
+    const id = ids[i];
+    if (id >= this.metInEvent.length) {
+      const grown = new Uint8Array(Math.max(2 * this.metInEvent.length, id + 1, 1024));
+      grown.set(this.metInEvent);
+      this.metInEvent = grown;
     }
-    if (this.seenInEvent[id] === this.eventStamp) return true;
-    this.seenInEvent[id] = this.eventStamp;
+    if (this.metInEvent[id] === 1) return true;
+    this.metInEvent[id] = 1;
     return false;
+  }
+
+  /** Clears the marks of ids[0..last]. */
+  private forgetMet(ids: Int32Array, last: number): void {
+    if (ids.length === 1) return;
+    for (let i = 0; i <= last; i++) if (ids[i] < this.metInEvent.length) this.metInEvent[ids[i]] = 0;
   }
 }
 
