@@ -16,27 +16,47 @@ export const NO_BLOCK_ID = -1;
 
 const INITIAL_CAPACITY = 1024;
 
-const hashBits = new Float64Array(1);
-const hashWords = new Int32Array(hashBits.buffer);
+const U64_LIMIT = 1n << 64n;
+/** The two 32-bit halves of the hash being looked up: [low, high]. */
+const queryWords = new Int32Array(2);
+const queryU64 = new BigUint64Array(queryWords.buffer);
 
-/** Ids by the hash they stand for; the hash of an id is read from the owner's list. */
+function hashWords(low: number, high: number): number {
+  return hashInteger(low ^ hashInteger(high));
+}
+
+/**
+ * Ids by the hash they stand for. The hash of each id is also kept as two 32-bit words, so a
+ * lookup compares numbers instead of reading bigints.
+ */
 class IdsByHash extends OpenIndex<BlockHash> {
-  constructor(private readonly hashById: (BlockHash | undefined)[]) {
-    super();
-  }
-  protected keyOfValue(id: BlockId): BlockHash {
-    return this.hashById[id]!;
-  }
-  /** From the hash's value as a double (no bigint arithmetic, so nothing is allocated). */
+  /** [low, high] words of the hash of each id. */
+  words = new Int32Array(0);
+
   protected hashKey(hash: BlockHash): number {
-    hashBits[0] = Number(hash);
-    return hashInteger(hashWords[0] ^ hashInteger(hashWords[1]));
+    if (hash < 0n || hash >= U64_LIMIT) throw new RangeError(`block hash ${hash} is not an unsigned 64-bit integer`);
+    queryU64[0] = hash;
+    return hashWords(queryWords[0], queryWords[1]);
+  }
+  protected matches(id: BlockId, _hash: BlockHash): boolean {
+    return this.words[2 * id] === queryWords[0] && this.words[2 * id + 1] === queryWords[1];
+  }
+  protected hashValue(id: BlockId): number {
+    return hashWords(this.words[2 * id], this.words[2 * id + 1]);
+  }
+
+  /** Records the words of a new id's hash (before it is inserted). */
+  describe(id: BlockId, hash: BlockHash): void {
+    if (2 * id + 2 > this.words.length) this.words = grownInt32(this.words, 2 * id + 2);
+    queryU64[0] = hash;
+    this.words[2 * id] = queryWords[0];
+    this.words[2 * id + 1] = queryWords[1];
   }
 }
 
 export class BlockIds {
   private readonly hashById: (BlockHash | undefined)[] = [];
-  private readonly idByHash = new IdsByHash(this.hashById);
+  private readonly idByHash = new IdsByHash();
   private references = new Int32Array(INITIAL_CAPACITY);
   /** Ids released by everyone, reused last-released first. */
   private readonly freeIds: BlockId[] = [];
@@ -68,6 +88,7 @@ export class BlockIds {
       if (id === this.hashById.length) this.hashById.push(hash);
       else this.hashById[id] = hash;
       if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
+      this.idByHash.describe(id, hash);
       this.idByHash.insert(id);
     }
     this.references[id]++;

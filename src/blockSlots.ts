@@ -16,11 +16,14 @@ class SlotsById extends OpenIndex<BlockId> {
   constructor(private readonly slots: BlockSlots) {
     super();
   }
-  protected keyOfValue(slot: number): BlockId {
-    return this.slots.idAt(slot);
-  }
   protected hashKey(id: BlockId): number {
     return hashInteger(id);
+  }
+  protected matches(slot: number, id: BlockId): boolean {
+    return this.slots.idAt(slot) === id;
+  }
+  protected hashValue(slot: number): number {
+    return hashInteger(this.slots.idAt(slot));
   }
 }
 

@@ -2,7 +2,7 @@
 // key it stands for, with every entry one cell of an Int32Array (linear probing, backward-shift
 // deletion, so no tombstones). No object per entry and nothing for the garbage collector to
 // trace, where a Map of a few hundred thousand entries costs tens of megabytes. A subclass says
-// which key a stored value stands for and how keys hash.
+// how keys and stored values hash and whether a stored value stands for a key.
 
 const EMPTY = -1;
 const INITIAL_CELLS = 16;
@@ -12,10 +12,12 @@ export abstract class OpenIndex<K> {
   private mask = INITIAL_CELLS - 1;
   private count = 0;
 
-  /** The key a stored value stands for (values are looked up by it). */
-  protected abstract keyOfValue(value: number): K;
-  /** A 32-bit hash of a key; equal keys hash alike. */
+  /** A 32-bit hash of a key; called first in every lookup, before `matches` for that key. */
   protected abstract hashKey(key: K): number;
+  /** Whether a stored value stands for the key last given to hashKey. */
+  protected abstract matches(value: number, key: K): boolean;
+  /** The hash of the key a stored value stands for (equal to hashKey of that key). */
+  protected abstract hashValue(value: number): number;
 
   get size(): number {
     return this.count;
@@ -25,7 +27,7 @@ export abstract class OpenIndex<K> {
   find(key: K): number {
     for (let cell = this.hashKey(key) & this.mask; ; cell = (cell + 1) & this.mask) {
       const value = this.cells[cell];
-      if (value === EMPTY || this.keyOfValue(value) === key) return value;
+      if (value === EMPTY || this.matches(value, key)) return value;
     }
   }
 
@@ -39,12 +41,12 @@ export abstract class OpenIndex<K> {
   /** Removes the value stored for `key` and returns it, or -1 when there is none. */
   remove(key: K): number {
     let hole = this.hashKey(key) & this.mask;
-    while (this.cells[hole] !== EMPTY && this.keyOfValue(this.cells[hole]) !== key) hole = (hole + 1) & this.mask;
+    while (this.cells[hole] !== EMPTY && !this.matches(this.cells[hole], key)) hole = (hole + 1) & this.mask;
     const removed = this.cells[hole];
     if (removed === EMPTY) return EMPTY;
     // Backward shift: pull later entries of the probe run into the hole when their home allows it.
     for (let cell = (hole + 1) & this.mask; this.cells[cell] !== EMPTY; cell = (cell + 1) & this.mask) {
-      const home = this.hashKey(this.keyOfValue(this.cells[cell])) & this.mask;
+      const home = this.hashValue(this.cells[cell]) & this.mask;
       if (((cell - home) & this.mask) >= ((cell - hole) & this.mask)) {
         this.cells[hole] = this.cells[cell];
         hole = cell;
@@ -56,7 +58,7 @@ export abstract class OpenIndex<K> {
   }
 
   private place(value: number): void {
-    let cell = this.hashKey(this.keyOfValue(value)) & this.mask;
+    let cell = this.hashValue(value) & this.mask;
     while (this.cells[cell] !== EMPTY) cell = (cell + 1) & this.mask;
     this.cells[cell] = value;
   }

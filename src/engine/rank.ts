@@ -398,7 +398,7 @@ export class RankEngine {
     let runStart = from;
     const flush = () => {
       if (run.length === 0) return;
-      const blocks = run.map((hash, i) => ({ block_hash: hash, tokens_hash: request.tokensHash(runStart + i) }));
+      const blocks = request.blocksIn(runStart, runStart + run.length);
       const parent = runStart === 0 ? null : request.hashes[runStart - 1];
       this.outbox.push((stream) => stream.stored('Device', blocks, parent, runStart));
       run = [];
@@ -436,7 +436,7 @@ export class RankEngine {
       }
     }
     // The Stored event is described now: the request may have finished when the copy completes.
-    const blocks = cohortIndexes.map((i) => ({ block_hash: request.hashes[i], tokens_hash: request.tokensHash(i) }));
+    const blocks = cohortIndexes.map((i) => request.block(i));
     const start = cohortIndexes[0];
     const parent = start > 0 ? request.hashes[start - 1] : null;
     const host = this.host;

@@ -114,6 +114,16 @@ export class SimRequest {
     return this.idList;
   }
 
+  /** Prompt blocks [from, to), as hashed (the same objects, so events can carry them without copies). */
+  blocksIn(from: number, to: number): HashedBlock[] {
+    return this.blockList!.slice(from, to);
+  }
+
+  /** Prompt block `index`, as hashed. */
+  block(index: number): HashedBlock {
+    return this.blockList![index];
+  }
+
   /** Local (tokens-only) hash of prompt block `index`. */
   tokensHash(index: number): BlockHash {
     return this.blockList![index].tokens_hash;
