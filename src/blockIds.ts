@@ -6,6 +6,7 @@
 // releases it when done; an id nobody holds is forgotten and reused, so the table stays as small
 // as what is live. Ids never leak into results: which number a hash gets changes nothing.
 import type { BlockHash } from './hash';
+import { toU64 } from './hash';
 import { OpenIndex, hashInteger } from './openIndex';
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
@@ -21,6 +22,9 @@ const U64_LIMIT = 1n << 64n;
 const queryWords = new Int32Array(2);
 const queryU64 = new BigUint64Array(queryWords.buffer);
 
+/** A lookup key meaning "the words already in queryWords". */
+const WORDS_KEY = null;
+
 function hashWords(low: number, high: number): number {
   return hashInteger(low ^ hashInteger(high));
 }
@@ -29,16 +33,23 @@ function hashWords(low: number, high: number): number {
  * Ids by the hash they stand for. The hash of each id is also kept as two 32-bit words, so a
  * lookup compares numbers instead of reading bigints.
  */
-class IdsByHash extends OpenIndex<BlockHash> {
+class IdsByHash extends OpenIndex<BlockHash | typeof WORDS_KEY> {
   /** [low, high] words of the hash of each id. */
   words = new Int32Array(0);
 
-  protected hashKey(hash: BlockHash): number {
+  protected hashKey(hash: BlockHash | typeof WORDS_KEY): number {
+    if (hash === WORDS_KEY) return hashWords(queryWords[0], queryWords[1]);
     if (hash < 0n || hash >= U64_LIMIT) throw new RangeError(`block hash ${hash} is not an unsigned 64-bit integer`);
     queryU64[0] = hash;
     return hashWords(queryWords[0], queryWords[1]);
   }
-  protected matches(id: BlockId, _hash: BlockHash): boolean {
+  /** The id of the hash with these words, or NO_BLOCK_ID (no bigint involved). */
+  findWords(low: number, high: number): BlockId {
+    queryWords[0] = low;
+    queryWords[1] = high;
+    return this.find(WORDS_KEY);
+  }
+  protected matches(id: BlockId): boolean {
     return this.words[2 * id] === queryWords[0] && this.words[2 * id + 1] === queryWords[1];
   }
   protected hashValue(id: BlockId): number {
@@ -46,11 +57,10 @@ class IdsByHash extends OpenIndex<BlockHash> {
   }
 
   /** Records the words of a new id's hash (before it is inserted). */
-  describe(id: BlockId, hash: BlockHash): void {
+  describe(id: BlockId, low: number, high: number): void {
     if (2 * id + 2 > this.words.length) this.words = grownInt32(this.words, 2 * id + 2);
-    queryU64[0] = hash;
-    this.words[2 * id] = queryWords[0];
-    this.words[2 * id + 1] = queryWords[1];
+    this.words[2 * id] = low;
+    this.words[2 * id + 1] = high;
   }
 }
 
@@ -82,16 +92,32 @@ export class BlockIds {
 
   /** The id of a hash, issued if new, retained once for the caller. */
   acquire(hash: BlockHash): BlockId {
-    let id = this.idByHash.find(hash);
-    if (id === NO_BLOCK_ID) {
-      id = this.freeIds.pop() ?? this.hashById.length;
-      if (id === this.hashById.length) this.hashById.push(hash);
-      else this.hashById[id] = hash;
-      if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
-      this.idByHash.describe(id, hash);
-      this.idByHash.insert(id);
+    const id = this.idByHash.find(hash);
+    if (id !== NO_BLOCK_ID) {
+      this.references[id]++;
+      return id;
     }
-    this.references[id]++;
+    return this.issue(hash, queryWords[0], queryWords[1]);
+  }
+
+  /** acquire for the hash (high << 32) | low given as 32-bit words; the bigint is made only for a new id. */
+  acquireWords(low: number, high: number): BlockId {
+    const id = this.idByHash.findWords(low, high);
+    if (id !== NO_BLOCK_ID) {
+      this.references[id]++;
+      return id;
+    }
+    return this.issue(toU64(low, high), low, high);
+  }
+
+  private issue(hash: BlockHash, low: number, high: number): BlockId {
+    const id = this.freeIds.pop() ?? this.hashById.length;
+    if (id === this.hashById.length) this.hashById.push(hash);
+    else this.hashById[id] = hash;
+    if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
+    this.idByHash.describe(id, low, high);
+    this.idByHash.insert(id);
+    this.references[id] = 1;
     return id;
   }
 

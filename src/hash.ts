@@ -73,7 +73,7 @@ export function chunkToken(chunk: TokenChunk, index: number): number {
 const u64Scratch = new DataView(new ArrayBuffer(8));
 
 /** The u64 (hi << 32) | lo, built in one step (shifting and or-ing bigints allocates four of them). */
-function toU64(lo: number, hi: number): BlockHash {
+export function toU64(lo: number, hi: number): BlockHash {
   u64Scratch.setUint32(0, lo >>> 0, true);
   u64Scratch.setUint32(4, hi >>> 0, true);
   return u64Scratch.getBigUint64(0, true);
@@ -111,12 +111,17 @@ export function promptLength(chunks: readonly TokenChunk[]): number {
 }
 
 /**
- * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
- * (only complete blocks are cacheable). Tokens are generated on the fly, never stored.
+ * Block hashes as 32-bit words, four per block: sequence hash low and high, local hash low and
+ * high (block i at 4i). Compact, and nothing for the garbage collector to trace.
  */
+export type BlockWords = Int32Array;
+
+/** Words per block in BlockWords. */
+export const WORDS_PER_BLOCK = 4;
+
 /** Hashing state at a chunk boundary: the blocks completed inside the chunk and the carry-over. */
 interface ChunkBoundary {
-  blocks: HashedBlock[];
+  words: BlockWords;
   lo: number;
   hi: number;
   filled: number;
@@ -126,7 +131,7 @@ interface ChunkBoundary {
 
 /**
  * Remembers hashing work by chunk prefix, so prompts that share leading chunks (a system prompt,
- * a conversation's history) hash them once and share the resulting block objects. Keys are a
+ * a conversation's history) hash them once. Keys are a
  * 64-bit chain over (chunk key, length) and the block size. Owned by one run; pure memoisation.
  */
 export class PrefixHashMemo {
@@ -153,11 +158,22 @@ function chainKey(previous: Int32Array, chunk: TokenChunk): void {
 /**
  * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
  * (only complete blocks are cacheable). Tokens are generated on the fly, never stored. With a
- * memo, chunk prefixes seen before are not hashed again (same result, shared block objects).
+ * memo, chunk prefixes seen before are not hashed again (same result).
  */
 export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
-  if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
+  const words = hashPromptWords(chunks, blockSize, memo);
   const blocks: HashedBlock[] = [];
+  for (let at = 0; at < words.length; at += WORDS_PER_BLOCK) {
+    blocks.push({ block_hash: toU64(words[at], words[at + 1]), tokens_hash: toU64(words[at + 2], words[at + 3]) });
+  }
+  return blocks;
+}
+
+/** hashPromptBlocks as BlockWords: the same hashes without a bigint or an object per block. */
+export function hashPromptWords(chunks: readonly TokenChunk[], blockSize: number, memo?: PrefixHashMemo): BlockWords {
+  if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
+  const words = new Int32Array(Math.floor(promptLength(chunks) / blockSize) * WORDS_PER_BLOCK);
+  let written = 0;
   const sequence = new Int32Array([ROOT_LO, ROOT_HI]);
   const chain = new Int32Array([blockSize, ~blockSize]);
   let lo = 0x12345678;
@@ -168,13 +184,14 @@ export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: numbe
     const key = memo ? `${chain[0]}:${chain[1]}` : '';
     const known = memo?.get(key);
     if (known) {
-      for (const block of known.blocks) blocks.push(block);
+      words.set(known.words, written);
+      written += known.words.length;
       ({ lo, hi, filled } = known);
       sequence[0] = known.sequenceLo;
       sequence[1] = known.sequenceHi;
       continue;
     }
-    const firstNew = blocks.length;
+    const firstNew = written;
     for (let i = 0; i < chunk.length_tokens; i++) {
       const token = chunkToken(chunk, i);
       lo = murmurStep(lo, token);
@@ -183,12 +200,15 @@ export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: numbe
       const localLo = fmix32(lo ^ blockSize);
       const localHi = fmix32(hi ^ blockSize);
       mixSequence(sequence[0], sequence[1], localLo, localHi, sequence);
-      blocks.push({ block_hash: toU64(sequence[0], sequence[1]), tokens_hash: toU64(localLo, localHi) });
+      words[written++] = sequence[0];
+      words[written++] = sequence[1];
+      words[written++] = localLo;
+      words[written++] = localHi;
       lo = 0x12345678;
       hi = 0x9abcdef0;
       filled = 0;
     }
-    memo?.set(key, { blocks: blocks.slice(firstNew), lo, hi, filled, sequenceLo: sequence[0], sequenceHi: sequence[1] });
+    memo?.set(key, { words: words.slice(firstNew, written), lo, hi, filled, sequenceLo: sequence[0], sequenceHi: sequence[1] });
   }
-  return blocks;
+  return words;
 }

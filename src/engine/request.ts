@@ -1,6 +1,7 @@
 // One request's life in the simulated cluster: its prompt blocks, where it was routed, how it
 // was admitted (G1 / G2 reuse, H2D wait), its token timestamps and its terminal status.
-import type { BlockHash, HashedBlock } from '../hash';
+import type { BlockHash, BlockWords, HashedBlock } from '../hash';
+import { WORDS_PER_BLOCK, toU64 } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
@@ -76,8 +77,9 @@ export class SimRequest {
   /** A restore in flight or done: the G1 prefix and G2 blocks it covers. */
   restore: { g1_blocks: number; host_blocks: number } | null = null;
   failure_reason: string | null = null;
-  private blockList: readonly HashedBlock[] | null = null;
-  private hashList: readonly BlockHash[] | null = null;
+  /** The prompt's complete blocks as hash words (see BlockWords), while the request holds them. */
+  private blockWords: BlockWords | null = null;
+  private hashList: BlockHash[] | null = null;
   private idList: Int32Array | null = null;
   private blockIds: BlockIds | null = null;
 
@@ -88,16 +90,23 @@ export class SimRequest {
   ) {}
 
   /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
-  attachBlocks(blocks: readonly HashedBlock[], blockIds: BlockIds): void {
-    this.blockList = blocks;
-    this.hashList = blocks.map((block) => block.block_hash);
-    this.idList = blockIds.acquireAll(this.hashList);
+  attachBlocks(words: BlockWords, blockIds: BlockIds): void {
+    const count = words.length / WORDS_PER_BLOCK;
+    const ids = new Int32Array(count);
+    const hashes: BlockHash[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      ids[i] = blockIds.acquireWords(words[WORDS_PER_BLOCK * i], words[WORDS_PER_BLOCK * i + 1]);
+      hashes[i] = blockIds.hashOf(ids[i]);
+    }
+    this.blockWords = words;
+    this.hashList = hashes;
+    this.idList = ids;
     this.blockIds = blockIds;
   }
 
   releaseBlocks(): void {
     if (this.idList) this.blockIds!.releaseAll(this.idList);
-    this.blockList = null;
+    this.blockWords = null;
     this.hashList = null;
     this.idList = null;
   }
@@ -114,19 +123,22 @@ export class SimRequest {
     return this.idList;
   }
 
-  /** Prompt blocks [from, to), as hashed (the same objects, so events can carry them without copies). */
+  /** Prompt blocks [from, to), as events carry them. */
   blocksIn(from: number, to: number): HashedBlock[] {
-    return this.blockList!.slice(from, to);
+    const blocks: HashedBlock[] = [];
+    for (let i = from; i < to; i++) blocks.push(this.block(i));
+    return blocks;
   }
 
-  /** Prompt block `index`, as hashed. */
+  /** Prompt block `index`, as events carry it. */
   block(index: number): HashedBlock {
-    return this.blockList![index];
+    return { block_hash: this.hashes[index], tokens_hash: this.tokensHash(index) };
   }
 
   /** Local (tokens-only) hash of prompt block `index`. */
   tokensHash(index: number): BlockHash {
-    return this.blockList![index].tokens_hash;
+    const at = WORDS_PER_BLOCK * index;
+    return toU64(this.blockWords![at + 2], this.blockWords![at + 3]);
   }
 
   get request_id(): string {

@@ -192,7 +192,7 @@ export class Cluster implements RankListener {
     const target = spec.target_worker ?? null;
     const prompt = spec.prompt;
     this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
-      request.attachBlocks(prompt.computeBlocks(blockSize, this.hashMemo), this.blockIds);
+      request.attachBlocks(prompt.computeBlockWords(blockSize, this.hashMemo), this.blockIds);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
     });
