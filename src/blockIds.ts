@@ -7,7 +7,7 @@
 // as what is live. Ids never leak into results: which number a hash gets changes nothing.
 import type { BlockHash } from './hash';
 import { toU64 } from './hash';
-import { OpenIndex, hashInteger } from './openIndex';
+import { OpenIndex } from './openIndex';
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
 export type BlockId = number;
@@ -18,55 +18,22 @@ export const NO_BLOCK_ID = -1;
 const INITIAL_CAPACITY = 1024;
 
 const U64_LIMIT = 1n << 64n;
-/** The two 32-bit halves of the hash being looked up: [low, high]. */
+/** The two 32-bit halves of the hash being looked up, at LOW and HIGH (platform byte order). */
 const queryWords = new Int32Array(2);
 const queryU64 = new BigUint64Array(queryWords.buffer);
+const LOW = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
+const HIGH = 1 - LOW;
 
-/** A lookup key meaning "the words already in queryWords". */
-const WORDS_KEY = null;
-
-function hashWords(low: number, high: number): number {
-  return hashInteger(low ^ hashInteger(high));
-}
-
-/**
- * Ids by the hash they stand for. The hash of each id is also kept as two 32-bit words, so a
- * lookup compares numbers instead of reading bigints.
- */
-class IdsByHash extends OpenIndex<BlockHash | typeof WORDS_KEY> {
-  /** [low, high] words of the hash of each id. */
-  words = new Int32Array(0);
-
-  protected hashKey(hash: BlockHash | typeof WORDS_KEY): number {
-    if (hash === WORDS_KEY) return hashWords(queryWords[0], queryWords[1]);
-    if (hash < 0n || hash >= U64_LIMIT) throw new RangeError(`block hash ${hash} is not an unsigned 64-bit integer`);
-    queryU64[0] = hash;
-    return hashWords(queryWords[0], queryWords[1]);
-  }
-  /** The id of the hash with these words, or NO_BLOCK_ID (no bigint involved). */
-  findWords(low: number, high: number): BlockId {
-    queryWords[0] = low;
-    queryWords[1] = high;
-    return this.find(WORDS_KEY);
-  }
-  protected matches(id: BlockId): boolean {
-    return this.words[2 * id] === queryWords[0] && this.words[2 * id + 1] === queryWords[1];
-  }
-  protected hashValue(id: BlockId): number {
-    return hashWords(this.words[2 * id], this.words[2 * id + 1]);
-  }
-
-  /** Records the words of a new id's hash (before it is inserted). */
-  describe(id: BlockId, low: number, high: number): void {
-    if (2 * id + 2 > this.words.length) this.words = grownInt32(this.words, 2 * id + 2);
-    this.words[2 * id] = low;
-    this.words[2 * id + 1] = high;
-  }
+/** Writes the two 32-bit words of a u64 hash into queryWords. */
+function splitHash(hash: BlockHash): void {
+  if (hash < 0n || hash >= U64_LIMIT) throw new RangeError(`block hash ${hash} is not an unsigned 64-bit integer`);
+  queryU64[0] = hash;
 }
 
 export class BlockIds {
   private readonly hashById: (BlockHash | undefined)[] = [];
-  private readonly idByHash = new IdsByHash();
+  /** Ids by the two 32-bit words of their hash (compared as numbers, never as bigints). */
+  private readonly idByHash = new OpenIndex(2);
   private references = new Int32Array(INITIAL_CAPACITY);
   /** Ids released by everyone, reused last-released first. */
   private readonly freeIds: BlockId[] = [];
@@ -82,7 +49,8 @@ export class BlockIds {
 
   /** The id of a hash, or NO_BLOCK_ID when no one holds it. */
   idOf(hash: BlockHash): BlockId {
-    return this.idByHash.find(hash);
+    splitHash(hash);
+    return this.idByHash.find(queryWords[LOW], queryWords[HIGH]);
   }
 
   /** The hash an id stands for; the id must be held. */
@@ -92,17 +60,17 @@ export class BlockIds {
 
   /** The id of a hash, issued if new, retained once for the caller. */
   acquire(hash: BlockHash): BlockId {
-    const id = this.idByHash.find(hash);
+    const id = this.idOf(hash);
     if (id !== NO_BLOCK_ID) {
       this.references[id]++;
       return id;
     }
-    return this.issue(hash, queryWords[0], queryWords[1]);
+    return this.issue(hash, queryWords[LOW], queryWords[HIGH]);
   }
 
   /** acquire for the hash (high << 32) | low given as 32-bit words; the bigint is made only for a new id. */
   acquireWords(low: number, high: number): BlockId {
-    const id = this.idByHash.findWords(low, high);
+    const id = this.idByHash.find(low, high);
     if (id !== NO_BLOCK_ID) {
       this.references[id]++;
       return id;
@@ -115,8 +83,7 @@ export class BlockIds {
     if (id === this.hashById.length) this.hashById.push(hash);
     else this.hashById[id] = hash;
     if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
-    this.idByHash.describe(id, low, high);
-    this.idByHash.insert(id);
+    this.idByHash.insert(id, low, high);
     this.references[id] = 1;
     return id;
   }
@@ -145,7 +112,8 @@ export class BlockIds {
     const left = --this.references[id];
     if (left > 0) return;
     if (left < 0) throw new Error(`block id ${id} released more often than retained`);
-    this.idByHash.remove(this.hashById[id]!);
+    splitHash(this.hashById[id]!);
+    this.idByHash.remove(queryWords[LOW], queryWords[HIGH]);
     this.hashById[id] = undefined;
     this.freeIds.push(id);
   }

@@ -6,30 +6,15 @@
 import type { BlockHash } from './hash';
 import type { BlockId, BlockIds } from './blockIds';
 import { grownInt32 } from './blockIds';
-import { OpenIndex, hashInteger } from './openIndex';
+import { OpenIndex } from './openIndex';
 
 /** No slot. */
 export const NO_SLOT = -1;
 
-/** Slots by the block id in them. */
-class SlotsById extends OpenIndex<BlockId> {
-  constructor(private readonly slots: BlockSlots) {
-    super();
-  }
-  protected hashKey(id: BlockId): number {
-    return hashInteger(id);
-  }
-  protected matches(slot: number, id: BlockId): boolean {
-    return this.slots.idAt(slot) === id;
-  }
-  protected hashValue(slot: number): number {
-    return hashInteger(this.slots.idAt(slot));
-  }
-}
-
 /** Block ids held in numbered slots; each entry retains its id in the run's BlockIds. */
 export class BlockSlots {
-  private readonly slotById = new SlotsById(this);
+  /** Slots by the block id in them. */
+  private readonly slotById = new OpenIndex(1);
   private idBySlot = new Int32Array(0);
   /** 1 for a slot in use. */
   private used = new Uint8Array(0);
@@ -76,7 +61,7 @@ export class BlockSlots {
     }
     this.idBySlot[slot] = id;
     this.used[slot] = 1;
-    this.slotById.insert(slot);
+    this.slotById.insert(slot, id);
     this.blockIds.retain(id);
     return slot;
   }

@@ -192,10 +192,25 @@ export function hashPromptWords(chunks: readonly TokenChunk[], blockSize: number
       continue;
     }
     const firstNew = written;
-    for (let i = 0; i < chunk.length_tokens; i++) {
-      const token = chunkToken(chunk, i);
-      lo = murmurStep(lo, token);
-      hi = murmurStep(hi, token ^ 0xa5a5a5a5);
+    const keyLo = chunk.key_lo;
+    const keyHi = chunk.key_hi;
+    const length = chunk.length_tokens;
+    for (let i = 0; i < length; i++) {
+      // chunkToken(chunk, i), then murmurStep into both lanes, written out: this loop is the cost of hashing.
+      let token = Math.imul(i, C1);
+      token = Math.imul((token << 15) | (token >>> 17), C2) ^ keyLo;
+      token = (Math.imul((token << 13) | (token >>> 19), 5) + 0xe6546b64) ^ keyHi;
+      token ^= token >>> 16;
+      token = Math.imul(token, 0x85ebca6b);
+      token ^= token >>> 13;
+      token = Math.imul(token, 0xc2b2ae35);
+      token ^= token >>> 16;
+      let k = Math.imul(token, C1);
+      k = Math.imul((k << 15) | (k >>> 17), C2) ^ lo;
+      lo = (Math.imul((k << 13) | (k >>> 19), 5) + 0xe6546b64) | 0;
+      k = Math.imul(token ^ 0xa5a5a5a5, C1);
+      k = Math.imul((k << 15) | (k >>> 17), C2) ^ hi;
+      hi = (Math.imul((k << 13) | (k >>> 19), 5) + 0xe6546b64) | 0;
       if (++filled < blockSize) continue;
       const localLo = fmix32(lo ^ blockSize);
       const localHi = fmix32(hi ^ blockSize);
