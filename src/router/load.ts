@@ -10,7 +10,8 @@ import { RankSetsByBlock } from './rankSets';
 interface ActiveRequest {
   rank: number;
   prefill_tokens: number;
-  ids: Int32Array;
+  /** Where each of its blocks is counted in its rank's active blocks. */
+  slots: Int32Array;
   unhashed_blocks: number;
 }
 
@@ -52,21 +53,21 @@ export class LoadTracker {
   add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
     const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds), users: new Int32Array(0) });
-    const held = new Int32Array(ids.length);
+    const slots = new Int32Array(ids.length);
     for (let i = 0; i < ids.length; i++) {
       const known = ids[i] !== NO_BLOCK_ID;
       const id = known ? ids[i] : this.blockIds.acquire(hashes[i]);
-      held[i] = id;
-      let slot = active.blocks.slotOf(id);
+      let slot = this.activeRanks.has(id, rank) ? active.blocks.slotOf(id) : NO_SLOT;
       if (slot === NO_SLOT) {
         slot = active.blocks.insert(id);
         if (slot >= active.users.length) active.users = grownInt32(active.users, slot + 1);
         this.activeRanks.add(id, rank);
       }
       active.users[slot]++;
+      slots[i] = slot;
       if (!known) this.blockIds.release(id);
     }
-    this.requests.set(request_id, { rank, prefill_tokens, ids: held, unhashed_blocks });
+    this.requests.set(request_id, { rank, prefill_tokens, slots, unhashed_blocks });
     this.prefillTokens[rank] = this.activePrefillTokens(rank) + prefill_tokens;
     this.unhashedBlocks[rank] = (this.unhashedBlocks[rank] ?? 0) + unhashed_blocks;
   }
@@ -84,10 +85,9 @@ export class LoadTracker {
     this.prefillComplete(request_id);
     this.unhashedBlocks[request.rank] -= request.unhashed_blocks;
     const active = this.activeByRank[request.rank];
-    for (const id of request.ids) {
-      const slot = active.blocks.slotOf(id);
+    for (const slot of request.slots) {
       if (--active.users[slot] > 0) continue;
-      this.activeRanks.delete(id, request.rank);
+      this.activeRanks.delete(active.blocks.idAt(slot), request.rank);
       active.blocks.removeAt(slot);
     }
     this.requests.delete(request_id);
