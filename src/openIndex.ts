@@ -1,7 +1,7 @@
 // An open-addressing hash table from keys of one or two 32-bit words to small non-negative
 // integers (a block id, a slot): every entry is one cell of an Int32Array holding its key words
 // and its value, so a lookup reads one place in memory. Linear probing with backward-shift
-// deletion (no tombstones). No object per entry and nothing for the garbage collector to trace,
+// deletion (no tombstones), at most three quarters full. No object per entry and nothing for the garbage collector to trace,
 // where a Map of a few hundred thousand entries costs tens of megabytes and re-hashes bigint keys.
 
 const EMPTY = -1;
@@ -36,7 +36,7 @@ export class OpenIndex {
 
   /** Stores a value (≥ 0) for a key that is not in the table yet. */
   insert(value: number, key0: number, key1 = 0): void {
-    if (2 * (this.count + 1) > this.mask + 1) this.resize(2 * (this.mask + 1));
+    if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.resize(2 * (this.mask + 1));
     this.place(value, key0 | 0, key1 | 0);
     this.count++;
   }
