@@ -8,6 +8,9 @@
 export class ValueCounts {
   private readonly timesByValue = new Map<number, number>();
   private valueCount = 0;
+  /** The latest run of one value, not yet in timesByValue (consecutive gaps are mostly equal). */
+  private runValue = 0;
+  private runTimes = 0;
 
   static of(values: readonly number[]): ValueCounts {
     const counts = new ValueCounts();
@@ -21,8 +24,14 @@ export class ValueCounts {
   }
 
   add(value: number): void {
-    this.timesByValue.set(value, (this.timesByValue.get(value) ?? 0) + 1);
     this.valueCount++;
+    if (this.runTimes > 0 && value === this.runValue) {
+      this.runTimes++;
+      return;
+    }
+    this.endRun();
+    this.runValue = value;
+    this.runTimes = 1;
   }
 
   addAll(values: readonly number[]): void {
@@ -31,6 +40,7 @@ export class ValueCounts {
 
   /** Adds every value counted in `other`. */
   addCounts(other: ValueCounts): void {
+    other.endRun();
     for (const [value, times] of other.timesByValue) {
       this.timesByValue.set(value, (this.timesByValue.get(value) ?? 0) + times);
       this.valueCount += times;
@@ -39,6 +49,13 @@ export class ValueCounts {
 
   /** [value, times] pairs in ascending value order. */
   ascending(): [number, number][] {
+    this.endRun();
     return [...this.timesByValue.entries()].sort((a, b) => a[0] - b[0]);
+  }
+
+  private endRun(): void {
+    if (this.runTimes === 0) return;
+    this.timesByValue.set(this.runValue, (this.timesByValue.get(this.runValue) ?? 0) + this.runTimes);
+    this.runTimes = 0;
   }
 }

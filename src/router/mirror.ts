@@ -54,7 +54,8 @@ export class ResidencyMirror {
   readonly device: TierIndex;
   readonly host: TierIndex;
   private readonly ranks: (RankState | undefined)[] = [];
-  private readonly indexOf = new Map<string, number>();
+  /** Rank index by worker id, then dp rank (numbers, so an event's rank is found without building a string). */
+  private readonly indexOf = new Map<number, Map<number, number>>();
   private eventsApplied = 0;
   /** Block ids of the event being applied (reused from event to event). */
   private eventIds = new Int32Array(64);
@@ -81,7 +82,12 @@ export class ResidencyMirror {
   /** Registers a rank (or re-registers one after its worker was removed) with a fresh stream. */
   addRank(ref: RankRef, rankIndex: number): void {
     this.ranks[rankIndex] = { ref, expectedEventId: this.start === 'zero' ? 0 : null };
-    this.indexOf.set(key(ref), rankIndex);
+    let ofWorker = this.indexOf.get(ref.worker_id);
+    if (!ofWorker) {
+      ofWorker = new Map();
+      this.indexOf.set(ref.worker_id, ofWorker);
+    }
+    ofWorker.set(ref.dp_rank, rankIndex);
   }
 
   /** Drops a rank's residency and stream (worker removal, MIR-3). */
@@ -90,17 +96,17 @@ export class ResidencyMirror {
     if (!state) return;
     this.device.clearRank(rankIndex);
     this.host.clearRank(rankIndex);
-    this.indexOf.delete(key(state.ref));
+    this.indexOf.get(state.ref.worker_id)?.delete(state.ref.dp_rank);
     this.ranks[rankIndex] = undefined;
   }
 
   rankIndex(ref: RankRef): number | undefined {
-    return this.indexOf.get(key(ref));
+    return this.indexOf.get(ref.worker_id)?.get(ref.dp_rank);
   }
 
   /** Validates then applies one event; throws EventStreamError on an impossible stream. */
   apply(event: KvEvent): void {
-    const rankIndex = this.indexOf.get(key(event));
+    const rankIndex = this.rankIndex(event);
     if (rankIndex === undefined) throw violation(event, 'unknown-rank', firstBlock(event), null);
     const state = this.ranks[rankIndex]!;
     this.checkEventId(state, event);
@@ -184,10 +190,6 @@ export class ResidencyMirror {
     if (ids.length === 1) return;
     for (let i = 0; i <= last; i++) if (ids[i] < this.metInEvent.length) this.metInEvent[ids[i]] = 0;
   }
-}
-
-function key(ref: RankRef): string {
-  return `${ref.worker_id}/${ref.dp_rank}`;
 }
 
 function firstBlock(event: KvEvent): BlockHash | null {
