@@ -113,14 +113,18 @@ export class ResidencyMirror {
     const index = this.tier(event.tier);
     switch (event.data.type) {
       case 'Stored': {
-        const ids = this.checkStored(index, rankIndex, event, event.data.blocks);
-        for (const id of ids) index.addId(rankIndex, id);
-        this.blockIds.releaseAll(ids);
+        const count = event.data.blocks.length;
+        this.checkStored(index, rankIndex, event, event.data.blocks);
+        for (let i = 0; i < count; i++) index.addId(rankIndex, this.eventIds[i]);
+        for (let i = 0; i < count; i++) this.blockIds.release(this.eventIds[i]);
         break;
       }
-      case 'Removed':
-        for (const id of this.checkRemoved(index, rankIndex, event, event.data.block_hashes)) index.removeId(rankIndex, id);
+      case 'Removed': {
+        const count = event.data.block_hashes.length;
+        this.checkRemoved(index, rankIndex, event, event.data.block_hashes);
+        for (let i = 0; i < count; i++) index.removeId(rankIndex, this.eventIds[i]);
         break;
+      }
       case 'Cleared':
         for (const tier of TIERS) this.tier(tier).clearRank(rankIndex);
         break;
@@ -134,47 +138,47 @@ export class ResidencyMirror {
     throw violation(event, 'event-id-gap', firstBlock(event), state.expectedEventId);
   }
 
-  /** The ids of a Stored event's blocks, acquired for the caller, once they are known not to be held. */
-  private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, blocks: readonly HashedBlock[]): Int32Array {
-    const ids = this.idsFor(blocks.length);
-    for (let i = 0; i < blocks.length; i++) {
+  /** Puts the ids of a Stored event's blocks in eventIds, acquired for the caller, once they are known not to be held. */
+  private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, blocks: readonly HashedBlock[]): void {
+    const count = blocks.length;
+    const ids = this.idsFor(count);
+    for (let i = 0; i < count; i++) {
       const id = this.blockIds.acquire(blocks[i].block_hash);
       ids[i] = id;
-      if (index.holdsId(rankIndex, id) || this.metBefore(ids, i)) {
-        this.forgetMet(ids, i);
-        this.blockIds.releaseAll(ids.subarray(0, i + 1));
+      if (index.holdsId(rankIndex, id) || this.metBefore(i, count)) {
+        this.forgetMet(i, count);
+        for (let j = 0; j <= i; j++) this.blockIds.release(ids[j]);
         throw violation(event, 'duplicate-store', blocks[i].block_hash, null);
       }
     }
-    this.forgetMet(ids, blocks.length - 1);
-    return ids;
+    this.forgetMet(count - 1, count);
   }
 
-  /** The ids of a Removed event's blocks, once they are known to be held. */
-  private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: readonly BlockHash[]): Int32Array {
-    const ids = this.idsFor(hashes.length);
-    for (let i = 0; i < hashes.length; i++) {
+  /** Puts the ids of a Removed event's blocks in eventIds, once they are known to be held. */
+  private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: readonly BlockHash[]): void {
+    const count = hashes.length;
+    const ids = this.idsFor(count);
+    for (let i = 0; i < count; i++) {
       const id = this.blockIds.idOf(hashes[i]);
       ids[i] = id;
-      if (!index.holdsId(rankIndex, id) || this.metBefore(ids, i)) {
-        this.forgetMet(ids, i - 1);
+      if (!index.holdsId(rankIndex, id) || this.metBefore(i, count)) {
+        this.forgetMet(i - 1, count);
         throw violation(event, 'unknown-removal', hashes[i], null);
       }
     }
-    this.forgetMet(ids, hashes.length - 1);
-    return ids;
+    this.forgetMet(count - 1, count);
   }
 
-  /** Room for the ids of an event of `count` blocks. */
+  /** eventIds, with room for the ids of an event of `count` blocks. */
   private idsFor(count: number): Int32Array {
     if (count > this.eventIds.length) this.eventIds = new Int32Array(Math.max(count, 2 * this.eventIds.length));
-    return this.eventIds.subarray(0, count);
+    return this.eventIds;
   }
 
-  /** Whether ids[i] already came earlier in this event (an event of one block needs no marks). */
-  private metBefore(ids: Int32Array, i: number): boolean {
-    if (ids.length === 1) return false;
-    const id = ids[i];
+  /** Whether eventIds[i] already came earlier in this event of `count` blocks (one block needs no marks). */
+  private metBefore(i: number, count: number): boolean {
+    if (count === 1) return false;
+    const id = this.eventIds[i];
     if (id >= this.metInEvent.length) {
       const grown = new Uint8Array(Math.max(2 * this.metInEvent.length, id + 1, 1024));
       grown.set(this.metInEvent);
@@ -185,10 +189,10 @@ export class ResidencyMirror {
     return false;
   }
 
-  /** Clears the marks of ids[0..last]. */
-  private forgetMet(ids: Int32Array, last: number): void {
-    if (ids.length === 1) return;
-    for (let i = 0; i <= last; i++) if (ids[i] < this.metInEvent.length) this.metInEvent[ids[i]] = 0;
+  /** Clears the marks of eventIds[0..last] in an event of `count` blocks. */
+  private forgetMet(last: number, count: number): void {
+    if (count === 1) return;
+    for (let i = 0; i <= last; i++) if (this.eventIds[i] < this.metInEvent.length) this.metInEvent[this.eventIds[i]] = 0;
   }
 }
 
