@@ -8,6 +8,7 @@
 import type { BlockHash } from './hash';
 import { toU64 } from './hash';
 import { OpenIndex } from './openIndex';
+import { grownInt32 } from './typedArrays';
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
 export type BlockId = number;
@@ -88,13 +89,6 @@ export class BlockIds {
     return id;
   }
 
-  /** Ids of hashes, each acquired. */
-  acquireAll(hashes: readonly BlockHash[]): Int32Array {
-    const ids = new Int32Array(hashes.length);
-    for (let i = 0; i < hashes.length; i++) ids[i] = this.acquire(hashes[i]);
-    return ids;
-  }
-
   /** Ids of hashes, looked up only (NO_BLOCK_ID for hashes no one holds). */
   lookupAll(hashes: readonly BlockHash[]): Int32Array {
     const ids = new Int32Array(hashes.length);
@@ -121,13 +115,4 @@ export class BlockIds {
   releaseAll(ids: ArrayLike<BlockId>): void {
     for (let i = 0; i < ids.length; i++) this.release(ids[i]);
   }
-}
-
-/** A copy of `array` at least `minLength` long (doubling), zero-filled beyond the old length. */
-export function grownInt32(array: Int32Array, minLength: number): Int32Array<ArrayBuffer> {
-  let length = Math.max(array.length, 16);
-  while (length < minLength) length *= 2;
-  const grown = new Int32Array(length);
-  grown.set(array);
-  return grown;
 }

@@ -1,11 +1,11 @@
 // Numbered slots for the entries of a block store (a G1 cache, a G2 pool, the router's active
-// blocks of a rank): which block id sits in
-// which slot, with the store keeping each entry's fields in typed arrays indexed by slot, and an
-// intrusive doubly linked list over slots for LRU orders (O(1) append, unlink and move-to-back,
-// instead of a Map delete + set per touch).
+// blocks of a rank): which block id sits in which slot, the store keeping each entry's fields in
+// typed arrays indexed by slot; and an intrusive doubly linked list over slots for LRU orders
+// (O(1) append, unlink and move-to-back, instead of a Map delete + set per touch).
 import type { BlockHash } from './hash';
 import type { BlockId, BlockIds } from './blockIds';
-import { grownInt32 } from './blockIds';
+import { NO_BLOCK_ID } from './blockIds';
+import { grownInt32, grownUint8 } from './typedArrays';
 import { OpenIndex } from './openIndex';
 
 /** No slot. */
@@ -15,9 +15,8 @@ export const NO_SLOT = -1;
 export class BlockSlots {
   /** Slots by the block id in them. */
   private readonly slotById = new OpenIndex(1);
+  /** The block id in each slot (NO_BLOCK_ID in a free slot). */
   private idBySlot = new Int32Array(0);
-  /** 1 for a slot in use. */
-  private used = new Uint8Array(0);
   private readonly freeSlots: number[] = [];
   private slotsIssued = 0;
 
@@ -25,10 +24,6 @@ export class BlockSlots {
 
   get size(): number {
     return this.slotById.size;
-  }
-  /** One more than the highest slot ever issued: arrays indexed by slot need this length. */
-  get slotCount(): number {
-    return this.slotsIssued;
   }
 
   has(id: BlockId): boolean {
@@ -46,21 +41,15 @@ export class BlockSlots {
   /** Hashes of the entries in slot order. */
   hashes(): BlockHash[] {
     const hashes: BlockHash[] = [];
-    for (let slot = 0; slot < this.slotsIssued; slot++) if (this.used[slot] === 1) hashes.push(this.hashAt(slot));
+    for (let slot = 0; slot < this.slotsIssued; slot++) if (this.idBySlot[slot] !== NO_BLOCK_ID) hashes.push(this.hashAt(slot));
     return hashes;
   }
 
   /** Puts a block in a free slot (the id must not be here yet) and returns the slot. */
   insert(id: BlockId): number {
     const slot = this.freeSlots.pop() ?? this.slotsIssued++;
-    if (slot >= this.idBySlot.length) {
-      this.idBySlot = grownInt32(this.idBySlot, slot + 1);
-      const used = new Uint8Array(this.idBySlot.length);
-      used.set(this.used);
-      this.used = used;
-    }
+    if (slot >= this.idBySlot.length) this.idBySlot = grownInt32(this.idBySlot, slot + 1);
     this.idBySlot[slot] = id;
-    this.used[slot] = 1;
     this.slotById.insert(slot, id);
     this.blockIds.retain(id);
     return slot;
@@ -71,7 +60,7 @@ export class BlockSlots {
     const id = this.idBySlot[slot];
     const hash = this.blockIds.hashOf(id);
     this.slotById.remove(id);
-    this.used[slot] = 0;
+    this.idBySlot[slot] = NO_BLOCK_ID;
     this.freeSlots.push(slot);
     this.blockIds.release(id);
     return hash;
@@ -136,8 +125,6 @@ export class SlotList {
   private grow(minLength: number): void {
     this.next = grownInt32(this.next, minLength);
     this.previous = grownInt32(this.previous, minLength);
-    const linked = new Uint8Array(this.next.length);
-    linked.set(this.linked);
-    this.linked = linked;
+    this.linked = grownUint8(this.linked, minLength);
   }
 }

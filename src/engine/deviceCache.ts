@@ -5,7 +5,7 @@
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
-import { grownInt32 } from '../blockIds';
+import { grownInt32 } from '../typedArrays';
 import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
 
 export class DeviceCache {

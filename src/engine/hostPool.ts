@@ -4,7 +4,7 @@
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
-import { grownInt32 } from '../blockIds';
+import { grownInt32, grownUint8 } from '../typedArrays';
 import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
 
 export interface CohortReservation {
@@ -177,9 +177,7 @@ export class HostPool {
 
   private growFields(minLength: number): void {
     this.pins = grownInt32(this.pins, minLength);
-    const pending = new Uint8Array(this.pins.length);
-    pending.set(this.pending);
-    this.pending = pending;
+    this.pending = grownUint8(this.pending, minLength);
   }
 
   private checkCapacity(): void {

@@ -3,7 +3,8 @@
 // Blocks are counted by block id (see BlockIds); the tracker holds the ids of active blocks.
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
-import { NO_BLOCK_ID, grownInt32 } from '../blockIds';
+import { NO_BLOCK_ID } from '../blockIds';
+import { grownInt32 } from '../typedArrays';
 import { BlockSlots, NO_SLOT } from '../blockSlots';
 import { RankSetsByBlock } from './rankSets';
 

@@ -7,6 +7,7 @@ import { BlockIds } from '../blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
 import { TIERS } from '../events/model';
 import { TierIndex } from './residency';
+import { grownUint8 } from '../typedArrays';
 
 export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'event-id-gap' | 'unknown-rank';
 
@@ -179,11 +180,7 @@ export class ResidencyMirror {
   private metBefore(i: number, count: number): boolean {
     if (count === 1) return false;
     const id = this.eventIds[i];
-    if (id >= this.metInEvent.length) {
-      const grown = new Uint8Array(Math.max(2 * this.metInEvent.length, id + 1, 1024));
-      grown.set(this.metInEvent);
-      this.metInEvent = grown;
-    }
+    if (id >= this.metInEvent.length) this.metInEvent = grownUint8(this.metInEvent, id + 1);
     if (this.metInEvent[id] === 1) return true;
     this.metInEvent[id] = 1;
     return false;

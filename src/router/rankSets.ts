@@ -2,7 +2,7 @@
 // in one typed array. Most blocks are held by one or two ranks, so a word per id replaces what
 // would otherwise be a Set object per block.
 import type { BlockId } from '../blockIds';
-import { grownInt32 } from '../blockIds';
+import { grownInt32 } from '../typedArrays';
 
 export class RankSetsByBlock {
   private wordsPerBlock = 1;
