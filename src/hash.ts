@@ -70,8 +70,13 @@ export function chunkToken(chunk: TokenChunk, index: number): number {
   return fmix32(murmurStep(chunk.key_lo, index) ^ chunk.key_hi);
 }
 
-function toU64(lo: number, hi: number): BlockHash {
-  return (BigInt(hi >>> 0) << 32n) | BigInt(lo >>> 0);
+const u64Scratch = new DataView(new ArrayBuffer(8));
+
+/** The u64 (hi << 32) | lo, built in one step (shifting and or-ing bigints allocates four of them). */
+export function toU64(lo: number, hi: number): BlockHash {
+  u64Scratch.setUint32(0, lo >>> 0, true);
+  u64Scratch.setUint32(4, hi >>> 0, true);
+  return u64Scratch.getBigUint64(0, true);
 }
 
 const MASK32 = 0xffffffffn;
@@ -106,84 +111,140 @@ export function promptLength(chunks: readonly TokenChunk[]): number {
 }
 
 /**
- * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
- * (only complete blocks are cacheable). Tokens are generated on the fly, never stored.
+ * Block hashes as 32-bit words, four per block: sequence hash low and high, local hash low and
+ * high (block i at 4i). Compact, and nothing for the garbage collector to trace.
  */
-/** Hashing state at a chunk boundary: the blocks completed inside the chunk and the carry-over. */
-interface ChunkBoundary {
-  blocks: HashedBlock[];
-  lo: number;
-  hi: number;
-  filled: number;
-  sequenceLo: number;
-  sequenceHi: number;
-}
+export type BlockWords = Int32Array;
+
+/** Words per block in BlockWords. */
+export const WORDS_PER_BLOCK = 4;
 
 /**
- * Remembers hashing work by chunk prefix, so prompts that share leading chunks (a system prompt,
- * a conversation's history) hash them once and share the resulting block objects. Keys are a
- * 64-bit chain over (chunk key, length) and the block size. Owned by one run; pure memoisation.
+ * Remembers the local hashes of the blocks that lie wholly inside a chunk, by chunk key, the
+ * chunk offset where they start and the block size. A block's local hash depends only on its own
+ * tokens, and a chunk's tokens only on its key, so a system prompt, or a conversation's history
+ * behind different prefixes of the same length modulo the block size, is hashed once; only the
+ * sequence hashes (cheap) and the blocks straddling chunk boundaries are computed per prompt.
+ * Owned by one run; pure memoisation.
  */
 export class PrefixHashMemo {
-  private readonly boundaries = new Map<string, ChunkBoundary>();
-  /** At most this many boundaries are kept; the oldest go first (insertion order is deterministic). */
+  /** Local hash words (low, high per block) of the first blocks of a chunk from an offset. */
+  private readonly localWords = new Map<string, Int32Array>();
+  /** At most this many chunk runs are kept; the oldest go first (insertion order is deterministic). */
   constructor(readonly capacity = 4096) {}
   get size(): number {
-    return this.boundaries.size;
+    return this.localWords.size;
   }
-  get(key: string): ChunkBoundary | undefined {
-    return this.boundaries.get(key);
-  }
-  set(key: string, boundary: ChunkBoundary): void {
-    if (this.boundaries.size >= this.capacity) this.boundaries.delete(this.boundaries.keys().next().value!);
-    this.boundaries.set(key, boundary);
+
+  /** Local words of `count` whole blocks of `chunk` from token `start`, computed once. */
+  blocksOf(chunk: TokenChunk, start: number, count: number, blockSize: number): Int32Array {
+    const key = `${chunk.key_lo}:${chunk.key_hi}:${start}:${blockSize}`;
+    const known = this.localWords.get(key);
+    if (known && known.length >= 2 * count) return known;
+    const words = new Int32Array(2 * count);
+    if (known) words.set(known);
+    localBlockWords(chunk, start + (known ? known.length / 2 : 0) * blockSize, blockSize, words.subarray(known?.length ?? 0));
+    if (known) this.localWords.delete(key);
+    else if (this.localWords.size >= this.capacity) this.localWords.delete(this.localWords.keys().next().value!);
+    this.localWords.set(key, words);
+    return words;
   }
 }
 
-function chainKey(previous: Int32Array, chunk: TokenChunk): void {
-  previous[0] = fmix32(murmurStep(murmurStep(previous[0], chunk.key_lo), chunk.length_tokens));
-  previous[1] = fmix32(murmurStep(murmurStep(previous[1], chunk.key_hi), chunk.length_tokens ^ 0x5bd1e995));
+/** Local-hash lanes [lo, hi] of the block being filled. */
+const lanes = new Int32Array(2);
+const LANE_LO = 0x12345678;
+const LANE_HI = 0x9abcdef0;
+
+/** Mixes tokens [from, to) of a chunk into `lanes` (chunkToken then murmurStep, written out: this loop is the cost of hashing). */
+function mixTokens(chunk: TokenChunk, from: number, to: number): void {
+  const keyLo = chunk.key_lo;
+  const keyHi = chunk.key_hi;
+  let lo = lanes[0];
+  let hi = lanes[1];
+  for (let i = from; i < to; i++) {
+    let token = Math.imul(i, C1);
+    token = Math.imul((token << 15) | (token >>> 17), C2) ^ keyLo;
+    token = (Math.imul((token << 13) | (token >>> 19), 5) + 0xe6546b64) ^ keyHi;
+    token ^= token >>> 16;
+    token = Math.imul(token, 0x85ebca6b);
+    token ^= token >>> 13;
+    token = Math.imul(token, 0xc2b2ae35);
+    token ^= token >>> 16;
+    let k = Math.imul(token, C1);
+    k = Math.imul((k << 15) | (k >>> 17), C2) ^ lo;
+    lo = (Math.imul((k << 13) | (k >>> 19), 5) + 0xe6546b64) | 0;
+    k = Math.imul(token ^ 0xa5a5a5a5, C1);
+    k = Math.imul((k << 15) | (k >>> 17), C2) ^ hi;
+    hi = (Math.imul((k << 13) | (k >>> 19), 5) + 0xe6546b64) | 0;
+  }
+  lanes[0] = lo;
+  lanes[1] = hi;
+}
+
+/** Local words of consecutive whole blocks of a chunk from token `start`, as many as `out` holds. */
+function localBlockWords(chunk: TokenChunk, start: number, blockSize: number, out: Int32Array): void {
+  for (let at = 0, from = start; at < out.length; at += 2, from += blockSize) {
+    lanes[0] = LANE_LO;
+    lanes[1] = LANE_HI;
+    mixTokens(chunk, from, from + blockSize);
+    out[at] = fmix32(lanes[0] ^ blockSize);
+    out[at + 1] = fmix32(lanes[1] ^ blockSize);
+  }
 }
 
 /**
  * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
  * (only complete blocks are cacheable). Tokens are generated on the fly, never stored. With a
- * memo, chunk prefixes seen before are not hashed again (same result, shared block objects).
+ * memo, chunk prefixes seen before are not hashed again (same result).
  */
 export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
-  if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
+  const words = hashPromptWords(chunks, blockSize, memo);
   const blocks: HashedBlock[] = [];
-  const sequence = new Int32Array([ROOT_LO, ROOT_HI]);
-  const chain = new Int32Array([blockSize, ~blockSize]);
-  let lo = 0x12345678;
-  let hi = 0x9abcdef0;
-  let filled = 0;
-  for (const chunk of chunks) {
-    chainKey(chain, chunk);
-    const key = memo ? `${chain[0]}:${chain[1]}` : '';
-    const known = memo?.get(key);
-    if (known) {
-      for (const block of known.blocks) blocks.push(block);
-      ({ lo, hi, filled } = known);
-      sequence[0] = known.sequenceLo;
-      sequence[1] = known.sequenceHi;
-      continue;
-    }
-    const firstNew = blocks.length;
-    for (let i = 0; i < chunk.length_tokens; i++) {
-      const token = chunkToken(chunk, i);
-      lo = murmurStep(lo, token);
-      hi = murmurStep(hi, token ^ 0xa5a5a5a5);
-      if (++filled < blockSize) continue;
-      const localLo = fmix32(lo ^ blockSize);
-      const localHi = fmix32(hi ^ blockSize);
-      mixSequence(sequence[0], sequence[1], localLo, localHi, sequence);
-      blocks.push({ block_hash: toU64(sequence[0], sequence[1]), tokens_hash: toU64(localLo, localHi) });
-      lo = 0x12345678;
-      hi = 0x9abcdef0;
-      filled = 0;
-    }
-    memo?.set(key, { blocks: blocks.slice(firstNew), lo, hi, filled, sequenceLo: sequence[0], sequenceHi: sequence[1] });
+  for (let at = 0; at < words.length; at += WORDS_PER_BLOCK) {
+    blocks.push({ block_hash: toU64(words[at], words[at + 1]), tokens_hash: toU64(words[at + 2], words[at + 3]) });
   }
   return blocks;
+}
+
+/** hashPromptBlocks as BlockWords: the same hashes without a bigint or an object per block. */
+export function hashPromptWords(chunks: readonly TokenChunk[], blockSize: number, memo?: PrefixHashMemo): BlockWords {
+  if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
+  const words = new Int32Array(Math.floor(promptLength(chunks) / blockSize) * WORDS_PER_BLOCK);
+  let written = 0;
+  const sequence = new Int32Array([ROOT_LO, ROOT_HI]);
+  const appendBlock = (localLo: number, localHi: number) => {
+    mixSequence(sequence[0], sequence[1], localLo, localHi, sequence);
+    words[written++] = sequence[0];
+    words[written++] = sequence[1];
+    words[written++] = localLo;
+    words[written++] = localHi;
+  };
+  /** Tokens in the block being filled, which may have started in an earlier chunk. */
+  let filled = 0;
+  lanes[0] = LANE_LO;
+  lanes[1] = LANE_HI;
+  for (const chunk of chunks) {
+    const length = chunk.length_tokens;
+    // The block carried over from earlier chunks, completed by this one if it is long enough.
+    const head = filled === 0 ? 0 : Math.min(length, blockSize - filled);
+    mixTokens(chunk, 0, head);
+    filled += head;
+    if (filled < blockSize && filled > 0) continue;
+    if (filled === blockSize) appendBlock(fmix32(lanes[0] ^ blockSize), fmix32(lanes[1] ^ blockSize));
+    // The blocks wholly inside this chunk.
+    const whole = Math.floor((length - head) / blockSize);
+    if (whole > 0) {
+      const locals = memo ? memo.blocksOf(chunk, head, whole, blockSize) : new Int32Array(2 * whole);
+      if (!memo) localBlockWords(chunk, head, blockSize, locals);
+      for (let block = 0; block < whole; block++) appendBlock(locals[2 * block], locals[2 * block + 1]);
+    }
+    // The tokens after them start the next block.
+    const tailStart = head + whole * blockSize;
+    lanes[0] = LANE_LO;
+    lanes[1] = LANE_HI;
+    mixTokens(chunk, tailStart, length);
+    filled = length - tailStart;
+  }
+  return words;
 }

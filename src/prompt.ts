@@ -1,6 +1,7 @@
 // Prompts as token chunks (HASH-2): named prefixes, trace hash ids and per-request unique text,
 // with their block hashes computed once per block size.
-import { HashedBlock, PrefixHashMemo, TokenChunk, hashPromptBlocks, idKey, promptLength, stringKey } from './hash';
+import type { BlockWords } from './hash';
+import { HashedBlock, PrefixHashMemo, TokenChunk, hashPromptBlocks, hashPromptWords, idKey, promptLength, stringKey } from './hash';
 
 export class Prompt {
   readonly length_tokens: number;
@@ -23,6 +24,11 @@ export class Prompt {
   /** Hashes without keeping the result on the prompt (a simulation holds blocks only while needed). */
   computeBlocks(blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
     return this.hashed.get(blockSize) ?? hashPromptBlocks(this.chunks, blockSize, memo);
+  }
+
+  /** The same hashes as 32-bit words, not kept on the prompt (what a simulation attaches to a request). */
+  computeBlockWords(blockSize: number, memo?: PrefixHashMemo): BlockWords {
+    return hashPromptWords(this.chunks, blockSize, memo);
   }
 
   blockHashes(blockSize: number): bigint[] {

@@ -1,19 +1,19 @@
 // The G1 (GPU) KV cache of one rank (ENG-3): a fixed number of blocks; complete prompt blocks
-// become reusable cache entries keyed by sequence hash; entries no request uses stay cached and
-// are evicted least-recently-used when blocks are needed. Every change is reported so the rank
-// can emit Device Stored / Removed events.
+// become reusable cache entries keyed by block id (see BlockIds); entries no request uses stay
+// cached and are evicted least-recently-used when blocks are needed. Every change is reported so
+// the rank can emit Device Stored / Removed events.
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
-
-interface CacheEntry {
-  hash: BlockHash;
-  users: number;
-}
+import type { BlockId, BlockIds } from '../blockIds';
+import { grownInt32 } from '../typedArrays';
+import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
 
 export class DeviceCache {
-  private readonly entries = new Map<BlockHash, CacheEntry>();
-  /** Entries with no users, least recently used first (Map keeps insertion order). */
-  private readonly idle = new Map<BlockHash, CacheEntry>();
+  private readonly entries: BlockSlots;
+  /** Requests using each entry, by slot. */
+  private users = new Int32Array(0);
+  /** Entries with no users, least recently used first. */
+  private readonly idle = new SlotList();
   /** Blocks held by requests that are not cache entries (partial, output, duplicate blocks). */
   private privateBlocks = 0;
 
@@ -21,8 +21,10 @@ export class DeviceCache {
     readonly capacity_blocks: number,
     readonly prefix_caching: boolean,
     private readonly onEvicted: (hash: BlockHash) => void,
+    blockIds: BlockIds,
   ) {
     if (!Number.isInteger(capacity_blocks) || capacity_blocks <= 0) throw new RangeError(`num_gpu_blocks ${capacity_blocks} must be a positive integer`);
+    this.entries = new BlockSlots(blockIds);
   }
 
   get usedBlocks(): number {
@@ -39,30 +41,30 @@ export class DeviceCache {
     return this.freeBlocks + this.idle.size;
   }
 
-  has(hash: BlockHash): boolean {
-    return this.entries.has(hash);
+  has(id: BlockId): boolean {
+    return this.entries.has(id);
   }
 
   /** Resident hashes in insertion order (for reports). */
   residentHashes(): BlockHash[] {
-    return [...this.entries.keys()];
+    return this.entries.hashes();
   }
 
-  /** Length of the longest prefix of `hashes` resident in G1 (0 when prefix caching is off). */
-  prefixLength(hashes: readonly BlockHash[]): number {
+  /** Length of the longest prefix of `ids` resident in G1 (0 when prefix caching is off). */
+  prefixLength(ids: ArrayLike<BlockId>): number {
     if (!this.prefix_caching) return 0;
     let length = 0;
-    while (length < hashes.length && this.entries.has(hashes[length])) length++;
+    while (length < ids.length && this.entries.has(ids[length])) length++;
     return length;
   }
 
   /** A request starts using cached entries (they leave the idle list). */
-  acquire(hashes: readonly BlockHash[]): void {
-    for (const hash of hashes) {
-      const entry = this.entries.get(hash);
-      if (!entry) throw new InvariantError(`G1 acquire of block ${hash} that is not cached`);
-      if (entry.users === 0) this.idle.delete(hash);
-      entry.users++;
+  acquire(ids: ArrayLike<BlockId>): void {
+    for (let i = 0; i < ids.length; i++) {
+      const slot = this.entries.slotOf(ids[i]);
+      if (slot === NO_SLOT) throw new InvariantError(`G1 acquire of block ${this.entries.blockIds.hashOf(ids[i])} that is not cached`);
+      if (this.users[slot] === 0) this.idle.remove(slot);
+      this.users[slot]++;
     }
   }
 
@@ -77,33 +79,36 @@ export class DeviceCache {
 
   /**
    * A private block of a request has become a complete prompt block. It becomes a cache entry
-   * (returns true: a Device Stored is due) unless an entry with that hash already exists.
+   * (returns true: a Device Stored is due) unless an entry with that id already exists.
    */
-  promote(hash: BlockHash): boolean {
-    if (!this.prefix_caching || this.entries.has(hash)) return false;
+  promote(id: BlockId): boolean {
+    if (!this.prefix_caching || this.entries.has(id)) return false;
     this.privateBlocks--;
-    this.entries.set(hash, { hash, users: 1 });
+    const slot = this.entries.insert(id);
+    if (slot >= this.users.length) this.users = grownInt32(this.users, slot + 1);
+    this.users[slot] = 1;
     return true;
   }
 
   /** A request lets go of entries (tail first, so its last blocks are evicted first) and private blocks. */
-  release(hashes: readonly BlockHash[], privateCount: number): void {
-    for (let i = hashes.length - 1; i >= 0; i--) {
-      const entry = this.entries.get(hashes[i]);
-      if (!entry || entry.users === 0) throw new InvariantError(`G1 release of block ${hashes[i]} that the request does not use`);
-      entry.users--;
-      if (entry.users === 0) this.idle.set(entry.hash, entry);
+  release(ids: ArrayLike<BlockId>, privateCount: number): void {
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const slot = this.entries.slotOf(ids[i]);
+      if (slot === NO_SLOT || this.users[slot] === 0) {
+        throw new InvariantError(`G1 release of block ${this.entries.blockIds.hashOf(ids[i])} that the request does not use`);
+      }
+      this.users[slot]--;
+      if (this.users[slot] === 0) this.idle.pushBack(slot);
     }
     this.privateBlocks -= privateCount;
     if (this.privateBlocks < 0) throw new InvariantError(`G1 private block count went negative (${this.privateBlocks})`);
   }
 
   private evictOne(): void {
-    const victim = this.idle.keys().next();
-    if (victim.done) throw new InvariantError('G1 eviction with no idle entry');
-    this.idle.delete(victim.value);
-    this.entries.delete(victim.value);
-    this.onEvicted(victim.value);
+    const victim = this.idle.first();
+    if (victim === NO_SLOT) throw new InvariantError('G1 eviction with no idle entry');
+    this.idle.remove(victim);
+    this.onEvicted(this.entries.removeAt(victim));
   }
 
   private checkCapacity(): void {

@@ -1,18 +1,11 @@
-// A G2 (host memory) pool (G2-1..7, G2-10): capacity in blocks keyed by sequence hash; entries
+// A G2 (host memory) pool (G2-1..7, G2-10): capacity in blocks keyed by block id (see BlockIds); entries
 // are pending while their D2H copy runs, then resident; LRU with touches; pinned while loaded
 // back to G1. A private pool serves one rank; a shared pool serves every participating rank.
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
-
-interface HostEntry {
-  hash: BlockHash;
-  pending: boolean;
-  /** Loads in flight from this entry, per rank index (a pinned entry is never a victim). */
-  pins: number;
-  loaders: Map<number, number> | null;
-  /** Who stored it: the cache_id of the storing request's play, or its request id. */
-  origin: string;
-}
+import type { BlockId, BlockIds } from '../blockIds';
+import { grownInt32, grownUint8 } from '../typedArrays';
+import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
@@ -24,17 +17,28 @@ export type HostLookup =
   | { outcome: 'deferred'; blocks: number; reason: 'pending' | 'loading' };
 
 export class HostPool {
-  private readonly entries = new Map<BlockHash, HostEntry>();
+  /** Entries by block id (see BlockIds); their fields below are indexed by slot. */
+  private readonly entries: BlockSlots;
+  /** 1 while the entry's D2H copy runs. */
+  private pending = new Uint8Array(0);
+  /** Loads in flight from the entry (a pinned entry is never a victim). */
+  private pins = new Int32Array(0);
+  /** Loads in flight per rank index, for the slots that have any. */
+  private readonly loaders = new Map<number, Map<number, number>>();
+  /** Who stored each entry: the cache_id of the storing request's play, or its request id. */
+  private readonly origins: string[] = [];
   /** Resident entries, least recently used first. */
-  private readonly lru = new Map<BlockHash, HostEntry>();
+  private readonly lru = new SlotList();
   private pendingCount = 0;
 
   constructor(
     readonly domain_id: string,
     readonly capacity_blocks: number,
     readonly shared: boolean,
+    blockIds: BlockIds,
   ) {
     if (!Number.isInteger(capacity_blocks) || capacity_blocks <= 0) throw new RangeError(`num_host_blocks ${capacity_blocks} must be a positive integer`);
+    this.entries = new BlockSlots(blockIds);
   }
 
   get residentBlocks(): number {
@@ -44,15 +48,17 @@ export class HostPool {
     return this.entries.size;
   }
 
-  isResident(hash: BlockHash): boolean {
-    const entry = this.entries.get(hash);
-    return entry !== undefined && !entry.pending;
+  isResident(id: BlockId): boolean {
+    const slot = this.entries.slotOf(id);
+    return slot !== NO_SLOT && this.pending[slot] === 0;
   }
-  contains(hash: BlockHash): boolean {
-    return this.entries.has(hash);
+  contains(id: BlockId): boolean {
+    return this.entries.has(id);
   }
   residentHashes(): BlockHash[] {
-    return [...this.lru.keys()];
+    const hashes: BlockHash[] = [];
+    for (let slot = this.lru.first(); slot !== NO_SLOT; slot = this.lru.after(slot)) hashes.push(this.entries.hashAt(slot));
+    return hashes;
   }
 
   /**
@@ -60,39 +66,37 @@ export class HostPool {
    * counted key is still pending, or is being loaded into the same rank by another request (ranks
    * of a shared pool may read one entry concurrently, each into its own G1).
    */
-  lookup(hashes: readonly BlockHash[], from: number, limit: number, rank_index: number): HostLookup {
+  lookup(ids: ArrayLike<BlockId>, from: number, limit: number, rank_index: number): HostLookup {
     let blocks = 0;
     let blocked: 'pending' | 'loading' | null = null;
     for (let i = from; i < limit; i++) {
-      const entry = this.entries.get(hashes[i]);
-      if (!entry) break;
-      if (entry.pending) blocked ??= 'pending';
-      else if ((entry.loaders?.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
+      const slot = this.entries.slotOf(ids[i]);
+      if (slot === NO_SLOT) break;
+      if (this.pending[slot] === 1) blocked ??= 'pending';
+      else if ((this.loaders.get(slot)?.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
       blocks++;
     }
     return blocked === null ? { outcome: 'hit', blocks } : { outcome: 'deferred', blocks, reason: blocked };
   }
 
   /** Resident consecutive keys from `from` (the engine's truth, for reconciliation). */
-  residentRun(hashes: readonly BlockHash[], from: number): number {
+  residentRun(ids: ArrayLike<BlockId>, from: number): number {
     let blocks = 0;
-    while (from + blocks < hashes.length && this.isResident(hashes[from + blocks])) blocks++;
+    while (from + blocks < ids.length && this.isResident(ids[from + blocks])) blocks++;
     return blocks;
   }
 
   /** G2-5: touches a request's resident prompt keys in reverse order, so its first block is most recent. */
-  touch(hashes: readonly BlockHash[]): void {
-    for (let i = hashes.length - 1; i >= 0; i--) {
-      const entry = this.lru.get(hashes[i]);
-      if (!entry) continue;
-      this.lru.delete(entry.hash);
-      this.lru.set(entry.hash, entry);
+  touch(ids: ArrayLike<BlockId>): void {
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const slot = this.entries.slotOf(ids[i]);
+      if (slot !== NO_SLOT && this.lru.has(slot)) this.lru.moveToBack(slot);
     }
   }
 
-  /** Keys of `hashes` that are neither resident nor pending. */
-  missing(hashes: readonly BlockHash[]): BlockHash[] {
-    return hashes.filter((hash) => !this.entries.has(hash));
+  /** Keys of `ids` that are neither resident nor pending. */
+  missing(ids: readonly BlockId[]): BlockId[] {
+    return ids.filter((id) => !this.entries.has(id));
   }
 
   /**
@@ -100,24 +104,29 @@ export class HostPool {
    * null (and changes nothing) when there are not enough victims; a cohort larger than the pool
    * never fits.
    */
-  reserve(cohort: readonly BlockHash[], origin = ''): CohortReservation | null {
+  reserve(cohort: ArrayLike<BlockId>, origin = ''): CohortReservation | null {
     if (cohort.length === 0 || cohort.length > this.capacity_blocks) return null;
     const shortfall = cohort.length - (this.capacity_blocks - this.entries.size);
-    const victims: BlockHash[] = [];
+    const victimSlots: number[] = [];
     if (shortfall > 0) {
-      for (const entry of this.lru.values()) {
-        if (victims.length === shortfall) break;
-        if (entry.pins === 0) victims.push(entry.hash);
+      for (let slot = this.lru.first(); slot !== NO_SLOT && victimSlots.length < shortfall; slot = this.lru.after(slot)) {
+        if (this.pins[slot] === 0) victimSlots.push(slot);
       }
-      if (victims.length < shortfall) return null;
+      if (victimSlots.length < shortfall) return null;
     }
-    for (const hash of victims) {
-      this.entries.delete(hash);
-      this.lru.delete(hash);
+    const victims: BlockHash[] = [];
+    for (const slot of victimSlots) {
+      this.lru.remove(slot);
+      victims.push(this.entries.removeAt(slot));
     }
-    for (const hash of cohort) {
-      if (this.entries.has(hash)) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${hash} is already in the pool`);
-      this.entries.set(hash, { hash, pending: true, pins: 0, loaders: null, origin });
+    for (let i = 0; i < cohort.length; i++) {
+      const id = cohort[i];
+      if (this.entries.has(id)) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${this.entries.blockIds.hashOf(id)} is already in the pool`);
+      const slot = this.entries.insert(id);
+      if (slot >= this.pins.length) this.growFields(slot + 1);
+      this.pending[slot] = 1;
+      this.pins[slot] = 0;
+      this.origins[slot] = origin;
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
@@ -125,47 +134,63 @@ export class HostPool {
   }
 
   /** G2-3/G2-5: the D2H copy finished; the cohort becomes resident and is touched as one unit. */
-  complete(cohort: readonly BlockHash[]): void {
-    for (const hash of cohort) {
-      const entry = this.entries.get(hash);
-      if (!entry || !entry.pending) throw new InvariantError(`G2 ${this.domain_id}: completing block ${hash} that is not pending`);
-      entry.pending = false;
-      this.lru.set(hash, entry);
+  complete(cohort: ArrayLike<BlockId>): void {
+    for (let i = 0; i < cohort.length; i++) {
+      const slot = this.entries.slotOf(cohort[i]);
+      if (slot === NO_SLOT || this.pending[slot] === 0) {
+        throw new InvariantError(`G2 ${this.domain_id}: completing block ${this.entries.blockIds.hashOf(cohort[i])} that is not pending`);
+      }
+      this.pending[slot] = 0;
+      this.lru.pushBack(slot);
     }
     this.pendingCount -= cohort.length;
   }
 
   /** Who stored these entries (sorted, distinct). */
-  originsOf(hashes: readonly BlockHash[]): string[] {
+  originsOf(ids: ArrayLike<BlockId>): string[] {
     const origins = new Set<string>();
-    for (const hash of hashes) {
-      const entry = this.entries.get(hash);
-      if (entry) origins.add(entry.origin);
+    for (let i = 0; i < ids.length; i++) {
+      const slot = this.entries.slotOf(ids[i]);
+      if (slot !== NO_SLOT) origins.add(this.origins[slot]);
     }
     return [...origins].sort();
   }
 
   /** A load into `rank_index` starts: the entries are pinned until it ends. */
-  pin(hashes: readonly BlockHash[], rank_index: number): void {
-    for (const hash of hashes) {
-      const entry = this.entries.get(hash);
-      if (!entry || entry.pending) throw new InvariantError(`G2 ${this.domain_id}: pinning block ${hash} that is not resident`);
-      entry.pins++;
-      entry.loaders ??= new Map();
-      entry.loaders.set(rank_index, (entry.loaders.get(rank_index) ?? 0) + 1);
+  pin(ids: ArrayLike<BlockId>, rank_index: number): void {
+    for (let i = 0; i < ids.length; i++) {
+      const slot = this.entries.slotOf(ids[i]);
+      if (slot === NO_SLOT || this.pending[slot] === 1) {
+        throw new InvariantError(`G2 ${this.domain_id}: pinning block ${this.entries.blockIds.hashOf(ids[i])} that is not resident`);
+      }
+      this.pins[slot]++;
+      let loaders = this.loaders.get(slot);
+      if (!loaders) {
+        loaders = new Map();
+        this.loaders.set(slot, loaders);
+      }
+      loaders.set(rank_index, (loaders.get(rank_index) ?? 0) + 1);
     }
   }
 
-  unpin(hashes: readonly BlockHash[], rank_index: number): void {
-    for (const hash of hashes) {
-      const entry = this.entries.get(hash);
-      const mine = entry?.loaders?.get(rank_index) ?? 0;
-      if (!entry || !entry.loaders || mine === 0) throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${hash} that rank ${rank_index} is not loading`);
-      entry.pins--;
-      if (mine > 1) entry.loaders.set(rank_index, mine - 1);
-      else if (entry.loaders.size === 1) entry.loaders = null;
-      else entry.loaders.delete(rank_index);
+  unpin(ids: ArrayLike<BlockId>, rank_index: number): void {
+    for (let i = 0; i < ids.length; i++) {
+      const slot = this.entries.slotOf(ids[i]);
+      const loaders = slot === NO_SLOT ? undefined : this.loaders.get(slot);
+      const mine = loaders?.get(rank_index) ?? 0;
+      if (!loaders || mine === 0) {
+        throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${this.entries.blockIds.hashOf(ids[i])} that rank ${rank_index} is not loading`);
+      }
+      this.pins[slot]--;
+      if (mine > 1) loaders.set(rank_index, mine - 1);
+      else if (loaders.size === 1) this.loaders.delete(slot);
+      else loaders.delete(rank_index);
     }
+  }
+
+  private growFields(minLength: number): void {
+    this.pins = grownInt32(this.pins, minLength);
+    this.pending = grownUint8(this.pending, minLength);
   }
 
   private checkCapacity(): void {

@@ -3,6 +3,7 @@
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockHash } from '../hash';
+import type { BlockId, BlockIds } from '../blockIds';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream } from '../events/model';
 import type { Nanos } from '../time';
@@ -69,10 +70,15 @@ export class RankEngine {
     readonly settings: EngineSettings,
     private readonly kernel: Kernel,
     private readonly listener: RankListener,
+    /** The run's block id table, shared with the router's mirror. */
+    blockIds: BlockIds,
   ) {
     this.events = new RankEventStream(rank);
-    this.g1 = new DeviceCache(settings.num_gpu_blocks, settings.enable_prefix_caching, (hash) =>
-      this.outbox.push((stream) => stream.removed('Device', [hash])),
+    this.g1 = new DeviceCache(
+      settings.num_gpu_blocks,
+      settings.enable_prefix_caching,
+      (hash) => this.outbox.push((stream) => stream.removed('Device', [hash])),
+      blockIds,
     );
   }
 
@@ -87,9 +93,9 @@ export class RankEngine {
   }
 
   /** Engine truth for a prompt: G1 prefix blocks and the resident G2 run after it. */
-  truthOverlap(hashes: readonly BlockHash[]): { device_blocks: number; host_blocks: number } {
-    const device_blocks = this.g1.prefixLength(hashes);
-    const host_blocks = this.host && this.settings.enable_prefix_caching ? this.host.pool.residentRun(hashes, device_blocks) : 0;
+  truthOverlap(ids: ArrayLike<BlockId>): { device_blocks: number; host_blocks: number } {
+    const device_blocks = this.g1.prefixLength(ids);
+    const host_blocks = this.host && this.settings.enable_prefix_caching ? this.host.pool.residentRun(ids, device_blocks) : 0;
     return { device_blocks, host_blocks };
   }
 
@@ -209,8 +215,8 @@ export class RankEngine {
   /** Recompute preemption: the request lets go of its G1 blocks and waits at the head of the queue. */
   private preempt(request: SimRequest): void {
     this.running.splice(this.running.indexOf(request), 1);
-    this.g1.release(request.entry_hashes, request.private_blocks);
-    request.entry_hashes = [];
+    this.g1.release(request.entry_ids, request.private_blocks);
+    request.entry_ids = [];
     request.private_blocks = 0;
     request.computed_tokens = 0;
     request.recompute_output_tokens = request.output_tokens;
@@ -223,8 +229,8 @@ export class RankEngine {
   private fail(request: SimRequest, reason: string): void {
     const index = this.running.indexOf(request);
     if (index >= 0) this.running.splice(index, 1);
-    this.g1.release(request.entry_hashes, request.private_blocks);
-    request.entry_hashes = [];
+    this.g1.release(request.entry_ids, request.private_blocks);
+    request.entry_ids = [];
     request.private_blocks = 0;
     request.state = 'failed';
     request.failure_reason = reason;
@@ -264,17 +270,17 @@ export class RankEngine {
       return 'failed';
     }
     const limit = this.reusableBlocks(request);
-    const g1Blocks = Math.min(this.g1.prefixLength(request.hashes), limit);
-    const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.hashes, g1Blocks, limit, this.rank_index) : null;
-    if (this.host) this.host.pool.touch(request.hashes);
+    const g1Blocks = Math.min(this.g1.prefixLength(request.block_ids), limit);
+    const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.block_ids, g1Blocks, limit, this.rank_index) : null;
+    if (this.host) this.host.pool.touch(request.block_ids);
     if (lookup && lookup.outcome === 'deferred') {
       this.recordAttempt(request, 'deferred', g1Blocks, lookup.blocks, `G2 block ${lookup.reason === 'pending' ? 'still being stored' : 'being loaded by another request on this rank'}`);
       return null;
     }
     const hostBlocks = lookup ? lookup.blocks : 0;
-    const g1Hashes = request.hashes.slice(0, g1Blocks);
-    this.g1.acquire(g1Hashes);
-    request.entry_hashes = [...g1Hashes];
+    const g1Ids = request.block_ids.subarray(0, g1Blocks);
+    this.g1.acquire(g1Ids);
+    request.entry_ids = Array.from(g1Ids);
     if (hostBlocks > 0) return this.startRestore(request, g1Blocks, hostBlocks);
     request.computed_tokens = g1Blocks * this.settings.block_size;
     const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
@@ -289,8 +295,8 @@ export class RankEngine {
   }
 
   private undoAcquire(request: SimRequest): void {
-    this.g1.release(request.entry_hashes, 0);
-    request.entry_hashes = [];
+    this.g1.release(request.entry_ids, 0);
+    request.entry_ids = [];
   }
 
   /** Reserves G1 blocks for the restored prefix, pins the G2 entries and starts the H2D load. */
@@ -302,10 +308,10 @@ export class RankEngine {
       return 'stop';
     }
     request.private_blocks += hostBlocks;
-    const hashes = request.hashes.slice(g1Blocks, g1Blocks + hostBlocks);
-    host.pool.pin(hashes, this.rank_index);
-    request.host_restore_sources = host.pool.originsOf(hashes);
-    request.pinned_host_hashes = hashes;
+    const ids = request.block_ids.slice(g1Blocks, g1Blocks + hostBlocks);
+    host.pool.pin(ids, this.rank_index);
+    request.host_restore_sources = host.pool.originsOf(ids);
+    request.pinned_host_ids = ids;
     request.restore = { g1_blocks: g1Blocks, host_blocks: hostBlocks };
     request.state = 'loading';
     request.h2d_started_ns = this.kernel.now;
@@ -331,7 +337,7 @@ export class RankEngine {
   }
 
   private markLoaded(request: SimRequest): void {
-    this.host!.pool.unpin(request.pinned_host_hashes, this.rank_index);
+    this.host!.pool.unpin(request.pinned_host_ids, this.rank_index);
     for (const subscriber of this.host!.subscribers) if (subscriber !== this) subscriber.kick();
     request.state = 'loaded';
     request.h2d_wait_ns = this.kernel.now - request.h2d_started_ns!;
@@ -342,8 +348,8 @@ export class RankEngine {
   private admitLoaded(request: SimRequest, budget: number): PlannedWork | 'stop' {
     const B = this.settings.block_size;
     const { g1_blocks, host_blocks } = request.restore!;
-    if (request.pinned_host_hashes.length > 0) this.storeBlocks(request, g1_blocks, g1_blocks + host_blocks);
-    request.pinned_host_hashes = [];
+    if (request.pinned_host_ids.length > 0) this.storeBlocks(request, g1_blocks, g1_blocks + host_blocks);
+    request.pinned_host_ids = [];
     request.computed_tokens = (g1_blocks + host_blocks) * B;
     const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
     if (!this.ensureBlocks(request, request.computed_tokens + chunk)) {
@@ -381,10 +387,10 @@ export class RankEngine {
   }
 
   /** Turns a private block into a cache entry if it is new; a Device Stored is then due. */
-  private promoteBlock(request: SimRequest, hash: BlockHash): boolean {
-    if (!this.g1.promote(hash)) return false;
+  private promoteBlock(request: SimRequest, id: BlockId): boolean {
+    if (!this.g1.promote(id)) return false;
     request.private_blocks--;
-    request.entry_hashes.push(hash);
+    request.entry_ids.push(id);
     return true;
   }
 
@@ -419,7 +425,7 @@ export class RankEngine {
   private stampToken(request: SimRequest): void {
     const now = this.kernel.now;
     if (request.first_token_ns === null) request.first_token_ns = now;
-    else request.token_gaps_ns.push(now - request.last_token_ns!);
+    else request.token_gaps_ns.add(now - request.last_token_ns!);
     request.last_token_ns = now;
     request.output_tokens++;
   }
@@ -430,16 +436,15 @@ export class RankEngine {
     let runStart = from;
     const flush = () => {
       if (run.length === 0) return;
-      const blocks = run.map((hash, i) => ({ block_hash: hash, tokens_hash: request.tokensHash(runStart + i) }));
+      const blocks = request.blocksIn(runStart, runStart + run.length);
       const parent = runStart === 0 ? null : request.hashes[runStart - 1];
       this.outbox.push((stream) => stream.stored('Device', blocks, parent, runStart));
       run = [];
     };
     for (let i = from; i < to; i++) {
-      const hash = request.hashes[i];
-      if (this.promoteBlock(request, hash)) {
+      if (this.promoteBlock(request, request.block_ids[i])) {
         if (run.length === 0) runStart = i;
-        run.push(hash);
+        run.push(request.hashes[i]);
       } else flush();
     }
     flush();
@@ -452,12 +457,12 @@ export class RankEngine {
     if (complete <= request.write_through_blocks) return;
     const firstIndex = request.write_through_blocks;
     const cohortIndexes: number[] = [];
-    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(request.hashes[i])) cohortIndexes.push(i);
+    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(request.block_ids[i])) cohortIndexes.push(i);
     if (cohortIndexes.length === 0) {
       request.write_through_blocks = complete;
       return;
     }
-    const cohort = cohortIndexes.map((i) => request.hashes[i]);
+    const cohort = cohortIndexes.map((i) => request.block_ids[i]);
     const reservation = this.host.pool.reserve(cohort, request.identity.cache_id ?? request.request_id);
     if (!reservation) return;
     request.write_through_blocks = complete;
@@ -469,7 +474,7 @@ export class RankEngine {
       }
     }
     // The Stored event is described now: the request may have finished when the copy completes.
-    const blocks = cohortIndexes.map((i) => ({ block_hash: request.hashes[i], tokens_hash: request.tokensHash(i) }));
+    const blocks = cohortIndexes.map((i) => request.block(i));
     const start = cohortIndexes[0];
     const parent = start > 0 ? request.hashes[start - 1] : null;
     const host = this.host;
@@ -500,8 +505,8 @@ export class RankEngine {
     const index = this.running.indexOf(request);
     if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
     this.running.splice(index, 1);
-    this.g1.release(request.entry_hashes, request.private_blocks);
-    request.entry_hashes = [];
+    this.g1.release(request.entry_ids, request.private_blocks);
+    request.entry_ids = [];
     request.private_blocks = 0;
     if (request.stage === 'prefill' && request.output_tokens < request.output_length) {
       request.state = 'transferring';

@@ -1,9 +1,12 @@
 // One request's life in the simulated cluster: its prompt blocks, where it was routed, how it
 // was admitted (G1 / G2 reuse, H2D wait), its token timestamps and its terminal status.
-import type { BlockHash, HashedBlock } from '../hash';
+import type { BlockHash, BlockWords, HashedBlock } from '../hash';
+import { WORDS_PER_BLOCK, toU64 } from '../hash';
+import type { BlockId, BlockIds } from '../blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
+import { ValueCounts } from '../valueCounts';
 
 export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'transferring' | 'finished' | 'failed' | 'skipped';
 
@@ -46,8 +49,8 @@ export class SimRequest {
   first_token_ns: Nanos | null = null;
   last_token_ns: Nanos | null = null;
   finished_ns: Nanos | null = null;
-  /** Gaps between consecutive output tokens (ITL), in order. */
-  readonly token_gaps_ns: Nanos[] = [];
+  /** Gaps between consecutive output tokens (ITL), counted per value. */
+  readonly token_gaps_ns = new ValueCounts();
   computed_tokens = 0;
   output_tokens = 0;
   g1_reused_tokens = 0;
@@ -57,12 +60,12 @@ export class SimRequest {
   readonly routing_history: Placement[] = [];
   readonly admission_history: AdmissionAttempt[] = [];
   reconciliation: Reconciliation | null = null;
-  /** G1 cache entries this request uses, in prompt order. */
-  entry_hashes: BlockHash[] = [];
+  /** G1 cache entries this request uses (block ids), in prompt order. */
+  entry_ids: BlockId[] = [];
   /** G1 blocks it holds that are not cache entries. */
   private_blocks = 0;
-  /** G2 entries pinned for its restore. */
-  pinned_host_hashes: BlockHash[] = [];
+  /** G2 entries pinned for its restore (block ids). */
+  pinned_host_ids: ArrayLike<BlockId> = [];
   /** Engine truth of the chosen rank at placement (device, host blocks), for reconciliation. */
   truth_at_placement: { device_blocks: number; host_blocks: number } | null = null;
   rank_index = -1;
@@ -86,8 +89,11 @@ export class SimRequest {
   decode_routing: Placement | null = null;
   decode_worker_id: number | null = null;
   decode_dp_rank: number | null = null;
-  private blockList: readonly HashedBlock[] | null = null;
-  private hashList: readonly BlockHash[] | null = null;
+  /** The prompt's complete blocks as hash words (see BlockWords), while the request holds them. */
+  private blockWords: BlockWords | null = null;
+  private hashList: BlockHash[] | null = null;
+  private idList: Int32Array | null = null;
+  private blockIds: BlockIds | null = null;
 
   constructor(
     readonly identity: RequestIdentity,
@@ -95,15 +101,26 @@ export class SimRequest {
     readonly output_length: number,
   ) {}
 
-  /** The prompt's complete blocks, attached when the request arrives and dropped when it ends. */
-  attachBlocks(blocks: readonly HashedBlock[]): void {
-    this.blockList = blocks;
-    this.hashList = blocks.map((block) => block.block_hash);
+  /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
+  attachBlocks(words: BlockWords, blockIds: BlockIds): void {
+    const count = words.length / WORDS_PER_BLOCK;
+    const ids = new Int32Array(count);
+    const hashes: BlockHash[] = new Array(count);
+    for (let i = 0; i < count; i++) {
+      ids[i] = blockIds.acquireWords(words[WORDS_PER_BLOCK * i], words[WORDS_PER_BLOCK * i + 1]);
+      hashes[i] = blockIds.hashOf(ids[i]);
+    }
+    this.blockWords = words;
+    this.hashList = hashes;
+    this.idList = ids;
+    this.blockIds = blockIds;
   }
 
   releaseBlocks(): void {
-    this.blockList = null;
+    if (this.idList) this.blockIds!.releaseAll(this.idList);
+    this.blockWords = null;
     this.hashList = null;
+    this.idList = null;
   }
 
   /** Sequence hashes of the complete prompt blocks. */
@@ -112,9 +129,28 @@ export class SimRequest {
     return this.hashList;
   }
 
+  /** Block ids of the complete prompt blocks (same order as `hashes`). */
+  get block_ids(): Int32Array {
+    if (this.idList === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
+    return this.idList;
+  }
+
+  /** Prompt blocks [from, to), as events carry them. */
+  blocksIn(from: number, to: number): HashedBlock[] {
+    const blocks: HashedBlock[] = [];
+    for (let i = from; i < to; i++) blocks.push(this.block(i));
+    return blocks;
+  }
+
+  /** Prompt block `index`, as events carry it. */
+  block(index: number): HashedBlock {
+    return { block_hash: this.hashes[index], tokens_hash: this.tokensHash(index) };
+  }
+
   /** Local (tokens-only) hash of prompt block `index`. */
   tokensHash(index: number): BlockHash {
-    return this.blockList![index].tokens_hash;
+    const at = WORDS_PER_BLOCK * index;
+    return toU64(this.blockWords![at + 2], this.blockWords![at + 3]);
   }
 
   get request_id(): string {
@@ -124,7 +160,7 @@ export class SimRequest {
     return this.identity.ordinal;
   }
   get heldBlocks(): number {
-    return this.entry_hashes.length + this.private_blocks;
+    return this.entry_ids.length + this.private_blocks;
   }
   /** Tokens the prefill must cover: the prompt, plus outputs to recompute after a preemption. */
   get prefill_target_tokens(): number {

@@ -1,6 +1,9 @@
 // Distribution statistics for reports (RPT-2): mean and nearest-rank percentiles over exact
 // sorted values. Rank rule: the p-th percentile of n sorted values is the value at 1-based rank
-// ceil(p/100 × n) (p50 of [1,2,3,4] is 2; p99 of 10 values is the 10th).
+// ceil(p/100 × n) (p50 of [1,2,3,4] is 2; p99 of 10 values is the 10th). Values may be kept as
+// counts per distinct value (ValueCounts) when there are millions of them but few distinct ones.
+import { ValueCounts } from '../valueCounts';
+
 export interface Distribution {
   count: number;
   mean: number;
@@ -10,24 +13,40 @@ export interface Distribution {
   max: number;
 }
 
+/** The 1-based nearest rank of the p-th percentile among `count` values (0 when there are none). */
+function nearestRank(p: number, count: number): number {
+  if (count === 0) return 0;
+  return Math.min(Math.max(1, Math.ceil((p / 100) * count)), count);
+}
+
 export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1];
+  return sorted[nearestRank(p, sorted.length) - 1];
 }
 
 /** Statistics of integer-nanosecond values, reported in milliseconds. */
-export function distributionMs(valuesNs: readonly number[]): Distribution {
-  const sorted = [...valuesNs].sort((a, b) => a - b);
+export function distributionMs(valuesNs: readonly number[] | ValueCounts): Distribution {
+  const counts = valuesNs instanceof ValueCounts ? valuesNs : ValueCounts.of(valuesNs);
+  const ascending = counts.ascending();
+  // Summed one value at a time in ascending order, exactly as over the sorted list of values.
   let total = 0;
-  for (const value of sorted) total += value;
+  for (const [value, times] of ascending) for (let i = 0; i < times; i++) total += value;
+  const valueAtRank = (rank: number): number => {
+    let seen = 0;
+    for (const [value, times] of ascending) {
+      seen += times;
+      if (seen >= rank) return value;
+    }
+    return 0;
+  };
   const ms = (ns: number) => ns / 1_000_000;
+  const count = counts.count;
   return {
-    count: sorted.length,
-    mean: sorted.length === 0 ? 0 : ms(total / sorted.length),
-    p50: ms(percentile(sorted, 50)),
-    p90: ms(percentile(sorted, 90)),
-    p99: ms(percentile(sorted, 99)),
-    max: ms(sorted.length === 0 ? 0 : sorted[sorted.length - 1]),
+    count,
+    mean: count === 0 ? 0 : ms(total / count),
+    p50: ms(valueAtRank(nearestRank(50, count))),
+    p90: ms(valueAtRank(nearestRank(90, count))),
+    p99: ms(valueAtRank(nearestRank(99, count))),
+    max: ms(count === 0 ? 0 : ascending[ascending.length - 1][0]),
   };
 }

@@ -161,7 +161,7 @@ function summarize(result: ClusterResult): RunSummary {
     tokens: { input, output: sum((r) => r.output_tokens), g1_reused: g1, host_reused: host },
     virtual_duration_ms: result.end_ns / 1_000_000,
     ttft_ms: distributionMs(finished.filter((r) => r.first_token_ns !== null).map((r) => r.first_token_ns! - r.arrival_ns)),
-    itl_ms: distributionMs(finished.flatMap((r) => r.token_gaps_ns)),
+    itl_ms: distributionMs(result.itl_ns),
     e2e_ms: distributionMs(finished.map((r) => r.finished_ns! - r.arrival_ns)),
     prefix_reuse_ratio: input === 0 ? 0 : (g1 + host) / input,
     g2_restored_tokens: host,

@@ -1,27 +1,37 @@
 // The router's own view of load per rank (SCORE-2): uncomputed prefill tokens and active blocks
 // of the requests it placed, updated by placement, prefill-complete feedback and completion.
+// Blocks are counted by block id (see BlockIds); the tracker holds the ids of active blocks.
 import type { BlockHash } from '../hash';
+import type { BlockId, BlockIds } from '../blockIds';
+import { NO_BLOCK_ID } from '../blockIds';
+import { grownInt32 } from '../typedArrays';
+import { BlockSlots, NO_SLOT } from '../blockSlots';
+import { RankSetsByBlock } from './rankSets';
 
 interface ActiveRequest {
   rank: number;
   prefill_tokens: number;
-  hashes: readonly BlockHash[];
+  /** Where each of its blocks is counted in its rank's active blocks. */
+  slots: Int32Array;
   unhashed_blocks: number;
 }
 
 export class LoadTracker {
   private readonly prefillTokens: number[] = [];
   private readonly unhashedBlocks: number[] = [];
-  private readonly distinctActive: number[] = [];
-  /** block hash → (rank → number of active requests on that rank using it). */
-  private readonly activeHolders = new Map<BlockHash, Map<number, number>>();
+  /** Ranks on which at least one active request uses each block. */
+  private readonly activeRanks = new RankSetsByBlock();
+  /** Per rank: its active blocks, and how many active requests on that rank use each (by slot). */
+  private readonly activeByRank: { blocks: BlockSlots; users: Int32Array }[] = [];
   private readonly requests = new Map<string, ActiveRequest>();
+
+  constructor(private readonly blockIds: BlockIds) {}
 
   activePrefillTokens(rank: number): number {
     return this.prefillTokens[rank] ?? 0;
   }
   activeBlocks(rank: number): number {
-    return (this.distinctActive[rank] ?? 0) + (this.unhashedBlocks[rank] ?? 0);
+    return (this.activeByRank[rank]?.blocks.size ?? 0) + (this.unhashedBlocks[rank] ?? 0);
   }
   isActive(request_id: string): boolean {
     return this.requests.has(request_id);
@@ -30,32 +40,37 @@ export class LoadTracker {
     return this.requests.get(request_id)?.rank;
   }
 
-  /** For each rank index, how many of these hashes are already active there. */
-  activeHits(hashes: readonly BlockHash[], rankCount: number): Int32Array {
+  /** For each rank index, how many of these blocks are already active there (NO_BLOCK_ID: nowhere). */
+  activeHits(ids: ArrayLike<BlockId>, rankCount: number): Int32Array {
     const hits = new Int32Array(rankCount);
-    for (const hash of hashes) {
-      const holders = this.activeHolders.get(hash);
-      if (!holders) continue;
-      for (const rank of holders.keys()) if (rank < rankCount) hits[rank]++;
-    }
+    const tally = (rank: number) => {
+      if (rank < rankCount) hits[rank]++;
+    };
+    for (let i = 0; i < ids.length; i++) if (ids[i] !== NO_BLOCK_ID) this.activeRanks.forEachRank(ids[i], tally);
     return hits;
   }
 
-  add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], unhashed_blocks: number): void {
+  /** `ids[i]` is the id of `hashes[i]`, or NO_BLOCK_ID when the table does not have it yet. */
+  add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
-    this.requests.set(request_id, { rank, prefill_tokens, hashes, unhashed_blocks });
+    const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds), users: new Int32Array(0) });
+    const slots = new Int32Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      const known = ids[i] !== NO_BLOCK_ID;
+      const id = known ? ids[i] : this.blockIds.acquire(hashes[i]);
+      let slot = this.activeRanks.has(id, rank) ? active.blocks.slotOf(id) : NO_SLOT;
+      if (slot === NO_SLOT) {
+        slot = active.blocks.insert(id);
+        if (slot >= active.users.length) active.users = grownInt32(active.users, slot + 1);
+        this.activeRanks.add(id, rank);
+      }
+      active.users[slot]++;
+      slots[i] = slot;
+      if (!known) this.blockIds.release(id);
+    }
+    this.requests.set(request_id, { rank, prefill_tokens, slots, unhashed_blocks });
     this.prefillTokens[rank] = this.activePrefillTokens(rank) + prefill_tokens;
     this.unhashedBlocks[rank] = (this.unhashedBlocks[rank] ?? 0) + unhashed_blocks;
-    for (const hash of hashes) {
-      let holders = this.activeHolders.get(hash);
-      if (!holders) {
-        holders = new Map();
-        this.activeHolders.set(hash, holders);
-      }
-      const count = holders.get(rank) ?? 0;
-      if (count === 0) this.distinctActive[rank] = (this.distinctActive[rank] ?? 0) + 1;
-      holders.set(rank, count + 1);
-    }
   }
 
   prefillComplete(request_id: string): void {
@@ -70,14 +85,11 @@ export class LoadTracker {
     if (!request) return;
     this.prefillComplete(request_id);
     this.unhashedBlocks[request.rank] -= request.unhashed_blocks;
-    for (const hash of request.hashes) {
-      const holders = this.activeHolders.get(hash)!;
-      const count = holders.get(request.rank)! - 1;
-      if (count === 0) {
-        holders.delete(request.rank);
-        this.distinctActive[request.rank]--;
-        if (holders.size === 0) this.activeHolders.delete(hash);
-      } else holders.set(request.rank, count);
+    const active = this.activeByRank[request.rank];
+    for (const slot of request.slots) {
+      if (--active.users[slot] > 0) continue;
+      this.activeRanks.delete(active.blocks.idAt(slot), request.rank);
+      active.blocks.removeAt(slot);
     }
     this.requests.delete(request_id);
   }

@@ -1,10 +1,13 @@
 // The router's strict mirror of each rank's residency (MIR-1..3): applies KV events to the
 // residency index and rejects impossible streams (duplicate store, unknown removal, event-id gap
 // or reorder) with an error naming worker, dp rank, event id, tier and block.
-import type { BlockHash } from '../hash';
+import type { BlockHash, HashedBlock } from '../hash';
+import type { BlockId } from '../blockIds';
+import { BlockIds } from '../blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
 import { TIERS } from '../events/model';
 import { TierIndex } from './residency';
+import { grownUint8 } from '../typedArrays';
 
 export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'event-id-gap' | 'unknown-rank';
 
@@ -49,13 +52,25 @@ interface RankState {
 
 /** Residency of every known rank, per tier, built only from events seen. */
 export class ResidencyMirror {
-  readonly device = new TierIndex();
-  readonly host = new TierIndex();
+  readonly device: TierIndex;
+  readonly host: TierIndex;
   private readonly ranks: (RankState | undefined)[] = [];
-  private readonly indexOf = new Map<string, number>();
+  /** Rank index by worker id, then dp rank (numbers, so an event's rank is found without building a string). */
+  private readonly indexOf = new Map<number, Map<number, number>>();
   private eventsApplied = 0;
+  /** Block ids of the event being applied (reused from event to event). */
+  private eventIds = new Int32Array(64);
+  /** 1 for each block id met so far in the event being checked; cleared when the check ends. */
+  private metInEvent = new Uint8Array(0);
 
-  constructor(private readonly start: EventIdStart = 'zero') {}
+  /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
+  constructor(
+    private readonly start: EventIdStart = 'zero',
+    readonly blockIds = new BlockIds(),
+  ) {
+    this.device = new TierIndex(blockIds);
+    this.host = new TierIndex(blockIds);
+  }
 
   get appliedEvents(): number {
     return this.eventsApplied;
@@ -68,7 +83,12 @@ export class ResidencyMirror {
   /** Registers a rank (or re-registers one after its worker was removed) with a fresh stream. */
   addRank(ref: RankRef, rankIndex: number): void {
     this.ranks[rankIndex] = { ref, expectedEventId: this.start === 'zero' ? 0 : null };
-    this.indexOf.set(key(ref), rankIndex);
+    let ofWorker = this.indexOf.get(ref.worker_id);
+    if (!ofWorker) {
+      ofWorker = new Map();
+      this.indexOf.set(ref.worker_id, ofWorker);
+    }
+    ofWorker.set(ref.dp_rank, rankIndex);
   }
 
   /** Drops a rank's residency and stream (worker removal, MIR-3). */
@@ -77,30 +97,35 @@ export class ResidencyMirror {
     if (!state) return;
     this.device.clearRank(rankIndex);
     this.host.clearRank(rankIndex);
-    this.indexOf.delete(key(state.ref));
+    this.indexOf.get(state.ref.worker_id)?.delete(state.ref.dp_rank);
     this.ranks[rankIndex] = undefined;
   }
 
   rankIndex(ref: RankRef): number | undefined {
-    return this.indexOf.get(key(ref));
+    return this.indexOf.get(ref.worker_id)?.get(ref.dp_rank);
   }
 
   /** Validates then applies one event; throws EventStreamError on an impossible stream. */
   apply(event: KvEvent): void {
-    const rankIndex = this.indexOf.get(key(event));
+    const rankIndex = this.rankIndex(event);
     if (rankIndex === undefined) throw violation(event, 'unknown-rank', firstBlock(event), null);
     const state = this.ranks[rankIndex]!;
     this.checkEventId(state, event);
     const index = this.tier(event.tier);
     switch (event.data.type) {
-      case 'Stored':
-        this.checkStored(index, rankIndex, event, event.data.blocks.map((block) => block.block_hash));
-        for (const block of event.data.blocks) index.add(rankIndex, block.block_hash);
+      case 'Stored': {
+        const count = event.data.blocks.length;
+        this.checkStored(index, rankIndex, event, event.data.blocks);
+        for (let i = 0; i < count; i++) index.addId(rankIndex, this.eventIds[i]);
+        for (let i = 0; i < count; i++) this.blockIds.release(this.eventIds[i]);
         break;
-      case 'Removed':
+      }
+      case 'Removed': {
+        const count = event.data.block_hashes.length;
         this.checkRemoved(index, rankIndex, event, event.data.block_hashes);
-        for (const hash of event.data.block_hashes) index.remove(rankIndex, hash);
+        for (let i = 0; i < count; i++) index.removeId(rankIndex, this.eventIds[i]);
         break;
+      }
       case 'Cleared':
         for (const tier of TIERS) this.tier(tier).clearRank(rankIndex);
         break;
@@ -114,25 +139,58 @@ export class ResidencyMirror {
     throw violation(event, 'event-id-gap', firstBlock(event), state.expectedEventId);
   }
 
-  private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, hashes: BlockHash[]): void {
-    const seen = new Set<BlockHash>();
-    for (const hash of hashes) {
-      if (index.has(rankIndex, hash) || seen.has(hash)) throw violation(event, 'duplicate-store', hash, null);
-      seen.add(hash);
+  /** Puts the ids of a Stored event's blocks in eventIds, acquired for the caller, once they are known not to be held. */
+  private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, blocks: readonly HashedBlock[]): void {
+    const count = blocks.length;
+    const ids = this.idsFor(count);
+    for (let i = 0; i < count; i++) {
+      const id = this.blockIds.acquire(blocks[i].block_hash);
+      ids[i] = id;
+      if (index.holdsId(rankIndex, id) || this.metBefore(i, count)) {
+        this.forgetMet(i, count);
+        for (let j = 0; j <= i; j++) this.blockIds.release(ids[j]);
+        throw violation(event, 'duplicate-store', blocks[i].block_hash, null);
+      }
     }
+    this.forgetMet(count - 1, count);
   }
 
-  private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: BlockHash[]): void {
-    const seen = new Set<BlockHash>();
-    for (const hash of hashes) {
-      if (!index.has(rankIndex, hash) || seen.has(hash)) throw violation(event, 'unknown-removal', hash, null);
-      seen.add(hash);
+  /** Puts the ids of a Removed event's blocks in eventIds, once they are known to be held. */
+  private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: readonly BlockHash[]): void {
+    const count = hashes.length;
+    const ids = this.idsFor(count);
+    for (let i = 0; i < count; i++) {
+      const id = this.blockIds.idOf(hashes[i]);
+      ids[i] = id;
+      if (!index.holdsId(rankIndex, id) || this.metBefore(i, count)) {
+        this.forgetMet(i - 1, count);
+        throw violation(event, 'unknown-removal', hashes[i], null);
+      }
     }
+    this.forgetMet(count - 1, count);
   }
-}
 
-function key(ref: RankRef): string {
-  return `${ref.worker_id}/${ref.dp_rank}`;
+  /** eventIds, with room for the ids of an event of `count` blocks. */
+  private idsFor(count: number): Int32Array {
+    if (count > this.eventIds.length) this.eventIds = new Int32Array(Math.max(count, 2 * this.eventIds.length));
+    return this.eventIds;
+  }
+
+  /** Whether eventIds[i] already came earlier in this event of `count` blocks (one block needs no marks). */
+  private metBefore(i: number, count: number): boolean {
+    if (count === 1) return false;
+    const id = this.eventIds[i];
+    if (id >= this.metInEvent.length) this.metInEvent = grownUint8(this.metInEvent, id + 1);
+    if (this.metInEvent[id] === 1) return true;
+    this.metInEvent[id] = 1;
+    return false;
+  }
+
+  /** Clears the marks of eventIds[0..last] in an event of `count` blocks. */
+  private forgetMet(last: number, count: number): void {
+    if (count === 1) return;
+    for (let i = 0; i <= last; i++) if (this.eventIds[i] < this.metInEvent.length) this.metInEvent[this.eventIds[i]] = 0;
+  }
 }
 
 function firstBlock(event: KvEvent): BlockHash | null {

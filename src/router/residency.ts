@@ -1,58 +1,76 @@
-// The router's residency index: for each tier, which ranks hold each block hash, and which
-// blocks each rank holds. One global map per tier, so an overlap walk looks each request block
-// up once for all ranks instead of walking one tree per rank (MIR-1).
+// The router's residency index: for each tier, which ranks hold each block, and which blocks
+// each rank holds. One index per tier over all ranks, so an overlap walk looks each request block
+// up once for all ranks instead of walking one tree per rank (MIR-1). Keyed by block id (see
+// BlockIds); the methods taking a BlockHash are for callers that only have hashes.
 import type { BlockHash } from '../hash';
-
-const EMPTY: ReadonlySet<number> = new Set();
+import type { BlockId, BlockIds } from '../blockIds';
+import { NO_BLOCK_ID } from '../blockIds';
+import { RankSetsByBlock } from './rankSets';
 
 export class TierIndex {
-  private readonly holders = new Map<BlockHash, Set<number>>();
-  private readonly perRank: Set<BlockHash>[] = [];
+  private readonly holders = new RankSetsByBlock();
+  /** How many blocks each rank holds. */
+  private readonly heldCount: number[] = [];
 
-  /** Ranks (by index) that hold the block. */
+  constructor(private readonly blockIds: BlockIds) {}
+
+  /** Ranks (by index, ascending) that hold the block. */
   holdersOf(hash: BlockHash): ReadonlySet<number> {
-    return this.holders.get(hash) ?? EMPTY;
+    const id = this.blockIds.idOf(hash);
+    return new Set(id === NO_BLOCK_ID ? [] : this.holders.ranks(id));
   }
   has(rank: number, hash: BlockHash): boolean {
-    return this.perRank[rank]?.has(hash) ?? false;
+    const id = this.blockIds.idOf(hash);
+    return id !== NO_BLOCK_ID && this.holders.has(id, rank);
+  }
+  /** Whether the rank holds the block (NO_BLOCK_ID: a block no one holds). */
+  holdsId(rank: number, id: BlockId): boolean {
+    return id !== NO_BLOCK_ID && this.holders.has(id, rank);
+  }
+  /** Whether no rank holds the block. */
+  unheldId(id: BlockId): boolean {
+    return id === NO_BLOCK_ID || this.holders.isEmpty(id);
   }
   count(rank: number): number {
-    return this.perRank[rank]?.size ?? 0;
+    return this.heldCount[rank] ?? 0;
   }
-  /** The rank's blocks in insertion order (deterministic: events arrive in a fixed order). */
+  /** The rank's blocks in ascending hash order (for inspection; it walks every block id). */
   blocksOf(rank: number): BlockHash[] {
-    return [...(this.perRank[rank] ?? [])];
+    return this.idsOf(rank)
+      .map((id) => this.blockIds.hashOf(id))
+      .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   }
   add(rank: number, hash: BlockHash): void {
-    let mine = this.perRank[rank];
-    if (!mine) {
-      mine = new Set();
-      this.perRank[rank] = mine;
-    }
-    mine.add(hash);
-    let who = this.holders.get(hash);
-    if (!who) {
-      who = new Set();
-      this.holders.set(hash, who);
-    }
-    who.add(rank);
+    const id = this.blockIds.acquire(hash);
+    this.addId(rank, id);
+    this.blockIds.release(id);
   }
   remove(rank: number, hash: BlockHash): void {
-    this.perRank[rank]?.delete(hash);
-    const who = this.holders.get(hash);
-    if (!who) return;
-    who.delete(rank);
-    if (who.size === 0) this.holders.delete(hash);
+    const id = this.blockIds.idOf(hash);
+    if (id !== NO_BLOCK_ID) this.removeId(rank, id);
   }
+  /** The rank now holds a block (the id must be held by the caller; the index retains its own). */
+  addId(rank: number, id: BlockId): void {
+    if (this.holders.has(id, rank)) return;
+    this.heldCount[rank] = this.count(rank) + 1;
+    this.holders.add(id, rank);
+    this.blockIds.retain(id);
+  }
+  removeId(rank: number, id: BlockId): void {
+    if (!this.holders.has(id, rank)) return;
+    this.heldCount[rank]--;
+    this.holders.delete(id, rank);
+    this.blockIds.release(id);
+  }
+  /** Forgets every block of a rank (it walks every block id: ranks are cleared rarely). */
   clearRank(rank: number): void {
-    const mine = this.perRank[rank];
-    if (!mine) return;
-    for (const hash of mine) {
-      const who = this.holders.get(hash);
-      if (!who) continue;
-      who.delete(rank);
-      if (who.size === 0) this.holders.delete(hash);
-    }
-    mine.clear();
+    for (const id of this.idsOf(rank)) this.removeId(rank, id);
+  }
+
+  private idsOf(rank: number): BlockId[] {
+    const ids: BlockId[] = [];
+    if (this.count(rank) === 0) return ids;
+    for (let id = 0; id < this.blockIds.capacity; id++) if (this.holders.has(id, rank)) ids.push(id);
+    return ids;
   }
 }

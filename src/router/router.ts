@@ -2,6 +2,8 @@
 // (SCORE-1..3), places requests and records each decision with its breakdown (SCORE-4), or
 // cycles over ranks with the round_robin policy (SCORE-6).
 import type { BlockHash } from '../hash';
+import type { BlockId } from '../blockIds';
+import { BlockIds } from '../blockIds';
 import type { KvEventBatch, RankRef } from '../events/model';
 import type { RandomStream } from '../random';
 import type { Nanos } from '../time';
@@ -34,6 +36,8 @@ export interface RouteRequest {
   isl_tokens: number;
   /** Sequence hashes of the prompt's complete blocks, in order. */
   block_hashes: readonly BlockHash[];
+  /** Their ids in the router's BlockIds table, held by the caller (a cluster's requests); looked up when absent. */
+  block_ids?: ArrayLike<BlockId>;
 }
 
 export interface CandidateScore extends RankRef {
@@ -74,7 +78,7 @@ export function roundHalfAwayFromZero(value: number): number {
 
 export class Router {
   readonly mirror: ResidencyMirror;
-  readonly load = new LoadTracker();
+  readonly load: LoadTracker;
   private candidates: Candidate[] = [];
   private nextRankIndex = 0;
   private roundRobinCursor = 0;
@@ -83,9 +87,12 @@ export class Router {
     readonly settings: RouterSettings,
     private readonly random: RandomStream,
     eventIdStart: EventIdStart = 'zero',
+    /** The run's block id table, shared with the engines of a cluster (own table otherwise). */
+    readonly blockIds = new BlockIds(),
   ) {
     validateSettings(settings);
-    this.mirror = new ResidencyMirror(eventIdStart);
+    this.mirror = new ResidencyMirror(eventIdStart, blockIds);
+    this.load = new LoadTracker(blockIds);
   }
 
   /** Candidate ranks in (worker_id, dp_rank) order. */
@@ -123,8 +130,16 @@ export class Router {
 
   /** Scores every candidate for a request without placing it. */
   score(request: RouteRequest): CandidateScore[] {
-    const { device, host } = this.overlaps(request.block_hashes);
-    const hits = this.load.activeHits(request.block_hashes, this.nextRankIndex);
+    return this.scoreIds(request, this.idsOf(request));
+  }
+
+  private idsOf(request: RouteRequest): ArrayLike<BlockId> {
+    return request.block_ids ?? this.blockIds.lookupAll(request.block_hashes);
+  }
+
+  private scoreIds(request: RouteRequest, ids: ArrayLike<BlockId>): CandidateScore[] {
+    const { device, host } = this.overlaps(ids);
+    const hits = this.load.activeHits(ids, this.nextRankIndex);
     const B = this.settings.block_size;
     const unhashedBlocks = Math.ceil(request.isl_tokens / B) - request.block_hashes.length;
     return this.candidates.map((candidate, i) => {
@@ -152,10 +167,11 @@ export class Router {
   /** Places a request: chooses a rank, records the decision and adds the request to its load. */
   place(request: RouteRequest, now: Nanos): Placement {
     if (this.candidates.length === 0) throw new Error(`no worker can take request ${request.request_id}: the router has no ranks`);
-    const scores = this.score(request);
+    const ids = this.idsOf(request);
+    const scores = this.scoreIds(request, ids);
     const { chosen, tied } = this.choose(scores);
     const placement = this.record(request, now, scores, chosen, tied);
-    this.commit(request, this.candidates[chosen].index, scores[chosen]);
+    this.commit(request, ids, this.candidates[chosen].index, scores[chosen]);
     return placement;
   }
 
@@ -163,9 +179,10 @@ export class Router {
   assign(request: RouteRequest, ref: RankRef): void {
     const index = this.mirror.rankIndex(ref);
     if (index === undefined) throw new Error(`worker ${ref.worker_id} dp rank ${ref.dp_rank} is not registered with the router`);
-    const scores = this.score(request);
+    const ids = this.idsOf(request);
+    const scores = this.scoreIds(request, ids);
     const position = this.candidates.findIndex((candidate) => candidate.index === index);
-    this.commit(request, index, scores[position]);
+    this.commit(request, ids, index, scores[position]);
   }
 
   prefillComplete(request_id: string): void {
@@ -175,12 +192,12 @@ export class Router {
     this.load.free(request_id);
   }
 
-  private commit(request: RouteRequest, rankIndex: number, score: CandidateScore): void {
+  private commit(request: RouteRequest, ids: ArrayLike<BlockId>, rankIndex: number, score: CandidateScore): void {
     const B = this.settings.block_size;
     const cachedTokens = (score.device_blocks + score.host_blocks) * B;
     const uncomputed = Math.max(request.isl_tokens - cachedTokens, 0);
     const unhashed = Math.ceil(request.isl_tokens / B) - request.block_hashes.length;
-    this.load.add(request.request_id, rankIndex, uncomputed, request.block_hashes, unhashed);
+    this.load.add(request.request_id, rankIndex, uncomputed, request.block_hashes, ids, unhashed);
   }
 
   private choose(scores: CandidateScore[]): { chosen: number; tied: number } {
@@ -235,21 +252,21 @@ export class Router {
   }
 
   /** SCORE-1: device prefix and the consecutive host run after it, per candidate. */
-  private overlaps(hashes: readonly BlockHash[]): { device: Int32Array; host: Int32Array } {
+  private overlaps(ids: ArrayLike<BlockId>): { device: Int32Array; host: Int32Array } {
     const count = this.candidates.length;
     const device = new Int32Array(count);
     const host = new Int32Array(count);
     const state = new Uint8Array(count); // 0: in device prefix, 1: in host run, 2: stopped
+    const { device: deviceIndex, host: hostIndex } = this.mirror;
     let alive = count;
-    for (const hash of hashes) {
-      const inDevice = this.mirror.device.holdersOf(hash);
-      const inHost = this.mirror.host.holdersOf(hash);
-      if (inDevice.size === 0 && inHost.size === 0) break;
+    for (let block = 0; block < ids.length; block++) {
+      const id = ids[block];
+      if (deviceIndex.unheldId(id) && hostIndex.unheldId(id)) break;
       for (let i = 0; i < count; i++) {
         if (state[i] === 2) continue;
         const rank = this.candidates[i].index;
-        if (state[i] === 0 && inDevice.has(rank)) device[i]++;
-        else if (inHost.has(rank)) {
+        if (state[i] === 0 && deviceIndex.holdsId(rank, id)) device[i]++;
+        else if (hostIndex.holdsId(rank, id)) {
           state[i] = 1;
           host[i]++;
         } else {

@@ -14,7 +14,9 @@ import { PrivateLanes, SharedBandwidth, TransferEngine, TransferLog, transferNs 
 import { SimRequest } from '../engine/request';
 import type { Prompt } from '../prompt';
 import { PrefixHashMemo } from '../hash';
+import { BlockIds } from '../blockIds';
 import type { RequestIdentity } from '../engine/request';
+import { ValueCounts } from '../valueCounts';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -89,6 +91,8 @@ export interface ClusterResult {
   /** Delivered batches when history was kept (see ClusterSpec.keep_event_history). */
   batches: { batch: KvEventBatch; visible_ns: Nanos }[];
   batches_delivered: number;
+  /** Inter-token gaps of the finished requests, counted per value. */
+  itl_ns: ValueCounts;
   events_emitted: number;
   events_withheld: number;
   g2_domains: SharedDomainReport[];
@@ -147,8 +151,11 @@ export class Cluster implements RankListener {
   readonly ranks: RankEngine[] = [];
   private readonly requests: SimRequest[] = [];
   private sharedDomain: HostDomain | null = null;
+  /** Block hashes as small ids, shared by the engine ranks and the router's mirror of this run. */
+  private readonly blockIds = new BlockIds();
   /** Shares hashing work across prompts with common leading chunks (one run's memo). */
   private readonly hashMemo = new PrefixHashMemo();
+  private readonly finishedTokenGaps = new ValueCounts();
   private eventsEmitted = 0;
   private eventsWithheld = 0;
   private failure: EventStreamError | null = null;
@@ -165,12 +172,14 @@ export class Cluster implements RankListener {
     const routed = spec.roles.filter((role) => role.role !== 'decode');
     checkDisaggregation(spec);
     const block_size = (routed[0] ?? spec.roles[0]).engine.block_size;
-    this.router = new Router({ ...spec.router, block_size }, this.random.stream('router.tie_break'));
+    this.router = new Router({ ...spec.router, block_size }, this.random.stream('router.tie_break'), 'zero', this.blockIds);
     const decode = spec.roles.find((role) => role.role === 'decode');
     this.decodeRouter = decode
       ? new Router(
           { ...spec.router, policy: 'kv', block_size: decode.engine.block_size, overlap_score_credit: 0, host_cache_hit_weight: 0, router_temperature: 0 },
           this.random.stream('decode_router.tie_break'),
+          'zero',
+          this.blockIds,
         )
       : null;
     this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch), spec.keep_event_history ?? true);
@@ -184,7 +193,7 @@ export class Cluster implements RankListener {
         if (role.role !== 'decode') this.router.addWorker(worker_id, role.dp_size);
         else this.decodeRouter!.addWorker(worker_id, role.dp_size);
         for (let dp_rank = 0; dp_rank < role.dp_size; dp_rank++) {
-          const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this);
+          const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this, this.blockIds);
           rank.host = this.hostDomainFor(role, rank);
           this.ranks.push(rank);
         }
@@ -198,13 +207,13 @@ export class Cluster implements RankListener {
     if (offload.scope === 'cluster_shared') {
       if (!this.sharedDomain) {
         const transfers = new SharedBandwidth(this.kernel, this.transferLog, offload);
-        this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, true), transfers, subscribers: [] };
+        this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, true, this.blockIds), transfers, subscribers: [] };
       }
       this.sharedDomain.subscribers.push(rank);
       return this.sharedDomain;
     }
     const lanes: TransferEngine = new PrivateLanes(this.kernel, this.transferLog, offload);
-    const pool = new HostPool(`private-${rank.rank.worker_id}-${rank.rank.dp_rank}`, offload.num_host_blocks, false);
+    const pool = new HostPool(`private-${rank.rank.worker_id}-${rank.rank.dp_rank}`, offload.num_host_blocks, false, this.blockIds);
     return { pool, transfers: lanes, subscribers: [rank] };
   }
 
@@ -217,7 +226,7 @@ export class Cluster implements RankListener {
     const target = spec.target_worker ?? null;
     const prompt = spec.prompt;
     this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
-      request.attachBlocks(prompt.computeBlocks(blockSize, this.hashMemo));
+      request.attachBlocks(prompt.computeBlockWords(blockSize, this.hashMemo), this.blockIds);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
     });
@@ -225,7 +234,7 @@ export class Cluster implements RankListener {
   }
 
   private routeRequest(request: SimRequest) {
-    return { request_id: request.request_id, ordinal: request.ordinal, isl_tokens: request.input_length, block_hashes: request.hashes };
+    return { request_id: request.request_id, ordinal: request.ordinal, isl_tokens: request.input_length, block_hashes: request.hashes, block_ids: request.block_ids };
   }
 
   private place(request: SimRequest): void {
@@ -244,7 +253,7 @@ export class Cluster implements RankListener {
   }
 
   private dispatch(request: SimRequest, rank: RankEngine): void {
-    request.truth_at_placement = rank.truthOverlap(request.hashes);
+    request.truth_at_placement = rank.truthOverlap(request.block_ids);
     request.dispatch_ns = this.kernel.now;
     rank.enqueue(request);
     this.onDispatched?.(request);
@@ -304,6 +313,7 @@ export class Cluster implements RankListener {
     this.router.requestFinished(request.request_id);
     this.decodeRouter?.requestFinished(request.request_id);
     request.releaseBlocks();
+    if (request.state === 'finished') this.finishedTokenGaps.addCounts(request.token_gaps_ns);
     this.onFinished?.(request);
   }
 
@@ -321,6 +331,7 @@ export class Cluster implements RankListener {
       transfers: this.transferLog.records,
       batches: this.transport.delivered,
       batches_delivered: this.transport.deliveredBatches,
+      itl_ns: this.finishedTokenGaps,
       events_emitted: this.eventsEmitted,
       events_withheld: this.eventsWithheld,
       g2_domains: this.sharedDomainReport(),

@@ -6,6 +6,8 @@ import { Kernel } from '../../src/kernel';
 import { PrivateLanes, SharedBandwidth, TransferLog, transferNs } from '../../src/engine/transfers';
 import { DeviceCache } from '../../src/engine/deviceCache';
 import { HostPool } from '../../src/engine/hostPool';
+import { BlockIds } from '../../src/blockIds';
+
 
 function job(direction: 'd2h' | 'h2d', rank_index: number, bytes: number, done: number[], kernel: Kernel) {
   return { direction, rank_index, worker_id: rank_index, dp_rank: 0, bytes, blocks: 1, request_id: null, onComplete: () => done.push(kernel.now) };
@@ -64,46 +66,54 @@ test('G2-9: shares are re-divided when a job finishes, and the rank cap applies 
 
 test('ENG-3: idle G1 entries are evicted least-recently-used, last blocks of a request first', () => {
   const evicted: bigint[] = [];
-  const g1 = new DeviceCache(4, true, (hash) => evicted.push(hash));
+  const table = new BlockIds();
+  const id = (hash: bigint) => table.acquire(hash);
+  const g1 = new DeviceCache(4, true, (hash) => evicted.push(hash), table);
   assert.equal(g1.allocate(3), true);
-  for (const hash of [1n, 2n, 3n]) assert.equal(g1.promote(hash), true);
-  g1.release([1n, 2n, 3n], 0);
-  assert.equal(g1.prefixLength([1n, 2n, 3n, 4n]), 3);
+  for (const hash of [1n, 2n, 3n]) assert.equal(g1.promote(id(hash)), true);
+  g1.release([id(1n), id(2n), id(3n)], 0);
+  assert.equal(g1.prefixLength([id(1n), id(2n), id(3n), id(4n)]), 3);
   assert.equal(g1.allocate(3), true);
   assert.deepEqual(evicted, [3n, 2n]);
-  assert.equal(g1.prefixLength([1n, 2n]), 1);
+  assert.equal(g1.prefixLength([id(1n), id(2n)]), 1);
   assert.equal(g1.allocate(2), false, 'only one block (the idle entry 1) is obtainable');
 });
 
 test('ENG-3: a duplicate block is not promoted twice, and capacity is never exceeded', () => {
-  const g1 = new DeviceCache(2, true, () => {});
+  const table = new BlockIds();
+  const g1 = new DeviceCache(2, true, () => {}, table);
   assert.equal(g1.allocate(2), true);
-  assert.equal(g1.promote(7n), true);
-  assert.equal(g1.promote(7n), false);
+  assert.equal(g1.promote(table.acquire(7n)), true);
+  assert.equal(g1.promote(table.acquire(7n)), false);
   assert.equal(g1.allocate(1), false);
   assert.equal(g1.usedBlocks, 2);
 });
 
 test('G2-2/G2-3: a cohort reserves atomically, pending entries are not hits, a too-large cohort never fits', () => {
-  const pool = new HostPool('p', 2, false);
-  assert.equal(pool.reserve([1n, 2n, 3n]), null, 'a 3-block cohort never fits a 2-block pool');
-  assert.deepEqual(pool.reserve([1n, 2n]), { victims: [] });
-  assert.deepEqual(pool.lookup([1n, 2n], 0, 2, 0), { outcome: 'deferred', blocks: 2, reason: 'pending' });
-  assert.equal(pool.reserve([3n]), null, 'pending entries are never victims');
-  pool.complete([1n, 2n]);
-  assert.deepEqual(pool.lookup([1n, 2n, 9n], 0, 3, 0), { outcome: 'hit', blocks: 2 });
+  const table = new BlockIds();
+  const ids = (...hashes: bigint[]) => hashes.map((hash) => table.acquire(hash));
+  const pool = new HostPool('p', 2, false, table);
+  assert.equal(pool.reserve(ids(1n, 2n, 3n)), null, 'a 3-block cohort never fits a 2-block pool');
+  assert.deepEqual(pool.reserve(ids(1n, 2n)), { victims: [] });
+  assert.deepEqual(pool.lookup(ids(1n, 2n), 0, 2, 0), { outcome: 'deferred', blocks: 2, reason: 'pending' });
+  assert.equal(pool.reserve(ids(3n)), null, 'pending entries are never victims');
+  pool.complete(ids(1n, 2n));
+  assert.deepEqual(pool.lookup(ids(1n, 2n, 9n), 0, 3, 0), { outcome: 'hit', blocks: 2 });
 });
 
 test('G2-5: lookups touch keys so the earliest block is most recent; pinned entries are never victims', () => {
-  const pool = new HostPool('p', 3, false);
-  pool.reserve([1n, 2n, 3n]);
-  pool.complete([1n, 2n, 3n]);
-  pool.touch([2n, 3n]); // 3 then 2 become most recent: LRU order 1, 3, 2
+  const table = new BlockIds();
+  const ids = (...hashes: bigint[]) => hashes.map((hash) => table.acquire(hash));
+  const pool = new HostPool('p', 3, false, table);
+  pool.reserve(ids(1n, 2n, 3n), 'play-a:cache');
+  pool.complete(ids(1n, 2n, 3n));
+  pool.touch(ids(2n, 3n)); // 3 then 2 become most recent: LRU order 1, 3, 2
   assert.deepEqual(pool.residentHashes(), [1n, 3n, 2n]);
-  pool.pin([1n], 0);
-  assert.deepEqual(pool.lookup([1n], 0, 1, 0), { outcome: 'deferred', blocks: 1, reason: 'loading' });
-  assert.deepEqual(pool.lookup([1n], 0, 1, 1), { outcome: 'hit', blocks: 1 }, 'another rank may read a pinned shared entry');
-  assert.deepEqual(pool.reserve([4n]), { victims: [3n] });
-  pool.unpin([1n], 0);
-  assert.deepEqual(pool.reserve([5n]), { victims: [1n] });
+  assert.deepEqual(pool.originsOf(ids(1n, 2n)), ['play-a:cache']);
+  pool.pin(ids(1n), 0);
+  assert.deepEqual(pool.lookup(ids(1n), 0, 1, 0), { outcome: 'deferred', blocks: 1, reason: 'loading' });
+  assert.deepEqual(pool.lookup(ids(1n), 0, 1, 1), { outcome: 'hit', blocks: 1 }, 'another rank may read a pinned shared entry');
+  assert.deepEqual(pool.reserve(ids(4n)), { victims: [3n] });
+  pool.unpin(ids(1n), 0);
+  assert.deepEqual(pool.reserve(ids(5n)), { victims: [1n] });
 });

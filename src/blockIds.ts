@@ -1,0 +1,118 @@
+// Block ids: dense small integers standing for 64-bit block hashes inside one run. Internal
+// structures (G1 caches, G2 pools, the router's residency index and load tracker) key by id,
+// because a Map lookup by bigint re-hashes the bigint every time while an id indexes an array.
+// Events, the wire format and reports keep the bigint hashes. Every holder of an id (a request,
+// a cache entry, a pool entry, a mirror entry, an active request on the router) retains it and
+// releases it when done; an id nobody holds is forgotten and reused, so the table stays as small
+// as what is live. Ids never leak into results: which number a hash gets changes nothing.
+import type { BlockHash } from './hash';
+import { toU64 } from './hash';
+import { OpenIndex } from './openIndex';
+import { grownInt32 } from './typedArrays';
+
+/** A block id: an index into arrays sized by BlockIds.capacity. */
+export type BlockId = number;
+
+/** No id: the hash is not in the table. */
+export const NO_BLOCK_ID = -1;
+
+const INITIAL_CAPACITY = 1024;
+
+const U64_LIMIT = 1n << 64n;
+/** The two 32-bit halves of the hash being looked up, at LOW and HIGH (platform byte order). */
+const queryWords = new Int32Array(2);
+const queryU64 = new BigUint64Array(queryWords.buffer);
+const LOW = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
+const HIGH = 1 - LOW;
+
+/** Writes the two 32-bit words of a u64 hash into queryWords. */
+function splitHash(hash: BlockHash): void {
+  if (hash < 0n || hash >= U64_LIMIT) throw new RangeError(`block hash ${hash} is not an unsigned 64-bit integer`);
+  queryU64[0] = hash;
+}
+
+export class BlockIds {
+  private readonly hashById: (BlockHash | undefined)[] = [];
+  /** Ids by the two 32-bit words of their hash (compared as numbers, never as bigints). */
+  private readonly idByHash = new OpenIndex(2);
+  private references = new Int32Array(INITIAL_CAPACITY);
+  /** Ids released by everyone, reused last-released first. */
+  private readonly freeIds: BlockId[] = [];
+
+  /** Ids live now. */
+  get size(): number {
+    return this.idByHash.size;
+  }
+  /** One more than the highest id ever issued: arrays indexed by id need this length. */
+  get capacity(): number {
+    return this.hashById.length;
+  }
+
+  /** The id of a hash, or NO_BLOCK_ID when no one holds it. */
+  idOf(hash: BlockHash): BlockId {
+    splitHash(hash);
+    return this.idByHash.find(queryWords[LOW], queryWords[HIGH]);
+  }
+
+  /** The hash an id stands for; the id must be held. */
+  hashOf(id: BlockId): BlockHash {
+    return this.hashById[id]!;
+  }
+
+  /** The id of a hash, issued if new, retained once for the caller. */
+  acquire(hash: BlockHash): BlockId {
+    const id = this.idOf(hash);
+    if (id !== NO_BLOCK_ID) {
+      this.references[id]++;
+      return id;
+    }
+    return this.issue(hash, queryWords[LOW], queryWords[HIGH]);
+  }
+
+  /** acquire for the hash (high << 32) | low given as 32-bit words; the bigint is made only for a new id. */
+  acquireWords(low: number, high: number): BlockId {
+    const id = this.idByHash.find(low, high);
+    if (id !== NO_BLOCK_ID) {
+      this.references[id]++;
+      return id;
+    }
+    return this.issue(toU64(low, high), low, high);
+  }
+
+  private issue(hash: BlockHash, low: number, high: number): BlockId {
+    const id = this.freeIds.pop() ?? this.hashById.length;
+    if (id === this.hashById.length) this.hashById.push(hash);
+    else this.hashById[id] = hash;
+    if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
+    this.idByHash.insert(id, low, high);
+    this.references[id] = 1;
+    return id;
+  }
+
+  /** Ids of hashes, looked up only (NO_BLOCK_ID for hashes no one holds). */
+  lookupAll(hashes: readonly BlockHash[]): Int32Array {
+    const ids = new Int32Array(hashes.length);
+    for (let i = 0; i < hashes.length; i++) ids[i] = this.idOf(hashes[i]);
+    return ids;
+  }
+
+  /** One more holder of an id already held. */
+  retain(id: BlockId): void {
+    this.references[id]++;
+  }
+
+  /** A holder lets go; the last one frees the id for reuse. */
+  release(id: BlockId): void {
+    const left = --this.references[id];
+    if (left > 0) return;
+    if (left < 0) throw new Error(`block id ${id} released more often than retained`);
+    splitHash(this.hashById[id]!);
+    this.idByHash.remove(queryWords[LOW], queryWords[HIGH]);
+    this.hashById[id] = undefined;
+    this.freeIds.push(id);
+  }
+
+  releaseAll(ids: ArrayLike<BlockId>): void {
+    for (let i = 0; i < ids.length; i++) this.release(ids[i]);
+  }
+}

@@ -1,0 +1,130 @@
+// Numbered slots for the entries of a block store (a G1 cache, a G2 pool, the router's active
+// blocks of a rank): which block id sits in which slot, the store keeping each entry's fields in
+// typed arrays indexed by slot; and an intrusive doubly linked list over slots for LRU orders
+// (O(1) append, unlink and move-to-back, instead of a Map delete + set per touch).
+import type { BlockHash } from './hash';
+import type { BlockId, BlockIds } from './blockIds';
+import { NO_BLOCK_ID } from './blockIds';
+import { grownInt32, grownUint8 } from './typedArrays';
+import { OpenIndex } from './openIndex';
+
+/** No slot. */
+export const NO_SLOT = -1;
+
+/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds. */
+export class BlockSlots {
+  /** Slots by the block id in them. */
+  private readonly slotById = new OpenIndex(1);
+  /** The block id in each slot (NO_BLOCK_ID in a free slot). */
+  private idBySlot = new Int32Array(0);
+  private readonly freeSlots: number[] = [];
+  private slotsIssued = 0;
+
+  constructor(readonly blockIds: BlockIds) {}
+
+  get size(): number {
+    return this.slotById.size;
+  }
+
+  has(id: BlockId): boolean {
+    return this.slotById.find(id) !== NO_SLOT;
+  }
+  slotOf(id: BlockId): number {
+    return this.slotById.find(id);
+  }
+  idAt(slot: number): BlockId {
+    return this.idBySlot[slot];
+  }
+  hashAt(slot: number): BlockHash {
+    return this.blockIds.hashOf(this.idBySlot[slot]);
+  }
+  /** Hashes of the entries in slot order. */
+  hashes(): BlockHash[] {
+    const hashes: BlockHash[] = [];
+    for (let slot = 0; slot < this.slotsIssued; slot++) if (this.idBySlot[slot] !== NO_BLOCK_ID) hashes.push(this.hashAt(slot));
+    return hashes;
+  }
+
+  /** Puts a block in a free slot (the id must not be here yet) and returns the slot. */
+  insert(id: BlockId): number {
+    const slot = this.freeSlots.pop() ?? this.slotsIssued++;
+    if (slot >= this.idBySlot.length) this.idBySlot = grownInt32(this.idBySlot, slot + 1);
+    this.idBySlot[slot] = id;
+    this.slotById.insert(slot, id);
+    this.blockIds.retain(id);
+    return slot;
+  }
+
+  /** Frees a slot and returns the hash of the block that was in it. */
+  removeAt(slot: number): BlockHash {
+    const id = this.idBySlot[slot];
+    const hash = this.blockIds.hashOf(id);
+    this.slotById.remove(id);
+    this.idBySlot[slot] = NO_BLOCK_ID;
+    this.freeSlots.push(slot);
+    this.blockIds.release(id);
+    return hash;
+  }
+}
+
+/** An intrusive doubly linked list of slots, oldest first. */
+export class SlotList {
+  private next = new Int32Array(0);
+  private previous = new Int32Array(0);
+  private linked = new Uint8Array(0);
+  private head = NO_SLOT;
+  private tail = NO_SLOT;
+  private length = 0;
+
+  get size(): number {
+    return this.length;
+  }
+  has(slot: number): boolean {
+    return slot < this.linked.length && this.linked[slot] === 1;
+  }
+  /** The oldest slot, or NO_SLOT when empty. */
+  first(): number {
+    return this.head;
+  }
+  /** The slot after `slot`, or NO_SLOT at the end. */
+  after(slot: number): number {
+    return this.next[slot];
+  }
+
+  /** Appends a slot that is not in the list. */
+  pushBack(slot: number): void {
+    if (slot >= this.linked.length) this.grow(slot + 1);
+    this.linked[slot] = 1;
+    this.previous[slot] = this.tail;
+    this.next[slot] = NO_SLOT;
+    if (this.tail === NO_SLOT) this.head = slot;
+    else this.next[this.tail] = slot;
+    this.tail = slot;
+    this.length++;
+  }
+
+  /** Unlinks a slot that is in the list. */
+  remove(slot: number): void {
+    const before = this.previous[slot];
+    const after = this.next[slot];
+    if (before === NO_SLOT) this.head = after;
+    else this.next[before] = after;
+    if (after === NO_SLOT) this.tail = before;
+    else this.previous[after] = before;
+    this.linked[slot] = 0;
+    this.length--;
+  }
+
+  /** Makes a slot in the list the newest. */
+  moveToBack(slot: number): void {
+    if (slot === this.tail) return;
+    this.remove(slot);
+    this.pushBack(slot);
+  }
+
+  private grow(minLength: number): void {
+    this.next = grownInt32(this.next, minLength);
+    this.previous = grownInt32(this.previous, minLength);
+    this.linked = grownUint8(this.linked, minLength);
+  }
+}

@@ -1,0 +1,61 @@
+// Integer values (nanosecond durations) counted per distinct value: a run's inter-token gaps are
+// millions of values taking few distinct values, so their distribution is kept as counts.
+/**
+ * Integer values counted per distinct value: the same distribution as the list of values, in
+ * memory proportional to the distinct values only (a run's inter-token gaps number in the
+ * millions but take few distinct values).
+ */
+export class ValueCounts {
+  private readonly timesByValue = new Map<number, number>();
+  private valueCount = 0;
+  /** The latest run of one value, not yet in timesByValue (consecutive gaps are mostly equal). */
+  private runValue = 0;
+  private runTimes = 0;
+
+  static of(values: readonly number[]): ValueCounts {
+    const counts = new ValueCounts();
+    counts.addAll(values);
+    return counts;
+  }
+
+  /** How many values were added (with repeats). */
+  get count(): number {
+    return this.valueCount;
+  }
+
+  add(value: number): void {
+    this.valueCount++;
+    if (this.runTimes > 0 && value === this.runValue) {
+      this.runTimes++;
+      return;
+    }
+    this.endRun();
+    this.runValue = value;
+    this.runTimes = 1;
+  }
+
+  addAll(values: readonly number[]): void {
+    for (const value of values) this.add(value);
+  }
+
+  /** Adds every value counted in `other`. */
+  addCounts(other: ValueCounts): void {
+    other.endRun();
+    for (const [value, times] of other.timesByValue) {
+      this.timesByValue.set(value, (this.timesByValue.get(value) ?? 0) + times);
+      this.valueCount += times;
+    }
+  }
+
+  /** [value, times] pairs in ascending value order. */
+  ascending(): [number, number][] {
+    this.endRun();
+    return [...this.timesByValue.entries()].sort((a, b) => a[0] - b[0]);
+  }
+
+  private endRun(): void {
+    if (this.runTimes === 0) return;
+    this.timesByValue.set(this.runValue, (this.timesByValue.get(this.runValue) ?? 0) + this.runTimes);
+    this.runTimes = 0;
+  }
+}

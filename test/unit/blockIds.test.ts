@@ -1,0 +1,148 @@
+// Unit tests of the compact structures behind block ids: the id table (retain, release, reuse,
+// bigint and 32-bit-word lookups agree), the open-addressing index against a Map, rank sets as
+// bits past 32 ranks, intrusive slot lists, counts per value, and the hash memo (same hashes
+// with or without it).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BlockIds, NO_BLOCK_ID } from '../../src/blockIds';
+import { SlotList } from '../../src/blockSlots';
+import { hashPromptBlocks, PrefixHashMemo } from '../../src/hash';
+import { OpenIndex } from '../../src/openIndex';
+import { namedChunk } from '../../src/prompt';
+import { distributionMs } from '../../src/report/metrics';
+import { RankSetsByBlock } from '../../src/router/rankSets';
+import { ValueCounts } from '../../src/valueCounts';
+
+/** A small deterministic generator for the randomised comparisons. */
+function draws(seed: number): (bound: number) => number {
+  let state = seed;
+  return (bound) => {
+    state = (Math.imul(state, 1103515245) + 12345) >>> 0;
+    return state % bound;
+  };
+}
+
+test('an id is kept while held, forgotten when the last holder lets go, and then reused', () => {
+  const ids = new BlockIds();
+  const a = ids.acquire(0xfedcba9876543210n);
+  assert.equal(ids.acquire(0xfedcba9876543210n), a, 'the same hash has the same id');
+  ids.release(a);
+  assert.equal(ids.idOf(0xfedcba9876543210n), a, 'still held once');
+  ids.release(a);
+  assert.equal(ids.idOf(0xfedcba9876543210n), NO_BLOCK_ID);
+  assert.equal(ids.size, 0);
+  const b = ids.acquire(7n);
+  assert.equal(b, a, 'the freed id is reused');
+  assert.equal(ids.hashOf(b), 7n);
+  assert.throws(() => {
+    ids.release(b);
+    ids.release(b);
+  }, /released more often than retained/);
+});
+
+test('a hash found by its 32-bit words and by its bigint has one id', () => {
+  const ids = new BlockIds();
+  const byWords = ids.acquireWords(0x76543210, 0xfedcba98 | 0);
+  assert.equal(ids.hashOf(byWords), 0xfedcba9876543210n);
+  assert.equal(ids.acquire(0xfedcba9876543210n), byWords);
+  assert.equal(ids.idOf(0xfedcba9876543211n), NO_BLOCK_ID);
+  assert.throws(() => ids.idOf(1n << 64n), RangeError);
+  assert.throws(() => ids.idOf(-1n), RangeError);
+});
+
+test('the open index finds, inserts and removes like a Map, for one- and two-word keys', () => {
+  const next = draws(42);
+  for (const keyWords of [1, 2] as const) {
+    const index = new OpenIndex(keyWords);
+    const reference = new Map<string, number>();
+    for (let step = 0; step < 20_000; step++) {
+      const key0 = next(500) - 250;
+      const key1 = keyWords === 2 ? next(3) : 0;
+      const name = `${key0}/${key1}`;
+      if (next(3) === 0) {
+        assert.equal(index.remove(key0, key1), reference.get(name) ?? -1);
+        reference.delete(name);
+      } else if (reference.has(name)) {
+        assert.equal(index.find(key0, key1), reference.get(name));
+      } else {
+        assert.equal(index.find(key0, key1), -1);
+        index.insert(step, key0, key1);
+        reference.set(name, step);
+      }
+      assert.equal(index.size, reference.size);
+    }
+    for (const [name, value] of reference) {
+      const [key0, key1] = name.split('/').map(Number);
+      assert.equal(index.find(key0, key1), value);
+    }
+  }
+});
+
+test('rank sets keep ranks past 32 and list them in ascending order', () => {
+  const sets = new RankSetsByBlock();
+  sets.add(3, 1);
+  sets.add(3, 0);
+  sets.add(5, 2);
+  sets.add(3, 40);
+  assert.deepEqual(sets.ranks(3), [0, 1, 40]);
+  assert.deepEqual(sets.ranks(5), [2], 'widening kept the other blocks');
+  assert.equal(sets.has(3, 40), true);
+  sets.delete(3, 1);
+  sets.delete(3, 0);
+  sets.delete(3, 40);
+  assert.equal(sets.isEmpty(3), true);
+  assert.equal(sets.isEmpty(99), true);
+});
+
+test('a slot list keeps its order through appends, unlinks and moves to the back', () => {
+  const list = new SlotList();
+  for (const slot of [4, 1, 7, 2]) list.pushBack(slot);
+  list.moveToBack(1);
+  list.remove(7);
+  list.moveToBack(2);
+  const order: number[] = [];
+  for (let slot = list.first(); slot !== -1; slot = list.after(slot)) order.push(slot);
+  assert.deepEqual(order, [4, 1, 2]);
+  assert.equal(list.size, 3);
+  assert.equal(list.has(7), false);
+});
+
+test('counts per value give the same distribution as the values themselves', () => {
+  const next = draws(7);
+  const values = Array.from({ length: 5000 }, () => (next(4) === 0 ? 75_000_000 : 15_000_000 + next(3) * 1_000_003));
+  const counts = new ValueCounts();
+  const halves = [new ValueCounts(), new ValueCounts()];
+  values.forEach((value, i) => {
+    counts.add(value);
+    halves[i % 2].add(value);
+  });
+  const merged = new ValueCounts();
+  for (const half of halves) merged.addCounts(half);
+  const sorted = [...values].sort((a, b) => a - b);
+  let total = 0;
+  for (const value of sorted) total += value;
+  const expected = {
+    count: sorted.length,
+    mean: total / sorted.length / 1e6,
+    p50: sorted[Math.ceil(0.5 * sorted.length) - 1] / 1e6,
+    p90: sorted[Math.ceil(0.9 * sorted.length) - 1] / 1e6,
+    p99: sorted[Math.ceil(0.99 * sorted.length) - 1] / 1e6,
+    max: sorted[sorted.length - 1] / 1e6,
+  };
+  assert.deepEqual(distributionMs(counts), expected);
+  assert.deepEqual(distributionMs(merged), expected);
+  assert.deepEqual(distributionMs(values), expected);
+  assert.deepEqual(distributionMs([]), { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 });
+});
+
+test('hashing with the memo gives the same blocks as without it, whatever the chunk offsets', () => {
+  const next = draws(2024);
+  const names = ['system', 'history a', 'history b', 'turn', 'tail'];
+  for (const blockSize of [1, 3, 4, 16]) {
+    const memo = new PrefixHashMemo(next(2) === 0 ? 2 : 64);
+    for (let prompt = 0; prompt < 150; prompt++) {
+      const chunks = Array.from({ length: next(5) }, () => namedChunk(names[next(names.length)], next(4) === 0 ? next(3) : next(90)));
+      assert.deepEqual(hashPromptBlocks(chunks, blockSize, memo), hashPromptBlocks(chunks, blockSize), `block size ${blockSize}, prompt ${prompt}`);
+    }
+  }
+});
