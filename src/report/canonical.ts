@@ -42,7 +42,60 @@ export function canonicalJsonPretty(value: unknown): string {
   return JSON.stringify(canonicalize(value), null, 2);
 }
 
-/** SHA-256 of the canonical JSON, as "sha256:<hex>". */
+/** SHA-256 of the canonical JSON, as "sha256:<hex>". Streams the text into the hash, never building it whole. */
 export function digestOf(value: unknown): string {
-  return `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+  const hash = createHash('sha256');
+  let pending = '';
+  writeCanonical(value, '$', (text) => {
+    pending += text;
+    if (pending.length >= 1 << 16) {
+      hash.update(pending);
+      pending = '';
+    }
+  });
+  hash.update(pending);
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/** Writes exactly the text of canonicalJson(value), piece by piece. */
+function writeCanonical(value: unknown, path: string, write: (text: string) => void): void {
+  if (value === null) return write('null');
+  switch (typeof value) {
+    case 'boolean':
+    case 'string':
+      return write(JSON.stringify(value));
+    case 'number':
+      if (!Number.isFinite(value)) throw new TypeError(`${path}: ${value} has no canonical JSON form`);
+      return write(JSON.stringify(Object.is(value, -0) ? 0 : value));
+    case 'bigint':
+      return write(JSON.stringify(value.toString()));
+    case 'object':
+      return Array.isArray(value) ? writeArray(value, path, write) : writeObject(value as object, path, write);
+    default:
+      throw new TypeError(`${path}: a ${typeof value} has no canonical JSON form`);
+  }
+}
+
+function writeArray(items: unknown[], path: string, write: (text: string) => void): void {
+  write('[');
+  items.forEach((item, i) => {
+    if (i > 0) write(',');
+    writeCanonical(item, `${path}[${i}]`, write);
+  });
+  write(']');
+}
+
+function writeObject(value: object, path: string, write: (text: string) => void): void {
+  if (value instanceof Map || value instanceof Set) throw new TypeError(`${path}: convert Map/Set to a sorted array first`);
+  write('{');
+  let first = true;
+  for (const key of Object.keys(value).sort()) {
+    const field = (value as Record<string, unknown>)[key];
+    if (field === undefined) continue;
+    if (!first) write(',');
+    first = false;
+    write(`${JSON.stringify(key)}:`);
+    writeCanonical(field, `${path}.${key}`, write);
+  }
+  write('}');
 }

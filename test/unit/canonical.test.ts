@@ -1,0 +1,29 @@
+// Tests of canonical JSON and digests (RPT-1, DET-1): sorted keys, bigints as strings, dropped
+// undefined fields, and a streamed digest identical to hashing the whole canonical text.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { canonicalJson, digestOf } from '../../src/report/canonical';
+
+const whole = (value: unknown) => `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
+
+test('canonical JSON sorts keys, keeps array order, writes bigints as strings and drops undefined', () => {
+  assert.equal(canonicalJson({ b: 1, a: [3, 1, { d: undefined, c: 18446744073709551615n }], e: -0 }), '{"a":[3,1,{"c":"18446744073709551615"}],"b":1,"e":0}');
+  assert.throws(() => canonicalJson({ x: Number.NaN }), /\$\.x: NaN/);
+  assert.throws(() => canonicalJson({ m: new Map() }), /\$\.m: convert Map\/Set/);
+});
+
+test('the streamed digest equals the digest of the whole canonical text', () => {
+  const values: unknown[] = [
+    null,
+    'text with "quotes" and ünïcode',
+    { z: [1.5, -0, true, null, 'x'], a: { nested: { deeper: [1n, 2n] } }, skipped: undefined },
+    Array.from({ length: 5000 }, (_, i) => ({ id: `r${i}`, ms: i / 7, tags: ['a', 'b'], big: BigInt(i) ** 3n })),
+  ];
+  for (const value of values) assert.equal(digestOf(value), whole(value));
+});
+
+test('a digest changes with any value and not with key order', () => {
+  assert.equal(digestOf({ a: 1, b: 2 }), digestOf({ b: 2, a: 1 }));
+  assert.notEqual(digestOf({ a: 1, b: 2 }), digestOf({ a: 1, b: 3 }));
+});
