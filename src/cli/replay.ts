@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { runReplay, type ReplayInputs, type ReplayOutcome } from '../sim/replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import { AgenticTraceError, parseAgenticTrace } from '../agentic/trace';
+import { MooncakeTraceError, parseMooncakeTrace } from '../config/mooncake';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import { canonicalJsonPretty } from '../report/canonical';
@@ -48,7 +49,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     if (options.seed !== undefined) config.seed = parseSeed(options.seed);
     outcome = runReplay(config, loadInputs(config, file, io));
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof DurationError || error instanceof SeedError || error instanceof AgenticTraceError || error instanceof InputError) {
+    if (error instanceof ConfigError || error instanceof DurationError || error instanceof SeedError || error instanceof AgenticTraceError || error instanceof MooncakeTraceError || error instanceof InputError) {
       io.stderr(`kvqual replay: ${error.message}\n`);
       return ExitCode.usage;
     }
@@ -70,18 +71,24 @@ function eventLog(outcome: ReplayOutcome): string {
 class SeedError extends Error {}
 class InputError extends Error {}
 
-/** Reads the files a config names (the agentic trace), relative to the config's folder. */
+/** Reads the files a config names (an agentic or Mooncake trace), relative to the config's folder. */
 function loadInputs(config: ReplayConfig, file: string, io: CliIo): ReplayInputs {
-  const agentic = config.workload.agentic;
-  if (!agentic) return {};
-  const tracePath = path.resolve(path.dirname(file), agentic.trace);
-  let text: string;
-  try {
-    text = io.readText(tracePath);
-  } catch (error) {
-    throw new InputError(`${file}: workload.agentic.trace: cannot read ${agentic.trace}: ${(error as Error).message}`);
+  const { agentic, mooncake } = config.workload;
+  if (agentic) return { agentic_trace: parseAgenticTrace(readBeside(file, 'workload.agentic.trace', agentic.trace, io), agentic.trace) };
+  if (mooncake) {
+    const text = readBeside(file, 'workload.mooncake.trace', mooncake.trace, io);
+    const options = { trace_block_size: config.workload.trace_block_size, max_requests: mooncake.max_requests ?? null, time_scale: mooncake.time_scale, first_ordinal: 0 };
+    return { mooncake_requests: parseMooncakeTrace(text, mooncake.trace, options) };
   }
-  return { agentic_trace: parseAgenticTrace(text, agentic.trace) };
+  return {};
+}
+
+function readBeside(configFile: string, field: string, name: string, io: CliIo): string {
+  try {
+    return io.readText(path.resolve(path.dirname(configFile), name));
+  } catch (error) {
+    throw new InputError(`${configFile}: ${field}: cannot read ${name}: ${(error as Error).message}`);
+  }
 }
 
 function parseSeed(text: string): number {

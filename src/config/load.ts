@@ -93,9 +93,10 @@ function routedWorkers(config: ReplayConfig): number {
 }
 
 function workloadProblems(config: ReplayConfig): ConfigProblem[] {
-  const { requests, agentic } = config.workload;
-  if (requests === undefined && agentic === undefined) return [{ path: 'workload', message: 'give either requests or agentic' }];
-  if (requests !== undefined && agentic !== undefined) return [{ path: 'workload', message: 'give either requests or agentic, not both' }];
+  const { requests, agentic, mooncake } = config.workload;
+  const given = [requests && 'requests', agentic && 'agentic', mooncake && 'mooncake'].filter(Boolean);
+  if (given.length === 0) return [{ path: 'workload', message: 'give one of requests, agentic or mooncake' }];
+  if (given.length > 1) return [{ path: 'workload', message: `give one of requests, agentic or mooncake, not ${given.join(' and ')}` }];
   return requests === undefined ? [] : requestProblems(config, requests);
 }
 

@@ -90,11 +90,20 @@ export const AgenticWorkloadSchema = z
   })
   .describe('an agentic workload (AGX-1..5)');
 
+export const MooncakeWorkloadSchema = z
+  .strictObject({
+    trace: z.string().min(1).describe("a Mooncake FAST'25 request trace (JSON lines), relative to this config file"),
+    max_requests: positiveInt('max_requests').optional().describe('take at most this many requests from the start'),
+    time_scale: z.number().positive({ error: 'time_scale must be > 0' }).default(1).describe('multiply timestamps by this (0.5 = twice as fast)'),
+  })
+  .describe('a Mooncake request trace; hash ids are trace_block_size tokens each (512 in the published traces)');
+
 export const WorkloadSchema = z.strictObject({
   trace_block_size: positiveInt('trace_block_size').default(512),
   prefixes: z.record(z.string(), positiveInt('prefix length')).default({}).describe('named prefixes and their token counts'),
   requests: z.array(RequestSchema).min(1, { error: 'the workload needs at least one request' }).optional(),
   agentic: AgenticWorkloadSchema.optional(),
+  mooncake: MooncakeWorkloadSchema.optional(),
 });
 
 export const ReplayConfigSchema = z

@@ -79,3 +79,30 @@ test('--events-out writes the stream the router received, and check-events finds
     assert.match(check.stdout, /clean — \d+ batch\(es\)/);
   }
 });
+
+test('a Mooncake trace replays from a config (when ../shared holds the published traces)', { skip: !existsSync(path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl')) && 'no ../shared/data/mooncake here' }, () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const config = path.join(dir, 'mooncake.yaml');
+  const trace = path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl');
+  const text = readFileSync(path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml'), 'utf8')
+    .replace('trace: ../../../shared/data/mooncake/conversation_trace.jsonl', `trace: ${JSON.stringify(trace)}`)
+    .replace('max_requests: 2000', 'max_requests: 200');
+  writeFileSync(config, text);
+  const [first, second] = [kvqual('replay', config, '--json'), kvqual('replay', config, '--json')];
+  assert.equal(first.status, 0, first.stderr);
+  const report = JSON.parse(first.stdout);
+  assert.equal(report.summary.requests.total, 200);
+  assert.equal(report.summary.requests.finished, 200);
+  assert.ok(report.summary.prefix_reuse_ratio > 0, 'the conversation trace shares prefixes');
+  assert.equal(report.digest, JSON.parse(second.stdout).digest);
+});
+
+test('a bad Mooncake row makes replay exit 2 naming its line', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  writeFileSync(path.join(dir, 'trace.jsonl'), '{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1, 2]}\n{"timestamp": 5, "input_length": 600, "output_length": 2, "hash_ids": [1]}\n');
+  const text = readFileSync(path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml'), 'utf8').replace('trace: ../../../shared/data/mooncake/conversation_trace.jsonl', 'trace: trace.jsonl');
+  writeFileSync(path.join(dir, 'config.yaml'), text);
+  const run = kvqual('replay', path.join(dir, 'config.yaml'));
+  assert.equal(run.status, 2, run.stdout);
+  assert.match(run.stderr, /trace\.jsonl: line 2: hash_ids has 1 ids for input_length 600; expected 2 at 512 tokens per id/);
+});
