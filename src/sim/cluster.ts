@@ -1,7 +1,7 @@
 // A cluster replay (TOPO-1, TIME-3 end to end): engine ranks of one or more roles behind the
 // KV-aware router, KV events flowing engine → lagged transport → router mirror, G2 pools
 // (private per rank or one shared pool) with their transfers, and requests arriving over time.
-import { Kernel, Phase } from '../kernel';
+import { InvariantError, Kernel, Phase } from '../kernel';
 import { RandomStreams } from '../random';
 import type { Nanos } from '../time';
 import type { KvEvent, KvEventBatch } from '../events/model';
@@ -325,6 +325,7 @@ export class Cluster implements RankListener {
       if (!(error instanceof EventStreamError)) throw error;
       this.failure = error;
     }
+    if (this.failure === null) this.checkMirrorMatchesEngines();
     return {
       requests: [...this.requests].sort((a, b) => a.ordinal - b.ordinal),
       end_ns: this.kernel.now,
@@ -338,6 +339,31 @@ export class Cluster implements RankListener {
       failure: this.failure,
       ranks: this.ranks,
     };
+  }
+
+  /**
+   * Invariant: once every batch has been delivered, the router's mirror of each routed rank holds
+   * exactly what that rank's G1 and G2 hold. A difference means an event was lost or invented.
+   */
+  private checkMirrorMatchesEngines(): void {
+    for (const rank of this.ranks) {
+      if (rank.role === 'decode') continue;
+      const index = this.router.mirror.rankIndex(rank.rank);
+      if (index === undefined) continue;
+      const views: [string, bigint[], bigint[]][] = [
+        ['Device', this.router.mirror.device.blocksOf(index), rank.g1.residentHashes()],
+        ['HostPinned', this.router.mirror.host.blocksOf(index), rank.host?.pool.residentHashes() ?? []],
+      ];
+      for (const [tier, routerView, engineTruth] of views) {
+        const sortedTruth = [...engineTruth].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const sortedView = [...routerView].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        if (sortedView.length !== sortedTruth.length || sortedView.some((hash, i) => hash !== sortedTruth[i])) {
+          throw new InvariantError(
+            `router mirror of worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank} (${tier}) holds ${sortedView.length} blocks but the engine holds ${sortedTruth.length} after every event was delivered`,
+          );
+        }
+      }
+    }
   }
 
   private sharedDomainReport(): SharedDomainReport[] {
