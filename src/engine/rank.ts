@@ -249,7 +249,7 @@ export class RankEngine {
   /** ENG-4: how many prompt blocks may be reused at most. */
   private reusableBlocks(request: SimRequest): number {
     const tokens = request.output_length > 0 ? request.input_length - 1 : request.input_length;
-    return Math.min(Math.floor(Math.max(tokens, 0) / this.settings.block_size), request.hashes.length);
+    return Math.min(Math.floor(Math.max(tokens, 0) / this.settings.block_size), request.blockCount);
   }
 
   /**
@@ -369,7 +369,7 @@ export class RankEngine {
     }
     request.kv_transferred = false;
     request.computed_tokens = request.input_length;
-    this.storeBlocks(request, 0, request.hashes.length);
+    this.storeBlocks(request, 0, request.blockCount);
     this.recordAttempt(request, 'admitted', 0, 0, 'KV transferred from the prefill worker');
     return { request, prefill_tokens: 0, decode: true };
   }
@@ -411,7 +411,7 @@ export class RankEngine {
     const B = this.settings.block_size;
     const before = Math.floor(request.computed_tokens / B);
     request.computed_tokens += tokens;
-    const after = Math.min(Math.floor(request.computed_tokens / B), request.hashes.length);
+    const after = Math.min(Math.floor(request.computed_tokens / B), request.blockCount);
     this.storeBlocks(request, before, after);
     if (!request.prefillDone) return;
     if (request.first_token_ns === null) this.listener.prefillComplete(request);
@@ -437,14 +437,14 @@ export class RankEngine {
     const flush = () => {
       if (run.length === 0) return;
       const blocks = request.blocksIn(runStart, runStart + run.length);
-      const parent = runStart === 0 ? null : request.hashes[runStart - 1];
+      const parent = runStart === 0 ? null : request.hashAt(runStart - 1);
       this.outbox.push((stream) => stream.stored('Device', blocks, parent, runStart));
       run = [];
     };
     for (let i = from; i < to; i++) {
       if (this.promoteBlock(request, request.block_ids[i])) {
         if (run.length === 0) runStart = i;
-        run.push(request.hashes[i]);
+        run.push(request.hashAt(i));
       } else flush();
     }
     flush();
@@ -453,7 +453,7 @@ export class RankEngine {
   /** G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. */
   private writeThrough(request: SimRequest): void {
     if (!this.host) return;
-    const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.hashes.length);
+    const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.blockCount);
     if (complete <= request.write_through_blocks) return;
     const firstIndex = request.write_through_blocks;
     const cohortIndexes: number[] = [];
@@ -476,7 +476,7 @@ export class RankEngine {
     // The Stored event is described now: the request may have finished when the copy completes.
     const blocks = cohortIndexes.map((i) => request.block(i));
     const start = cohortIndexes[0];
-    const parent = start > 0 ? request.hashes[start - 1] : null;
+    const parent = start > 0 ? request.hashAt(start - 1) : null;
     const host = this.host;
     host.transfers.submit({
       direction: 'd2h',

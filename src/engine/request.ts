@@ -91,7 +91,6 @@ export class SimRequest {
   decode_dp_rank: number | null = null;
   /** The prompt's complete blocks as hash words (see BlockWords), while the request holds them. */
   private blockWords: BlockWords | null = null;
-  private hashList: BlockHash[] | null = null;
   private idList: Int32Array | null = null;
   private blockIds: BlockIds | null = null;
 
@@ -105,13 +104,8 @@ export class SimRequest {
   attachBlocks(words: BlockWords, blockIds: BlockIds): void {
     const count = words.length / WORDS_PER_BLOCK;
     const ids = new Int32Array(count);
-    const hashes: BlockHash[] = new Array(count);
-    for (let i = 0; i < count; i++) {
-      ids[i] = blockIds.acquireWords(words[WORDS_PER_BLOCK * i], words[WORDS_PER_BLOCK * i + 1]);
-      hashes[i] = blockIds.hashOf(ids[i]);
-    }
+    for (let i = 0; i < count; i++) ids[i] = blockIds.acquireWords(words[WORDS_PER_BLOCK * i], words[WORDS_PER_BLOCK * i + 1]);
     this.blockWords = words;
-    this.hashList = hashes;
     this.idList = ids;
     this.blockIds = blockIds;
   }
@@ -119,14 +113,28 @@ export class SimRequest {
   releaseBlocks(): void {
     if (this.idList) this.blockIds!.releaseAll(this.idList);
     this.blockWords = null;
-    this.hashList = null;
     this.idList = null;
   }
 
-  /** Sequence hashes of the complete prompt blocks. */
+  /**
+   * Sequence hashes of the complete prompt blocks, as a new array (the request keeps only their
+   * ids, which stand for the hashes while it holds them; see hashAt and blockCount).
+   */
   get hashes(): readonly BlockHash[] {
-    if (this.hashList === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
-    return this.hashList;
+    const ids = this.block_ids;
+    const hashes: BlockHash[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) hashes[i] = this.blockIds!.hashOf(ids[i]);
+    return hashes;
+  }
+
+  /** Sequence hash of prompt block `index`. */
+  hashAt(index: number): BlockHash {
+    return this.blockIds!.hashOf(this.block_ids[index]);
+  }
+
+  /** How many complete prompt blocks the prompt has. */
+  get blockCount(): number {
+    return this.block_ids.length;
   }
 
   /** Block ids of the complete prompt blocks (same order as `hashes`). */
@@ -144,7 +152,7 @@ export class SimRequest {
 
   /** Prompt block `index`, as events carry it. */
   block(index: number): HashedBlock {
-    return { block_hash: this.hashes[index], tokens_hash: this.tokensHash(index) };
+    return { block_hash: this.hashAt(index), tokens_hash: this.tokensHash(index) };
   }
 
   /** Local (tokens-only) hash of prompt block `index`. */
