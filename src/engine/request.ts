@@ -89,8 +89,8 @@ export class SimRequest {
   decode_routing: Placement | null = null;
   decode_worker_id: number | null = null;
   decode_dp_rank: number | null = null;
-  /** The prompt's complete blocks as hash words (see BlockWords), while the request holds them. */
-  private blockWords: BlockWords | null = null;
+  /** The tokens-only hash words (low, high) of the prompt's complete blocks, while the request holds them. */
+  private tokensWords: Int32Array | null = null;
   private idList: Int32Array | null = null;
   private blockIds: BlockIds | null = null;
 
@@ -103,16 +103,25 @@ export class SimRequest {
   /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
   attachBlocks(words: BlockWords, blockIds: BlockIds): void {
     const count = words.length / WORDS_PER_BLOCK;
-    const ids = new Int32Array(count);
-    for (let i = 0; i < count; i++) ids[i] = blockIds.acquireWords(words[WORDS_PER_BLOCK * i], words[WORDS_PER_BLOCK * i + 1]);
-    this.blockWords = words;
+    // One buffer for both: the block ids, then the tokens-only hash words (the sequence hash words
+    // are not kept: the ids stand for them).
+    const store = new Int32Array(3 * count);
+    const ids = store.subarray(0, count);
+    const tokens = store.subarray(count);
+    for (let i = 0; i < count; i++) {
+      const at = WORDS_PER_BLOCK * i;
+      ids[i] = blockIds.acquireWords(words[at], words[at + 1]);
+      tokens[2 * i] = words[at + 2];
+      tokens[2 * i + 1] = words[at + 3];
+    }
+    this.tokensWords = tokens;
     this.idList = ids;
     this.blockIds = blockIds;
   }
 
   releaseBlocks(): void {
     if (this.idList) this.blockIds!.releaseAll(this.idList);
-    this.blockWords = null;
+    this.tokensWords = null;
     this.idList = null;
   }
 
@@ -157,8 +166,7 @@ export class SimRequest {
 
   /** Local (tokens-only) hash of prompt block `index`. */
   tokensHash(index: number): BlockHash {
-    const at = WORDS_PER_BLOCK * index;
-    return toU64(this.blockWords![at + 2], this.blockWords![at + 3]);
+    return toU64(this.tokensWords![2 * index], this.tokensWords![2 * index + 1]);
   }
 
   get request_id(): string {
