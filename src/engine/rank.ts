@@ -44,11 +44,9 @@ export interface RankListener {
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
 type EventDraft = (stream: RankEventStream) => KvEvent;
 
-interface PlannedWork {
-  request: SimRequest;
-  prefill_tokens: number;
-  decode: boolean;
-}
+/** Planned work for one request in a pass: prefill tokens (≥ 0), or DECODE for one decode step. */
+type PlannedWork = number;
+const DECODE = -1;
 
 export class RankEngine {
   readonly g1: DeviceCache;
@@ -60,6 +58,14 @@ export class RankEngine {
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
+  /**
+   * The pass being planned or run (a rank runs one pass at a time): its requests and their work,
+   * kept in arrays reused from pass to pass instead of an object per request per pass.
+   */
+  private readonly planRequests: SimRequest[] = [];
+  private readonly planWork: PlannedWork[] = [];
+  private readonly startPassAction = () => this.startPass();
+  private readonly endPassAction = () => this.endPass();
   passes = 0;
   preemptionCount = 0;
 
@@ -125,7 +131,7 @@ export class RankEngine {
   kick(): void {
     if (this.busy || this.startScheduled) return;
     this.startScheduled = true;
-    this.kernel.at(this.kernel.now, Phase.PassStart, this.rank_index, () => this.startPass());
+    this.kernel.at(this.kernel.now, Phase.PassStart, this.rank_index, this.startPassAction);
   }
 
   /** Emits a HostPinned event for a shared/private pool change on this rank's stream, now. */
@@ -136,33 +142,40 @@ export class RankEngine {
   private startPass(): void {
     this.startScheduled = false;
     if (this.busy) return;
-    const plan = this.plan();
+    this.plan();
+    const plan = this.planWork;
     if (plan.length === 0) {
       this.flushOutbox();
       return;
     }
     this.busy = true;
     this.passes++;
-    const hasPrefill = plan.some((work) => !work.decode);
-    const hasDecode = plan.some((work) => work.decode);
+    let hasPrefill = false;
+    let hasDecode = false;
+    for (let i = 0; i < plan.length; i++) {
+      if (plan[i] === DECODE) hasDecode = true;
+      else hasPrefill = true;
+    }
     const duration = (hasPrefill ? this.settings.prefill_ns : 0) + (hasDecode ? this.settings.decode_ns : 0);
-    this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, () => this.endPass(plan));
+    this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
   }
 
-  /** ENG-1: running requests first, then waiting ones in FCFS order under the caps. */
-  private plan(): PlannedWork[] {
+  /** ENG-1: running requests first, then waiting ones in FCFS order under the caps (into planRequests / planWork). */
+  private plan(): void {
     let budget = this.settings.max_num_batched_tokens;
-    const plan: PlannedWork[] = [];
+    this.planRequests.length = 0;
+    this.planWork.length = 0;
     const preemptionsAtStart = this.preemptionCount;
     for (let i = 0; i < this.running.length && budget > 0; i++) {
       const request = this.running[i];
       const work = this.continueRunning(request, budget);
-      if (!work) {
+      if (work === null) {
         if (this.running[i] !== request) i--;
         continue;
       }
-      plan.push(work);
-      budget -= work.decode ? 1 : work.prefill_tokens;
+      this.planRequests.push(request);
+      this.planWork.push(work);
+      budget -= work === DECODE ? 1 : work;
     }
     // As vLLM does, a pass that had to preempt admits nothing new.
     for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs && this.preemptionCount === preemptionsAtStart; ) {
@@ -176,10 +189,10 @@ export class RankEngine {
       }
       this.waiting.splice(i, 1);
       this.running.push(request);
-      plan.push(work);
-      budget -= work.prefill_tokens;
+      this.planRequests.push(request);
+      this.planWork.push(work);
+      budget -= work === DECODE ? 0 : work;
     }
-    return plan;
   }
 
   private continueRunning(request: SimRequest, budget: number): PlannedWork | null {
@@ -187,7 +200,7 @@ export class RankEngine {
     const chunk = prefill ? Math.min(request.prefill_target_tokens - request.computed_tokens, budget) : 0;
     const tokens = prefill ? request.computed_tokens + chunk : request.input_length + request.output_tokens;
     if (!this.makeRoom(request, tokens)) return null;
-    return { request, prefill_tokens: chunk, decode: !prefill };
+    return prefill ? chunk : DECODE;
   }
 
   /**
@@ -291,7 +304,7 @@ export class RankEngine {
     }
     this.attributeReuse(request, g1Blocks, 0);
     this.recordAttempt(request, 'admitted', g1Blocks, 0, null);
-    return { request, prefill_tokens: chunk, decode: false };
+    return chunk;
   }
 
   private undoAcquire(request: SimRequest): void {
@@ -358,7 +371,7 @@ export class RankEngine {
     }
     request.restore = null;
     this.recordAttempt(request, 'admitted', g1_blocks, host_blocks, null);
-    return { request, prefill_tokens: chunk, decode: false };
+    return chunk;
   }
 
   /** PD-1: the decode half starts with the whole prompt's KV in place; its blocks become cache entries. */
@@ -371,7 +384,7 @@ export class RankEngine {
     request.computed_tokens = request.input_length;
     this.storeBlocks(request, 0, request.blockCount);
     this.recordAttempt(request, 'admitted', 0, 0, 'KV transferred from the prefill worker');
-    return { request, prefill_tokens: 0, decode: true };
+    return DECODE;
   }
 
   /** G2-6: reuse is attributed at first admission only. */
@@ -394,16 +407,20 @@ export class RankEngine {
     return true;
   }
 
-  private endPass(plan: PlannedWork[]): void {
-    for (const work of plan) {
-      if (work.decode) this.finishDecodeStep(work.request);
-      else this.finishPrefillChunk(work.request, work.prefill_tokens);
+  private endPass(): void {
+    const requests = this.planRequests;
+    const work = this.planWork;
+    for (let i = 0; i < requests.length; i++) {
+      if (work[i] === DECODE) this.finishDecodeStep(requests[i]);
+      else this.finishPrefillChunk(requests[i], work[i]);
     }
-    for (const work of plan) this.writeThrough(work.request);
-    for (const work of plan) if (this.isComplete(work.request)) this.finish(work.request);
+    for (let i = 0; i < requests.length; i++) this.writeThrough(requests[i]);
+    for (let i = 0; i < requests.length; i++) if (this.isComplete(requests[i])) this.finish(requests[i]);
+    requests.length = 0;
+    work.length = 0;
     this.flushOutbox();
     this.busy = false;
-    for (const request of this.loadsDoneMidPass.splice(0)) this.markLoaded(request);
+    if (this.loadsDoneMidPass.length > 0) for (const request of this.loadsDoneMidPass.splice(0)) this.markLoaded(request);
     this.kick();
   }
 
