@@ -229,7 +229,7 @@ export class RankEngine {
   private preempt(request: SimRequest): void {
     this.running.splice(this.running.indexOf(request), 1);
     this.g1.release(request.entry_ids, request.private_blocks);
-    request.entry_ids = [];
+    request.clearEntries();
     request.private_blocks = 0;
     request.computed_tokens = 0;
     request.recompute_output_tokens = request.output_tokens;
@@ -243,7 +243,7 @@ export class RankEngine {
     const index = this.running.indexOf(request);
     if (index >= 0) this.running.splice(index, 1);
     this.g1.release(request.entry_ids, request.private_blocks);
-    request.entry_ids = [];
+    request.clearEntries();
     request.private_blocks = 0;
     request.state = 'failed';
     request.failure_reason = reason;
@@ -293,7 +293,7 @@ export class RankEngine {
     const hostBlocks = lookup ? lookup.blocks : 0;
     const g1Ids = request.block_ids.subarray(0, g1Blocks);
     this.g1.acquire(g1Ids);
-    request.entry_ids = Array.from(g1Ids);
+    request.setEntries(g1Ids);
     if (hostBlocks > 0) return this.startRestore(request, g1Blocks, hostBlocks);
     request.computed_tokens = g1Blocks * this.settings.block_size;
     const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
@@ -309,7 +309,7 @@ export class RankEngine {
 
   private undoAcquire(request: SimRequest): void {
     this.g1.release(request.entry_ids, 0);
-    request.entry_ids = [];
+    request.clearEntries();
   }
 
   /** Reserves G1 blocks for the restored prefix, pins the G2 entries and starts the H2D load. */
@@ -403,7 +403,7 @@ export class RankEngine {
   private promoteBlock(request: SimRequest, id: BlockId): boolean {
     if (!this.g1.promote(id)) return false;
     request.private_blocks--;
-    request.entry_ids.push(id);
+    request.addEntry(id);
     return true;
   }
 
@@ -523,7 +523,7 @@ export class RankEngine {
     if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
     this.running.splice(index, 1);
     this.g1.release(request.entry_ids, request.private_blocks);
-    request.entry_ids = [];
+    request.clearEntries();
     request.private_blocks = 0;
     if (request.stage === 'prefill' && request.output_tokens < request.output_length) {
       request.state = 'transferring';

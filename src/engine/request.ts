@@ -41,6 +41,8 @@ export interface RequestIdentity {
   lane: number | null;
 }
 
+const NO_ENTRIES = new Int32Array(0);
+
 export class SimRequest {
   state: RequestState = 'created';
   arrival_ns: Nanos = 0;
@@ -60,8 +62,9 @@ export class SimRequest {
   readonly routing_history: Placement[] = [];
   readonly admission_history: AdmissionAttempt[] = [];
   reconciliation: Reconciliation | null = null;
-  /** G1 cache entries this request uses (block ids), in prompt order. */
-  entry_ids: BlockId[] = [];
+  /** G1 cache entries this request uses (block ids), in prompt order: the first entryCount of entryStore. */
+  private entryStore: Int32Array | null = null;
+  private entryCount = 0;
   /** G1 blocks it holds that are not cache entries. */
   private_blocks = 0;
   /** G2 entries pinned for its restore (block ids). */
@@ -105,9 +108,12 @@ export class SimRequest {
     const count = words.length / WORDS_PER_BLOCK;
     // One buffer for both: the block ids, then the tokens-only hash words (the sequence hash words
     // are not kept: the ids stand for them).
-    const store = new Int32Array(3 * count);
+    // The G1 entries it uses (a subsequence of its block ids) take the rest of the buffer.
+    const store = new Int32Array(4 * count);
     const ids = store.subarray(0, count);
-    const tokens = store.subarray(count);
+    const tokens = store.subarray(count, 3 * count);
+    this.entryStore = store.subarray(3 * count);
+    this.entryCount = 0;
     for (let i = 0; i < count; i++) {
       const at = WORDS_PER_BLOCK * i;
       ids[i] = blockIds.acquireWords(words[at], words[at + 1]);
@@ -123,6 +129,7 @@ export class SimRequest {
     if (this.idList) this.blockIds!.releaseAll(this.idList);
     this.tokensWords = null;
     this.idList = null;
+    if (this.entryCount === 0) this.entryStore = null;
   }
 
   /**
@@ -176,7 +183,33 @@ export class SimRequest {
     return this.identity.ordinal;
   }
   get heldBlocks(): number {
-    return this.entry_ids.length + this.private_blocks;
+    return this.entryCount + this.private_blocks;
+  }
+
+  /** The G1 cache entries this request uses (block ids), in prompt order: a view, valid until they change. */
+  get entry_ids(): Int32Array {
+    return this.entryStore === null ? NO_ENTRIES : this.entryStore.subarray(0, this.entryCount);
+  }
+
+  /** The request now uses these G1 entries (they replace any it had). */
+  setEntries(ids: ArrayLike<BlockId>): void {
+    this.entryCount = 0;
+    for (let i = 0; i < ids.length; i++) this.addEntry(ids[i]);
+  }
+
+  /** One more G1 entry, after the others. */
+  addEntry(id: BlockId): void {
+    if (this.entryStore === null || this.entryCount === this.entryStore.length) {
+      const grown = new Int32Array(Math.max(16, 2 * this.entryCount));
+      if (this.entryStore !== null) grown.set(this.entryStore.subarray(0, this.entryCount));
+      this.entryStore = grown;
+    }
+    this.entryStore[this.entryCount++] = id;
+  }
+
+  /** The request uses no G1 entries any more. */
+  clearEntries(): void {
+    this.entryCount = 0;
   }
   /** Tokens the prefill must cover: the prompt, plus outputs to recompute after a preemption. */
   get prefill_target_tokens(): number {
