@@ -2,7 +2,7 @@
 // token budget and a sequence cap with chunked prefill, fixed pass timing, the G1 prefix cache
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
-import type { BlockHash } from '../hash';
+import type { BlockHash, HashedBlock } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream } from '../events/model';
@@ -64,6 +64,8 @@ export class RankEngine {
    */
   private readonly planRequests: SimRequest[] = [];
   private readonly planWork: PlannedWork[] = [];
+  /** Entries of planRequests / planWork in the current pass (the arrays keep their room between passes). */
+  private planCount = 0;
   private readonly startPassAction = () => this.startPass();
   private readonly endPassAction = () => this.endPass();
   passes = 0;
@@ -144,7 +146,8 @@ export class RankEngine {
     if (this.busy) return;
     this.plan();
     const plan = this.planWork;
-    if (plan.length === 0) {
+    const count = this.planCount;
+    if (count === 0) {
       this.flushOutbox();
       return;
     }
@@ -152,7 +155,7 @@ export class RankEngine {
     this.passes++;
     let hasPrefill = false;
     let hasDecode = false;
-    for (let i = 0; i < plan.length; i++) {
+    for (let i = 0; i < count; i++) {
       if (plan[i] === DECODE) hasDecode = true;
       else hasPrefill = true;
     }
@@ -163,8 +166,7 @@ export class RankEngine {
   /** ENG-1: running requests first, then waiting ones in FCFS order under the caps (into planRequests / planWork). */
   private plan(): void {
     let budget = this.settings.max_num_batched_tokens;
-    this.planRequests.length = 0;
-    this.planWork.length = 0;
+    this.planCount = 0;
     const preemptionsAtStart = this.preemptionCount;
     for (let i = 0; i < this.running.length && budget > 0; i++) {
       const request = this.running[i];
@@ -173,8 +175,7 @@ export class RankEngine {
         if (this.running[i] !== request) i--;
         continue;
       }
-      this.planRequests.push(request);
-      this.planWork.push(work);
+      this.addToPlan(request, work);
       budget -= work === DECODE ? 1 : work;
     }
     // As vLLM does, a pass that had to preempt admits nothing new.
@@ -189,10 +190,15 @@ export class RankEngine {
       }
       this.waiting.splice(i, 1);
       this.running.push(request);
-      this.planRequests.push(request);
-      this.planWork.push(work);
+      this.addToPlan(request, work);
       budget -= work === DECODE ? 0 : work;
     }
+  }
+
+  private addToPlan(request: SimRequest, work: PlannedWork): void {
+    this.planRequests[this.planCount] = request;
+    this.planWork[this.planCount] = work;
+    this.planCount++;
   }
 
   private continueRunning(request: SimRequest, budget: number): PlannedWork | null {
@@ -410,14 +416,14 @@ export class RankEngine {
   private endPass(): void {
     const requests = this.planRequests;
     const work = this.planWork;
-    for (let i = 0; i < requests.length; i++) {
+    const count = this.planCount;
+    for (let i = 0; i < count; i++) {
       if (work[i] === DECODE) this.finishDecodeStep(requests[i]);
       else this.finishPrefillChunk(requests[i], work[i]);
     }
-    for (let i = 0; i < requests.length; i++) this.writeThrough(requests[i]);
-    for (let i = 0; i < requests.length; i++) if (this.isComplete(requests[i])) this.finish(requests[i]);
-    requests.length = 0;
-    work.length = 0;
+    for (let i = 0; i < count; i++) this.writeThrough(requests[i]);
+    for (let i = 0; i < count; i++) if (this.isComplete(requests[i])) this.finish(requests[i]);
+    this.planCount = 0;
     this.flushOutbox();
     this.busy = false;
     if (this.loadsDoneMidPass.length > 0) for (const request of this.loadsDoneMidPass.splice(0)) this.markLoaded(request);
@@ -473,13 +479,20 @@ export class RankEngine {
     const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.blockCount);
     if (complete <= request.write_through_blocks) return;
     const firstIndex = request.write_through_blocks;
-    const cohortIndexes: number[] = [];
-    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(request.block_ids[i])) cohortIndexes.push(i);
-    if (cohortIndexes.length === 0) {
+    const ids = request.block_ids;
+    let cohortSize = 0;
+    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(ids[i])) cohortSize++;
+    if (cohortSize === 0) {
       request.write_through_blocks = complete;
       return;
     }
-    const cohort = cohortIndexes.map((i) => request.block_ids[i]);
+    const cohortIndexes: number[] = new Array(cohortSize);
+    const cohort: BlockId[] = new Array(cohortSize);
+    for (let i = firstIndex, n = 0; n < cohortSize; i++) {
+      if (this.host.pool.contains(ids[i])) continue;
+      cohortIndexes[n] = i;
+      cohort[n++] = ids[i];
+    }
     const reservation = this.host.pool.reserve(cohort, request.identity.cache_id ?? request.request_id);
     if (!reservation) return;
     request.write_through_blocks = complete;
@@ -491,7 +504,8 @@ export class RankEngine {
       }
     }
     // The Stored event is described now: the request may have finished when the copy completes.
-    const blocks = cohortIndexes.map((i) => request.block(i));
+    const blocks: HashedBlock[] = new Array(cohortSize);
+    for (let n = 0; n < cohortSize; n++) blocks[n] = request.block(cohortIndexes[n]);
     const start = cohortIndexes[0];
     const parent = start > 0 ? request.hashAt(start - 1) : null;
     const host = this.host;
