@@ -2,7 +2,7 @@
 // token budget and a sequence cap with chunked prefill, fixed pass timing, the G1 prefix cache
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
-import type { BlockHash, HashedBlock } from '../hash';
+import type { HashedBlock } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream } from '../events/model';
@@ -455,22 +455,25 @@ export class RankEngine {
 
   /** Blocks [from, to) of the prompt became complete this pass: cache entries and Device Stored. */
   private storeBlocks(request: SimRequest, from: number, to: number): void {
-    let run: BlockHash[] = [];
     let runStart = from;
-    const flush = () => {
-      if (run.length === 0) return;
-      const blocks = request.blocksIn(runStart, runStart + run.length);
-      const parent = runStart === 0 ? null : request.hashAt(runStart - 1);
-      this.outbox.push((stream) => stream.stored('Device', blocks, parent, runStart));
-      run = [];
-    };
+    let runLength = 0;
     for (let i = from; i < to; i++) {
       if (this.promoteBlock(request, request.block_ids[i])) {
-        if (run.length === 0) runStart = i;
-        run.push(request.hashAt(i));
-      } else flush();
+        if (runLength === 0) runStart = i;
+        runLength++;
+      } else if (runLength > 0) {
+        this.storedRun(request, runStart, runLength);
+        runLength = 0;
+      }
     }
-    flush();
+    if (runLength > 0) this.storedRun(request, runStart, runLength);
+  }
+
+  /** A Device Stored is due for `length` new cache entries from prompt block `start`. */
+  private storedRun(request: SimRequest, start: number, length: number): void {
+    const blocks = request.blocksIn(start, start + length);
+    const parent = start === 0 ? null : request.hashAt(start - 1);
+    this.outbox.push((stream) => stream.stored('Device', blocks, parent, start));
   }
 
   /** G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. */

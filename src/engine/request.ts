@@ -161,8 +161,8 @@ export class SimRequest {
 
   /** Prompt blocks [from, to), as events carry them. */
   blocksIn(from: number, to: number): HashedBlock[] {
-    const blocks: HashedBlock[] = [];
-    for (let i = from; i < to; i++) blocks.push(this.block(i));
+    const blocks: HashedBlock[] = new Array(to - from);
+    for (let i = from; i < to; i++) blocks[i - from] = this.block(i);
     return blocks;
   }
 
