@@ -2,7 +2,7 @@
 // token budget and a sequence cap with chunked prefill, fixed pass timing, the G1 prefix cache
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
-import type { HashedBlock } from '../hash';
+import type { BlockHash, HashedBlock } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream } from '../events/model';
@@ -54,7 +54,8 @@ export class RankEngine {
   host: HostDomain | null = null;
   private readonly waiting: SimRequest[] = [];
   private readonly running: SimRequest[] = [];
-  private outbox: EventDraft[] = [];
+  /** Events due at the end of the pass, in order; a bare hash stands for a Device Removed of that one block (an eviction). */
+  private outbox: (EventDraft | BlockHash)[] = [];
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
@@ -85,7 +86,7 @@ export class RankEngine {
     this.g1 = new DeviceCache(
       settings.num_gpu_blocks,
       settings.enable_prefix_caching,
-      (hash) => this.outbox.push((stream) => stream.removed('Device', [hash])),
+      (hash) => this.outbox.push(hash),
       blockIds,
     );
   }
@@ -556,6 +557,11 @@ export class RankEngine {
     if (this.outbox.length === 0) return;
     const drafts = this.outbox;
     this.outbox = [];
-    this.listener.emit(this, drafts.map((draft) => draft(this.events)));
+    const events: KvEvent[] = new Array(drafts.length);
+    for (let i = 0; i < drafts.length; i++) {
+      const draft = drafts[i];
+      events[i] = typeof draft === 'bigint' ? this.events.removed('Device', [draft]) : draft(this.events);
+    }
+    this.listener.emit(this, events);
   }
 }
