@@ -7,6 +7,7 @@ import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
 import { ValueCounts } from '../valueCounts';
+import type { Int32Pool } from '../typedArrays';
 
 export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'transferring' | 'finished' | 'failed' | 'skipped';
 
@@ -96,6 +97,9 @@ export class SimRequest {
   private tokensWords: Int32Array | null = null;
   private idList: Int32Array | null = null;
   private blockIds: BlockIds | null = null;
+  /** The buffer behind idList, tokensWords and (at first) entryStore, and the pool it goes back to. */
+  private store: Int32Array | null = null;
+  private storePool: Int32Pool | null = null;
 
   constructor(
     readonly identity: RequestIdentity,
@@ -104,12 +108,14 @@ export class SimRequest {
   ) {}
 
   /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
-  attachBlocks(words: BlockWords, blockIds: BlockIds): void {
+  attachBlocks(words: BlockWords, blockIds: BlockIds, pool: Int32Pool | null = null): void {
     const count = words.length / WORDS_PER_BLOCK;
     // One buffer for both: the block ids, then the tokens-only hash words (the sequence hash words
     // are not kept: the ids stand for them).
     // The G1 entries it uses (a subsequence of its block ids) take the rest of the buffer.
-    const store = new Int32Array(4 * count);
+    const store = pool ? pool.take(4 * count) : new Int32Array(4 * count);
+    this.store = store;
+    this.storePool = pool;
     const ids = store.subarray(0, count);
     const tokens = store.subarray(count, 3 * count);
     this.entryStore = store.subarray(3 * count);
@@ -129,7 +135,10 @@ export class SimRequest {
     if (this.idList) this.blockIds!.releaseAll(this.idList);
     this.tokensWords = null;
     this.idList = null;
-    if (this.entryCount === 0) this.entryStore = null;
+    if (this.entryCount > 0) return; // (never after a finish) the entries still use the buffer
+    this.entryStore = null;
+    if (this.store !== null && this.storePool !== null) this.storePool.give(this.store);
+    this.store = null;
   }
 
   /**
