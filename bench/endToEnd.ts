@@ -61,12 +61,16 @@ export function spec(): ClusterSpec {
 
 /** Requests: a shared system prompt (4,000 tokens), a session history (3,000–4,000), a new turn. */
 export function generateWorkload(count: number, seed = 11): RequestSpec[] {
+  return [...workload(count, seed)];
+}
+
+/** The same requests, made one at a time in arrival order. */
+export function* workload(count: number, seed = 11): Generator<RequestSpec> {
   const random = new RandomStreams(seed);
   const arrivals = random.stream('bench.arrivals');
   const shapes = random.stream('bench.shapes');
   const meanGapNs = 4_000_000; // 250 requests per virtual second
   let now = 0;
-  const requests: RequestSpec[] = [];
   for (let i = 0; i < count; i++) {
     now += Math.round(-Math.log(1 - arrivals.next()) * meanGapNs);
     const system = shapes.below(SYSTEM_PROMPTS);
@@ -77,14 +81,13 @@ export function generateWorkload(count: number, seed = 11): RequestSpec[] {
       namedChunk(`history of session ${session}`, historyTokens),
       namedChunk(`turn ${i}`, 1000 - shapes.below(200)),
     ]);
-    requests.push({
+    yield {
       identity: { request_id: `q${i}`, ordinal: i, session_id: `s${session}`, play_id: null, cache_id: null, lane: null },
       arrival_ns: now,
       prompt,
       output_length: 200,
-    });
+    };
   }
-  return requests;
 }
 
 export function runEndToEnd(count = 10_000): EndToEndFigures {
@@ -92,7 +95,16 @@ export function runEndToEnd(count = 10_000): EndToEndFigures {
   const sample = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20);
   const started = process.hrtime.bigint();
   const cluster = new Cluster(spec());
-  for (const request of generateWorkload(count)) cluster.submit(request);
+  // Requests are fed lazily: the next one is submitted when the previous one has been dispatched
+  // (in its arrival instant, before the next arrival), so only one waits in the kernel at a time.
+  // Arrivals are ordered by (time, phase, ordinal), so the run is the same as submitting all upfront.
+  const requests = workload(count);
+  const submitNext = () => {
+    const next = requests.next();
+    if (!next.done) cluster.submit(next.value);
+  };
+  cluster.onDispatched = submitNext;
+  submitNext();
   const result = cluster.run();
   const report = buildReport(result, 64, 0.75);
   const wall_s = Number(process.hrtime.bigint() - started) / 1e9;

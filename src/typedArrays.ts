@@ -15,6 +15,29 @@ export function grownInt32(array: Int32Array, minLength: number): Int32Array<Arr
   return grown;
 }
 
+/**
+ * Int32Arrays handed back for reuse, by length: a run's per-request buffers return when their
+ * requests end and serve later requests of the same size, instead of one new buffer per request
+ * left for the garbage collector. A taken array holds whatever it held before.
+ */
+export class Int32Pool {
+  private readonly free = new Map<number, Int32Array[]>();
+
+  take(length: number): Int32Array {
+    return this.free.get(length)?.pop() ?? new Int32Array(length);
+  }
+
+  /** Hands an array back; the giver must not use it (or any view of it) again. */
+  give(array: Int32Array): void {
+    let list = this.free.get(array.length);
+    if (list === undefined) {
+      list = [];
+      this.free.set(array.length, list);
+    }
+    list.push(array);
+  }
+}
+
 /** A copy of `array` at least `minLength` long, zero beyond the old length. */
 export function grownUint8(array: Uint8Array, minLength: number): Uint8Array<ArrayBuffer> {
   const grown = new Uint8Array(grownLength(array.length, minLength));

@@ -2,7 +2,7 @@
 // token budget and a sequence cap with chunked prefill, fixed pass timing, the G1 prefix cache
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
-import type { BlockHash } from '../hash';
+import type { BlockHash, HashedBlock } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream } from '../events/model';
@@ -44,11 +44,9 @@ export interface RankListener {
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
 type EventDraft = (stream: RankEventStream) => KvEvent;
 
-interface PlannedWork {
-  request: SimRequest;
-  prefill_tokens: number;
-  decode: boolean;
-}
+/** Planned work for one request in a pass: prefill tokens (≥ 0), or DECODE for one decode step. */
+type PlannedWork = number;
+const DECODE = -1;
 
 export class RankEngine {
   readonly g1: DeviceCache;
@@ -56,10 +54,21 @@ export class RankEngine {
   host: HostDomain | null = null;
   private readonly waiting: SimRequest[] = [];
   private readonly running: SimRequest[] = [];
-  private outbox: EventDraft[] = [];
+  /** Events due at the end of the pass, in order; a bare hash stands for a Device Removed of that one block (an eviction). */
+  private outbox: (EventDraft | BlockHash)[] = [];
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
+  /**
+   * The pass being planned or run (a rank runs one pass at a time): its requests and their work,
+   * kept in arrays reused from pass to pass instead of an object per request per pass.
+   */
+  private readonly planRequests: SimRequest[] = [];
+  private readonly planWork: PlannedWork[] = [];
+  /** Entries of planRequests / planWork in the current pass (the arrays keep their room between passes). */
+  private planCount = 0;
+  private readonly startPassAction = () => this.startPass();
+  private readonly endPassAction = () => this.endPass();
   passes = 0;
   preemptionCount = 0;
 
@@ -77,7 +86,7 @@ export class RankEngine {
     this.g1 = new DeviceCache(
       settings.num_gpu_blocks,
       settings.enable_prefix_caching,
-      (hash) => this.outbox.push((stream) => stream.removed('Device', [hash])),
+      (hash) => this.outbox.push(hash),
       blockIds,
     );
   }
@@ -125,7 +134,7 @@ export class RankEngine {
   kick(): void {
     if (this.busy || this.startScheduled) return;
     this.startScheduled = true;
-    this.kernel.at(this.kernel.now, Phase.PassStart, this.rank_index, () => this.startPass());
+    this.kernel.at(this.kernel.now, Phase.PassStart, this.rank_index, this.startPassAction);
   }
 
   /** Emits a HostPinned event for a shared/private pool change on this rank's stream, now. */
@@ -136,33 +145,39 @@ export class RankEngine {
   private startPass(): void {
     this.startScheduled = false;
     if (this.busy) return;
-    const plan = this.plan();
-    if (plan.length === 0) {
+    this.plan();
+    const plan = this.planWork;
+    const count = this.planCount;
+    if (count === 0) {
       this.flushOutbox();
       return;
     }
     this.busy = true;
     this.passes++;
-    const hasPrefill = plan.some((work) => !work.decode);
-    const hasDecode = plan.some((work) => work.decode);
+    let hasPrefill = false;
+    let hasDecode = false;
+    for (let i = 0; i < count; i++) {
+      if (plan[i] === DECODE) hasDecode = true;
+      else hasPrefill = true;
+    }
     const duration = (hasPrefill ? this.settings.prefill_ns : 0) + (hasDecode ? this.settings.decode_ns : 0);
-    this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, () => this.endPass(plan));
+    this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
   }
 
-  /** ENG-1: running requests first, then waiting ones in FCFS order under the caps. */
-  private plan(): PlannedWork[] {
+  /** ENG-1: running requests first, then waiting ones in FCFS order under the caps (into planRequests / planWork). */
+  private plan(): void {
     let budget = this.settings.max_num_batched_tokens;
-    const plan: PlannedWork[] = [];
+    this.planCount = 0;
     const preemptionsAtStart = this.preemptionCount;
     for (let i = 0; i < this.running.length && budget > 0; i++) {
       const request = this.running[i];
       const work = this.continueRunning(request, budget);
-      if (!work) {
+      if (work === null) {
         if (this.running[i] !== request) i--;
         continue;
       }
-      plan.push(work);
-      budget -= work.decode ? 1 : work.prefill_tokens;
+      this.addToPlan(request, work);
+      budget -= work === DECODE ? 1 : work;
     }
     // As vLLM does, a pass that had to preempt admits nothing new.
     for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs && this.preemptionCount === preemptionsAtStart; ) {
@@ -176,10 +191,15 @@ export class RankEngine {
       }
       this.waiting.splice(i, 1);
       this.running.push(request);
-      plan.push(work);
-      budget -= work.prefill_tokens;
+      this.addToPlan(request, work);
+      budget -= work === DECODE ? 0 : work;
     }
-    return plan;
+  }
+
+  private addToPlan(request: SimRequest, work: PlannedWork): void {
+    this.planRequests[this.planCount] = request;
+    this.planWork[this.planCount] = work;
+    this.planCount++;
   }
 
   private continueRunning(request: SimRequest, budget: number): PlannedWork | null {
@@ -187,7 +207,7 @@ export class RankEngine {
     const chunk = prefill ? Math.min(request.prefill_target_tokens - request.computed_tokens, budget) : 0;
     const tokens = prefill ? request.computed_tokens + chunk : request.input_length + request.output_tokens;
     if (!this.makeRoom(request, tokens)) return null;
-    return { request, prefill_tokens: chunk, decode: !prefill };
+    return prefill ? chunk : DECODE;
   }
 
   /**
@@ -216,7 +236,7 @@ export class RankEngine {
   private preempt(request: SimRequest): void {
     this.running.splice(this.running.indexOf(request), 1);
     this.g1.release(request.entry_ids, request.private_blocks);
-    request.entry_ids = [];
+    request.clearEntries();
     request.private_blocks = 0;
     request.computed_tokens = 0;
     request.recompute_output_tokens = request.output_tokens;
@@ -230,7 +250,7 @@ export class RankEngine {
     const index = this.running.indexOf(request);
     if (index >= 0) this.running.splice(index, 1);
     this.g1.release(request.entry_ids, request.private_blocks);
-    request.entry_ids = [];
+    request.clearEntries();
     request.private_blocks = 0;
     request.state = 'failed';
     request.failure_reason = reason;
@@ -249,7 +269,7 @@ export class RankEngine {
   /** ENG-4: how many prompt blocks may be reused at most. */
   private reusableBlocks(request: SimRequest): number {
     const tokens = request.output_length > 0 ? request.input_length - 1 : request.input_length;
-    return Math.min(Math.floor(Math.max(tokens, 0) / this.settings.block_size), request.hashes.length);
+    return Math.min(Math.floor(Math.max(tokens, 0) / this.settings.block_size), request.blockCount);
   }
 
   /**
@@ -280,7 +300,7 @@ export class RankEngine {
     const hostBlocks = lookup ? lookup.blocks : 0;
     const g1Ids = request.block_ids.subarray(0, g1Blocks);
     this.g1.acquire(g1Ids);
-    request.entry_ids = Array.from(g1Ids);
+    request.setEntries(g1Ids);
     if (hostBlocks > 0) return this.startRestore(request, g1Blocks, hostBlocks);
     request.computed_tokens = g1Blocks * this.settings.block_size;
     const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
@@ -291,12 +311,12 @@ export class RankEngine {
     }
     this.attributeReuse(request, g1Blocks, 0);
     this.recordAttempt(request, 'admitted', g1Blocks, 0, null);
-    return { request, prefill_tokens: chunk, decode: false };
+    return chunk;
   }
 
   private undoAcquire(request: SimRequest): void {
     this.g1.release(request.entry_ids, 0);
-    request.entry_ids = [];
+    request.clearEntries();
   }
 
   /** Reserves G1 blocks for the restored prefix, pins the G2 entries and starts the H2D load. */
@@ -358,7 +378,7 @@ export class RankEngine {
     }
     request.restore = null;
     this.recordAttempt(request, 'admitted', g1_blocks, host_blocks, null);
-    return { request, prefill_tokens: chunk, decode: false };
+    return chunk;
   }
 
   /** PD-1: the decode half starts with the whole prompt's KV in place; its blocks become cache entries. */
@@ -369,9 +389,9 @@ export class RankEngine {
     }
     request.kv_transferred = false;
     request.computed_tokens = request.input_length;
-    this.storeBlocks(request, 0, request.hashes.length);
+    this.storeBlocks(request, 0, request.blockCount);
     this.recordAttempt(request, 'admitted', 0, 0, 'KV transferred from the prefill worker');
-    return { request, prefill_tokens: 0, decode: true };
+    return DECODE;
   }
 
   /** G2-6: reuse is attributed at first admission only. */
@@ -390,20 +410,24 @@ export class RankEngine {
   private promoteBlock(request: SimRequest, id: BlockId): boolean {
     if (!this.g1.promote(id)) return false;
     request.private_blocks--;
-    request.entry_ids.push(id);
+    request.addEntry(id);
     return true;
   }
 
-  private endPass(plan: PlannedWork[]): void {
-    for (const work of plan) {
-      if (work.decode) this.finishDecodeStep(work.request);
-      else this.finishPrefillChunk(work.request, work.prefill_tokens);
+  private endPass(): void {
+    const requests = this.planRequests;
+    const work = this.planWork;
+    const count = this.planCount;
+    for (let i = 0; i < count; i++) {
+      if (work[i] === DECODE) this.finishDecodeStep(requests[i]);
+      else this.finishPrefillChunk(requests[i], work[i]);
     }
-    for (const work of plan) this.writeThrough(work.request);
-    for (const work of plan) if (this.isComplete(work.request)) this.finish(work.request);
+    for (let i = 0; i < count; i++) this.writeThrough(requests[i]);
+    for (let i = 0; i < count; i++) if (this.isComplete(requests[i])) this.finish(requests[i]);
+    this.planCount = 0;
     this.flushOutbox();
     this.busy = false;
-    for (const request of this.loadsDoneMidPass.splice(0)) this.markLoaded(request);
+    if (this.loadsDoneMidPass.length > 0) for (const request of this.loadsDoneMidPass.splice(0)) this.markLoaded(request);
     this.kick();
   }
 
@@ -411,7 +435,7 @@ export class RankEngine {
     const B = this.settings.block_size;
     const before = Math.floor(request.computed_tokens / B);
     request.computed_tokens += tokens;
-    const after = Math.min(Math.floor(request.computed_tokens / B), request.hashes.length);
+    const after = Math.min(Math.floor(request.computed_tokens / B), request.blockCount);
     this.storeBlocks(request, before, after);
     if (!request.prefillDone) return;
     if (request.first_token_ns === null) this.listener.prefillComplete(request);
@@ -432,37 +456,47 @@ export class RankEngine {
 
   /** Blocks [from, to) of the prompt became complete this pass: cache entries and Device Stored. */
   private storeBlocks(request: SimRequest, from: number, to: number): void {
-    let run: BlockHash[] = [];
     let runStart = from;
-    const flush = () => {
-      if (run.length === 0) return;
-      const blocks = request.blocksIn(runStart, runStart + run.length);
-      const parent = runStart === 0 ? null : request.hashes[runStart - 1];
-      this.outbox.push((stream) => stream.stored('Device', blocks, parent, runStart));
-      run = [];
-    };
+    let runLength = 0;
     for (let i = from; i < to; i++) {
       if (this.promoteBlock(request, request.block_ids[i])) {
-        if (run.length === 0) runStart = i;
-        run.push(request.hashes[i]);
-      } else flush();
+        if (runLength === 0) runStart = i;
+        runLength++;
+      } else if (runLength > 0) {
+        this.storedRun(request, runStart, runLength);
+        runLength = 0;
+      }
     }
-    flush();
+    if (runLength > 0) this.storedRun(request, runStart, runLength);
+  }
+
+  /** A Device Stored is due for `length` new cache entries from prompt block `start`. */
+  private storedRun(request: SimRequest, start: number, length: number): void {
+    const blocks = request.blocksIn(start, start + length);
+    const parent = start === 0 ? null : request.hashAt(start - 1);
+    this.outbox.push((stream) => stream.stored('Device', blocks, parent, start));
   }
 
   /** G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. */
   private writeThrough(request: SimRequest): void {
     if (!this.host) return;
-    const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.hashes.length);
+    const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.blockCount);
     if (complete <= request.write_through_blocks) return;
     const firstIndex = request.write_through_blocks;
-    const cohortIndexes: number[] = [];
-    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(request.block_ids[i])) cohortIndexes.push(i);
-    if (cohortIndexes.length === 0) {
+    const ids = request.block_ids;
+    let cohortSize = 0;
+    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(ids[i])) cohortSize++;
+    if (cohortSize === 0) {
       request.write_through_blocks = complete;
       return;
     }
-    const cohort = cohortIndexes.map((i) => request.block_ids[i]);
+    const cohortIndexes: number[] = new Array(cohortSize);
+    const cohort: BlockId[] = new Array(cohortSize);
+    for (let i = firstIndex, n = 0; n < cohortSize; i++) {
+      if (this.host.pool.contains(ids[i])) continue;
+      cohortIndexes[n] = i;
+      cohort[n++] = ids[i];
+    }
     const reservation = this.host.pool.reserve(cohort, request.identity.cache_id ?? request.request_id);
     if (!reservation) return;
     request.write_through_blocks = complete;
@@ -474,9 +508,10 @@ export class RankEngine {
       }
     }
     // The Stored event is described now: the request may have finished when the copy completes.
-    const blocks = cohortIndexes.map((i) => request.block(i));
+    const blocks: HashedBlock[] = new Array(cohortSize);
+    for (let n = 0; n < cohortSize; n++) blocks[n] = request.block(cohortIndexes[n]);
     const start = cohortIndexes[0];
-    const parent = start > 0 ? request.hashes[start - 1] : null;
+    const parent = start > 0 ? request.hashAt(start - 1) : null;
     const host = this.host;
     host.transfers.submit({
       direction: 'd2h',
@@ -506,7 +541,7 @@ export class RankEngine {
     if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
     this.running.splice(index, 1);
     this.g1.release(request.entry_ids, request.private_blocks);
-    request.entry_ids = [];
+    request.clearEntries();
     request.private_blocks = 0;
     if (request.stage === 'prefill' && request.output_tokens < request.output_length) {
       request.state = 'transferring';
@@ -522,6 +557,11 @@ export class RankEngine {
     if (this.outbox.length === 0) return;
     const drafts = this.outbox;
     this.outbox = [];
-    this.listener.emit(this, drafts.map((draft) => draft(this.events)));
+    const events: KvEvent[] = new Array(drafts.length);
+    for (let i = 0; i < drafts.length; i++) {
+      const draft = drafts[i];
+      events[i] = typeof draft === 'bigint' ? this.events.removed('Device', [draft]) : draft(this.events);
+    }
+    this.listener.emit(this, events);
   }
 }

@@ -7,6 +7,7 @@ import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
 import { ValueCounts } from '../valueCounts';
+import type { Int32Pool } from '../typedArrays';
 
 export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'transferring' | 'finished' | 'failed' | 'skipped';
 
@@ -41,6 +42,8 @@ export interface RequestIdentity {
   lane: number | null;
 }
 
+const NO_ENTRIES = new Int32Array(0);
+
 export class SimRequest {
   state: RequestState = 'created';
   arrival_ns: Nanos = 0;
@@ -60,8 +63,9 @@ export class SimRequest {
   readonly routing_history: Placement[] = [];
   readonly admission_history: AdmissionAttempt[] = [];
   reconciliation: Reconciliation | null = null;
-  /** G1 cache entries this request uses (block ids), in prompt order. */
-  entry_ids: BlockId[] = [];
+  /** G1 cache entries this request uses (block ids), in prompt order: the first entryCount of entryStore. */
+  private entryStore: Int32Array | null = null;
+  private entryCount = 0;
   /** G1 blocks it holds that are not cache entries. */
   private_blocks = 0;
   /** G2 entries pinned for its restore (block ids). */
@@ -89,11 +93,13 @@ export class SimRequest {
   decode_routing: Placement | null = null;
   decode_worker_id: number | null = null;
   decode_dp_rank: number | null = null;
-  /** The prompt's complete blocks as hash words (see BlockWords), while the request holds them. */
-  private blockWords: BlockWords | null = null;
-  private hashList: BlockHash[] | null = null;
+  /** The tokens-only hash words (low, high) of the prompt's complete blocks, while the request holds them. */
+  private tokensWords: Int32Array | null = null;
   private idList: Int32Array | null = null;
   private blockIds: BlockIds | null = null;
+  /** The buffer behind idList, tokensWords and (at first) entryStore, and the pool it goes back to. */
+  private store: Int32Array | null = null;
+  private storePool: Int32Pool | null = null;
 
   constructor(
     readonly identity: RequestIdentity,
@@ -102,31 +108,58 @@ export class SimRequest {
   ) {}
 
   /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
-  attachBlocks(words: BlockWords, blockIds: BlockIds): void {
+  attachBlocks(words: BlockWords, blockIds: BlockIds, pool: Int32Pool | null = null): void {
     const count = words.length / WORDS_PER_BLOCK;
-    const ids = new Int32Array(count);
-    const hashes: BlockHash[] = new Array(count);
+    // One buffer for both: the block ids, then the tokens-only hash words (the sequence hash words
+    // are not kept: the ids stand for them).
+    // The G1 entries it uses (a subsequence of its block ids) take the rest of the buffer.
+    const store = pool ? pool.take(4 * count) : new Int32Array(4 * count);
+    this.store = store;
+    this.storePool = pool;
+    const ids = store.subarray(0, count);
+    const tokens = store.subarray(count, 3 * count);
+    this.entryStore = store.subarray(3 * count);
+    this.entryCount = 0;
     for (let i = 0; i < count; i++) {
-      ids[i] = blockIds.acquireWords(words[WORDS_PER_BLOCK * i], words[WORDS_PER_BLOCK * i + 1]);
-      hashes[i] = blockIds.hashOf(ids[i]);
+      const at = WORDS_PER_BLOCK * i;
+      ids[i] = blockIds.acquireWords(words[at], words[at + 1]);
+      tokens[2 * i] = words[at + 2];
+      tokens[2 * i + 1] = words[at + 3];
     }
-    this.blockWords = words;
-    this.hashList = hashes;
+    this.tokensWords = tokens;
     this.idList = ids;
     this.blockIds = blockIds;
   }
 
   releaseBlocks(): void {
     if (this.idList) this.blockIds!.releaseAll(this.idList);
-    this.blockWords = null;
-    this.hashList = null;
+    this.tokensWords = null;
     this.idList = null;
+    if (this.entryCount > 0) return; // (never after a finish) the entries still use the buffer
+    this.entryStore = null;
+    if (this.store !== null && this.storePool !== null) this.storePool.give(this.store);
+    this.store = null;
   }
 
-  /** Sequence hashes of the complete prompt blocks. */
+  /**
+   * Sequence hashes of the complete prompt blocks, as a new array (the request keeps only their
+   * ids, which stand for the hashes while it holds them; see hashAt and blockCount).
+   */
   get hashes(): readonly BlockHash[] {
-    if (this.hashList === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
-    return this.hashList;
+    const ids = this.block_ids;
+    const hashes: BlockHash[] = new Array(ids.length);
+    for (let i = 0; i < ids.length; i++) hashes[i] = this.blockIds!.hashOf(ids[i]);
+    return hashes;
+  }
+
+  /** Sequence hash of prompt block `index`. */
+  hashAt(index: number): BlockHash {
+    return this.blockIds!.hashOf(this.block_ids[index]);
+  }
+
+  /** How many complete prompt blocks the prompt has. */
+  get blockCount(): number {
+    return this.block_ids.length;
   }
 
   /** Block ids of the complete prompt blocks (same order as `hashes`). */
@@ -137,20 +170,19 @@ export class SimRequest {
 
   /** Prompt blocks [from, to), as events carry them. */
   blocksIn(from: number, to: number): HashedBlock[] {
-    const blocks: HashedBlock[] = [];
-    for (let i = from; i < to; i++) blocks.push(this.block(i));
+    const blocks: HashedBlock[] = new Array(to - from);
+    for (let i = from; i < to; i++) blocks[i - from] = this.block(i);
     return blocks;
   }
 
   /** Prompt block `index`, as events carry it. */
   block(index: number): HashedBlock {
-    return { block_hash: this.hashes[index], tokens_hash: this.tokensHash(index) };
+    return { block_hash: this.hashAt(index), tokens_hash: this.tokensHash(index) };
   }
 
   /** Local (tokens-only) hash of prompt block `index`. */
   tokensHash(index: number): BlockHash {
-    const at = WORDS_PER_BLOCK * index;
-    return toU64(this.blockWords![at + 2], this.blockWords![at + 3]);
+    return toU64(this.tokensWords![2 * index], this.tokensWords![2 * index + 1]);
   }
 
   get request_id(): string {
@@ -160,7 +192,33 @@ export class SimRequest {
     return this.identity.ordinal;
   }
   get heldBlocks(): number {
-    return this.entry_ids.length + this.private_blocks;
+    return this.entryCount + this.private_blocks;
+  }
+
+  /** The G1 cache entries this request uses (block ids), in prompt order: a view, valid until they change. */
+  get entry_ids(): Int32Array {
+    return this.entryStore === null ? NO_ENTRIES : this.entryStore.subarray(0, this.entryCount);
+  }
+
+  /** The request now uses these G1 entries (they replace any it had). */
+  setEntries(ids: ArrayLike<BlockId>): void {
+    this.entryCount = 0;
+    for (let i = 0; i < ids.length; i++) this.addEntry(ids[i]);
+  }
+
+  /** One more G1 entry, after the others. */
+  addEntry(id: BlockId): void {
+    if (this.entryStore === null || this.entryCount === this.entryStore.length) {
+      const grown = new Int32Array(Math.max(16, 2 * this.entryCount));
+      if (this.entryStore !== null) grown.set(this.entryStore.subarray(0, this.entryCount));
+      this.entryStore = grown;
+    }
+    this.entryStore[this.entryCount++] = id;
+  }
+
+  /** The request uses no G1 entries any more. */
+  clearEntries(): void {
+    this.entryCount = 0;
   }
   /** Tokens the prefill must cover: the prompt, plus outputs to recompute after a preemption. */
   get prefill_target_tokens(): number {

@@ -92,20 +92,44 @@ function disagreementReason(request: SimRequest, placement: Placement, block_siz
   return host_weight !== 1 ? 'host weight' : null;
 }
 
-function routingRecord({ request_id: _id, ordinal: _ordinal, ...rest }: Placement): RoutingRecord {
-  return rest;
+/** The placement without its request identity: same fields, same order, one fast-shaped object. */
+function routingRecord(placement: Placement): RoutingRecord {
+  return {
+    time_ns: placement.time_ns,
+    policy: placement.policy,
+    worker_id: placement.worker_id,
+    dp_rank: placement.dp_rank,
+    candidates: placement.candidates,
+    device_blocks: placement.device_blocks,
+    host_blocks: placement.host_blocks,
+    selected_overlap_blocks: placement.selected_overlap_blocks,
+    best_available_overlap_blocks: placement.best_available_overlap_blocks,
+    reported_overlap_tokens: placement.reported_overlap_tokens,
+    tied_candidates: placement.tied_candidates,
+  };
+}
+
+function routingRecords(history: Placement[]): RoutingRecord[] {
+  const records: RoutingRecord[] = new Array(history.length);
+  for (let i = 0; i < history.length; i++) records[i] = routingRecord(history[i]);
+  return records;
 }
 
 function record(request: SimRequest): RequestRecord {
-  const last = request.routing_history.at(-1);
+  const identity = request.identity;
   const ttft = request.first_token_ns === null ? null : request.first_token_ns - request.arrival_ns;
   const e2e = request.finished_ns === null ? null : request.finished_ns - request.arrival_ns;
   return {
-    ...request.identity,
+    request_id: identity.request_id,
+    ordinal: identity.ordinal,
+    session_id: identity.session_id,
+    play_id: identity.play_id,
+    cache_id: identity.cache_id,
+    lane: identity.lane,
     status: request.state,
     worker_id: request.worker_id,
     dp_rank: request.dp_rank,
-    routed: last !== undefined,
+    routed: request.routing_history.length > 0,
     input_length: request.input_length,
     output_length: request.output_length,
     arrival_ms: ms(request.arrival_ns)!,
@@ -124,7 +148,7 @@ function record(request: SimRequest): RequestRecord {
     decode_worker_id: request.decode_worker_id,
     kv_transfer_ms: request.stage === 'whole' ? null : ms(request.kv_transfer_ns),
     decode_routing: request.decode_routing ? routingRecord(request.decode_routing) : null,
-    routing_history: request.routing_history.map(routingRecord),
+    routing_history: routingRecords(request.routing_history),
     admission_history: request.admission_history,
     reconciliation: request.reconciliation,
   };

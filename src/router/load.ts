@@ -4,7 +4,7 @@
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../blockIds';
 import { NO_BLOCK_ID } from '../blockIds';
-import { grownInt32 } from '../typedArrays';
+import { grownInt32, Int32Pool } from '../typedArrays';
 import { BlockSlots, NO_SLOT } from '../blockSlots';
 import { RankSetsByBlock } from './rankSets';
 
@@ -24,6 +24,8 @@ export class LoadTracker {
   /** Per rank: its active blocks, and how many active requests on that rank use each (by slot). */
   private readonly activeByRank: { blocks: BlockSlots; users: Int32Array }[] = [];
   private readonly requests = new Map<string, ActiveRequest>();
+  /** Slot arrays of freed requests, reused by later ones of the same length. */
+  private readonly slotArrays = new Int32Pool();
 
   constructor(private readonly blockIds: BlockIds) {}
 
@@ -54,7 +56,7 @@ export class LoadTracker {
   add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
     const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds), users: new Int32Array(0) });
-    const slots = new Int32Array(ids.length);
+    const slots = this.slotArrays.take(ids.length);
     for (let i = 0; i < ids.length; i++) {
       const known = ids[i] !== NO_BLOCK_ID;
       const id = known ? ids[i] : this.blockIds.acquire(hashes[i]);
@@ -86,12 +88,15 @@ export class LoadTracker {
     this.prefillComplete(request_id);
     this.unhashedBlocks[request.rank] -= request.unhashed_blocks;
     const active = this.activeByRank[request.rank];
-    for (const slot of request.slots) {
+    const slots = request.slots;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i];
       if (--active.users[slot] > 0) continue;
       this.activeRanks.delete(active.blocks.idAt(slot), request.rank);
       active.blocks.removeAt(slot);
     }
     this.requests.delete(request_id);
+    this.slotArrays.give(slots);
   }
 
   /** Forgets every request on a rank (its worker was removed). */

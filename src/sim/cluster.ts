@@ -17,6 +17,7 @@ import { PrefixHashMemo } from '../hash';
 import { BlockIds } from '../blockIds';
 import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../valueCounts';
+import { Int32Pool } from '../typedArrays';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -155,6 +156,8 @@ export class Cluster implements RankListener {
   private readonly blockIds = new BlockIds();
   /** Shares hashing work across prompts with common leading chunks (one run's memo). */
   private readonly hashMemo = new PrefixHashMemo();
+  /** Per-request block buffers, reused from requests that have ended. */
+  private readonly requestBuffers = new Int32Pool();
   private readonly finishedTokenGaps = new ValueCounts();
   private eventsEmitted = 0;
   private eventsWithheld = 0;
@@ -226,7 +229,7 @@ export class Cluster implements RankListener {
     const target = spec.target_worker ?? null;
     const prompt = spec.prompt;
     this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
-      request.attachBlocks(prompt.computeBlockWords(blockSize, this.hashMemo), this.blockIds);
+      request.attachBlocks(prompt.computeBlockWords(blockSize, this.hashMemo), this.blockIds, this.requestBuffers);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
     });
