@@ -1,6 +1,7 @@
 // Agentic workloads (AGX-1) and their trace format: plays of requests with sessions, authored
 // start offsets and dependency edges, read from Agentic Mooncake v2 JSON lines (a header line,
 // then one request per line). Bad rows give one error naming the line and the problem.
+import { TraceLineError } from '../traceLineError';
 import { msToNs, type Nanos } from '../time';
 
 export const AGENTIC_SCHEMA = 'dynamo.agentic_mooncake';
@@ -40,16 +41,7 @@ export interface AgenticTrace {
   plays: SourcePlay[];
 }
 
-export class AgenticTraceError extends Error {
-  constructor(
-    readonly source: string,
-    readonly line: number,
-    readonly problem: string,
-  ) {
-    super(`${source}: line ${line}: ${problem}`);
-    this.name = 'AgenticTraceError';
-  }
-}
+export class AgenticTraceError extends TraceLineError {}
 
 type Row = Record<string, unknown>;
 

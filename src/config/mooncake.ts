@@ -1,6 +1,7 @@
 // Mooncake request traces (FAST'25 format: one JSON object per line with timestamp in ms,
 // input_length, output_length and hash_ids of trace_block_size tokens each) turned into request
 // specs, with line-numbered errors for bad rows.
+import { TraceLineError } from '../traceLineError';
 import { msToNs } from '../time';
 import { tracePrompt } from '../prompt';
 import type { RequestSpec } from '../sim/cluster';
@@ -14,16 +15,7 @@ export interface MooncakeOptions {
   first_ordinal: number;
 }
 
-export class MooncakeTraceError extends Error {
-  constructor(
-    readonly source: string,
-    readonly line: number,
-    readonly problem: string,
-  ) {
-    super(`${source}: line ${line}: ${problem}`);
-    this.name = 'MooncakeTraceError';
-  }
-}
+export class MooncakeTraceError extends TraceLineError {}
 
 function whole(row: Record<string, unknown>, field: string, minimum: number, source: string, line: number): number {
   const value = row[field];
