@@ -71,6 +71,10 @@ Given('conversation {string} is to resume at {duration} with {int} more tokens',
   this.engine.focus = [this.engine.addRequest({ session, arrival_ns: at, own_tokens: tokens, output_length: 2, continues: true })];
 });
 
+Given('conversation {string} is to resume at {duration} with {int} more tokens as well', function (this: KvWorld, session: string, at: Nanos, tokens: number) {
+  this.engine.focus.push(this.engine.addRequest({ session, arrival_ns: at, own_tokens: tokens, output_length: 2, continues: true }));
+});
+
 When("conversation {string}'s first prompt is sent again at {duration}", function (this: KvWorld, session: string, at: Nanos) {
   this.engine.focus = [this.engine.repeatFirst(session, at)];
   this.engine.run(this.seed);

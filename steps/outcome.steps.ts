@@ -177,3 +177,38 @@ Then("no decode worker's KV event reaches the router", function (this: KvWorld) 
   this.measure('KV events withheld from the router (decode workers)', report.summary.kv_events.withheld_from_router, 'events');
   expect(report.summary.kv_events.withheld_from_router, 'decode workers emitted events that were withheld').to.be.greaterThan(0);
 });
+
+Then('every request finishes', function (this: KvWorld) {
+  const records = this.engine.outcome.report.per_request;
+  const unfinished = records.filter((record) => record.status !== 'finished');
+  this.measure('requests finished', records.length - unfinished.length, `of ${records.length}`);
+  expect(unfinished.map((r) => `${r.request_id} ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}`), 'requests that did not finish').to.deep.equal([]);
+});
+
+Then('each resume restores {int} tokens from G2', function (this: KvWorld, tokens: number) {
+  for (const record of focusRecords(this)) {
+    this.measure(`tokens ${record.request_id} restored from G2`, record.host_reused_tokens, 'tokens');
+    expect(record.host_reused_tokens, `host_reused_tokens of ${record.request_id}`).to.equal(tokens);
+  }
+});
+
+Then('the resume is admitted the moment its H2D copy completes, {duration} after it arrived', function (this: KvWorld, wait: Nanos) {
+  const record = theResume(this);
+  const load = this.engine.outcome.result.transfers.find((t) => t.direction === 'h2d' && t.request_id === record.request_id);
+  if (!load || load.finished_ns === null) throw new Error(`no completed H2D restore for ${record.request_id}`);
+  const admitted_ms = record.first_admission_ms;
+  if (admitted_ms === null) throw new Error(`${record.request_id} was never admitted`);
+  this.measure('admission after arrival', admitted_ms - record.arrival_ms, 'ms');
+  expect(Math.round((admitted_ms - record.arrival_ms) * 1e6), 'admission − arrival (ns)').to.equal(wait);
+  expect(Math.round(admitted_ms * 1e6), 'admission (ns) vs H2D completion (ns)').to.equal(load.finished_ns);
+});
+
+Then('no two H2D restores on the worker overlap in time', function (this: KvWorld) {
+  const loads = this.engine.outcome.result.transfers.filter((t) => t.direction === 'h2d').sort((a, b) => a.started_ns - b.started_ns);
+  expect(loads.length, 'H2D restores').to.be.greaterThan(1);
+  this.measure('H2D restores', loads.length, 'restores');
+  for (let i = 1; i < loads.length; i++) {
+    const previousEnd = loads[i - 1].finished_ns!;
+    expect(loads[i].submitted_ns, `restore ${loads[i].request_id} submitted before ${loads[i - 1].request_id}'s finished`).to.be.at.least(previousEnd);
+  }
+});

@@ -9,10 +9,11 @@ const REASONS: Record<string, StreamViolation> = {
   'the block is already stored on that rank': 'duplicate-store',
   'the removed block was never stored on that rank': 'unknown-removal',
   'an event id is out of sequence': 'event-id-gap',
+  'the stored blocks continue a block the rank does not hold': 'broken-chain',
 };
 
 Then(
-  /^the replay fails because (the block is already stored on that rank|the removed block was never stored on that rank|an event id is out of sequence)$/,
+  /^the replay fails because (the block is already stored on that rank|the removed block was never stored on that rank|an event id is out of sequence|the stored blocks continue a block the rank does not hold)$/,
   function (this: KvWorld, reason: string) {
     const failure = this.replay.failure;
     this.measure('stream errors', failure ? 1 : 0, failure ? 'error' : 'errors', failure ? `stream rejected (${failure.detail.violation.replace(/-/g, ' ')})` : 'stream errors = 0');

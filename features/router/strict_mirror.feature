@@ -78,3 +78,18 @@ Feature: The router rejects impossible KV event streams
     When the router replays the event streams
     Then the replay fails because the block is already stored on that rank
     And the error names worker 1, dp rank 0, event 1, tier HostPinned and block 1 of "system prompt"
+
+  @EVT-1
+  Scenario: a G2 store that continues a block the worker holds only in GPU memory is rejected
+    Given worker 1 finishes storing blocks 1 to 1 of "system prompt" in GPU memory at 10 ms
+    And worker 1 finishes storing blocks 2 to 2 of "system prompt" in host memory at 11 ms
+    When the router replays the event streams
+    Then the replay fails because the stored blocks continue a block the rank does not hold
+    And the error names worker 1, dp rank 0, event 1, tier HostPinned and block 1 of "system prompt"
+
+  @EVT-1
+  Scenario: a G2 store that continues a block the worker holds in host memory is accepted
+    Given worker 1 finishes storing blocks 1 to 1 of "system prompt" in host memory at 10 ms
+    And worker 1 finishes storing blocks 2 to 2 of "system prompt" in host memory at 11 ms
+    When the router replays the event streams
+    Then the replay completes without a stream error

@@ -147,17 +147,23 @@ export class AgenticDriver {
     if (!owner) return;
     const { play, state } = owner;
     state.done = true;
-    if (request.state === 'failed' && !play.failed) this.failPlay(play);
+    if (request.state === 'failed' && !play.failed) this.failPlay(play, `play ${play.play_id} failed: request ${request.request_id} failed (${request.failure_reason})`);
     else this.fire(play, state.node.request_id, 'completion');
     this.maybeFinishPlay(play);
   }
 
-  /** AGX-2: the rest of the play is skipped; what was already sent still finishes. */
-  private failPlay(play: PlayInstance): void {
+  /**
+   * AGX-2: the rest of the play is skipped: every request that has not arrived yet, including one
+   * released for a later arrival (a tool delay or an authored floor). What already arrived still finishes.
+   */
+  private failPlay(play: PlayInstance, reason: string): void {
     play.failed = true;
     this.plays.find((record) => record.play_id === play.play_id)!.failed = true;
     for (const state of play.nodes.values()) {
-      if (state.request !== null) continue;
+      if (state.request !== null) {
+        if (this.cluster.withdraw(state.request, reason)) state.skipped = true;
+        continue;
+      }
       state.skipped = true;
       this.cluster.recordSkipped({
         request_id: `${play.play_id}/${state.node.request_id}`,
@@ -166,7 +172,7 @@ export class AgenticDriver {
         play_id: play.play_id,
         cache_id: play.cache_id,
         lane: play.lane,
-      }, state.node.input_length, state.node.output_length);
+      }, state.node.input_length, state.node.output_length, reason);
     }
   }
 

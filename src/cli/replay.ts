@@ -1,6 +1,7 @@
 // `kvqual replay <config.yaml>`: reads a replay configuration (cluster, router, workload), runs
 // the simulation and prints a short human summary; --out writes the canonical report JSON, --json
-// prints it. Exit 0 on a clean run, 1 when the router rejected the event stream, 2 for a bad
+// prints it. Exit 0 on a clean run, 1 when the router rejected the event stream or a request
+// never ended (a stall: a simulator defect, each stuck request named), 2 for a bad
 // config or an unreadable file (nothing is written then).
 import type { Command } from 'commander';
 import { ConfigError, parseReplayConfig } from '../config/load';
@@ -60,7 +61,8 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
   if (options.out) io.writeTextAtomic(options.out, json);
   if (options.eventsOut) io.writeTextAtomic(options.eventsOut, eventLog(outcome));
   io.stdout(options.json ? json : summaryText(file, report, options.out));
-  return report.summary.event_stream_failure === null ? ExitCode.clean : ExitCode.violation;
+  const clean = report.summary.event_stream_failure === null && report.summary.stuck_requests === undefined;
+  return clean ? ExitCode.clean : ExitCode.violation;
 }
 
 /** The batches the router received, in delivery order, in the wire format check-events reads. */
@@ -102,10 +104,13 @@ const fixed = (value: number) => String(Number(value.toFixed(3)));
 /** A few lines a person reads after a run. */
 export function summaryText(file: string, report: RunReport, out: string | undefined): string {
   const s = report.summary;
+  const ended = [s.requests.failed > 0 ? `${s.requests.failed} failed` : '', s.requests.skipped > 0 ? `${s.requests.skipped} skipped` : ''].filter(Boolean);
+  const latency = (label: string, d: RunReport['summary']['ttft_ms']) =>
+    s.requests.finished === 0 ? `  ${label} none (no request finished)` : `  ${label} mean ${fixed(d.mean)}, p50 ${fixed(d.p50)}, p99 ${fixed(d.p99)}, max ${fixed(d.max)}`;
   const lines = [
-    `${file}: ${s.requests.finished}/${s.requests.total} requests finished in ${fixed(s.virtual_duration_ms)} ms of virtual time`,
-    `  TTFT ms: mean ${fixed(s.ttft_ms.mean)}, p50 ${fixed(s.ttft_ms.p50)}, p99 ${fixed(s.ttft_ms.p99)}, max ${fixed(s.ttft_ms.max)}`,
-    `  E2E ms:  mean ${fixed(s.e2e_ms.mean)}, p50 ${fixed(s.e2e_ms.p50)}, p99 ${fixed(s.e2e_ms.p99)}, max ${fixed(s.e2e_ms.max)}`,
+    `${file}: ${s.requests.finished}/${s.requests.total} requests finished${ended.length > 0 ? ` (${ended.join(', ')})` : ''} in ${fixed(s.virtual_duration_ms)} ms of virtual time`,
+    latency('TTFT ms:', s.ttft_ms),
+    latency('E2E ms: ', s.e2e_ms),
     `  prefix reuse ${fixed(s.prefix_reuse_ratio * 100)}% of ${s.tokens.input} prompt tokens (G1 ${s.tokens.g1_reused}, G2 ${s.tokens.host_reused})`,
     `  transfers: ${s.transfers.d2h} D2H, ${s.transfers.h2d} H2D; KV events: ${s.kv_events.emitted} emitted, ${s.kv_events.batches_delivered} batches reached the router`,
     `  reconciliation: ${s.reconciliation.agree}/${s.reconciliation.admissions} admissions as the router predicted${reasons(s.reconciliation.disagree_by_reason)}`,
@@ -117,9 +122,29 @@ export function summaryText(file: string, report: RunReport, out: string | undef
   for (const domain of s.g2_domains ?? []) {
     lines.push(`  shared G2 ${domain.domain_id}: ${domain.resident_blocks} resident / ${domain.used_blocks} used / ${domain.capacity_blocks} blocks, ${domain.participants.length} participant rank(s)`);
   }
+  lines.push(...endings(report));
   if (s.event_stream_failure) lines.push(`  EVENT STREAM REJECTED: ${s.event_stream_failure}`);
+  for (const stuck of s.stuck_requests ?? []) {
+    lines.push(`  STUCK (simulator defect): request ${stuck.request_id} never ended: ${stuck.where}, no progress since ${fixed(stuck.last_progress_ms)} ms`);
+  }
   lines.push(`  digest ${report.digest}${out ? `; report written to ${out}` : ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+const LISTED_ENDINGS = 10;
+
+/** Failed and skipped requests with their reasons (the first few of each). */
+function endings(report: RunReport): string[] {
+  const lines: string[] = [];
+  for (const [status, reasonOf] of [
+    ['failed', (r: RunReport['per_request'][number]) => r.failure_reason],
+    ['skipped', (r: RunReport['per_request'][number]) => r.skip_reason],
+  ] as const) {
+    const ofStatus = report.per_request.filter((record) => record.status === status);
+    for (const record of ofStatus.slice(0, LISTED_ENDINGS)) lines.push(`  ${status}: ${record.request_id}: ${reasonOf(record) ?? 'no reason recorded'}`);
+    if (ofStatus.length > LISTED_ENDINGS) lines.push(`  … and ${ofStatus.length - LISTED_ENDINGS} more ${status} (see the report)`);
+  }
+  return lines;
 }
 
 function reasons(byReason: Record<string, number>): string {

@@ -30,6 +30,8 @@ export class HostPool {
   /** Resident entries, least recently used first. */
   private readonly lru = new SlotList();
   private pendingCount = 0;
+  /** Cohort completions waiting for a pending parent entry, by the parent's slot. */
+  private readonly waiters = new Map<number, (() => void)[]>();
 
   constructor(
     readonly domain_id: string,
@@ -133,9 +135,13 @@ export class HostPool {
     return { victims };
   }
 
-  /** G2-3/G2-5: the D2H copy finished; the cohort becomes resident and is touched as one unit. */
+  /**
+   * G2-3/G2-5: the D2H copy finished; the cohort becomes resident and is touched as one unit, in
+   * reverse prompt order like a lookup, so its first block (the parent of the others) is the most
+   * recent and children are evicted before their parents.
+   */
   complete(cohort: ArrayLike<BlockId>): void {
-    for (let i = 0; i < cohort.length; i++) {
+    for (let i = cohort.length - 1; i >= 0; i--) {
       const slot = this.entries.slotOf(cohort[i]);
       if (slot === NO_SLOT || this.pending[slot] === 0) {
         throw new InvariantError(`G2 ${this.domain_id}: completing block ${this.entries.blockIds.hashOf(cohort[i])} that is not pending`);
@@ -144,6 +150,48 @@ export class HostPool {
       this.lru.pushBack(slot);
     }
     this.pendingCount -= cohort.length;
+  }
+
+  isPending(id: BlockId): boolean {
+    const slot = this.entries.slotOf(id);
+    return slot !== NO_SLOT && this.pending[slot] === 1;
+  }
+
+  /**
+   * Holds an entry (pending or resident) in the pool without a load: the parent of a pending
+   * cohort's run is anchored so it is still there when the run's Stored names it (HostPinned chain).
+   */
+  anchor(id: BlockId): void {
+    const slot = this.entries.slotOf(id);
+    if (slot === NO_SLOT) throw new InvariantError(`G2 ${this.domain_id}: anchoring block ${this.entries.blockIds.hashOf(id)} that is not in the pool`);
+    this.pins[slot]++;
+  }
+
+  unanchor(id: BlockId): void {
+    const slot = this.entries.slotOf(id);
+    if (slot === NO_SLOT || this.pins[slot] === 0) throw new InvariantError(`G2 ${this.domain_id}: unanchoring block ${this.entries.blockIds.hashOf(id)} that is not held`);
+    this.pins[slot]--;
+  }
+
+  /** Calls `then` once the pending entry `id` has completed and its Stored has gone out (see releaseWaiters). */
+  whenComplete(id: BlockId, then: () => void): void {
+    const slot = this.entries.slotOf(id);
+    if (slot === NO_SLOT || this.pending[slot] === 0) throw new InvariantError(`G2 ${this.domain_id}: waiting on block ${this.entries.blockIds.hashOf(id)} that is not pending`);
+    const waiting = this.waiters.get(slot);
+    if (waiting) waiting.push(then);
+    else this.waiters.set(slot, [then]);
+  }
+
+  /** Runs what waited on these (now complete) entries, in the order it started waiting. */
+  releaseWaiters(cohort: ArrayLike<BlockId>): void {
+    if (this.waiters.size === 0) return;
+    for (let i = 0; i < cohort.length; i++) {
+      const slot = this.entries.slotOf(cohort[i]);
+      const waiting = slot === NO_SLOT ? undefined : this.waiters.get(slot);
+      if (!waiting) continue;
+      this.waiters.delete(slot);
+      for (const then of waiting) then();
+    }
   }
 
   /** Who stored these entries (sorted, distinct). */

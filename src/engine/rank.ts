@@ -59,6 +59,8 @@ export class RankEngine {
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
+  /** Waiting requests whose G2 restore is loading or loaded: each holds a running slot (max_num_seqs) and its G1 room. */
+  private restoresInFlight = 0;
   /**
    * The pass being planned or run (a rank runs one pass at a time): its requests and their work,
    * kept in arrays reused from pass to pass instead of an object per request per pass.
@@ -106,6 +108,16 @@ export class RankEngine {
     const device_blocks = this.g1.prefixLength(ids);
     const host_blocks = this.host && this.settings.enable_prefix_caching ? this.host.pool.residentRun(ids, device_blocks) : 0;
     return { device_blocks, host_blocks };
+  }
+
+  /** Where an unfinished request is held on this rank, in words ("waiting at position 2 of 3 in the queue"). */
+  whereIs(request: SimRequest): string {
+    const running = this.running.indexOf(request);
+    if (running >= 0) return `running (${running + 1} of ${this.running.length})`;
+    const waiting = this.waiting.indexOf(request);
+    if (waiting < 0) return `in state ${request.state}, in neither queue`;
+    const what = request.state === 'loading' ? 'loading its G2 prefix' : request.state === 'loaded' ? 'loaded from G2, not yet admitted' : 'waiting';
+    return `${what} at position ${waiting + 1} of ${this.waiting.length} in the queue`;
   }
 
   /** A request routed here joins the waiting queue (FCFS). */
@@ -164,7 +176,11 @@ export class RankEngine {
     this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
   }
 
-  /** ENG-1: running requests first, then waiting ones in FCFS order under the caps (into planRequests / planWork). */
+  /**
+   * ENG-1: running requests first, then (as vLLM does) requests whose G2 load has finished, then
+   * waiting ones in FCFS order under the caps (into planRequests / planWork). A restore in flight
+   * counts against max_num_seqs from the moment it starts.
+   */
   private plan(): void {
     let budget = this.settings.max_num_batched_tokens;
     this.planCount = 0;
@@ -180,8 +196,14 @@ export class RankEngine {
       budget -= work === DECODE ? 1 : work;
     }
     // As vLLM does, a pass that had to preempt admits nothing new.
-    for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs && this.preemptionCount === preemptionsAtStart; ) {
+    if (this.preemptionCount !== preemptionsAtStart) return;
+    budget = this.admitLoadedRequests(budget);
+    for (let i = 0; i < this.waiting.length && budget > 0 && this.seqsInUse < this.settings.max_num_seqs; ) {
       const request = this.waiting[i];
+      if (request.state === 'loading' || request.state === 'loaded') {
+        i++;
+        continue;
+      }
       const work = this.tryAdmit(request, budget);
       if (work === 'stop') break;
       if (work === 'failed') continue;
@@ -194,6 +216,29 @@ export class RankEngine {
       this.addToPlan(request, work);
       budget -= work === DECODE ? 0 : work;
     }
+  }
+
+  /** Requests running, plus restores loading or loaded (each already holds its slot). */
+  private get seqsInUse(): number {
+    return this.running.length + this.restoresInFlight;
+  }
+
+  /** Requests whose G2 load has finished are scheduled ahead of the ordinary waiting queue, in queue order. */
+  private admitLoadedRequests(budget: number): number {
+    for (let i = 0; i < this.waiting.length && budget > 0 && this.restoresInFlight > 0; ) {
+      const request = this.waiting[i];
+      if (request.state !== 'loaded') {
+        i++;
+        continue;
+      }
+      const work = this.admitLoaded(request, budget);
+      this.waiting.splice(i, 1);
+      this.restoresInFlight--;
+      this.running.push(request);
+      this.addToPlan(request, work);
+      budget -= work;
+    }
+    return budget;
   }
 
   private addToPlan(request: SimRequest, work: PlannedWork): void {
@@ -279,8 +324,6 @@ export class RankEngine {
    * 'failed' when it can never fit in G1 (it has left the queue).
    */
   private tryAdmit(request: SimRequest, budget: number): PlannedWork | null | 'stop' | 'failed' {
-    if (request.state === 'loading') return null;
-    if (request.state === 'loaded') return this.admitLoaded(request, budget);
     if (request.kv_transferred) return this.admitTransferred(request);
     // The last output token's KV is never computed: input + output − 1 tokens need KV at most.
     const neededBlocks = Math.ceil((request.input_length + Math.max(request.output_length - 1, 0)) / this.settings.block_size);
@@ -319,15 +362,21 @@ export class RankEngine {
     request.clearEntries();
   }
 
-  /** Reserves G1 blocks for the restored prefix, pins the G2 entries and starts the H2D load. */
+  /**
+   * Starts a restore only when the whole prompt can be admitted once it is loaded: it reserves G1
+   * room for every prefill token now (so a loaded request never waits for blocks), pins the G2
+   * entries and starts the H2D load. The restore holds a running slot until it is admitted.
+   */
   private startRestore(request: SimRequest, g1Blocks: number, hostBlocks: number): PlannedWork | null | 'stop' {
     const host = this.host!;
-    if (!this.g1.allocate(hostBlocks)) {
+    const room = Math.max(Math.ceil(request.prefill_target_tokens / this.settings.block_size), g1Blocks + hostBlocks) - g1Blocks;
+    if (!this.g1.allocate(room)) {
       this.undoAcquire(request);
-      this.recordAttempt(request, 'no-blocks', g1Blocks, hostBlocks, 'not enough free G1 blocks for the restore');
+      this.recordAttempt(request, 'no-blocks', g1Blocks, hostBlocks, 'not enough free G1 blocks for the restore and the rest of the prompt');
       return 'stop';
     }
-    request.private_blocks += hostBlocks;
+    request.private_blocks += room;
+    this.restoresInFlight++;
     const ids = request.block_ids.slice(g1Blocks, g1Blocks + hostBlocks);
     host.pool.pin(ids, this.rank_index);
     request.host_restore_sources = host.pool.originsOf(ids);
@@ -364,8 +413,8 @@ export class RankEngine {
     this.kick();
   }
 
-  /** A restored request is admitted: its loaded blocks become G1 cache entries. */
-  private admitLoaded(request: SimRequest, budget: number): PlannedWork | 'stop' {
+  /** A restored request is admitted: its loaded blocks become G1 cache entries; its G1 room was reserved when the restore started. */
+  private admitLoaded(request: SimRequest, budget: number): number {
     const B = this.settings.block_size;
     const { g1_blocks, host_blocks } = request.restore!;
     if (request.pinned_host_ids.length > 0) this.storeBlocks(request, g1_blocks, g1_blocks + host_blocks);
@@ -373,8 +422,7 @@ export class RankEngine {
     request.computed_tokens = (g1_blocks + host_blocks) * B;
     const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
     if (!this.ensureBlocks(request, request.computed_tokens + chunk)) {
-      this.recordAttempt(request, 'no-blocks', g1_blocks, host_blocks, 'not enough free G1 blocks');
-      return 'stop';
+      throw new InvariantError(`request ${request.request_id} on ${this.rank.worker_id}/${this.rank.dp_rank}: a loaded restore lacks the G1 room reserved for it`);
     }
     request.restore = null;
     this.recordAttempt(request, 'admitted', g1_blocks, host_blocks, null);
@@ -477,15 +525,21 @@ export class RankEngine {
     this.outbox.push((stream) => stream.stored('Device', blocks, parent, start));
   }
 
-  /** G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. */
+  /**
+   * G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. The
+   * cohort reaches back over evicted blocks just before the new ones, so that every contiguous run
+   * of it has its parent in G2; its HostPinned Stored goes out as one parent-linked event per run.
+   */
   private writeThrough(request: SimRequest): void {
     if (!this.host) return;
     const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.blockCount);
     if (complete <= request.write_through_blocks) return;
-    const firstIndex = request.write_through_blocks;
+    const pool = this.host.pool;
     const ids = request.block_ids;
+    let firstIndex = request.write_through_blocks;
+    while (firstIndex > 0 && !pool.contains(ids[firstIndex - 1])) firstIndex--;
     let cohortSize = 0;
-    for (let i = firstIndex; i < complete; i++) if (!this.host.pool.contains(ids[i])) cohortSize++;
+    for (let i = firstIndex; i < complete; i++) if (!pool.contains(ids[i])) cohortSize++;
     if (cohortSize === 0) {
       request.write_through_blocks = complete;
       return;
@@ -493,12 +547,22 @@ export class RankEngine {
     const cohortIndexes: number[] = new Array(cohortSize);
     const cohort: BlockId[] = new Array(cohortSize);
     for (let i = firstIndex, n = 0; n < cohortSize; i++) {
-      if (this.host.pool.contains(ids[i])) continue;
+      if (pool.contains(ids[i])) continue;
       cohortIndexes[n] = i;
       cohort[n++] = ids[i];
     }
-    const reservation = this.host.pool.reserve(cohort, request.identity.cache_id ?? request.request_id);
-    if (!reservation) return;
+    // The parent of each run is in the pool now; anchored, it stays there until the run's Stored is out.
+    const parents: BlockId[] = [];
+    for (let n = 0; n < cohortSize; n++) {
+      const index = cohortIndexes[n];
+      if (index > 0 && (n === 0 || cohortIndexes[n - 1] !== index - 1)) parents.push(ids[index - 1]);
+    }
+    for (const parent of parents) pool.anchor(parent);
+    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id);
+    if (!reservation) {
+      for (const parent of parents) pool.unanchor(parent);
+      return;
+    }
     request.write_through_blocks = complete;
     if (reservation.victims.length > 0) {
       const victims = reservation.victims;
@@ -507,12 +571,24 @@ export class RankEngine {
         else subscriber.emitNow([subscriber.events.removed('HostPinned', victims)]);
       }
     }
-    // The Stored event is described now: the request may have finished when the copy completes.
-    const blocks: HashedBlock[] = new Array(cohortSize);
-    for (let n = 0; n < cohortSize; n++) blocks[n] = request.block(cohortIndexes[n]);
-    const start = cohortIndexes[0];
-    const parent = start > 0 ? request.hashAt(start - 1) : null;
+    // The Stored events are described now: the request may have finished when the copy completes.
+    const runs = this.hostRuns(request, cohortIndexes);
     const host = this.host;
+    const completeCohort = (): void => {
+      // A parent still pending (a shared pool may finish copies out of order) goes out first.
+      const pendingParent = parents.find((parent) => pool.isPending(parent));
+      if (pendingParent !== undefined) {
+        pool.whenComplete(pendingParent, completeCohort);
+        return;
+      }
+      pool.complete(cohort);
+      for (const parent of parents) pool.unanchor(parent);
+      for (const subscriber of host.subscribers) {
+        subscriber.emitNow(runs.map((run) => subscriber.events.stored('HostPinned', run.blocks, run.parent, run.start)));
+        subscriber.kick();
+      }
+      pool.releaseWaiters(cohort);
+    };
     host.transfers.submit({
       direction: 'd2h',
       rank_index: this.rank_index,
@@ -521,14 +597,19 @@ export class RankEngine {
       bytes: cohort.length * this.block_bytes,
       blocks: cohort.length,
       request_id: null,
-      onComplete: () => {
-        host.pool.complete(cohort);
-        for (const subscriber of host.subscribers) {
-          subscriber.emitNow([subscriber.events.stored('HostPinned', blocks, parent, start)]);
-          subscriber.kick();
-        }
-      },
+      onComplete: completeCohort,
     });
+  }
+
+  /** The contiguous runs of a cohort (prompt block indexes in order), each with its parent and start position. */
+  private hostRuns(request: SimRequest, indexes: readonly number[]): { blocks: HashedBlock[]; parent: BlockHash | null; start: number }[] {
+    const runs: { blocks: HashedBlock[]; parent: BlockHash | null; start: number }[] = [];
+    for (let n = 0; n < indexes.length; n++) {
+      const index = indexes[n];
+      if (n === 0 || indexes[n - 1] !== index - 1) runs.push({ blocks: [], parent: index > 0 ? request.hashAt(index - 1) : null, start: index });
+      runs[runs.length - 1].blocks.push(request.block(index));
+    }
+    return runs;
   }
 
   private isComplete(request: SimRequest): boolean {

@@ -84,6 +84,8 @@ export class SimRequest {
   /** A restore in flight or done: the G1 prefix and G2 blocks it covers. */
   restore: { g1_blocks: number; host_blocks: number } | null = null;
   failure_reason: string | null = null;
+  /** Why a skipped request was never sent (e.g. its play failed first, AGX-2). */
+  skip_reason: string | null = null;
   /** cache_ids (or request ids) of whoever stored the G2 entries this request restored. */
   host_restore_sources: string[] = [];
   stage: RequestStage = 'whole';

@@ -119,14 +119,10 @@ export class PrivateLanes implements TransferEngine {
   }
 }
 
+/** The pool caps of a shared pool, shared by every participating rank (G2-9); they are part of the pool contract (G2-10). */
 export interface SharedPoolBandwidth {
-  /** Per-rank caps. */
-  d2h_bandwidth_gbps: number;
-  h2d_bandwidth_gbps: number;
-  /** Pool caps, shared by every participating rank. */
   shared_d2h_bandwidth_gbps: number;
   shared_h2d_bandwidth_gbps: number;
-  latency_to_first_byte_ns: Nanos;
 }
 
 interface MovingJob {
@@ -141,11 +137,14 @@ interface MovingJob {
 /**
  * G2-9: the shared pool's bandwidth. Each moving job runs at min(rank cap / that rank's moving
  * jobs, pool cap / all moving jobs) in its direction; rates are re-divided whenever a job starts
- * or finishes. Unused shares are not redistributed.
+ * or finishes. Unused shares are not redistributed. Each participating rank brings its own
+ * per-rank caps and first-byte latency (roles may differ there); the pool caps are common.
  */
 export class SharedBandwidth implements TransferEngine {
   private readonly moving: Record<Direction, MovingJob[]> = { d2h: [], h2d: [], p2d: [] };
   private lastUpdateNs: Record<Direction, Nanos> = { d2h: 0, h2d: 0, p2d: 0 };
+  /** Per-rank caps and latency, by rank index. */
+  private readonly lanes = new Map<number, LaneSettings>();
 
   constructor(
     private readonly kernel: Kernel,
@@ -153,8 +152,19 @@ export class SharedBandwidth implements TransferEngine {
     private readonly settings: SharedPoolBandwidth,
   ) {}
 
+  /** A rank joins the pool with its own per-rank caps and first-byte latency. */
+  join(rank_index: number, lanes: LaneSettings): void {
+    this.lanes.set(rank_index, { d2h_bandwidth_gbps: lanes.d2h_bandwidth_gbps, h2d_bandwidth_gbps: lanes.h2d_bandwidth_gbps, latency_to_first_byte_ns: lanes.latency_to_first_byte_ns });
+  }
+
+  private lanesOf(rank_index: number): LaneSettings {
+    const lanes = this.lanes.get(rank_index);
+    if (!lanes) throw new InvariantError(`rank ${rank_index} moves data through a shared pool it never joined`);
+    return lanes;
+  }
+
   submit(request: TransferRequest): TransferRecord {
-    const start = this.kernel.now + this.settings.latency_to_first_byte_ns;
+    const start = this.kernel.now + this.lanesOf(request.rank_index).latency_to_first_byte_ns;
     const record = this.log.open(request, start);
     const job: MovingJob = { record, request, remaining_bytes: request.bytes, rate_bytes_per_ns: 0, generation: 0 };
     if (start === this.kernel.now) this.start(job);
@@ -177,6 +187,8 @@ export class SharedBandwidth implements TransferEngine {
   private finish(job: MovingJob): void {
     const direction = job.request.direction;
     this.advance(direction);
+    // Unlimited bandwidth (0 = no cap, TIME-2): the job moves all its bytes in no time.
+    if (job.rate_bytes_per_ns === Infinity) job.remaining_bytes = 0;
     if (job.remaining_bytes > 1e-6) {
       throw new InvariantError(`transfer ${job.record.transfer_id} finished with ${job.remaining_bytes} bytes left at ${formatNs(this.kernel.now)}`);
     }
@@ -199,11 +211,12 @@ export class SharedBandwidth implements TransferEngine {
 
   private redivide(direction: Direction): void {
     const jobs = this.moving[direction];
-    const rankCap = direction === 'd2h' ? this.settings.d2h_bandwidth_gbps : this.settings.h2d_bandwidth_gbps;
     const poolCap = direction === 'd2h' ? this.settings.shared_d2h_bandwidth_gbps : this.settings.shared_h2d_bandwidth_gbps;
     const perRank = new Map<number, number>();
     for (const job of jobs) perRank.set(job.request.rank_index, (perRank.get(job.request.rank_index) ?? 0) + 1);
     for (const job of jobs) {
+      const lanes = this.lanesOf(job.request.rank_index);
+      const rankCap = direction === 'd2h' ? lanes.d2h_bandwidth_gbps : lanes.h2d_bandwidth_gbps;
       const rankShare = rankCap === 0 ? Infinity : bytesPerNs(rankCap) / perRank.get(job.request.rank_index)!;
       const poolShare = poolCap === 0 ? Infinity : bytesPerNs(poolCap) / jobs.length;
       job.rate_bytes_per_ns = Math.min(rankShare, poolShare);

@@ -30,9 +30,20 @@ export interface RunSummary {
   kv_events: { emitted: number; withheld_from_router: number; batches_delivered: number };
   reconciliation: { admissions: number; agree: number; disagree_by_reason: Record<string, number> };
   event_stream_failure: string | null;
+  /** Requests that never ended although the run ran out of work (present only when there are any: a simulator defect). */
+  stuck_requests?: StuckRequestRecord[];
   g2_domains?: SharedDomainReport[];
   /** Agentic runs: the play instances (AGX-3..5). */
   plays?: PlayRecord[];
+}
+
+export interface StuckRequestRecord {
+  request_id: string;
+  status: string;
+  worker_id: number | null;
+  dp_rank: number | null;
+  where: string;
+  last_progress_ms: number;
 }
 
 export interface RequestRecord extends RequestIdentity {
@@ -57,6 +68,8 @@ export interface RequestRecord extends RequestIdentity {
   host_restore_sources: string[];
   preemptions: number;
   failure_reason: string | null;
+  /** Why a skipped request was never sent. */
+  skip_reason: string | null;
   /** Disaggregated requests: the decode worker, the KV handoff time and the load-only decode placement. */
   decode_worker_id: number | null;
   kv_transfer_ms: number | null;
@@ -145,6 +158,7 @@ function record(request: SimRequest): RequestRecord {
     host_restore_sources: request.host_restore_sources,
     preemptions: request.preemptions,
     failure_reason: request.failure_reason,
+    skip_reason: request.skip_reason,
     decode_worker_id: request.decode_worker_id,
     kv_transfer_ms: request.stage === 'whole' ? null : ms(request.kv_transfer_ns),
     decode_routing: request.decode_routing ? routingRecord(request.decode_routing) : null,
@@ -200,5 +214,8 @@ function summarize(result: ClusterResult): RunSummary {
     event_stream_failure: result.failure ? result.failure.message : null,
   };
   if (result.g2_domains.length > 0) summary.g2_domains = result.g2_domains;
+  if (result.stuck.length > 0) {
+    summary.stuck_requests = result.stuck.map(({ last_progress_ns, ...rest }) => ({ ...rest, last_progress_ms: last_progress_ns / 1_000_000 }));
+  }
   return summary;
 }

@@ -1,15 +1,16 @@
 // The router's strict mirror of each rank's residency (MIR-1..3): applies KV events to the
-// residency index and rejects impossible streams (duplicate store, unknown removal, event-id gap
-// or reorder) with an error naming worker, dp rank, event id, tier and block.
+// residency index and rejects impossible streams (duplicate store, unknown removal, a Stored whose
+// parent the rank does not hold in that tier or whose start position does not follow it, event-id
+// gap or reorder) with an error naming worker, dp rank, event id, tier and block.
 import type { BlockHash, HashedBlock } from '../hash';
 import type { BlockId } from '../blockIds';
 import { BlockIds } from '../blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
 import { TIERS } from '../events/model';
 import { TierIndex } from './residency';
-import { grownUint8 } from '../typedArrays';
+import { grownInt32, grownUint8 } from '../typedArrays';
 
-export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'event-id-gap' | 'unknown-rank';
+export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'broken-chain' | 'event-id-gap' | 'unknown-rank';
 
 export interface StreamErrorDetail extends RankRef {
   violation: StreamViolation;
@@ -22,6 +23,7 @@ export interface StreamErrorDetail extends RankRef {
 const VIOLATION_TEXT: Record<StreamViolation, string> = {
   'duplicate-store': 'duplicate Stored: the rank already holds this block in that tier',
   'unknown-removal': 'Removed of a block the rank does not hold in that tier',
+  'broken-chain': 'Stored whose parent block the rank does not hold in that tier, or whose start position does not follow the parent',
   'event-id-gap': 'event id out of sequence: an event was lost, duplicated or reordered',
   'unknown-rank': 'event from a rank the router does not know',
 };
@@ -62,6 +64,8 @@ export class ResidencyMirror {
   private eventIds = new Int32Array(64);
   /** 1 for each block id met so far in the event being checked; cleared when the check ends. */
   private metInEvent = new Uint8Array(0);
+  /** Position in its sequence of each stored block, by block id (−1 when its Stored gave none). */
+  private positions = new Int32Array(0);
 
   /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
   constructor(
@@ -116,6 +120,8 @@ export class ResidencyMirror {
       case 'Stored': {
         const count = event.data.blocks.length;
         this.checkStored(index, rankIndex, event, event.data.blocks);
+        this.checkChain(index, rankIndex, event, event.data.parent_hash, event.data.start_position);
+        this.rememberPositions(count, event.data.start_position);
         for (let i = 0; i < count; i++) index.addId(rankIndex, this.eventIds[i]);
         for (let i = 0; i < count; i++) this.blockIds.release(this.eventIds[i]);
         break;
@@ -153,6 +159,36 @@ export class ResidencyMirror {
       }
     }
     this.forgetMet(count - 1, count);
+  }
+
+  /**
+   * A Stored names its parent: the rank must hold it in the same tier, and when both positions are
+   * known the run starts right after it. A Stored without a parent starts a sequence (position 0).
+   * (eventIds hold the event's blocks, acquired; they are released on a violation.)
+   */
+  private checkChain(index: TierIndex, rankIndex: number, event: KvEvent, parent: BlockHash | null, start: number | null): void {
+    const count = event.data.type === 'Stored' ? event.data.blocks.length : 0;
+    let broken = false;
+    if (parent === null) broken = start !== null && start !== 0;
+    else {
+      const parentId = this.blockIds.idOf(parent);
+      if (parentId < 0 || !index.holdsId(rankIndex, parentId)) broken = true;
+      else if (start !== null) {
+        const parentPosition = parentId < this.positions.length ? this.positions[parentId] : -1;
+        broken = parentPosition >= 0 && parentPosition + 1 !== start;
+      }
+    }
+    if (!broken) return;
+    for (let i = 0; i < count; i++) this.blockIds.release(this.eventIds[i]);
+    throw violation(event, 'broken-chain', parent ?? firstBlock(event), null);
+  }
+
+  private rememberPositions(count: number, start: number | null): void {
+    for (let i = 0; i < count; i++) {
+      const id = this.eventIds[i];
+      if (id >= this.positions.length) this.positions = grownInt32(this.positions, Math.max(id + 1, 2 * this.positions.length));
+      this.positions[id] = start === null ? -1 : start + i;
+    }
   }
 
   /** Puts the ids of a Removed event's blocks in eventIds, once they are known to be held. */

@@ -85,8 +85,22 @@ export interface SharedDomainReport {
   participants: { worker_id: number; dp_rank: number; role: Role }[];
 }
 
+/** A request that neither finished, failed nor was skipped when the run ran out of work: an invariant violation. */
+export interface StuckRequest {
+  request_id: string;
+  status: string;
+  worker_id: number | null;
+  dp_rank: number | null;
+  /** Where it is held, in words. */
+  where: string;
+  /** Its last sign of progress (dispatch, admission attempt or token). */
+  last_progress_ns: Nanos;
+}
+
 export interface ClusterResult {
   requests: SimRequest[];
+  /** Requests left unfinished although nothing was left to do (empty in a correct run). */
+  stuck: StuckRequest[];
   end_ns: Nanos;
   transfers: TransferLog['records'];
   /** Delivered batches when history was kept (see ClusterSpec.keep_event_history). */
@@ -212,6 +226,7 @@ export class Cluster implements RankListener {
         const transfers = new SharedBandwidth(this.kernel, this.transferLog, offload);
         this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, true, this.blockIds), transfers, subscribers: [] };
       }
+      (this.sharedDomain.transfers as SharedBandwidth).join(rank.rank_index, offload);
       this.sharedDomain.subscribers.push(rank);
       return this.sharedDomain;
     }
@@ -229,6 +244,7 @@ export class Cluster implements RankListener {
     const target = spec.target_worker ?? null;
     const prompt = spec.prompt;
     this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
+      if (request.state !== 'created') return; // withdrawn before it arrived
       request.attachBlocks(prompt.computeBlockWords(blockSize, this.hashMemo), this.blockIds, this.requestBuffers);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
@@ -262,12 +278,21 @@ export class Cluster implements RankListener {
     this.onDispatched?.(request);
   }
 
-  /** A request a workload will never send (its play failed first): reported as skipped. */
-  recordSkipped(identity: RequestIdentity, input_length: number, output_length: number): void {
+  /** A request a workload will never send (its play failed first): reported as skipped, with why. */
+  recordSkipped(identity: RequestIdentity, input_length: number, output_length: number, reason: string): void {
     const request = new SimRequest(identity, input_length, output_length);
     request.arrival_ns = this.kernel.now;
     request.state = 'skipped';
+    request.skip_reason = reason;
     this.requests.push(request);
+  }
+
+  /** Withdraws a submitted request whose arrival has not come yet (AGX-2): it is reported as skipped, with why. */
+  withdraw(request: SimRequest, reason: string): boolean {
+    if (request.state !== 'created') return false;
+    request.state = 'skipped';
+    request.skip_reason = reason;
+    return true;
   }
 
   rankOf(worker_id: number, dp_rank: number): RankEngine {
@@ -298,7 +323,11 @@ export class Cluster implements RankListener {
       { direction: 'p2d', rank_index: prefillRank.rank_index, ...prefillRank.rank, bytes, blocks, request_id: request.request_id, onComplete: () => {} },
       this.kernel.now,
     );
-    this.transferLog.complete(record, this.kernel.now + duration, () => this.placeDecode(request));
+    // TIME-3: the handoff lands in the transfer phase; the decode router places it in the dispatch
+    // phase of that instant, after the pass completions that free decode capacity then.
+    this.transferLog.complete(record, this.kernel.now + duration, () =>
+      this.kernel.at(this.kernel.now, Phase.Dispatch, request.ordinal, () => this.placeDecode(request)),
+    );
   }
 
   private placeDecode(request: SimRequest): void {
@@ -329,8 +358,10 @@ export class Cluster implements RankListener {
       this.failure = error;
     }
     if (this.failure === null) this.checkMirrorMatchesEngines();
+    const requests = [...this.requests].sort((a, b) => a.ordinal - b.ordinal);
     return {
-      requests: [...this.requests].sort((a, b) => a.ordinal - b.ordinal),
+      requests,
+      stuck: this.failure === null ? this.stuckRequests(requests) : [],
       end_ns: this.kernel.now,
       transfers: this.transferLog.records,
       batches: this.transport.delivered,
@@ -342,6 +373,28 @@ export class Cluster implements RankListener {
       failure: this.failure,
       ranks: this.ranks,
     };
+  }
+
+  /** Every request must end finished, failed or skipped; any other state once the queue is empty is a stall. */
+  private stuckRequests(requests: readonly SimRequest[]): StuckRequest[] {
+    const stuck: StuckRequest[] = [];
+    for (const request of requests) {
+      if (request.state === 'finished' || request.state === 'failed' || request.state === 'skipped') continue;
+      const rank = request.rank_index >= 0 ? this.ranks[request.rank_index] : null;
+      const decodeRank = request.decode_worker_id === null ? null : this.rankOf(request.decode_worker_id, request.decode_dp_rank ?? 0);
+      const holder = request.stage === 'decode' ? decodeRank : rank;
+      const attempts = request.admission_history;
+      const progress = [request.arrival_ns, request.dispatch_ns ?? 0, request.last_token_ns ?? 0, attempts.length > 0 ? attempts[attempts.length - 1].time_ns : 0];
+      stuck.push({
+        request_id: request.request_id,
+        status: request.state,
+        worker_id: holder?.rank.worker_id ?? null,
+        dp_rank: holder?.rank.dp_rank ?? null,
+        where: holder ? `${holder.whereIs(request)} of worker ${holder.rank.worker_id} dp rank ${holder.rank.dp_rank}` : `in state ${request.state}, on no rank`,
+        last_progress_ns: Math.max(...progress),
+      });
+    }
+    return stuck;
   }
 
   /**

@@ -40,3 +40,24 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
   const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays);
   return { report, result, plays };
 }
+
+/** A run that ended with requests neither finished, failed nor skipped: a simulator defect (a stall). */
+export class UnfinishedRequestsError extends Error {
+  constructor(readonly stuck: ClusterResult['stuck']) {
+    super(
+      `${stuck.length} request(s) never ended although the simulation ran out of work: ` +
+        stuck.map((r) => `${r.request_id} (${r.where}, no progress since ${r.last_progress_ns / 1_000_000} ms)`).join('; '),
+    );
+    this.name = 'UnfinishedRequestsError';
+  }
+}
+
+/** Invariant: every request ends finished, failed with a reason, or skipped with a reason. */
+export function assertEveryRequestEnded(result: ClusterResult): void {
+  if (result.failure !== null) return; // a rejected event stream stops the run early; reported on its own
+  if (result.stuck.length > 0) throw new UnfinishedRequestsError(result.stuck);
+  for (const request of result.requests) {
+    const reason = request.state === 'failed' ? request.failure_reason : request.state === 'skipped' ? request.skip_reason : 'finished';
+    if (!reason) throw new Error(`request ${request.request_id} ended ${request.state} without a reason`);
+  }
+}

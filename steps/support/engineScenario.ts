@@ -4,7 +4,7 @@
 import { ConfigError, validateReplayConfig } from '../../src/config/load';
 import type { Cluster } from '../../src/sim/cluster';
 import type { ReplayConfig } from '../../src/config/schema';
-import { runReplay, ReplayInputs, ReplayOutcome } from '../../src/sim/replay';
+import { assertEveryRequestEnded, runReplay, ReplayInputs, ReplayOutcome } from '../../src/sim/replay';
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import { parseDurationNs } from '../../src/time';
 import type { ClusterSetup } from './world';
@@ -84,6 +84,8 @@ export class EngineScenario {
         this.hostSettings.d2h_bandwidth_gbps = number(value, name);
         this.hostSettings.h2d_bandwidth_gbps = number(value, name);
       },
+      'D2H bandwidth per rank': () => (this.hostSettings.d2h_bandwidth_gbps = number(value, name)),
+      'H2D bandwidth per rank': () => (this.hostSettings.h2d_bandwidth_gbps = number(value, name)),
       'shared pool bandwidth': () => {
         this.hostSettings.shared_d2h_bandwidth_gbps = number(value, name);
         this.hostSettings.shared_h2d_bandwidth_gbps = number(value, name);
@@ -179,13 +181,15 @@ export class EngineScenario {
   /** The same scenario with only the first of the focus requests (the solo baseline). */
   soloOutcome(seed: number): ReplayOutcome {
     const others = new Set(this.focus.slice(1));
-    return runReplay(
+    const outcome = runReplay(
       this.config(seed, (raw) => {
         const workload = raw.workload as { requests: Raw[] };
         workload.requests = workload.requests.filter((request) => !others.has(request.id as string));
       }),
       this.inputs(),
     );
+    assertEveryRequestEnded(outcome.result);
+    return outcome;
   }
 
   /** The parsed agentic trace, when the scenario has one. */
@@ -195,6 +199,7 @@ export class EngineScenario {
 
   run(seed: number, change?: (raw: Raw) => void): ReplayOutcome {
     const outcome = runReplay(this.config(seed, change), this.inputs());
+    assertEveryRequestEnded(outcome.result);
     this.outcomes.push(outcome);
     return outcome;
   }

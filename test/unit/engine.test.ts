@@ -36,9 +36,8 @@ test('G2-8: a private lane is FIFO with deadlines fixed at submission; D2H and H
 test('G2-9: two concurrent jobs under a 1 GB/s pool cap each take twice their solo time', () => {
   const run = (jobs: number) => {
     const kernel = new Kernel();
-    const shared = new SharedBandwidth(kernel, new TransferLog(kernel), {
-      d2h_bandwidth_gbps: 32, h2d_bandwidth_gbps: 32, shared_d2h_bandwidth_gbps: 1, shared_h2d_bandwidth_gbps: 1, latency_to_first_byte_ns: 0,
-    });
+    const shared = new SharedBandwidth(kernel, new TransferLog(kernel), { shared_d2h_bandwidth_gbps: 1, shared_h2d_bandwidth_gbps: 1 });
+    for (let i = 0; i < jobs; i++) shared.join(i, { d2h_bandwidth_gbps: 32, h2d_bandwidth_gbps: 32, latency_to_first_byte_ns: 0 });
     const done: number[] = [];
     for (let i = 0; i < jobs; i++) shared.submit(job('h2d', i, 2_000_000, done, kernel));
     kernel.run();
@@ -50,9 +49,8 @@ test('G2-9: two concurrent jobs under a 1 GB/s pool cap each take twice their so
 
 test('G2-9: shares are re-divided when a job finishes, and the rank cap applies per rank', () => {
   const kernel = new Kernel();
-  const shared = new SharedBandwidth(kernel, new TransferLog(kernel), {
-    d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80, latency_to_first_byte_ns: 0,
-  });
+  const shared = new SharedBandwidth(kernel, new TransferLog(kernel), { shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80 });
+  for (const rank of [0, 1]) shared.join(rank, { d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, latency_to_first_byte_ns: 0 });
   const done: number[] = [];
   // Two jobs on rank 0 share its 1 GB/s; a job on rank 1 runs alone at 1 GB/s.
   shared.submit(job('h2d', 0, 1000, done, kernel));
@@ -62,6 +60,37 @@ test('G2-9: shares are re-divided when a job finishes, and the rank cap applies 
   // rank 1: 1000 ns. rank 0: both at 0.5 B/ns until the small one ends at 2000 ns (the big one has
   // 2000 bytes left), then the big one alone at 1 B/ns: 2000 + 2000 = 4000 ns.
   assert.deepEqual(done, [1000, 2000, 4000]);
+});
+
+test('TIME-2/G2-9: a shared pool with unlimited bandwidth (0) moves every job in no time', () => {
+  const kernel = new Kernel();
+  const shared = new SharedBandwidth(kernel, new TransferLog(kernel), { shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0 });
+  for (const rank of [0, 1]) shared.join(rank, { d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0, latency_to_first_byte_ns: 0 });
+  const done: number[] = [];
+  shared.submit(job('h2d', 0, 2_000_000, done, kernel));
+  shared.submit(job('d2h', 1, 2_000_000, done, kernel));
+  kernel.run();
+  assert.deepEqual(done, [0, 0]);
+});
+
+test('G2-9: each rank of a shared pool keeps its own role\'s rank cap and first-byte latency', () => {
+  const kernel = new Kernel();
+  const shared = new SharedBandwidth(kernel, new TransferLog(kernel), { shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80 });
+  shared.join(0, { d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, latency_to_first_byte_ns: 0 });
+  shared.join(1, { d2h_bandwidth_gbps: 4, h2d_bandwidth_gbps: 2, latency_to_first_byte_ns: 500 });
+  const done: number[] = [];
+  shared.submit(job('h2d', 0, 1000, done, kernel));
+  shared.submit(job('h2d', 1, 1000, done, kernel));
+  kernel.run();
+  // rank 0: 1000 bytes at 1 B/ns; rank 1: 500 ns first-byte latency, then 1000 bytes at 2 B/ns.
+  assert.deepEqual(done, [1000, 1000]);
+  const late: number[] = [];
+  const k2 = new Kernel();
+  const s2 = new SharedBandwidth(k2, new TransferLog(k2), { shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80 });
+  s2.join(1, { d2h_bandwidth_gbps: 4, h2d_bandwidth_gbps: 2, latency_to_first_byte_ns: 500 });
+  s2.submit(job('d2h', 1, 1000, late, k2));
+  k2.run();
+  assert.deepEqual(late, [750]);
 });
 
 test('ENG-3: idle G1 entries are evicted least-recently-used, last blocks of a request first', () => {

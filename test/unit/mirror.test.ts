@@ -262,3 +262,64 @@ test('dropping a rank forgets its residency and its stream; re-adding it starts 
   feed.store(W1, 'Device', hashes(1));
   assert.deepEqual(mirror.device.blocksOf(2), hashes(1));
 });
+
+function chainedStore(rank: RankRef, event_id: number, tier: Tier, blockHashes: bigint[], parent: bigint | null, start: number | null): KvEvent {
+  return { ...rank, event_id, tier, data: { type: 'Stored', parent_hash: parent, start_position: start, blocks: storedBlocks(blockHashes) } };
+}
+
+test('MIR-2 chain: a Stored that continues a held parent at the next position is accepted', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.apply(chainedStore(W1, 0, 'HostPinned', [10n, 11n], null, 0));
+  mirror.apply(chainedStore(W1, 1, 'HostPinned', [12n], 11n, 2));
+  assert.equal(mirror.host.has(0, 12n), true);
+});
+
+test('MIR-2 chain: a Stored whose parent the rank does not hold in that tier is rejected as a broken chain', () => {
+  for (const [label, setup] of [
+    ['never stored', [] as KvEvent[]],
+    ['held only in the other tier', [chainedStore(W1, 0, 'Device', [10n], null, 0)]],
+    ['held only by another rank', [chainedStore(W2, 0, 'HostPinned', [10n], null, 0)]],
+  ] as const) {
+    const mirror = new ResidencyMirror();
+    mirror.addRank(W1, 0);
+    mirror.addRank(W2, 1);
+    for (const event of setup) mirror.apply(event);
+    const event_id = setup.filter((event) => event.worker_id === W1.worker_id).length;
+    const message = rejection(() => mirror.apply(chainedStore(W1, event_id, 'HostPinned', [11n, 12n], 10n, 1)), {
+      violation: 'broken-chain',
+      worker_id: 1,
+      dp_rank: 0,
+      event_id,
+      tier: 'HostPinned',
+      block_hash: 10n,
+      expected_event_id: null,
+    });
+    assert.match(message, /Stored whose parent block the rank does not hold in that tier/, label);
+    assert.equal(mirror.host.has(0, 11n), false, `${label}: nothing of a rejected Stored is applied`);
+  }
+});
+
+test('MIR-2 chain: a start position that does not follow the parent, or a parentless Stored past position 0, is rejected', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.apply(chainedStore(W1, 0, 'HostPinned', [10n, 11n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W1, 1, 'HostPinned', [12n], 11n, 3)), {
+    violation: 'broken-chain', worker_id: 1, dp_rank: 0, event_id: 1, tier: 'HostPinned', block_hash: 11n, expected_event_id: null,
+  });
+  const other = new ResidencyMirror();
+  other.addRank(W1, 0);
+  rejection(() => other.apply(chainedStore(W1, 0, 'Device', [20n], null, 4)), {
+    violation: 'broken-chain', worker_id: 1, dp_rank: 0, event_id: 0, tier: 'Device', block_hash: 20n, expected_event_id: null,
+  });
+});
+
+test('MIR-2 chain: after the parent is removed, a child Stored naming it is rejected', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.apply(chainedStore(W1, 0, 'HostPinned', [10n], null, 0));
+  mirror.apply({ ...W1, event_id: 1, tier: 'HostPinned', data: { type: 'Removed', block_hashes: [10n] } });
+  rejection(() => mirror.apply(chainedStore(W1, 2, 'HostPinned', [11n], 10n, 1)), {
+    violation: 'broken-chain', worker_id: 1, dp_rank: 0, event_id: 2, tier: 'HostPinned', block_hash: 10n, expected_event_id: null,
+  });
+});

@@ -1,0 +1,216 @@
+// Regression tests for simulator defects found with configs nobody wrote scenarios for: a run
+// that stalls, one that ends with unfinished requests, unlimited shared bandwidth, HostPinned
+// chains, failed plays, per-role shared caps and the phase of decode placement.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseReplayConfig } from '../../src/config/load';
+import { runReplay, assertEveryRequestEnded, UnfinishedRequestsError } from '../../src/sim/replay';
+import { Cluster } from '../../src/sim/cluster';
+import { clusterSpec, requestSpecs } from '../../src/config/build';
+import { summaryText } from '../../src/cli/replay';
+import { parseAgenticTrace } from '../../src/agentic/trace';
+import type { KvEvent } from '../../src/events/model';
+
+const engine = (extra = '') => `
+      engine:
+        block_size: 4
+        num_gpu_blocks: ${/num_gpu_blocks: (\d+)/.exec(extra)?.[1] ?? 6}
+        max_num_seqs: ${/max_num_seqs: (\d+)/.exec(extra)?.[1] ?? 4}
+        max_num_batched_tokens: ${/max_num_batched_tokens: (\d+)/.exec(extra)?.[1] ?? 64}
+        kv_cache_bytes_per_token: 250000
+        timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } }`;
+
+function replay(yaml: string) {
+  const config = parseReplayConfig(yaml, 'test config');
+  return runReplay(config);
+}
+
+const STALL = `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1${engine()}
+      host_offload: { num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 0.1 }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }
+    - { id: b, session: B, arrival_ms: 5, prompt: [{ tokens: 24 }], output_length: 1 }
+    - { id: x, session: X, arrival_ms: 20, prompt: [{ tokens: 8 }], output_length: 12 }
+    - { id: y, session: A, arrival_ms: 20.25, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }
+`;
+
+test('defect 1: a preempted request and a finished restore no longer wait for each other (every request finishes)', () => {
+  const { report, result } = replay(STALL);
+  assert.deepEqual(result.stuck, []);
+  assert.deepEqual(report.per_request.map((r) => [r.request_id, r.status]), [['a1', 'finished'], ['b', 'finished'], ['x', 'finished'], ['y', 'finished']]);
+  assert.equal(report.per_request[3].host_reused_tokens, 8);
+});
+
+test('defect 1: two restores on a rank with one running slot run one after the other', () => {
+  const yaml = `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1${engine('num_gpu_blocks: 5 max_num_seqs: 1')}
+      host_offload: { num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1 }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }
+    - { id: c1, session: C, arrival_ms: 2, prompt: [{ tokens: 9 }], output_length: 2 }
+    - { id: f, session: F, arrival_ms: 5, prompt: [{ tokens: 20 }], output_length: 1 }
+    - { id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }
+    - { id: c2, session: C, arrival_ms: 20, extends: c1, prompt: [{ tokens: 4 }], output_length: 2 }
+`;
+  const { report, result } = replay(yaml);
+  assert.deepEqual(result.stuck, []);
+  assert.equal(report.summary.requests.finished, 5);
+  const loads = result.transfers.filter((t) => t.direction === 'h2d');
+  assert.equal(loads.length, 2);
+  assert.ok(loads[1].submitted_ns >= loads[0].finished_ns!, 'the second restore starts after the first is admitted');
+});
+
+test('defect 2: a request left waiting when the simulation runs out of work is named, with where it waits and since when', () => {
+  const config = parseReplayConfig(STALL, 'test config');
+  const cluster = new Cluster(clusterSpec(config));
+  for (const request of requestSpecs(config)) cluster.submit(request);
+  // Sabotage: the rank never starts another pass after 20 ms, as a stalled engine would.
+  const rank = cluster.ranks[0];
+  const kick = rank.kick.bind(rank);
+  rank.kick = () => {
+    if (cluster.kernel.now < 20_000_000) kick();
+  };
+  const result = cluster.run();
+  assert.deepEqual(result.stuck.map((s) => [s.request_id, s.status, s.worker_id, s.dp_rank]), [['x', 'waiting', 0, 0], ['y', 'waiting', 0, 0]]);
+  assert.match(result.stuck[0].where, /^waiting at position 1 of 2 in the queue of worker 0 dp rank 0$/);
+  assert.equal(result.stuck[0].last_progress_ns, 20_000_000);
+  assert.throws(() => assertEveryRequestEnded(result), (error: unknown) => {
+    assert.ok(error instanceof UnfinishedRequestsError);
+    assert.match(error.message, /^2 request\(s\) never ended .*: x \(waiting at position 1 of 2 in the queue of worker 0 dp rank 0, no progress since 20 ms\); y \(/);
+    return true;
+  });
+});
+
+test('defect 2: the summary of an all-failed run lists each failure with its reason and shows no latency figures', () => {
+  const yaml = `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1${engine('num_gpu_blocks: 2')}
+router: { policy: kv }
+workload:
+  requests:
+    - { id: big1, arrival_ms: 0, prompt: [{ tokens: 40 }], output_length: 2 }
+    - { id: big2, arrival_ms: 1, prompt: [{ tokens: 40 }], output_length: 2 }
+`;
+  const { report, result } = replay(yaml);
+  assertEveryRequestEnded(result);
+  const text = summaryText('cfg.yaml', report, undefined);
+  assert.match(text, /^cfg\.yaml: 0\/2 requests finished \(2 failed\) in /);
+  assert.match(text, /TTFT ms: none \(no request finished\)/);
+  assert.match(text, /failed: big1: needs 11 G1 blocks for its prompt and output; the rank has 2/);
+  assert.match(text, /failed: big2: needs 11 G1 blocks/);
+});
+
+const sharedPool = (bandwidths: string) => `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 2${engine()}
+      host_offload: { num_host_blocks: 16, scope: cluster_shared, ${bandwidths} }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }
+    - { id: f1, arrival_ms: 2, prompt: [{ tokens: 20 }], output_length: 1 }
+    - { id: f2, arrival_ms: 2, prompt: [{ tokens: 20 }], output_length: 1 }
+    - { id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }
+`;
+
+test('defect 3: a shared pool with unlimited bandwidth (0) restores instantly instead of crashing', () => {
+  const { report, result } = replay(sharedPool('d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0, shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0'));
+  assertEveryRequestEnded(result);
+  assert.equal(report.summary.requests.finished, 4);
+  for (const transfer of result.transfers) assert.equal(transfer.finished_ns, transfer.started_ns, `transfer ${transfer.transfer_id} takes no time`);
+});
+
+/** Checks every HostPinned Stored of a run: its blocks are consecutive prompt blocks right after its parent. */
+function hostStoredEvents(result: ReturnType<typeof replay>['result']): KvEvent[] {
+  return result.batches.flatMap(({ batch }) => batch.events).filter((event) => event.tier === 'HostPinned' && event.data.type === 'Stored');
+}
+
+test('defect 4: a write-through cohort with a hole goes out as parent-linked runs, and the mirror accepts the chain', () => {
+  const yaml = `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1${engine('num_gpu_blocks: 16 max_num_batched_tokens: 8')}
+      host_offload: { num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0 }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }
+    - { id: b, session: B, arrival_ms: 10, prompt: [{ tokens: 4 }], output_length: 1 }
+    - { id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 1 }
+`;
+  const outcome = replay(yaml);
+  assert.equal(outcome.report.summary.event_stream_failure, null);
+  assertEveryRequestEnded(outcome.result);
+  const stored = hostStoredEvents(outcome.result);
+  // a2's cohort is blocks 1 and 4 (block 1 was evicted for b; 0, 2, 3 are still in G2): two runs.
+  const last = stored.slice(-2).map((event) => (event.data.type === 'Stored' ? [event.data.start_position, event.data.blocks.length] : null));
+  assert.deepEqual(last, [[1, 1], [4, 1]]);
+});
+
+test('defect 4: a completed cohort is evicted children first, so its first block outlives the others', () => {
+  const yaml = `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1${engine('num_gpu_blocks: 16')}
+      host_offload: { num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0 }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: a1, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }
+    - { id: b, arrival_ms: 10, prompt: [{ tokens: 4 }], output_length: 1 }
+`;
+  const { result, report } = replay(yaml);
+  assert.equal(report.summary.event_stream_failure, null);
+  const removed = result.batches.flatMap(({ batch }) => batch.events).filter((event) => event.tier === 'HostPinned' && event.data.type === 'Removed');
+  const a1Blocks = hostStoredEvents(result)[0];
+  assert.ok(a1Blocks.data.type === 'Stored' && removed.length === 1 && removed[0].data.type === 'Removed');
+  assert.deepEqual(removed[0].data.block_hashes, [a1Blocks.data.blocks[3].block_hash], 'the last block (a leaf) is the victim');
+});
+
+test('defect 5: a failed play skips a request released for a later arrival (a tool delay) before it arrives', () => {
+  const trace = [
+    JSON.stringify({ schema: 'dynamo.agentic_mooncake', version: 2, block_size: 4 }),
+    JSON.stringify({ play_id: 'p', request_id: 'huge', session_id: 's', input_length: 400, output_length: 2, hash_ids: Array.from({ length: 100 }, (_, i) => i + 1), not_before_ms: 0, dependencies: [] }),
+    JSON.stringify({ play_id: 'p', request_id: 'later', session_id: 's2', input_length: 8, output_length: 2, hash_ids: [500, 501], not_before_ms: 50, dependencies: [] }),
+  ].join('\n');
+  const yaml = `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1${engine()}
+router: { policy: kv }
+workload:
+  agentic: { trace: t.jsonl, lanes: 1, assignment: stride, iterations: 1 }
+`;
+  const { report, result } = runReplay(parseReplayConfig(yaml, 'test config'), { agentic_trace: parseAgenticTrace(trace, 't.jsonl') });
+  assertEveryRequestEnded(result);
+  const byId = Object.fromEntries(report.per_request.map((r) => [r.request_id.split('/').at(-1), r]));
+  assert.equal(byId.huge.status, 'failed');
+  assert.equal(byId.later.status, 'skipped');
+  assert.equal(byId.later.first_admission_ms, null);
+  assert.match(byId.later.skip_reason!, /play .* failed: request .*huge failed \(needs /);
+});
