@@ -214,3 +214,62 @@ workload:
   assert.equal(byId.later.first_admission_ms, null);
   assert.match(byId.later.skip_reason!, /play .* failed: request .*huge failed \(needs /);
 });
+
+test('defect 6: each role of a shared pool keeps its own per-rank bandwidth and first-byte latency', () => {
+  const yaml = `
+seed: 1
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1${engine()}
+      host_offload: { num_host_blocks: 16, scope: cluster_shared, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80, kv_layout_id: L }
+    - role: aggregated
+      replicas: 1${engine()}
+      host_offload: { num_host_blocks: 16, scope: cluster_shared, d2h_bandwidth_gbps: 4, h2d_bandwidth_gbps: 4, latency_to_first_byte_ms: 0.001, shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80, kv_layout_id: L }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: r1, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 1 }
+`;
+  const cluster = new Cluster(clusterSpec(parseReplayConfig(yaml, 'test config')));
+  const done: number[][] = [];
+  for (const rank of cluster.ranks) {
+    rank.host!.transfers.submit({
+      direction: 'h2d', rank_index: rank.rank_index, ...rank.rank, bytes: 4000, blocks: 1, request_id: null,
+      onComplete: () => done.push([rank.rank.worker_id, cluster.kernel.now]),
+    });
+  }
+  cluster.kernel.run();
+  // Worker 0: 4000 bytes at 1 GB/s. Worker 1: 1 µs to the first byte, then 4000 bytes at 4 GB/s.
+  assert.deepEqual(done, [[1, 2000], [0, 4000]]);
+});
+
+test('defect 7: a handoff landing when a decode worker finishes a request is placed after that finish (dispatch phase)', () => {
+  const yaml = `
+seed: 1
+cluster:
+  kv_transfer_bandwidth_gbps: 2
+  kv_transfer_latency_ms: 0.999
+  workers:
+    - role: prefill
+      replicas: 1
+      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
+    - role: decode
+      replicas: 2
+      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: r1, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 2 }
+    - { id: r2, arrival_ms: 1, prompt: [{ tokens: 8 }], output_length: 2 }
+`;
+  const { report, result } = replay(yaml);
+  assertEveryRequestEnded(result);
+  const [r1, r2] = report.per_request;
+  assert.equal(r1.last_token_ms, 3, 'r1 finishes on its decode worker at 3 ms');
+  const placement = r2.decode_routing!;
+  // r2's KV lands at 3 ms too: r1's decode worker is already free, so both decode workers tie.
+  assert.equal(placement.tied_candidates, 2, JSON.stringify(placement.candidates));
+  const [first, second] = placement.candidates;
+  assert.equal(first.load, second.load, 'neither decode worker still counts r1');
+});
