@@ -112,14 +112,15 @@ Then("no request of the recycled instance reuses a block of the first instance's
   expect(firstOfRecycled.g1_reused_tokens + firstOfRecycled.host_reused_tokens, `reuse of ${firstOfRecycled.request_id}, the recycled play's first request`).to.equal(0);
 });
 
-Then('the shared pool holds exactly twice as many blocks with 2 lanes as with 1', function (this: KvWorld) {
+Then('the shared pool holds {int} blocks with 1 lane and exactly twice as many, {int}, with 2', function (this: KvWorld, oneLane: number, twoLanes: number) {
+  expect(twoLanes, 'the scenario itself: 2 lanes = 2 × 1 lane').to.equal(2 * oneLane);
   const [one, two] = this.engine.outcomes.map((outcome) => outcome.report.summary.g2_domains?.[0]);
   expect(one, 'g2_domains of the 1-lane run').to.not.equal(undefined);
   expect(two, 'g2_domains of the 2-lane run').to.not.equal(undefined);
   this.measure('pool residency, 1 lane', one!.resident_blocks, 'blocks');
   this.measure(`pool residency, 2 lanes = ${two!.resident_blocks / one!.resident_blocks} × 1 lane`, two!.resident_blocks, 'blocks');
-  expect(one!.resident_blocks, '1-lane residency').to.be.greaterThan(0);
-  expect(two!.resident_blocks, '2-lane residency').to.equal(2 * one!.resident_blocks);
+  expect(one!.resident_blocks, '1-lane residency (blocks)').to.equal(oneLane);
+  expect(two!.resident_blocks, '2-lane residency (blocks)').to.equal(twoLanes);
 });
 
 Then('request {string} of the play arrives at {duration}', function (this: KvWorld, name: string, at: number) {

@@ -41,8 +41,8 @@ When('conversation {string} resumes at {duration} with {int} more tokens', funct
 });
 
 When(
-  /^(one request|two requests) continuing conversation "([^"]+)" with the same (\d+) new tokens arrive(?:s)? at (.+)$/,
-  function (this: KvWorld, how: string, session: string, tokens: string, at: string) {
+  /^(one request|two requests) continuing conversation "([^"]+)" with the same (\d+) new tokens arrive(?:s)? at (.+?)(, in two runs)?$/,
+  function (this: KvWorld, how: string, session: string, tokens: string, at: string, twice: string | undefined) {
     const count = how === 'one request' ? 1 : 2;
     const shared = `${session} follow-up`;
     this.engine.prefixes[shared] = Number(tokens);
@@ -52,6 +52,7 @@ When(
       this.engine.focus.push(this.engine.addRequest({ session, arrival_ns, own_tokens: 0, shared_part: shared, output_length: 2, continues: true }));
     }
     this.engine.run(this.seed);
+    if (twice) this.engine.run(this.seed);
   },
 );
 

@@ -31,6 +31,13 @@ function decision(record: RequestRecord): string {
 
 const msOf = (ns: Nanos) => ns / 1_000_000;
 
+/** Complete blocks of the earlier turn a resume continues: the prefix a cache can hold for it. */
+function priorPrefixBlocks(world: KvWorld, resume: RequestRecord): number {
+  const prior = world.engine.outcome.report.per_request.filter((r) => r.session_id === resume.session_id && r.ordinal < resume.ordinal).at(-1);
+  if (!prior) throw new Error(`${resume.request_id} continues no earlier request`);
+  return Math.floor(prior.input_length / world.engine.blockSize);
+}
+
 Then('the resume is placed on worker {int} by load, the router seeing no cached blocks', function (this: KvWorld, worker: number) {
   const record = theResume(this);
   const placement = record.routing_history.at(-1)!;
@@ -44,7 +51,9 @@ Then('the resume is placed on worker {int}, which holds its prefix in G2', funct
   const record = theResume(this);
   const placement = record.routing_history.at(-1)!;
   expect(record.worker_id, decision(record)).to.equal(worker);
-  expect(placement.host_blocks, `G2 blocks the router counted on worker ${worker}: ${decision(record)}`).to.be.greaterThan(0);
+  const expected = priorPrefixBlocks(this, record) - placement.device_blocks;
+  expect(expected, 'blocks of the prefix not in G1').to.be.greaterThan(0);
+  expect(placement.host_blocks, `G2 blocks the router counted on worker ${worker}: ${decision(record)}`).to.equal(expected);
   this.measure('G2 blocks visible on the chosen worker', placement.host_blocks, 'blocks');
 });
 
@@ -52,8 +61,10 @@ Then('the resume is placed on worker {int}, the less loaded of the workers that 
   const record = theResume(this);
   const placement = record.routing_history.at(-1)!;
   expect(record.worker_id, decision(record)).to.equal(worker);
+  const prefixBlocks = priorPrefixBlocks(this, record);
   for (const candidate of placement.candidates) {
-    expect(candidate.host_blocks, `worker ${candidate.worker_id} should see the shared prefix: ${decision(record)}`).to.be.greaterThan(0);
+    expect(candidate.device_blocks + candidate.host_blocks, `worker ${candidate.worker_id} should see the whole shared prefix: ${decision(record)}`).to.equal(prefixBlocks);
+    expect(candidate.host_blocks, `worker ${candidate.worker_id} should see the shared prefix in G2: ${decision(record)}`).to.be.greaterThan(0);
   }
   const chosen = placement.candidates.find((c) => c.worker_id === worker)!;
   const lightest = Math.min(...placement.candidates.map((c) => c.decode_blocks + c.prefill_blocks));
@@ -150,7 +161,7 @@ Then("the router's event-stream check passes", function (this: KvWorld) {
   expect(this.engine.outcome.result.failure?.message ?? null, 'event-stream failure').to.equal(null);
 });
 
-Then("the resume's decode worker is chosen by load alone", function (this: KvWorld) {
+Then("the resume's decode worker is the less loaded one, chosen by load alone", function (this: KvWorld) {
   const record = theResume(this);
   const placement = record.decode_routing;
   expect(placement, `${record.request_id} was never placed on a decode worker`).to.not.equal(null);
@@ -164,7 +175,14 @@ Then("the resume's decode worker is chosen by load alone", function (this: KvWor
       host: 0,
     });
   }
+  const chosen = placement!.candidates.find((c) => c.worker_id === placement!.worker_id && c.dp_rank === placement!.dp_rank)!;
+  const others = placement!.candidates.filter((c) => c !== chosen);
+  expect(others.length, 'other decode workers to choose from').to.be.greaterThan(0);
+  for (const other of others) {
+    expect(chosen.load, `load of the chosen decode worker ${chosen.worker_id} vs worker ${other.worker_id}`).to.be.lessThan(other.load);
+  }
   this.measure('decode worker chosen', record.decode_worker_id!, '');
+  this.measure('decode load chosen vs other', chosen.load, `blocks (other: ${others.map((o) => o.load).join(', ')})`);
   this.measure('KV handoff', record.kv_transfer_ms!, 'ms');
 });
 
@@ -211,4 +229,15 @@ Then('no two H2D restores on the worker overlap in time', function (this: KvWorl
     const previousEnd = loads[i - 1].finished_ns!;
     expect(loads[i].submitted_ns, `restore ${loads[i].request_id} submitted before ${loads[i - 1].request_id}'s finished`).to.be.at.least(previousEnd);
   }
+});
+
+Then('worker {int} emitted its G2 store at {duration} and the router saw it at {duration}', function (this: KvWorld, worker: number, emitted: Nanos, visible: Nanos) {
+  const stores = this.engine.outcome.result.batches.filter(
+    ({ batch }) => batch.worker_id === worker && batch.events.some((event) => event.tier === 'HostPinned' && event.data.type === 'Stored'),
+  );
+  expect(stores.length, `HostPinned stores from worker ${worker}`).to.be.greaterThan(0);
+  const first = stores[0];
+  this.measure('G2 store emitted', msOf(first.batch.emitted_ns), 'ms');
+  this.measure('G2 store visible to the router', msOf(first.visible_ns), 'ms');
+  expect([formatNs(first.batch.emitted_ns), formatNs(first.visible_ns)], 'first G2 store: [emitted, visible]').to.deep.equal([formatNs(emitted), formatNs(visible)]);
 });

@@ -20,8 +20,9 @@ Feature: In a prefill/decode deployment, prefill routing follows the prefill wor
 
   @G2-6
   Scenario: 2P2D prefill routing follows G2 events, and decode placement is load-only
+    Given worker 1 serves a 4-token request with 20 output tokens at 19 ms
     When conversation "A" resumes at 20 ms with 4 more tokens
     Then the resume is placed on worker 0, which holds its prefix in G2
     And it restores 8 tokens from G2
-    And the resume's decode worker is chosen by load alone
+    And the resume's decode worker is the less loaded one, chosen by load alone
     And no decode worker's KV event reaches the router

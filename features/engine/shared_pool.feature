@@ -34,9 +34,10 @@ Feature: One cluster-shared G2 pool serves every replica
     And the shared pool's residency matches the solo run
 
   @DET-1
-  Scenario: concurrent restores from the shared pool replay identically
+  Scenario: two replicas restoring the same shared prefix at once replay identically
     Given the cluster has these settings:
-      | shared pool bandwidth | 1 GB/s |
-    And conversation "A" is to resume at 20 ms with 4 more tokens
-    When the replay runs twice
+      | shared pool bandwidth   | 1 GB/s  |
+      | host bandwidth per rank | 32 GB/s |
+    When two requests continuing conversation "A" with the same 4 new tokens arrive at 20 ms, in two runs
     Then both runs produce the same report digest
+    And each request's H2D wait is 4 ms, twice the solo wait of 2 ms

@@ -62,6 +62,10 @@ export class EngineScenario {
 
   constructor(private readonly setup: ClusterSetup) {}
 
+  get blockSize(): number {
+    return this.engine.block_size as number;
+  }
+
   get outcome(): ReplayOutcome {
     const last = this.outcomes.at(-1);
     if (!last) throw new Error('the replay has not run yet: a `When` step runs it');
