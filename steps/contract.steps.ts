@@ -1,9 +1,7 @@
 // Steps about the shared-pool contract (G2-10): groups of workers that join one pool, setup that
-// rejects participants who disagree, and the documentation page that explains the contract.
+// rejects participants who disagree.
 import { Given, Then, When } from '@cucumber/cucumber';
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { KvWorld } from './support/world';
 import { ConfigError } from '../src/config/load';
 import { clusterSpec } from '../src/config/build';
@@ -61,12 +59,4 @@ Then('one shared pool serves all {int} ranks', function (this: KvWorld, ranks: n
   const domains = new Set(cluster.ranks.map((rank) => rank.host?.pool.domain_id));
   expect([...domains], 'G2 domains of the ranks').to.deep.equal(['shared-0']);
   expect(cluster.ranks.length, 'ranks').to.equal(ranks);
-});
-
-Then('the shared-pool contract page explains:', function (this: KvWorld, table: { raw(): string[][] }) {
-  const page = readFileSync(join(__dirname, '..', 'docs', 'shared-g2-pool.md'), 'utf8');
-  const headings = [...page.matchAll(/^##+ (.+)$/gm)].map((match) => match[1].trim().toLowerCase());
-  for (const [topic] of table.raw()) {
-    expect(headings, `docs/shared-g2-pool.md needs a section on "${topic}"`).to.include(topic.toLowerCase());
-  }
 });

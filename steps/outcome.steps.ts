@@ -241,3 +241,46 @@ Then('worker {int} emitted its G2 store at {duration} and the router saw it at {
   this.measure('G2 store visible to the router', msOf(first.visible_ns), 'ms');
   expect([formatNs(first.batch.emitted_ns), formatNs(first.visible_ns)], 'first G2 store: [emitted, visible]').to.deep.equal([formatNs(emitted), formatNs(visible)]);
 });
+
+Then('worker {int}, whose pass computed the prefix, copied it into the pool', function (this: KvWorld, worker: number) {
+  const resume = theResume(this);
+  const prior = this.engine.outcome.report.per_request.filter((r) => r.session_id === resume.session_id && r.ordinal < resume.ordinal).at(-1)!;
+  expect(prior.worker_id, `${prior.request_id} ran on`).to.equal(worker);
+  const copies = this.engine.outcome.result.transfers.filter((t) => t.direction === 'd2h');
+  expect(copies.length, 'D2H copies').to.be.greaterThan(0);
+  const first = copies[0];
+  this.measure('first D2H copy submitted by worker', first.worker_id, '');
+  expect(first.worker_id, 'the worker that submitted the first D2H copy').to.equal(worker);
+  expect(first.blocks, 'blocks of that copy').to.equal(priorPrefixBlocks(this, resume));
+});
+
+Then('the pool reported the store to workers {int} and {int} at the same instant', function (this: KvWorld, first: number, second: number) {
+  const storesTo = (worker: number) =>
+    this.engine.outcome.result.batches.filter(({ batch }) => batch.worker_id === worker && batch.events.some((e) => e.tier === 'HostPinned' && e.data.type === 'Stored'));
+  const [a, b] = [storesTo(first)[0], storesTo(second)[0]];
+  expect(a, `a G2 store on worker ${first}'s stream`).to.not.equal(undefined);
+  expect(b, `a G2 store on worker ${second}'s stream`).to.not.equal(undefined);
+  const blocksOf = (entry: typeof a) => entry.batch.events.flatMap((e) => (e.data.type === 'Stored' ? e.data.blocks.map((x) => x.block_hash.toString()) : []));
+  this.measure('G2 store reported to both workers at', msOf(a.batch.emitted_ns), 'ms');
+  expect(formatNs(b.batch.emitted_ns), 'emission time on the second stream').to.equal(formatNs(a.batch.emitted_ns));
+  expect(blocksOf(b), 'blocks reported on the second stream').to.deep.equal(blocksOf(a));
+});
+
+Then("its H2D restore starts at {duration}, the instant the pool's copy of its prefix completes", function (this: KvWorld, at: Nanos) {
+  const record = theResume(this);
+  const { transfers } = this.engine.outcome.result;
+  const load = transfers.find((t) => t.direction === 'h2d' && t.request_id === record.request_id);
+  const copy = transfers.find((t) => t.direction === 'd2h');
+  expect(load, `an H2D restore for ${record.request_id}`).to.not.equal(undefined);
+  expect(copy?.finished_ns, 'the D2H copy of the prefix completed').to.not.equal(null);
+  this.measure('H2D restore submitted', msOf(load!.submitted_ns), 'ms');
+  expect(formatNs(copy!.finished_ns!), 'D2H copy completion').to.equal(formatNs(at));
+  expect(formatNs(load!.submitted_ns), 'H2D restore submission').to.equal(formatNs(at));
+  expect(record.admission_history[0]?.outcome, `first admission attempt of ${record.request_id}`).to.equal('deferred');
+});
+
+Then('no worker ever reported a G2 store', function (this: KvWorld) {
+  const stores = this.engine.outcome.result.batches.flatMap(({ batch }) => batch.events).filter((e) => e.tier === 'HostPinned' && e.data.type === 'Stored');
+  this.measure('G2 stores reported', stores.length, 'events');
+  expect(stores.length, 'HostPinned Stored events').to.equal(0);
+});

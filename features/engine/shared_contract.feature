@@ -32,15 +32,3 @@ Feature: Every participant of a shared G2 pool agrees on its contract
       | num_host_blocks           | 32           | host_offload.num_host_blocks            |
       | shared_d2h_bandwidth_gbps | 40           | host_offload.shared_d2h_bandwidth_gbps  |
       | shared_h2d_bandwidth_gbps | 40           | host_offload.shared_h2d_bandwidth_gbps  |
-
-  Scenario: the shared-pool contract is documented for readers
-    Then the shared-pool contract page explains:
-      | ownership               |
-      | discovery               |
-      | visibility              |
-      | eviction                |
-      | contention              |
-      | stale-entry fallback    |
-      | membership              |
-      | disable semantics       |
-      | out of scope            |

@@ -41,3 +41,34 @@ Feature: One cluster-shared G2 pool serves every replica
     When two requests continuing conversation "A" with the same 4 new tokens arrive at 20 ms, in two runs
     Then both runs produce the same report digest
     And each request's H2D wait is 4 ms, twice the solo wait of 2 ms
+
+  # The contract of docs/shared-g2-pool.md, clause by clause. Contention is the two scenarios
+  # above; stale-entry fallback, membership and disable semantics have features of their own
+  # (stale_entry, shared_contract, disable_sharing); out of scope is the AGX-6 guard.
+
+  @AISIM-1893 @EVT-3
+  Scenario: ownership and discovery: the worker that computed a prefix copies it, every participant hears of it, another restores it
+    Given worker 0 serves a 4-token request with 8 output tokens at 19 ms
+    When conversation "A" resumes at 20 ms with 4 more tokens
+    Then worker 0, whose pass computed the prefix, copied it into the pool
+    And the pool reported the store to workers 0 and 1 at the same instant
+    And the resume is placed on worker 1, the less loaded of the workers that all see its prefix in G2
+    And it restores 8 tokens from G2
+
+  @G2-3 @G2-4 @G2-6
+  Scenario: visibility: a copy still in flight is neither credited by the router nor read early by the engine
+    Given the cluster has these settings:
+      | time to first byte | 20 ms |
+    And worker 0 serves a 4-token request with 8 output tokens at 9 ms
+    When conversation "A" resumes at 10 ms with 4 more tokens
+    Then the resume is placed on worker 1 by load, the router seeing no cached blocks
+    And its H2D restore starts at 23 ms, the instant the pool's copy of its prefix completes
+    And it restores 8 tokens from G2
+
+  @G2-2
+  Scenario: eviction: a prefix larger than the whole pool is never stored
+    Given the workers share one host memory pool of 1 blocks
+    When conversation "A" resumes at 20 ms with 4 more tokens
+    Then the shared pool holds 0 of its 1 blocks
+    And no worker ever reported a G2 store
+    And it recomputes its whole prompt
