@@ -1,4 +1,4 @@
-@AISIM-1894 @G2-9 @G2-10 @EVT-3
+@AISIM-1894
 Feature: One cluster-shared G2 pool serves every replica
 
   With a cluster_shared pool, a prefix one replica stored in host memory is visible to every
@@ -18,13 +18,14 @@ Feature: One cluster-shared G2 pool serves every replica
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 5 ms
 
-  @AISIM-1893 @SCORE-1
+  @AISIM-1893 @SCORE-1 @EVT-3
   Scenario: a cluster_shared pool is visible to every replica, and load picks among them
     Given worker 0 serves a 4-token request with 8 output tokens at 19 ms
     When conversation "A" resumes at 20 ms with 4 more tokens
     Then the resume is placed on worker 1, the less loaded of the workers that all see its prefix in G2
     And it restores 8 tokens from G2
 
+  @G2-9 @G2-10
   Scenario: two replicas restoring the same shared prefix at once each wait twice the solo time
     Given the cluster has these settings:
       | shared pool bandwidth   | 1 GB/s  |
@@ -33,7 +34,7 @@ Feature: One cluster-shared G2 pool serves every replica
     Then each request's H2D wait is 4 ms, twice the solo wait of 2 ms
     And the shared pool's residency matches the solo run
 
-  @DET-1
+  @DET-1 @G2-9
   Scenario: two replicas restoring the same shared prefix at once replay identically
     Given the cluster has these settings:
       | shared pool bandwidth   | 1 GB/s  |
