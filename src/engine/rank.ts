@@ -634,14 +634,23 @@ export class RankEngine {
     this.listener.finished(request);
   }
 
+  /** Emits the pass's events as one batch; consecutive evictions go out as one Device Removed of all their blocks. */
   private flushOutbox(): void {
     if (this.outbox.length === 0) return;
     const drafts = this.outbox;
     this.outbox = [];
-    const events: KvEvent[] = new Array(drafts.length);
-    for (let i = 0; i < drafts.length; i++) {
+    const events: KvEvent[] = [];
+    for (let i = 0; i < drafts.length; ) {
       const draft = drafts[i];
-      events[i] = typeof draft === 'bigint' ? this.events.removed('Device', [draft]) : draft(this.events);
+      if (typeof draft !== 'bigint') {
+        events.push(draft(this.events));
+        i++;
+        continue;
+      }
+      let end = i + 1;
+      while (end < drafts.length && typeof drafts[end] === 'bigint') end++;
+      events.push(this.events.removed('Device', drafts.slice(i, end) as BlockHash[]));
+      i = end;
     }
     this.listener.emit(this, events);
   }
