@@ -48,7 +48,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
   try {
     const config = parseReplayConfig(text, file);
     if (options.seed !== undefined) config.seed = parseSeed(options.seed);
-    outcome = runReplay(config, loadInputs(config, file, io));
+    outcome = runReplay(config, { ...loadInputs(config, file, io), keep_event_history: options.eventsOut !== undefined });
   } catch (error) {
     if (error instanceof ConfigError || error instanceof DurationError || error instanceof SeedError || error instanceof AgenticTraceError || error instanceof MooncakeTraceError || error instanceof InputError) {
       io.stderr(`kvqual replay: ${error.message}\n`);

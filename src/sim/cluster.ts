@@ -52,7 +52,7 @@ export interface ClusterSpec {
   seed: number;
   /** Needed when the cluster has prefill and decode roles. */
   kv_transfer?: KvTransferSpec;
-  /** Keep every delivered event batch for evidence and pictures (default true); off for large runs. */
+  /** Keep every delivered event batch (for --events-out, evidence and pictures); off by default, so memory grows with what was asked for. */
   keep_event_history?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
@@ -199,7 +199,7 @@ export class Cluster implements RankListener {
           this.blockIds,
         )
       : null;
-    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch), spec.keep_event_history ?? true);
+    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch), spec.keep_event_history ?? false);
     this.buildRanks();
   }
 

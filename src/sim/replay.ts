@@ -18,10 +18,12 @@ export interface ReplayInputs {
   agentic_trace?: AgenticTrace;
   /** The requests of the trace named by workload.mooncake.trace. */
   mooncake_requests?: RequestSpec[];
+  /** Keep every delivered KV event batch in the result (an event log, evidence or figures need it). */
+  keep_event_history?: boolean;
 }
 
 export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): ReplayOutcome {
-  const cluster = new Cluster(clusterSpec(config));
+  const cluster = new Cluster({ ...clusterSpec(config), keep_event_history: inputs.keep_event_history ?? false });
   const explicit = requestSpecs(config);
   for (const request of explicit) cluster.submit(request);
   if (config.workload.mooncake) {

@@ -198,7 +198,8 @@ export class EngineScenario {
 
   /** The parsed agentic trace, when the scenario has one. */
   inputs(): ReplayInputs {
-    return this.agenticTrace === null ? {} : { agentic_trace: parseAgenticTrace(this.agenticTrace, 'scenario trace') };
+    const history = { keep_event_history: true }; // evidence and figures show every batch
+    return this.agenticTrace === null ? history : { ...history, agentic_trace: parseAgenticTrace(this.agenticTrace, 'scenario trace') };
   }
 
   run(seed: number, change?: (raw: Raw) => void): ReplayOutcome {

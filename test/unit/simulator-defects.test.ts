@@ -22,7 +22,7 @@ const engine = (extra = '') => `
 
 function replay(yaml: string) {
   const config = parseReplayConfig(yaml, 'test config');
-  return runReplay(config);
+  return runReplay(config, { keep_event_history: true });
 }
 
 const STALL = `
