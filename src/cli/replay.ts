@@ -12,6 +12,7 @@ import { AgenticTraceError, parseAgenticTrace } from '../agentic/trace';
 import { MooncakeTraceError, parseMooncakeTrace } from '../config/mooncake';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
+import type { KeptScores } from '../router/router';
 import { canonicalJsonPretty } from '../report/canonical';
 import { DurationError } from '../time';
 import type { CliIo } from './io';
@@ -22,6 +23,8 @@ export interface ReplayOptions {
   eventsOut?: string;
   json: boolean;
   seed?: string;
+  /** "chosen" (the chosen rank and the runner-up) or "all". */
+  scores?: string;
 }
 
 export function registerReplay(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
@@ -33,6 +36,7 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
     .option('--json', 'print the canonical report JSON instead of the summary', false)
     .option('--events-out <file>', 'write the KV event stream the router received, as JSON lines (the check-events format)')
     .option('--seed <n>', "override the config's seed")
+    .option('--scores <which>', 'candidates each placement record keeps: "chosen" (the chosen worker and the runner-up, default) or "all"', 'chosen')
     .action((file: string, options: ReplayOptions) => finish(replayFile(file, options, io)));
 }
 
@@ -48,9 +52,9 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
   try {
     const config = parseReplayConfig(text, file);
     if (options.seed !== undefined) config.seed = parseSeed(options.seed);
-    outcome = runReplay(config, { ...loadInputs(config, file, io), keep_event_history: options.eventsOut !== undefined });
+    outcome = runReplay(config, { ...loadInputs(config, file, io), keep_event_history: options.eventsOut !== undefined, kept_scores: keptScores(options.scores) });
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof DurationError || error instanceof SeedError || error instanceof AgenticTraceError || error instanceof MooncakeTraceError || error instanceof InputError) {
+    if (error instanceof ConfigError || error instanceof DurationError || error instanceof OptionError || error instanceof AgenticTraceError || error instanceof MooncakeTraceError || error instanceof InputError) {
       io.stderr(`kvqual replay: ${error.message}\n`);
       return ExitCode.usage;
     }
@@ -70,7 +74,7 @@ function eventLog(outcome: ReplayOutcome): string {
   return outcome.result.batches.map(({ batch }) => `${toWireLine(fromKvEventBatch(batch))}\n`).join('');
 }
 
-class SeedError extends Error {}
+class OptionError extends Error {}
 class InputError extends Error {}
 
 /** Reads the files a config names (an agentic or Mooncake trace), relative to the config's folder. */
@@ -93,9 +97,15 @@ function readBeside(configFile: string, field: string, name: string, io: CliIo):
   }
 }
 
+function keptScores(which: string | undefined): KeptScores {
+  if (which === undefined || which === 'chosen') return 'chosen_and_runner_up';
+  if (which === 'all') return 'all';
+  throw new OptionError(`--scores ${which}: expected "chosen" or "all"`);
+}
+
 function parseSeed(text: string): number {
   const seed = Number(text);
-  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new SeedError(`--seed ${text}: the seed must be a whole number`);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new OptionError(`--seed ${text}: the seed must be a whole number`);
   return seed;
 }
 

@@ -19,7 +19,15 @@ export interface RouterSettings {
   host_cache_hit_weight: number;
   prefill_load_scale: number;
   router_temperature: number;
+  /**
+   * Which candidates a placement record keeps: every one (`all`, for cost tables) or the chosen
+   * rank and the runner-up (`chosen_and_runner_up`, the default: a record then stays the same size
+   * whatever the number of workers). The decision is the same either way.
+   */
+  kept_scores?: KeptScores;
 }
+
+export type KeptScores = 'all' | 'chosen_and_runner_up';
 
 export const DEFAULT_ROUTER_SETTINGS: Omit<RouterSettings, 'block_size'> = {
   policy: 'kv',
@@ -234,6 +242,8 @@ export class Router {
       roundHalfAwayFromZero(score.device_blocks + this.settings.host_cache_hit_weight * score.host_blocks);
     const selected = scores[chosen];
     const selected_overlap_blocks = effective(selected);
+    let best_available_overlap_blocks = 0;
+    for (const score of scores) best_available_overlap_blocks = Math.max(best_available_overlap_blocks, effective(score));
     return {
       request_id: request.request_id,
       ordinal: request.ordinal,
@@ -241,11 +251,11 @@ export class Router {
       policy: this.settings.policy,
       worker_id: selected.worker_id,
       dp_rank: selected.dp_rank,
-      candidates: scores,
+      candidates: this.settings.kept_scores === 'all' ? scores : chosenAndRunnerUp(scores, chosen),
       device_blocks: selected.device_blocks,
       host_blocks: selected.host_blocks,
       selected_overlap_blocks,
-      best_available_overlap_blocks: Math.max(...scores.map(effective)),
+      best_available_overlap_blocks,
       reported_overlap_tokens: selected_overlap_blocks * this.settings.block_size,
       tied_candidates: tied,
     };
@@ -280,6 +290,19 @@ export class Router {
   }
 }
 
+/**
+ * The chosen candidate and the runner-up (the cheapest of the others, the first in (worker, dp
+ * rank) order on equal cost), in (worker, dp rank) order.
+ */
+export function chosenAndRunnerUp(scores: CandidateScore[], chosen: number): CandidateScore[] {
+  let runnerUp = -1;
+  for (let i = 0; i < scores.length; i++) {
+    if (i !== chosen && (runnerUp < 0 || scores[i].cost < scores[runnerUp].cost)) runnerUp = i;
+  }
+  if (runnerUp < 0) return [scores[chosen]];
+  return runnerUp < chosen ? [scores[runnerUp], scores[chosen]] : [scores[chosen], scores[runnerUp]];
+}
+
 export function validateSettings(settings: RouterSettings): void {
   const checks: [keyof RouterSettings, boolean][] = [
     ['block_size', Number.isInteger(settings.block_size) && settings.block_size > 0],
@@ -288,6 +311,7 @@ export function validateSettings(settings: RouterSettings): void {
     ['prefill_load_scale', Number.isFinite(settings.prefill_load_scale) && settings.prefill_load_scale >= 0],
     ['router_temperature', Number.isFinite(settings.router_temperature) && settings.router_temperature >= 0],
     ['policy', settings.policy === 'kv' || settings.policy === 'round_robin'],
+    ['kept_scores', settings.kept_scores === undefined || settings.kept_scores === 'all' || settings.kept_scores === 'chosen_and_runner_up'],
   ];
   for (const [field, ok] of checks) {
     if (!ok) throw new RangeError(`router setting ${field} = ${String(settings[field])} is not valid`);

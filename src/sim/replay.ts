@@ -3,6 +3,7 @@
 import type { ReplayConfig } from '../config/schema';
 import { clusterSpec, requestSpecs } from '../config/build';
 import { Cluster, ClusterResult, type RequestSpec } from './cluster';
+import type { KeptScores } from '../router/router';
 import { buildReport, RunReport } from '../report/report';
 import type { AgenticTrace } from '../agentic/trace';
 import { AgenticDriver, PlayRecord } from '../agentic/driver';
@@ -20,10 +21,17 @@ export interface ReplayInputs {
   mooncake_requests?: RequestSpec[];
   /** Keep every delivered KV event batch in the result (an event log, evidence or figures need it). */
   keep_event_history?: boolean;
+  /** Which candidates each placement record keeps (default: the chosen rank and the runner-up). */
+  kept_scores?: KeptScores;
 }
 
 export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): ReplayOutcome {
-  const cluster = new Cluster({ ...clusterSpec(config), keep_event_history: inputs.keep_event_history ?? false });
+  const spec = clusterSpec(config);
+  const cluster = new Cluster({
+    ...spec,
+    keep_event_history: inputs.keep_event_history ?? false,
+    router: { ...spec.router, kept_scores: inputs.kept_scores ?? 'chosen_and_runner_up' },
+  });
   const explicit = requestSpecs(config);
   for (const request of explicit) cluster.submit(request);
   if (config.workload.mooncake) {

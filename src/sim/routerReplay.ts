@@ -51,7 +51,7 @@ export class RouterReplay {
 
   constructor(options: RouterReplayOptions) {
     this.random = new RandomStreams(options.seed);
-    this.router = new Router(options.router, this.random.stream('router.tie_break'));
+    this.router = new Router({ kept_scores: 'all', ...options.router }, this.random.stream('router.tie_break'));
     this.transport = new EventTransport(this.kernel, options.lag_ns, (batch) => this.receive(batch));
   }
 

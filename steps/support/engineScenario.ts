@@ -198,7 +198,8 @@ export class EngineScenario {
 
   /** The parsed agentic trace, when the scenario has one. */
   inputs(): ReplayInputs {
-    const history = { keep_event_history: true }; // evidence and figures show every batch
+    // Evidence and figures show every batch; steps may read every candidate's breakdown.
+    const history = { keep_event_history: true, kept_scores: 'all' as const };
     return this.agenticTrace === null ? history : { ...history, agentic_trace: parseAgenticTrace(this.agenticTrace, 'scenario trace') };
   }
 

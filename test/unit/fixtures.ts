@@ -101,7 +101,7 @@ export function tieBreakStream(seed: number): RandomStream {
 
 /** A router with 4-token blocks and default settings except the overrides, with workers 0..n-1. */
 export function makeRouter(workers: number, overrides: Partial<RouterSettings> = {}, random: RandomStream = NO_DRAWS): Router {
-  const router = new Router({ ...DEFAULT_ROUTER_SETTINGS, block_size: 4, ...overrides }, random);
+  const router = new Router({ ...DEFAULT_ROUTER_SETTINGS, block_size: 4, kept_scores: 'all', ...overrides }, random);
   for (let worker = 0; worker < workers; worker++) router.addWorker(worker);
   return router;
 }
