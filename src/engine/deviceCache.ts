@@ -90,6 +90,21 @@ export class DeviceCache {
     return true;
   }
 
+  /**
+   * A private block of a request holds a block that is already a cache entry (another request
+   * computed it first): the request uses that entry instead, and its private copy is freed. So the
+   * parent of the blocks it stores next is an entry it holds, never evicted under it.
+   */
+  adopt(id: BlockId): boolean {
+    if (!this.prefix_caching) return false;
+    const slot = this.entries.slotOf(id);
+    if (slot === NO_SLOT) return false;
+    if (this.users[slot] === 0) this.idle.remove(slot);
+    this.users[slot]++;
+    this.privateBlocks--;
+    return true;
+  }
+
   /** A request lets go of entries (tail first, so its last blocks are evicted first) and private blocks. */
   release(ids: ArrayLike<BlockId>, privateCount: number): void {
     for (let i = ids.length - 1; i >= 0; i--) {

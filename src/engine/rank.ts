@@ -195,8 +195,9 @@ export class RankEngine {
       this.addToPlan(request, work);
       budget -= work === DECODE ? 1 : work;
     }
-    // As vLLM does, a pass that had to preempt admits nothing new.
-    if (this.preemptionCount !== preemptionsAtStart) return;
+    // As vLLM does, a pass that had to preempt admits nothing new; but when the preemptions left
+    // nothing to run, this is vLLM's next (immediate) step, which admits as usual.
+    if (this.preemptionCount !== preemptionsAtStart && this.planCount > 0) return;
     budget = this.admitLoadedRequests(budget);
     for (let i = 0; i < this.waiting.length && budget > 0 && this.seqsInUse < this.settings.max_num_seqs; ) {
       const request = this.waiting[i];
@@ -214,7 +215,7 @@ export class RankEngine {
       this.waiting.splice(i, 1);
       this.running.push(request);
       this.addToPlan(request, work);
-      budget -= work === DECODE ? 0 : work;
+      budget -= work === DECODE ? 1 : work;
     }
   }
 
@@ -324,14 +325,15 @@ export class RankEngine {
    * 'failed' when it can never fit in G1 (it has left the queue).
    */
   private tryAdmit(request: SimRequest, budget: number): PlannedWork | null | 'stop' | 'failed' {
-    if (request.kv_transferred) return this.admitTransferred(request);
     // The last output token's KV is never computed: input + output − 1 tokens need KV at most.
     const neededBlocks = Math.ceil((request.input_length + Math.max(request.output_length - 1, 0)) / this.settings.block_size);
     if (neededBlocks > this.settings.num_gpu_blocks) {
       this.waiting.splice(this.waiting.indexOf(request), 1);
-      this.fail(request, `needs ${neededBlocks} G1 blocks for its prompt and output; the rank has ${this.settings.num_gpu_blocks}`);
+      const where = request.kv_transferred ? ' (decode worker)' : '';
+      this.fail(request, `needs ${neededBlocks} G1 blocks for its prompt and output; the rank${where} has ${this.settings.num_gpu_blocks}`);
       return 'failed';
     }
+    if (request.kv_transferred) return this.admitTransferred(request);
     const limit = this.reusableBlocks(request);
     const g1Blocks = Math.min(this.g1.prefixLength(request.block_ids), limit);
     const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.block_ids, g1Blocks, limit, this.rank_index) : null;
@@ -454,12 +456,21 @@ export class RankEngine {
     request.admission_history.push({ time_ns: this.kernel.now, ...this.rank, outcome, g1_blocks: g1, host_blocks: host, reason });
   }
 
-  /** Turns a private block into a cache entry if it is new; a Device Stored is then due. */
+  /**
+   * Turns a private block into a cache entry if it is new (true: a Device Stored is then due), or
+   * makes the request use the entry another request already stored for it (its copy is freed).
+   */
   private promoteBlock(request: SimRequest, id: BlockId): boolean {
-    if (!this.g1.promote(id)) return false;
-    request.private_blocks--;
-    request.addEntry(id);
-    return true;
+    if (this.g1.promote(id)) {
+      request.private_blocks--;
+      request.addEntry(id);
+      return true;
+    }
+    if (this.g1.adopt(id)) {
+      request.private_blocks--;
+      request.addEntry(id);
+    }
+    return false;
   }
 
   private endPass(): void {
