@@ -71,7 +71,13 @@ function unknownFields(path: readonly PropertyKey[], keys: readonly string[]): C
   return keys.map((key) => ({ path: formatPath([...path, key]), message: `unknown field${didYouMean(key, known)}` }));
 }
 
+/** One problem per field (the first zod found): "too big" and "not a whole number" of one value say the same thing twice. */
 function zodProblems(error: z.ZodError): ConfigProblem[] {
+  const seen = new Set<string>();
+  return issueProblems(error).filter((problem) => !seen.has(problem.path) && seen.add(problem.path));
+}
+
+function issueProblems(error: z.ZodError): ConfigProblem[] {
   return error.issues.flatMap((issue): ConfigProblem[] => {
     if (issue.code === 'unrecognized_keys') return unknownFields(issue.path, issue.keys);
     if (issue.code === 'invalid_union') {
@@ -82,6 +88,7 @@ function zodProblems(error: z.ZodError): ConfigProblem[] {
         return unknownFields(issue.path, keys);
       }
     }
+    if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) return [{ path: formatPath(issue.path), message: 'required, but missing' }];
     return [{ path: formatPath(issue.path), message: issue.message }];
   });
 }
@@ -93,7 +100,13 @@ const YAML_MAX_ALIAS_COUNT = 100;
 export function parseReplayConfig(text: string, source = 'config'): ReplayConfig {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
-    throw new ConfigError(source, document.errors.map((e) => ({ path: `line ${e.linePos?.[0].line ?? '?'}`, message: e.message.split('\n')[0] })));
+    throw new ConfigError(
+      source,
+      document.errors.map((e) => ({
+        path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'line ?',
+        message: e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''),
+      })),
+    );
   }
   let raw: unknown;
   try {

@@ -115,9 +115,9 @@ export const RequestSchema = z.strictObject({
   hash_ids: z
     .array(
       number('a hash id')
-        .int({ error: 'a hash id must be a whole number' })
         .min(0, { error: 'a hash id must be ≥ 0' })
-        .max(MAX_HASH_ID, { error: `a hash id must be at most 2^53 − 1 (${MAX_HASH_ID}), the largest kvqual keeps exact` }),
+        .max(MAX_HASH_ID, { error: `a hash id must be at most 2^53 − 1 (${MAX_HASH_ID}), the largest kvqual keeps exact` })
+        .int({ error: 'a hash id must be a whole number' }),
     )
     .optional()
     .describe(`Mooncake-style trace block ids, trace_block_size tokens each; whole numbers from 0 to 2^53 − 1 (${MAX_HASH_ID})`),

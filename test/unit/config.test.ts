@@ -86,7 +86,7 @@ test('bad requests are rejected: unknown prefix, forward reference, wrong hash c
 
 test('YAML syntax errors name the line', () => {
   const problems = problemsOf('seed: 1\ncluster: [\n');
-  assert.match(problems[0].path, /^line \d+$/);
+  assert.match(problems[0].path, /^line \d+, column \d+$/);
 });
 
 test('the published JSON Schema is the one the code generates (run `npx kvqual schema > schema/kvqual-config.schema.json`)', () => {
