@@ -172,6 +172,7 @@ export function jsonSyntaxProblem(text: string): string {
   try {
     parseLossless(text);
   } catch (error) {
+    if (error instanceof RangeError) return 'the JSON is nested too deeply to read';
     const message = (error as Error).message.replace(/ at position (\d+)$/, (_m, position: string) => ` at column ${Number(position) + 1}`);
     return `not valid JSON: ${message.replace(/'([^']*)'/g, (_m, quoted: string) => `'${printable(quoted, 8)}'`)}`;
   }

@@ -195,16 +195,30 @@ function orderPlay(play_id: string, nodes: AgenticNode[], seen: Map<string, { pl
   }
   const ordered: AgenticNode[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
-  const visit = (node: AgenticNode, path: string[]): void => {
-    if (state.get(node.request_id) === 'done') return;
-    if (state.get(node.request_id) === 'visiting') {
-      throw new AgenticTraceError(source, node.line, `dependency cycle: ${[...path.slice(path.indexOf(node.request_id)), node.request_id].join(' → ')}`);
+  // Depth-first, post-order, with an explicit stack: a chain of a million requests listed last
+  // to first must not overflow the call stack.
+  for (const root of nodes) {
+    if (state.get(root.request_id) === 'done') continue;
+    const stack: { node: AgenticNode; next: number }[] = [{ node: root, next: 0 }];
+    state.set(root.request_id, 'visiting');
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1];
+      if (frame.next === frame.node.dependencies.length) {
+        state.set(frame.node.request_id, 'done');
+        ordered.push(frame.node);
+        stack.pop();
+        continue;
+      }
+      const predecessor = byId.get(frame.node.dependencies[frame.next++].predecessor)!;
+      const seenAs = state.get(predecessor.request_id);
+      if (seenAs === 'done') continue;
+      if (seenAs === 'visiting') {
+        const path = stack.map((entry) => entry.node.request_id);
+        throw new AgenticTraceError(source, predecessor.line, `dependency cycle: ${[...path.slice(path.indexOf(predecessor.request_id)), predecessor.request_id].join(' → ')}`);
+      }
+      state.set(predecessor.request_id, 'visiting');
+      stack.push({ node: predecessor, next: 0 });
     }
-    state.set(node.request_id, 'visiting');
-    for (const dependency of node.dependencies) visit(byId.get(dependency.predecessor)!, [...path, node.request_id]);
-    state.set(node.request_id, 'done');
-    ordered.push(node);
-  };
-  for (const node of nodes) visit(node, []);
+  }
   return ordered;
 }

@@ -76,6 +76,7 @@ const SETUPS: Record<string, (gen: string) => void> = {
     fs.symlinkSync('/etc/passwd', path.join(gen, 'trace.jsonl'));
     fs.writeFileSync(path.join(gen, 'config.yaml'), mooncakeConfig('trace.jsonl'));
   },
+  'deep-nesting-events': (gen) => fs.writeFileSync(path.join(gen, 'events.jsonl'), `${'['.repeat(200_000)}${']'.repeat(200_000)}\n`),
   'long-line-events': (gen) => {
     const line = '{"worker_id": 1, "event": {"event_id": 0, "data": "cleared"}}';
     fs.writeFileSync(path.join(gen, 'events.jsonl'), `${line}\n${' '.repeat(LINE_LIMIT + 1)}\n`);
