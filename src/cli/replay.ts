@@ -15,7 +15,7 @@ import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import { canonicalJsonPretty } from '../report/canonical';
 import { DurationError } from '../time';
-import { fileLines, InputFileError, readTextFile } from '../inputFiles';
+import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
 import { LIMITS, limitText } from '../limits';
 import { TraceLineError } from '../traceLineError';
 import type { CliIo } from './io';
@@ -136,11 +136,14 @@ function traceOf(config: ReplayConfig, configFile: string, roots: readonly strin
   const absolute = path.resolve(configFolder, named.name);
   const shown = shownPath(absolute, io.cwd);
   const allowed = (roots.length > 0 ? roots : [configFolder, io.cwd]).map((root) => {
+    let real: string;
     try {
-      return { root, real: fs.realpathSync(path.resolve(io.cwd, root)) };
+      real = fs.realpathSync(path.resolve(io.cwd, root));
     } catch {
-      throw new InputError(`--trace-root ${root}: no such folder`);
+      throw new InputError(`--trace-root ${printable(root, 200)}: no such folder`);
     }
+    if (!fs.statSync(real).isDirectory()) throw new InputError(`--trace-root ${printable(root, 200)}: not a folder`);
+    return { root, real };
   });
   let real: string;
   try {
@@ -183,7 +186,7 @@ function loadTrace(config: ReplayConfig, configFile: string, trace: TraceFile): 
 
 function parseSeed(text: string): number {
   const seed = Number(text);
-  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new SeedError(`--seed ${text}: the seed must be a whole number from −(2^53 − 1) to 2^53 − 1`);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new SeedError(`--seed ${printable(text)}: the seed must be a whole number from −(2^53 − 1) to 2^53 − 1`);
   return seed;
 }
 
