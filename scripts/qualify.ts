@@ -34,13 +34,40 @@ interface Options {
   args: string[];
 }
 
+/** A problem with how qualify was called (exit 2, one line, no stack). */
+class UsageError extends Error {}
+
+/** What qualify writes into --out: a folder holding anything else is not its to clear. */
+const OWN_OUTPUTS = ['signoff.md', 'signoff.html', ASSETS_DIR, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
+const OWN_TEMPORARY = /^\.(signoff\.md|signoff\.html|signoff-assets)\.(tmp|new|old)-\d+$/;
+
+/**
+ * Refuses an --out folder that qualify did not make: one that exists and holds files qualify does
+ * not write (it deletes signoff-assets/ there recursively). The repository's reports/ is its own.
+ */
+function checkOutFolder(out: string, given: string): void {
+  if (!fs.existsSync(out)) return;
+  if (!fs.statSync(out).isDirectory()) throw new UsageError(`--out ${given}: not a folder`);
+  if (out === path.join(ROOT, 'reports')) return;
+  const assets = path.join(out, ASSETS_DIR);
+  const foreignAssets = fs.existsSync(assets) && (!fs.statSync(assets).isDirectory() || fs.readdirSync(assets).some((name) => !name.endsWith('.svg')));
+  const foreign = fs
+    .readdirSync(out)
+    .filter((name) => (!OWN_OUTPUTS.includes(name) && !OWN_TEMPORARY.test(name)) || (name === ASSETS_DIR && foreignAssets))
+    .sort();
+  if (foreign.length > 0) {
+    const shown = foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? ', …' : '');
+    throw new UsageError(`--out ${given}: the folder holds files qualify did not write (${shown}); give a new or empty folder`);
+  }
+}
+
 function parseOptions(argv: string[]): Options {
   const options: Options = { features: 'features', requirements: 'requirements.yaml', out: 'reports', campaign: null, coverage: true, args: argv };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
       const next = argv[++i];
-      if (next === undefined) throw new Error(`${arg} needs a value`);
+      if (next === undefined) throw new UsageError(`${arg} needs a value`);
       return next;
     };
     if (arg === '--features') options.features = value();
@@ -48,7 +75,7 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--out') options.out = value();
     else if (arg === '--campaign') options.campaign = value();
     else if (arg === '--no-coverage') options.coverage = false;
-    else throw new Error(`unknown option ${arg} (use --features, --requirements, --out, --campaign, --no-coverage)`);
+    else throw new UsageError(`unknown option ${arg} (use --features, --requirements, --out, --campaign, --no-coverage)`);
   }
   return options;
 }
@@ -145,6 +172,7 @@ async function main(argv: string[]): Promise<number> {
   const out = path.resolve(options.out);
   const features = fromRoot(options.features);
   const isDefault = features === 'features' && fromRoot(options.out) === 'reports';
+  checkOutFolder(out, options.out);
   fs.mkdirSync(out, { recursive: true });
   // An old verdict must never sit beside new cucumber reports: remove it before anything runs.
   for (const name of ['signoff.md', 'signoff.html', ASSETS_DIR]) fs.rmSync(path.join(out, name), { recursive: true, force: true });
@@ -228,7 +256,7 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: Error) => {
-    process.stderr.write(`qualify could not complete: ${error.stack ?? error.message}\n`);
+    process.stderr.write(error instanceof UsageError ? `qualify: ${error.message}\n` : `qualify could not complete: ${error.stack ?? error.message}\n`);
     process.exit(2);
   },
 );

@@ -72,18 +72,47 @@ function divideRounded(text: string, unit: TimeUnit, dividend: bigint, divisor: 
   return remainder * 2n >= divisor ? quotient + 1n : quotient;
 }
 
-/** Converts a millisecond number from a config or trace (up to six decimals) to exact nanoseconds. */
-export function msToNs(ms: number, where = 'value'): Nanos {
-  if (!Number.isFinite(ms) || ms < 0) {
-    throw new DurationError(`${where}: ${ms} is not a non-negative number of milliseconds`);
+/** The largest millisecond value the virtual clock holds (2^53 − 1 ns, about 104 days). */
+const CLOCK_LIMIT_MS = Number.MAX_SAFE_INTEGER / NS_PER_MS;
+
+/**
+ * Why `ms` is not an exact time in whole nanoseconds within `max` milliseconds, or null when it
+ * is one. The problem quotes the value as written ("0.0000001 has 7 decimals…", "1e+300 ms is
+ * above the limit…") so a reader can name the field it came from in front of it.
+ */
+export function msProblem(ms: number, max: number = CLOCK_LIMIT_MS): string | null {
+  if (typeof ms !== 'number' || !Number.isFinite(ms)) return `${String(ms)} is not a number of milliseconds`;
+  if (ms < 0) return `${String(ms)} is negative; a time must be ≥ 0 ms`;
+  if (ms > max) {
+    return max === CLOCK_LIMIT_MS ? `${String(ms)} ms is too large for the virtual clock` : `${String(ms)} ms is above the limit of ${max.toLocaleString('en-US')} ms`;
   }
-  return parseDurationNs(`${decimalString(ms)} ms`);
+  const text = plainDecimal(ms);
+  const decimals = text.includes('.') ? text.length - text.indexOf('.') - 1 : 0;
+  if (decimals > UNIT_DECIMALS.ms) return `${text} ms has ${decimals} decimals; ms allows at most ${UNIT_DECIMALS.ms} (time is whole nanoseconds)`;
+  return null;
 }
 
-function decimalString(value: number): string {
+/** Converts a millisecond number from a config or trace (up to six decimals) to exact nanoseconds; errors start with `where`. */
+export function msToNs(ms: number, where = 'value', max?: number): Nanos {
+  const problem = msProblem(ms, max);
+  if (problem !== null) throw new DurationError(`${where}: ${problem}`);
+  return parseDurationNs(`${plainDecimal(ms)} ms`);
+}
+
+/**
+ * A number written out in plain decimal digits, exactly as its shortest round-trip form reads:
+ * 1e-7 → "0.0000001", 1.5e+21 → "1500000000000000000000" (never "1e+3" for 1e300).
+ */
+export function plainDecimal(value: number): string {
   const text = String(value);
-  if (!/e/i.test(text)) return text;
-  return value.toFixed(9).replace(/\.?0+$/, '');
+  const match = /^(-?)(\d+)(?:\.(\d+))?e([+-]\d+)$/.exec(text);
+  if (!match) return text;
+  const [, sign, whole, fraction = '', exponent] = match;
+  const digits = whole + fraction;
+  const point = whole.length + Number(exponent);
+  if (point <= 0) return `${sign}0.${'0'.repeat(-point)}${digits}`;
+  if (point >= digits.length) return `${sign}${digits}${'0'.repeat(point - digits.length)}`;
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
 /** Formats nanoseconds as milliseconds with only the decimals needed: 14999000 → "14.999 ms". */

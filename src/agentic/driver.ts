@@ -7,7 +7,7 @@ import type { Nanos } from '../time';
 import type { Cluster } from '../sim/cluster';
 import type { SimRequest } from '../engine/request';
 import { tracePrompt } from '../prompt';
-import type { AgenticNode, AgenticTrace, SourcePlay } from './trace';
+import type { AgenticNode, AgenticTrace, Dependency, SourcePlay } from './trace';
 
 export type LaneAssignment = 'stride' | 'snapshot';
 
@@ -37,6 +37,11 @@ interface PlayInstance {
   cache_id: string;
   start_ns: Nanos;
   nodes: Map<string, NodeState>;
+  /** Per predecessor, the nodes that wait for it with the dependency, in node then dependency order. */
+  successors: Map<string, { state: NodeState; dependency: Dependency }[]>;
+  /** Nodes neither finished nor skipped: the play ends when none is left. */
+  open: number;
+  record: PlayRecord;
   failed: boolean;
 }
 
@@ -89,19 +94,30 @@ export class AgenticDriver {
     const source = this.queues[lane].shift();
     if (!source) return;
     const play_id = `${source.play_id}@lane${lane}.${ordinal}`;
+    const cache_id = `${play_id}:cache`;
+    const record: PlayRecord = { play_id, cache_id, source_play_id: source.play_id, lane, ordinal, start_ns: this.kernel.now, end_ns: null, failed: false };
     const play: PlayInstance = {
       lane,
       ordinal,
       source,
       play_id,
-      cache_id: `${play_id}:cache`,
+      cache_id,
       start_ns: this.kernel.now,
       nodes: new Map(),
+      successors: new Map(),
+      open: source.nodes.length,
+      record,
       failed: false,
     };
-    this.plays.push({ play_id, cache_id: play.cache_id, source_play_id: source.play_id, lane, ordinal, start_ns: play.start_ns, end_ns: null, failed: false });
+    this.plays.push(record);
     for (const node of source.nodes) {
-      play.nodes.set(node.request_id, { node, waitingFor: node.dependencies.length, readyAt: play.start_ns + node.not_before_ns, request: null, done: false, skipped: false });
+      const state: NodeState = { node, waitingFor: node.dependencies.length, readyAt: play.start_ns + node.not_before_ns, request: null, done: false, skipped: false };
+      play.nodes.set(node.request_id, state);
+      for (const dependency of node.dependencies) {
+        const waiting = play.successors.get(dependency.predecessor) ?? [];
+        waiting.push({ state, dependency });
+        play.successors.set(dependency.predecessor, waiting);
+      }
     }
     for (const state of play.nodes.values()) if (state.waitingFor === 0) this.release(play, state);
   }
@@ -127,13 +143,11 @@ export class AgenticDriver {
 
   private fire(play: PlayInstance, predecessor: string, trigger: 'dispatch' | 'completion'): void {
     if (play.failed) return;
-    for (const state of play.nodes.values()) {
-      for (const dependency of state.node.dependencies) {
-        if (dependency.predecessor !== predecessor || dependency.trigger !== trigger) continue;
-        state.readyAt = Math.max(state.readyAt, this.kernel.now + dependency.delay_ns);
-        state.waitingFor--;
-        if (state.waitingFor === 0) this.release(play, state);
-      }
+    for (const { state, dependency } of play.successors.get(predecessor) ?? []) {
+      if (dependency.trigger !== trigger) continue;
+      state.readyAt = Math.max(state.readyAt, this.kernel.now + dependency.delay_ns);
+      state.waitingFor--;
+      if (state.waitingFor === 0) this.release(play, state);
     }
   }
 
@@ -147,6 +161,7 @@ export class AgenticDriver {
     if (!owner) return;
     const { play, state } = owner;
     state.done = true;
+    play.open--;
     if (request.state === 'failed' && !play.failed) this.failPlay(play, `play ${play.play_id} failed: request ${request.request_id} failed (${request.failure_reason})`);
     else this.fire(play, state.node.request_id, 'completion');
     this.maybeFinishPlay(play);
@@ -158,13 +173,17 @@ export class AgenticDriver {
    */
   private failPlay(play: PlayInstance, reason: string): void {
     play.failed = true;
-    this.plays.find((record) => record.play_id === play.play_id)!.failed = true;
+    play.record.failed = true;
     for (const state of play.nodes.values()) {
       if (state.request !== null) {
-        if (this.cluster.withdraw(state.request, reason)) state.skipped = true;
+        if (this.cluster.withdraw(state.request, reason)) {
+          state.skipped = true;
+          play.open--;
+        }
         continue;
       }
       state.skipped = true;
+      play.open--;
       this.cluster.recordSkipped({
         request_id: `${play.play_id}/${state.node.request_id}`,
         ordinal: this.nextOrdinal++,
@@ -178,8 +197,8 @@ export class AgenticDriver {
 
   /** AGX-3: a lane moves on when every request its play sent has finished client-side. */
   private maybeFinishPlay(play: PlayInstance): void {
-    for (const state of play.nodes.values()) if (!state.skipped && !state.done) return;
-    this.plays.find((record) => record.play_id === play.play_id)!.end_ns = this.kernel.now;
+    if (play.open > 0) return;
+    play.record.end_ns = this.kernel.now;
     this.startNext(play.lane, play.ordinal + 1);
   }
 }

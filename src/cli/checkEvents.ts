@@ -1,11 +1,15 @@
 // `kvqual check-events <file>`: reads a captured KV event log (JSON lines, see
 // examples/events/README.md), checks it against the mirror rules and prints the report, as text
-// or with --json as JSON. Exit 0 clean, 1 a violation, 2 unreadable file or malformed line.
+// or with --json as JSON. Exit 0 clean, 1 a violation, 2 unreadable file or malformed line. The
+// log is streamed (one line in memory at a time, each at most LIMITS.line_chars long); only a
+// regular file is read.
+import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { CleanLogReport, LogReport, RankSummary } from '../events/checkLog';
 import { checkEventLog } from '../events/checkLog';
 import { rankLabel } from '../events/model';
-import { parseWireLog, WireFormatError } from '../events/wire';
+import { parseWireLines, WireFormatError } from '../events/wire';
+import { fileLines, InputFileError } from '../inputFiles';
 import { formatNs } from '../time';
 import type { CliIo } from './io';
 import { ExitCode, jsonText } from './io';
@@ -38,15 +42,10 @@ export function checkEventsFile(file: string, options: CheckEventsOptions, io: C
 }
 
 function checkText(file: string, io: CliIo): Outcome {
-  let text: string;
   try {
-    text = io.readText(file);
+    return checkEventLog(parseWireLines(fileLines(path.resolve(io.cwd, file), file, file)));
   } catch (error) {
-    return { status: 'unreadable', message: `cannot read ${file}: ${(error as Error).message}` };
-  }
-  try {
-    return checkEventLog(parseWireLog(text));
-  } catch (error) {
+    if (error instanceof InputFileError) return { status: 'unreadable', message: error.message };
     if (!(error instanceof WireFormatError)) throw error;
     return { status: 'malformed', line_number: error.line_number, field_path: error.field_path, message: error.message };
   }

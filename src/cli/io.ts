@@ -1,32 +1,26 @@
 // What every kvqual subcommand shares: the exit-code contract, the I/O it is given (so tests can
 // run a command without a process), and JSON output in which 64-bit values stay exact.
-import * as fs from 'node:fs';
 
-/** 0 clean, 1 a rule violation found, 2 usage error / unreadable file / malformed input, 3 a kvqual bug. */
+/**
+ * 0 clean, 1 a rule violation found, 2 usage error / unreadable file / malformed or out-of-limit
+ * input (nothing is written then), 3 a kvqual bug (an internal error; its stack is printed).
+ */
 export const ExitCode = { clean: 0, violation: 1, usage: 2, internal: 3 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
-  readText(path: string): string;
-  /** Writes a whole file atomically (temp file in the same folder, then rename): never half-written. */
-  writeTextAtomic(path: string, text: string): void;
+  /** The folder relative paths on the command line are read from (the process's working folder). */
+  readonly cwd: string;
 }
 
-/** The real process: standard streams and the file system. */
+/** The real process: standard streams and the working folder. */
 export const processIo: CliIo = {
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
-  readText: (path) => fs.readFileSync(path, 'utf8'),
-  writeTextAtomic: (path, text) => {
-    const temporary = `${path}.${process.pid}.tmp`;
-    try {
-      fs.writeFileSync(temporary, text);
-      fs.renameSync(temporary, path);
-    } finally {
-      fs.rmSync(temporary, { force: true });
-    }
+  get cwd() {
+    return process.cwd();
   },
 };
 

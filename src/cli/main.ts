@@ -1,27 +1,39 @@
 // The kvqual command line: one commander program; each subcommand lives in its own module under
 // src/cli/ and registers itself here. Owns turning a parse into an exit code (see ExitCode):
-// commander's own usage errors become 2, help and --version 0.
+// commander's own usage errors become 2 and print one line naming the unknown command or option
+// and the nearest valid one; help and --version exit 0.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCheckEvents } from './checkEvents';
 import { registerReplay } from './replay';
 import { registerSchema } from './schema';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
+import { printable } from '../inputFiles';
+
+/** The version in package.json. */
+export function kvqualVersion(): string {
+  return (JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+}
 
 /** Runs kvqual with the arguments after the program name; returns the exit code. */
 export function runCli(args: readonly string[], io: CliIo): ExitCode {
   let exitCode: ExitCode = ExitCode.clean;
   const program = new Command('kvqual')
     .description('Executable-specification harness for KV-cache-aware LLM routing')
+    .version(kvqualVersion(), '-V, --version', 'print the kvqual version')
     .exitOverride()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
-    .showHelpAfterError('(run "kvqual help" for usage)');
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   const finish = (code: ExitCode): void => {
     exitCode = code;
   };
   registerCheckEvents(program, io, finish);
   registerReplay(program, io, finish);
   registerSchema(program, io, finish);
+  for (const command of [program, ...program.commands]) {
+    command.configureOutput({ outputError: (text, write) => write(`${usageLine(command, text)}\n`) });
+  }
   try {
     program.parse([...args], { from: 'user' });
   } catch (error) {
@@ -29,4 +41,26 @@ export function runCli(args: readonly string[], io: CliIo): ExitCode {
     throw error;
   }
   return exitCode;
+}
+
+/** The full name of a command: "kvqual" or "kvqual replay". */
+function commandName(command: Command): string {
+  return command.parent ? `${commandName(command.parent)} ${command.name()}` : command.name();
+}
+
+/**
+ * Commander's error as one line: "kvqual replay: unknown option '--ot'; did you mean --out?", or
+ * when nothing is close, the valid commands or options; then where the usage is.
+ */
+function usageLine(command: Command, text: string): string {
+  const [first, ...rest] = text.trim().replace(/^error: /, '').split('\n');
+  const suggestion = /^\(Did you mean (.+)\?\)$/.exec(rest.join(' ').trim());
+  let line = printable(first, 200);
+  if (suggestion) line += `; did you mean ${suggestion[1]}?`;
+  else if (first.startsWith('unknown command')) line += `; the commands are ${command.commands.map((sub) => sub.name()).join(', ')}`;
+  else if (first.startsWith('unknown option')) {
+    const options = command.options.map((option) => option.long).filter((long): long is string => long !== undefined);
+    line += `; the options are ${[...options, '--help'].join(', ')}`;
+  }
+  return `${commandName(command)}: ${line} (see ${commandName(command)} --help)`;
 }

@@ -2,27 +2,35 @@
 // the simulation and prints a short human summary; --out writes the canonical report JSON, --json
 // prints it. Exit 0 on a clean run, 1 when the router rejected the event stream or a request
 // never ended (a stall: a simulator defect, each stuck request named), 2 for a bad
-// config or an unreadable file (nothing is written then).
+// config, trace or output path, or an unreadable file: all are found before the simulation
+// starts, and nothing is written then (outputs go to temporary files renamed only on success).
+import * as fs from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError, parseReplayConfig } from '../config/load';
 import * as path from 'node:path';
 import { runReplay, type ReplayInputs, type ReplayOutcome } from '../sim/replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
-import { AgenticTraceError, parseAgenticTrace } from '../agentic/trace';
-import { MooncakeTraceError, parseMooncakeTrace } from '../config/mooncake';
+import { agenticRequestCount, parseAgenticLines } from '../agentic/trace';
+import { parseMooncakeLines } from '../config/mooncake';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import type { KeptScores } from '../router/router';
 import { canonicalJsonPretty } from '../report/canonical';
 import { DurationError } from '../time';
+import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
+import { LIMITS, limitText } from '../limits';
+import { TraceLineError } from '../traceLineError';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
+import { OutputError, planOutputs, writeOutputs, type PlannedOutput } from './outputs';
 
 export interface ReplayOptions {
   out?: string;
   eventsOut?: string;
   json: boolean;
   seed?: string;
+  /** Folders trace paths must lie in; empty: the config's folder and the working folder. */
+  traceRoot?: string[];
   /** "chosen" (the chosen rank and the runner-up) or "all". */
   scores?: string;
 }
@@ -37,24 +45,34 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
     .option('--events-out <file>', 'write the KV event stream the router received, as JSON lines (the check-events format)')
     .option('--seed <n>', "override the config's seed")
     .option('--scores <which>', 'candidates each placement record keeps: "chosen" (the chosen worker and the runner-up, default) or "all"', 'chosen')
+    .option(
+      '--trace-root <dir>',
+      "a folder the config's trace may be in (repeatable); without it, the config's folder and the working folder",
+      (dir: string, dirs: string[]) => [...dirs, dir],
+      [] as string[],
+    )
     .action((file: string, options: ReplayOptions) => finish(replayFile(file, options, io)));
 }
 
 export function replayFile(file: string, options: ReplayOptions, io: CliIo): ExitCode {
-  let text: string;
-  try {
-    text = io.readText(file);
-  } catch (error) {
-    io.stderr(`kvqual replay: cannot read ${file}: ${(error as Error).message}\n`);
-    return ExitCode.usage;
-  }
   let outcome: ReplayOutcome;
+  let outputs: PlannedOutput[];
   try {
-    const config = parseReplayConfig(text, file);
-    if (options.seed !== undefined) config.seed = parseSeed(options.seed);
-    outcome = runReplay(config, { ...loadInputs(config, file, io), keep_event_history: options.eventsOut !== undefined, kept_scores: keptScores(options.scores) });
+    const seed = options.seed === undefined ? undefined : parseSeed(options.seed);
+    const configPath = path.resolve(io.cwd, file);
+    const config = parseReplayConfig(readTextFile(configPath, file, LIMITS.config_bytes, 'config'), file);
+    if (seed !== undefined) config.seed = seed;
+    const trace = traceOf(config, file, options.traceRoot ?? [], io);
+    const inputs = [{ absolute: configPath, what: 'config' }, ...(trace ? [{ absolute: trace.absolute, what: `trace named by ${trace.field}` }] : [])];
+    const requested = [
+      ...(options.out === undefined ? [] : [{ option: '--out', file: options.out }]),
+      ...(options.eventsOut === undefined ? [] : [{ option: '--events-out', file: options.eventsOut }]),
+    ];
+    outputs = planOutputs(requested, io.cwd, inputs);
+    const kept_scores = keptScores(options.scores);
+    outcome = runReplay(config, { ...(trace ? loadTrace(config, file, trace) : {}), keep_event_history: options.eventsOut !== undefined, kept_scores });
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof DurationError || error instanceof OptionError || error instanceof AgenticTraceError || error instanceof MooncakeTraceError || error instanceof InputError) {
+    if (isInputError(error)) {
       io.stderr(`kvqual replay: ${error.message}\n`);
       return ExitCode.usage;
     }
@@ -62,11 +80,29 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
   }
   const report = outcome.report;
   const json = `${canonicalJsonPretty(report)}\n`;
-  if (options.out) io.writeTextAtomic(options.out, json);
-  if (options.eventsOut) io.writeTextAtomic(options.eventsOut, eventLog(outcome));
+  try {
+    writeOutputs(outputs.map((output) => ({ output, text: output.option === '--out' ? json : eventLog(outcome) })));
+  } catch (error) {
+    if (!(error instanceof OutputError)) throw error;
+    io.stderr(`kvqual replay: ${error.message}\n`);
+    return ExitCode.usage;
+  }
   io.stdout(options.json ? json : summaryText(file, report, options.out));
   const clean = report.summary.event_stream_failure === null && report.summary.stuck_requests === undefined;
   return clean ? ExitCode.clean : ExitCode.violation;
+}
+
+/** Errors that mean the input (config, trace, option or output path) is bad: exit 2, one message. */
+function isInputError(error: unknown): error is Error {
+  return (
+    error instanceof ConfigError ||
+    error instanceof DurationError ||
+    error instanceof SeedError ||
+    error instanceof TraceLineError ||
+    error instanceof InputFileError ||
+    error instanceof InputError ||
+    error instanceof OutputError
+  );
 }
 
 /** The batches the router received, in delivery order, in the wire format check-events reads. */
@@ -74,38 +110,96 @@ function eventLog(outcome: ReplayOutcome): string {
   return outcome.result.batches.map(({ batch }) => `${toWireLine(fromKvEventBatch(batch))}\n`).join('');
 }
 
-class OptionError extends Error {}
+class SeedError extends Error {}
 class InputError extends Error {}
 
-/** Reads the files a config names (an agentic or Mooncake trace), relative to the config's folder. */
-function loadInputs(config: ReplayConfig, file: string, io: CliIo): ReplayInputs {
-  const { agentic, mooncake } = config.workload;
-  if (agentic) return { agentic_trace: parseAgenticTrace(readBeside(file, 'workload.agentic.trace', agentic.trace, io), agentic.trace) };
-  if (mooncake) {
-    const text = readBeside(file, 'workload.mooncake.trace', mooncake.trace, io);
-    const options = { trace_block_size: config.workload.trace_block_size, max_requests: mooncake.max_requests ?? null, time_scale: mooncake.time_scale, first_ordinal: 0 };
-    return { mooncake_requests: parseMooncakeTrace(text, mooncake.trace, options) };
-  }
-  return {};
+/** The trace file a config names: where it is, how to show it, and which field named it. */
+interface TraceFile {
+  field: string;
+  absolute: string;
+  shown: string;
 }
 
-function readBeside(configFile: string, field: string, name: string, io: CliIo): string {
+/** A path as the user can open it from where the command ran: relative when below, else absolute. */
+function shownPath(absolute: string, cwd: string): string {
+  const relative = path.relative(cwd, absolute);
+  return relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? absolute : relative;
+}
+
+function isInside(file: string, folder: string): boolean {
+  const relative = path.relative(folder, file);
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+/**
+ * Resolves the trace a config names (relative to the config's folder) and checks it lies inside
+ * an allowed folder (after following symbolic links): the --trace-root folders if given, else the
+ * config's folder and the working folder. Reads nothing yet.
+ */
+function traceOf(config: ReplayConfig, configFile: string, roots: readonly string[], io: CliIo): TraceFile | null {
+  const named = config.workload.agentic ? { field: 'workload.agentic.trace', name: config.workload.agentic.trace } : config.workload.mooncake ? { field: 'workload.mooncake.trace', name: config.workload.mooncake.trace } : null;
+  if (named === null) return null;
+  const configFolder = path.dirname(path.resolve(io.cwd, configFile));
+  const absolute = path.resolve(configFolder, named.name);
+  const shown = shownPath(absolute, io.cwd);
+  const allowed = (roots.length > 0 ? roots : [configFolder, io.cwd]).map((root) => {
+    let real: string;
+    try {
+      real = fs.realpathSync(path.resolve(io.cwd, root));
+    } catch {
+      throw new InputError(`--trace-root ${printable(root, 200)}: no such folder`);
+    }
+    if (!fs.statSync(real).isDirectory()) throw new InputError(`--trace-root ${printable(root, 200)}: not a folder`);
+    return { root, real };
+  });
+  let real: string;
   try {
-    return io.readText(path.resolve(path.dirname(configFile), name));
+    real = fs.realpathSync(absolute);
   } catch (error) {
-    throw new InputError(`${configFile}: ${field}: cannot read ${name}: ${(error as Error).message}`);
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as NodeJS.ErrnoException).code;
+    throw new InputError(`${configFile}: ${named.field}: cannot read ${shown}: ${reason}`);
+  }
+  if (!allowed.some(({ real: root }) => isInside(real, root))) {
+    const folders = allowed.map(({ root, real: rootReal }) => (roots.length > 0 ? root : shownPath(rootReal, io.cwd))).join(', ');
+    throw new InputError(`${configFile}: ${named.field}: ${shown} is outside the folders a trace may come from (${folders}); pass --trace-root DIR to allow another`);
+  }
+  return { field: named.field, absolute, shown };
+}
+
+/** Reads the trace a config names, line by line; errors name the trace as shown and the config that referred to it. */
+function loadTrace(config: ReplayConfig, configFile: string, trace: TraceFile): ReplayInputs {
+  const { agentic, mooncake } = config.workload;
+  try {
+    const lines = fileLines(trace.absolute, trace.shown, trace.shown);
+    if (agentic) {
+      const agentic_trace = parseAgenticLines(lines, trace.shown);
+      const requests = agenticRequestCount(agentic_trace) * agentic.iterations * (agentic.assignment === 'snapshot' ? agentic.lanes : 1);
+      if (requests > LIMITS.requests) {
+        const lanes = agentic.assignment === 'snapshot' ? ` × ${agentic.lanes} lanes` : '';
+        throw new InputError(
+          `${configFile}: workload.agentic: ${agenticRequestCount(agentic_trace)} trace requests × ${agentic.iterations} iterations${lanes} = ${requests} requests, above the limit of ${limitText(LIMITS.requests)}`,
+        );
+      }
+      return { agentic_trace };
+    }
+    const options = { trace_block_size: config.workload.trace_block_size, max_requests: mooncake!.max_requests ?? null, time_scale: mooncake!.time_scale, first_ordinal: 0 };
+    return { mooncake_requests: parseMooncakeLines(lines, trace.shown, options) };
+  } catch (error) {
+    if (error instanceof TraceLineError) throw new InputError(`${error.message} (the trace named by ${trace.field} in ${configFile})`);
+    if (error instanceof InputFileError) throw new InputError(`${configFile}: ${trace.field}: ${error.message}`);
+    throw error;
   }
 }
 
 function keptScores(which: string | undefined): KeptScores {
   if (which === undefined || which === 'chosen') return 'chosen_and_runner_up';
   if (which === 'all') return 'all';
-  throw new OptionError(`--scores ${which}: expected "chosen" or "all"`);
+  throw new SeedError(`--scores ${printable(which)}: expected "chosen" or "all"`);
 }
 
 function parseSeed(text: string): number {
   const seed = Number(text);
-  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new OptionError(`--seed ${text}: the seed must be a whole number`);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new SeedError(`--seed ${printable(text)}: the seed must be a whole number from −(2^53 − 1) to 2^53 − 1`);
   return seed;
 }
 

@@ -2,10 +2,12 @@
 // problem is reported with the path of the field (e.g. cluster.workers[0].host_offload.scope).
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
-import { ReplayConfig, ReplayConfigSchema } from './schema';
+import { ReplayConfig, ReplayConfigSchema, type RequestConfig } from './schema';
 import { checkDisaggregation, checkSharedContract, ClusterSetupError } from '../sim/cluster';
 import { clusterSpec, roleSpecs } from './build';
 import { guardViolations } from '../agentic/guard';
+import { LIMITS, limitText } from '../limits';
+import { didYouMean } from '../suggest';
 
 export interface ConfigProblem {
   path: string;
@@ -28,22 +30,95 @@ export function formatPath(path: readonly PropertyKey[]): string {
   return text || '(top level)';
 }
 
+/** The schema a field path leads to (through optional, default, array and record wrappers). */
+type Walkable = { _zod: { def: Record<string, unknown> & { type: string } } };
+
+function unwrap(schema: Walkable): Walkable {
+  let current = schema;
+  for (;;) {
+    const def: Walkable['_zod']['def'] = current._zod.def;
+    if ((def.type === 'optional' || def.type === 'default' || def.type === 'nullable' || def.type === 'prefault') && def.innerType) current = def.innerType as Walkable;
+    else if (def.type === 'pipe' && def.in) current = def.in as Walkable;
+    else return current;
+  }
+}
+
+/** The field names an object at `path` may have, for "did you mean"; empty when unknown. */
+function knownKeys(path: readonly PropertyKey[]): string[] {
+  let schema: Walkable | undefined = ReplayConfigSchema as unknown as Walkable;
+  for (const part of path) {
+    if (!schema) return [];
+    const def: Walkable['_zod']['def'] = unwrap(schema)._zod.def;
+    if (def.type === 'object') schema = (def.shape as Record<string, Walkable>)[String(part)];
+    else if (def.type === 'array') schema = def.element as Walkable;
+    else if (def.type === 'record') schema = def.valueType as Walkable;
+    else return [];
+  }
+  if (!schema) return [];
+  const def = unwrap(schema)._zod.def;
+  if (def.type === 'object') return Object.keys(def.shape as object);
+  if (def.type === 'union') {
+    return (def.options as Walkable[]).flatMap((option) => {
+      const inner = unwrap(option)._zod.def;
+      return inner.type === 'object' ? Object.keys(inner.shape as object) : [];
+    });
+  }
+  return [];
+}
+
+function unknownFields(path: readonly PropertyKey[], keys: readonly string[]): ConfigProblem[] {
+  const known = knownKeys(path);
+  return keys.map((key) => ({ path: formatPath([...path, key]), message: `unknown field${didYouMean(key, known)}` }));
+}
+
+/** One problem per field (the first zod found): "too big" and "not a whole number" of one value say the same thing twice. */
 function zodProblems(error: z.ZodError): ConfigProblem[] {
-  return error.issues.map((issue) => {
-    if (issue.code === 'unrecognized_keys') {
-      return { path: formatPath([...issue.path, issue.keys[0]]), message: `unknown field${issue.keys.length > 1 ? `s ${issue.keys.join(', ')}` : ''}` };
+  const seen = new Set<string>();
+  return issueProblems(error).filter((problem) => !seen.has(problem.path) && seen.add(problem.path));
+}
+
+function issueProblems(error: z.ZodError): ConfigProblem[] {
+  return error.issues.flatMap((issue): ConfigProblem[] => {
+    if (issue.code === 'unrecognized_keys') return unknownFields(issue.path, issue.keys);
+    if (issue.code === 'invalid_union') {
+      // A prompt part with a misspelt key fails every branch on that key: say so, not "invalid input".
+      const branches = issue.errors.map((branch) => branch.filter((inner) => inner.code === 'unrecognized_keys' && inner.path.length === 0));
+      if (branches.length > 0 && branches.every((branch) => branch.length > 0)) {
+        const keys = [...new Set(branches.flatMap((branch) => (branch[0] as { keys: string[] }).keys))];
+        return unknownFields(issue.path, keys);
+      }
     }
-    return { path: formatPath(issue.path), message: issue.message };
+    if (issue.code === 'invalid_type' && / received undefined$/.test(issue.message)) return [{ path: formatPath(issue.path), message: 'required, but missing' }];
+    return [{ path: formatPath(issue.path), message: issue.message }];
   });
 }
+
+/** Alias expansions a config may use (the YAML library's default): anchors for shared settings, never an exponential blow-up. */
+const YAML_MAX_ALIAS_COUNT = 100;
 
 /** Parses and validates a config given as YAML (or JSON) text. */
 export function parseReplayConfig(text: string, source = 'config'): ReplayConfig {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
-    throw new ConfigError(source, document.errors.map((e) => ({ path: `line ${e.linePos?.[0].line ?? '?'}`, message: e.message.split('\n')[0] })));
+    throw new ConfigError(
+      source,
+      document.errors.map((e) => ({
+        path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'line ?',
+        message: e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''),
+      })),
+    );
   }
-  return validateReplayConfig(document.toJS(), source);
+  let raw: unknown;
+  try {
+    raw = document.toJS({ maxAliasCount: YAML_MAX_ALIAS_COUNT });
+  } catch (error) {
+    // The YAML library refuses a document whose aliases expand too much ("billion laughs").
+    const message = (error as Error).message;
+    const problem = /alias/i.test(message) ? `the YAML aliases (*name) expand too much (${message})` : `cannot read the YAML: ${message}`;
+    throw new ConfigError(source, [{ path: '(top level)', message: problem }]);
+  }
+  if (raw === null || raw === undefined) throw new ConfigError(source, [{ path: '(top level)', message: 'the config is empty; it needs cluster and workload' }]);
+  return validateReplayConfig(raw, source);
 }
 
 /** Validates an already-parsed object. */
@@ -62,6 +137,10 @@ function crossFieldProblems(config: ReplayConfig): ConfigProblem[] {
       problems.push({ path: `cluster.workers[${i}].engine.kv_cache_bytes_per_token`, message: 'required when host_offload is set (block bytes = block_size × kv_cache_bytes_per_token)' });
     }
   });
+  const ranks = config.cluster.workers.reduce((total, role) => total + role.replicas * role.dp_size, 0);
+  if (ranks > LIMITS.ranks) {
+    problems.push({ path: 'cluster.workers', message: `${ranks} engine ranks (replicas × dp_size over the roles) is above the limit of ${limitText(LIMITS.ranks)}` });
+  }
   if (!config.cluster.workers.some((role) => role.role !== 'decode')) {
     problems.push({ path: 'cluster.workers', message: 'needs an aggregated or prefill role for the router to place requests on' });
   }
@@ -103,9 +182,16 @@ function workloadProblems(config: ReplayConfig): ConfigProblem[] {
 function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfig['workload']['requests']>): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const seen = new Set<string>();
+  /** Context tokens (prompt + output) a later request extends, by id. */
+  const contextTokens = new Map<string, number>();
   requests.forEach((request, i) => {
     const at = (field: string) => `workload.requests[${i}]${field ? `.${field}` : ''}`;
     if (seen.has(request.id)) problems.push({ path: at('id'), message: `duplicate request id "${request.id}"` });
+    const promptTokens = promptLength(config, request, contextTokens);
+    contextTokens.set(request.id, promptTokens + request.output_length);
+    if (promptTokens > LIMITS.prompt_tokens) {
+      problems.push({ path: at(request.extends === undefined ? 'prompt' : 'extends'), message: `the prompt is ${promptTokens} tokens, above the limit of ${limitText(LIMITS.prompt_tokens)} tokens` });
+    }
     if (request.extends !== undefined && !seen.has(request.extends)) {
       problems.push({ path: at('extends'), message: `"${request.extends}" is not an earlier request` });
     }
@@ -131,4 +217,12 @@ function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfi
     });
   });
   return problems;
+}
+
+/** Prompt tokens of a request: what it extends (prompt and output), its prefixes and own tokens, or input_length. */
+function promptLength(config: ReplayConfig, request: RequestConfig, contextTokens: ReadonlyMap<string, number>): number {
+  if (request.hash_ids !== undefined) return request.input_length ?? 0;
+  let total = request.extends === undefined ? 0 : (contextTokens.get(request.extends) ?? 0);
+  for (const part of request.prompt ?? []) total += 'prefix' in part ? (config.workload.prefixes[part.prefix] ?? 0) : part.tokens;
+  return total;
 }

@@ -1,40 +1,74 @@
 // The replay configuration's schema (zod): cluster roles with engine and host_offload settings,
 // router settings, and the workload. Names follow Dynamo/AISimulate. Unknown fields are errors.
 // The JSON Schema published for editors is generated from this file (npm run schema).
+// Every size has a documented upper limit (src/limits.ts) that real clusters and traces never
+// reach, stated in the field's description, so that a small file cannot ask for unbounded work.
 import { z } from 'zod';
+import { LIMITS, limitText, MAX_HASH_ID } from '../limits';
+import { msProblem } from '../time';
 
-const nonNegative = (what: string) => z.number({ error: `${what} must be a number` }).min(0, { error: `${what} must be ≥ 0` });
-const positiveInt = (what: string) => z.number({ error: `${what} must be a number` }).int({ error: `${what} must be a whole number` }).positive({ error: `${what} must be > 0` });
+/** " (at most 1,024)": the limit as a description states it. */
+const atMost = (max: number, unit = '') => `at most ${limitText(max)}${unit ? ` ${unit}` : ''} (a limit no real cluster or trace reaches)`;
+const described = (text: string, max: number, unit = '') => (text ? `${text}; ${atMost(max, unit)}` : atMost(max, unit));
+const aboveLimit = (what: string, max: number, unit = '') => (issue: { input?: unknown }) =>
+  `${what} ${String(issue.input)} is above the limit of ${limitText(max)}${unit ? ` ${unit}` : ''}`;
+
+const number = (what: string) => z.number({ error: `${what} must be a number` });
+const nonNegative = (what: string) => number(what).min(0, { error: `${what} must be ≥ 0` });
+const positiveInt = (what: string) => number(what).int({ error: `${what} must be a whole number` }).positive({ error: `${what} must be > 0` });
+/** A positive whole number up to `max` (the description says so). */
+const boundedInt = (what: string, max: number, text: string, unit = '') => positiveInt(what).max(max, { error: aboveLimit(what, max, unit) }).describe(described(text, max, unit));
+/** A bandwidth in decimal GB/s: 0 (unlimited) or from the minimum to the limit. */
+const bandwidth = (what: string, text: string) =>
+  nonNegative(what)
+    .max(LIMITS.bandwidth_gbps, { error: aboveLimit(what, LIMITS.bandwidth_gbps, 'GB/s') })
+    .refine((value) => value <= 0 || value >= LIMITS.min_bandwidth_gbps, { error: `${what} must be 0 (unlimited) or at least ${LIMITS.min_bandwidth_gbps} GB/s` })
+    .describe(`${text}; 0 or from ${LIMITS.min_bandwidth_gbps} to ${limitText(LIMITS.bandwidth_gbps)} GB/s`);
+/**
+ * Milliseconds that convert exactly to whole nanoseconds (at most six decimals), from 0 (or above
+ * it, when `positive`) to `max`.
+ */
+const milliseconds = (what: string, max: number, text: string, positive = false) => {
+  const base = positive ? number(what).positive({ error: `${what} must be > 0` }) : nonNegative(what);
+  return base
+    .max(max, { error: aboveLimit(what, max, 'ms') })
+    .superRefine((value, ctx) => {
+      const problem = value >= 0 && value <= max ? msProblem(value, max) : null;
+      if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: value });
+    })
+    .describe(described(text ? `${text}; whole nanoseconds (up to 6 decimals)` : 'whole nanoseconds (up to 6 decimals)', max, 'ms'));
+};
+const tokens = (what: string, max: number, text: string) => boundedInt(what, max, text, 'tokens');
 
 export const FixedTimingSchema = z.strictObject({
-  prefill_ms: z.number().positive({ error: 'prefill_ms must be > 0' }).describe('duration of a pass that computes any prefill chunk'),
-  decode_ms: z.number().positive({ error: 'decode_ms must be > 0' }).describe('added when a pass contains any pure decode step'),
+  prefill_ms: milliseconds('prefill_ms', LIMITS.step_ms, 'duration of a pass that computes any prefill chunk', true),
+  decode_ms: milliseconds('decode_ms', LIMITS.step_ms, 'added when a pass contains any pure decode step', true),
 });
 
 export const EngineSchema = z
   .strictObject({
-    block_size: positiveInt('block_size').describe('tokens per KV block'),
-    num_gpu_blocks: positiveInt('num_gpu_blocks').describe('G1 capacity per rank, in blocks'),
-    max_num_seqs: positiveInt('max_num_seqs').default(256).describe('running-request cap'),
-    max_num_batched_tokens: positiveInt('max_num_batched_tokens').default(8192).describe('token budget per pass'),
+    block_size: tokens('block_size', LIMITS.block_size, 'tokens per KV block'),
+    num_gpu_blocks: boundedInt('num_gpu_blocks', LIMITS.num_gpu_blocks, 'G1 capacity per rank, in blocks'),
+    max_num_seqs: boundedInt('max_num_seqs', LIMITS.max_num_seqs, 'running-request cap').default(256),
+    max_num_batched_tokens: tokens('max_num_batched_tokens', LIMITS.max_num_batched_tokens, 'token budget per pass').default(8192),
     enable_prefix_caching: z.boolean().default(true),
-    kv_cache_bytes_per_token: positiveInt('kv_cache_bytes_per_token').optional().describe('needed when host_offload is set; block bytes = block_size × this'),
+    kv_cache_bytes_per_token: boundedInt('kv_cache_bytes_per_token', LIMITS.kv_cache_bytes_per_token, 'needed when host_offload is set; block bytes = block_size × this', 'bytes').optional(),
     timing: z.strictObject({ fixed: FixedTimingSchema }),
   })
   .describe('vLLM-like engine settings (TOPO-2)');
 
 export const HostOffloadSchema = z
   .strictObject({
-    num_host_blocks: positiveInt('num_host_blocks').describe('G2 capacity in blocks (per rank, or of the shared pool)'),
+    num_host_blocks: boundedInt('num_host_blocks', LIMITS.num_host_blocks, 'G2 capacity in blocks (per rank, or of the shared pool)'),
     scope: z.enum(['dp_rank_local', 'cluster_shared']).default('dp_rank_local'),
-    d2h_bandwidth_gbps: nonNegative('d2h_bandwidth_gbps').default(32).describe('per rank, decimal GB/s; 0 = unlimited'),
-    h2d_bandwidth_gbps: nonNegative('h2d_bandwidth_gbps').default(32).describe('per rank, decimal GB/s; 0 = unlimited'),
-    latency_to_first_byte_ms: nonNegative('latency_to_first_byte_ms').default(0),
-    shared_d2h_bandwidth_gbps: nonNegative('shared_d2h_bandwidth_gbps').default(80).describe('pool cap for cluster_shared'),
-    shared_h2d_bandwidth_gbps: nonNegative('shared_h2d_bandwidth_gbps').default(80).describe('pool cap for cluster_shared'),
+    d2h_bandwidth_gbps: bandwidth('d2h_bandwidth_gbps', 'per rank, decimal GB/s; 0 = unlimited').default(32),
+    h2d_bandwidth_gbps: bandwidth('h2d_bandwidth_gbps', 'per rank, decimal GB/s; 0 = unlimited').default(32),
+    latency_to_first_byte_ms: milliseconds('latency_to_first_byte_ms', LIMITS.step_ms, '').default(0),
+    shared_d2h_bandwidth_gbps: bandwidth('shared_d2h_bandwidth_gbps', 'pool cap for cluster_shared').default(80),
+    shared_h2d_bandwidth_gbps: bandwidth('shared_h2d_bandwidth_gbps', 'pool cap for cluster_shared').default(80),
     kv_layout_id: z.string().default('default'),
     disk_offload: z
-      .strictObject({ num_disk_blocks: positiveInt('num_disk_blocks') })
+      .strictObject({ num_disk_blocks: boundedInt('num_disk_blocks', LIMITS.num_host_blocks, '') })
       .optional()
       .describe('a G3 (disk) tier below G2: not modelled; rejected for agentic G2 (AGX-6)'),
   })
@@ -45,74 +79,107 @@ export const WorkerRoleSchema = z.strictObject({
   backend: z.enum(['vllm', 'sglang', 'trtllm']).default('vllm').describe('engine backend; the model is vLLM-like; agentic G2 requires vllm (AGX-6)'),
   scaling_policy: z.string().min(1).optional().describe('an autoscaling policy (e.g. a planner); pools are static in kvqual'),
   speculative_decoding: z
-    .strictObject({ method: z.string().min(1), num_speculative_tokens: positiveInt('num_speculative_tokens') })
+    .strictObject({ method: z.string().min(1), num_speculative_tokens: boundedInt('num_speculative_tokens', LIMITS.max_num_seqs, '') })
     .optional()
     .describe('not modelled; rejected for agentic G2 (AGX-6)'),
-  replicas: positiveInt('replicas').default(1),
-  dp_size: positiveInt('dp_size').default(1).describe('attention data-parallel ranks per worker'),
-  tensor_parallel_size: positiveInt('tensor_parallel_size').default(1),
+  replicas: boundedInt('replicas', LIMITS.replicas, `workers of this role; replicas × dp_size over all roles at most ${limitText(LIMITS.ranks)}`).default(1),
+  dp_size: boundedInt('dp_size', LIMITS.dp_size, 'attention data-parallel ranks per worker').default(1),
+  tensor_parallel_size: boundedInt('tensor_parallel_size', LIMITS.tensor_parallel_size, '').default(1),
   engine: EngineSchema,
   host_offload: HostOffloadSchema.optional(),
 });
 
 export const RouterSchema = z.strictObject({
   policy: z.enum(['kv', 'round_robin']).default('kv'),
-  kv_event_lag_ms: nonNegative('kv_event_lag_ms').default(0).describe('a batch emitted at t is visible at exactly t + lag (LAG-1)'),
+  kv_event_lag_ms: milliseconds('kv_event_lag_ms', LIMITS.step_ms, 'a batch emitted at t is visible at exactly t + lag (LAG-1)').default(0),
   overlap_score_credit: nonNegative('overlap_score_credit').default(1.0),
   host_cache_hit_weight: nonNegative('host_cache_hit_weight').default(0.75),
   prefill_load_scale: nonNegative('prefill_load_scale').default(1.0),
   router_temperature: nonNegative('router_temperature').default(0),
 });
 
-export const PromptPartSchema = z.union([
-  z.strictObject({ prefix: z.string().min(1).describe('a name from workload.prefixes') }),
-  z.strictObject({ tokens: positiveInt('tokens').describe('tokens unique to this request') }),
-]);
+export const PromptPartSchema = z.union(
+  [
+    z.strictObject({ prefix: z.string().min(1).describe('a name from workload.prefixes') }),
+    z.strictObject({ tokens: tokens('tokens', LIMITS.prompt_tokens, 'tokens unique to this request') }),
+  ],
+  { error: 'a prompt part is { prefix: NAME } or { tokens: N }' },
+);
 
 export const RequestSchema = z.strictObject({
   id: z.string().min(1),
-  arrival_ms: nonNegative('arrival_ms'),
+  arrival_ms: milliseconds('arrival_ms', LIMITS.time_ms, ''),
   session: z.string().min(1).optional(),
   extends: z.string().min(1).optional().describe('an earlier request whose prompt and output this prompt continues'),
   prompt: z.array(PromptPartSchema).optional(),
-  hash_ids: z.array(z.number().int().min(0)).optional().describe('Mooncake-style trace block ids, trace_block_size tokens each'),
-  input_length: positiveInt('input_length').optional().describe('with hash_ids: total prompt tokens (the last id may be partial)'),
-  output_length: z.number().int().min(0, { error: 'output_length must be ≥ 0' }),
-  target_worker: z.number().int().min(0).optional().describe("send straight to this worker's dp rank 0, bypassing the router's choice (as Dynamo's backend_instance_id); the router still counts its load"),
+  hash_ids: z
+    .array(
+      number('a hash id')
+        .min(0, { error: 'a hash id must be ≥ 0' })
+        .max(MAX_HASH_ID, { error: `a hash id must be at most 2^53 − 1 (${MAX_HASH_ID}), the largest kvqual keeps exact` })
+        .int({ error: 'a hash id must be a whole number' }),
+    )
+    .optional()
+    .describe(`Mooncake-style trace block ids, trace_block_size tokens each; whole numbers from 0 to 2^53 − 1 (${MAX_HASH_ID})`),
+  input_length: tokens('input_length', LIMITS.prompt_tokens, 'with hash_ids: total prompt tokens (the last id may be partial)').optional(),
+  output_length: number('output_length')
+    .int({ error: 'output_length must be a whole number' })
+    .min(0, { error: 'output_length must be ≥ 0' })
+    .max(LIMITS.output_tokens, { error: aboveLimit('output_length', LIMITS.output_tokens, 'tokens') })
+    .describe(described('output tokens', LIMITS.output_tokens, 'tokens')),
+  target_worker: number('target_worker').int({ error: 'target_worker must be a whole number' }).min(0, { error: 'target_worker must be ≥ 0' }).optional().describe("send straight to this worker's dp rank 0, bypassing the router's choice (as Dynamo's backend_instance_id); the router still counts its load"),
 });
 
 export const AgenticWorkloadSchema = z
   .strictObject({
-    trace: z.string().min(1).describe('an Agentic Mooncake v2 JSONL trace, relative to this config file'),
-    lanes: positiveInt('lanes').default(1).describe('agentic_lanes: trajectories that run at once (AGX-3)'),
+    trace: z.string().min(1).describe(`an Agentic Mooncake v2 JSONL trace, relative to this config file, inside the config's folder, the working folder or a --trace-root; lines of at most ${limitText(LIMITS.line_chars)} characters`),
+    lanes: boundedInt('lanes', LIMITS.lanes, 'agentic_lanes: trajectories that run at once (AGX-3)').default(1),
     assignment: z.enum(['stride', 'snapshot']).default('stride').describe('stride: play i → lane i mod lanes; snapshot: every lane replays every play'),
-    iterations: positiveInt('iterations').default(1).describe('passes of each lane over its plays; later passes recycle plays with fresh identities (AGX-5)'),
+    iterations: boundedInt('iterations', LIMITS.iterations, `passes of each lane over its plays; later passes recycle plays with fresh identities (AGX-5); requests × iterations (× lanes for snapshot) at most ${limitText(LIMITS.requests)}`).default(1),
   })
   .describe('an agentic workload (AGX-1..5)');
 
 export const MooncakeWorkloadSchema = z
   .strictObject({
-    trace: z.string().min(1).describe("a Mooncake FAST'25 request trace (JSON lines), relative to this config file"),
-    max_requests: positiveInt('max_requests').optional().describe('take at most this many requests from the start'),
-    time_scale: z.number().positive({ error: 'time_scale must be > 0' }).default(1).describe('multiply timestamps by this (0.5 = twice as fast)'),
+    trace: z
+      .string()
+      .min(1)
+      .describe(
+        `a Mooncake FAST'25 request trace (JSON lines, timestamps in order), relative to this config file, inside the config's folder, the working folder or a --trace-root; lines of at most ${limitText(LIMITS.line_chars)} characters`,
+      ),
+    max_requests: boundedInt('max_requests', LIMITS.requests, 'take at most this many requests from the start').optional(),
+    time_scale: number('time_scale')
+      .positive({ error: 'time_scale must be > 0' })
+      .max(LIMITS.time_scale, { error: aboveLimit('time_scale', LIMITS.time_scale) })
+      .default(1)
+      .describe(`multiply timestamps by this (0.5 = twice as fast); ${atMost(LIMITS.time_scale)}`),
   })
   .describe('a Mooncake request trace; hash ids are trace_block_size tokens each (512 in the published traces)');
 
 export const WorkloadSchema = z.strictObject({
-  trace_block_size: positiveInt('trace_block_size').default(512),
-  prefixes: z.record(z.string(), positiveInt('prefix length')).default({}).describe('named prefixes and their token counts'),
-  requests: z.array(RequestSchema).min(1, { error: 'the workload needs at least one request' }).optional(),
+  trace_block_size: tokens('trace_block_size', LIMITS.block_size, 'tokens per trace hash id').default(512),
+  prefixes: z.record(z.string(), tokens('prefix length', LIMITS.prompt_tokens, '')).default({}).describe('named prefixes and their token counts'),
+  requests: z
+    .array(RequestSchema)
+    .min(1, { error: 'the workload needs at least one request' })
+    .max(LIMITS.requests, { error: aboveLimit('the number of requests', LIMITS.requests) })
+    .optional()
+    .describe(described('explicit requests', LIMITS.requests, 'requests')),
   agentic: AgenticWorkloadSchema.optional(),
   mooncake: MooncakeWorkloadSchema.optional(),
 });
 
 export const ReplayConfigSchema = z
   .strictObject({
-    seed: z.number().int().default(1893),
+    seed: number('seed').int({ error: 'seed must be a whole number from −(2^53 − 1) to 2^53 − 1' }).default(1893),
     cluster: z.strictObject({
       workers: z.array(WorkerRoleSchema).min(1, { error: 'at least one worker role is needed' }),
-      kv_transfer_bandwidth_gbps: z.number().positive({ error: 'kv_transfer_bandwidth_gbps must be > 0' }).optional().describe('prefill → decode KV handoff bandwidth (PD-1)'),
-      kv_transfer_latency_ms: nonNegative('kv_transfer_latency_ms').default(0),
+      kv_transfer_bandwidth_gbps: number('kv_transfer_bandwidth_gbps')
+        .min(LIMITS.min_bandwidth_gbps, { error: `kv_transfer_bandwidth_gbps must be at least ${LIMITS.min_bandwidth_gbps} GB/s` })
+        .max(LIMITS.bandwidth_gbps, { error: aboveLimit('kv_transfer_bandwidth_gbps', LIMITS.bandwidth_gbps, 'GB/s') })
+        .optional()
+        .describe(`prefill → decode KV handoff bandwidth (PD-1); from ${LIMITS.min_bandwidth_gbps} to ${limitText(LIMITS.bandwidth_gbps)} GB/s`),
+      kv_transfer_latency_ms: milliseconds('kv_transfer_latency_ms', LIMITS.step_ms, '').default(0),
     }),
     router: RouterSchema.default(RouterSchema.parse({})),
     workload: WorkloadSchema,

@@ -1,7 +1,9 @@
 // The captured-log checker: replays a parsed KV event log through the strict ResidencyMirror
 // (MIR-2, MIR-3) with the first id seen per rank as its start, and also flags a rank whose
 // timestamps go backwards. Reports the first violation with its line, or a summary of a clean
-// log. Pure: parsed lines in, a report out.
+// log. Pure: parsed lines in, a report out. The lines may be a stream (parseWireLines over a file):
+// they are read once, in order, and every line is read even after a violation, so that a
+// malformed line anywhere in the log is still reported.
 import type { RankRef, Tier } from './model';
 import { TIERS } from './model';
 import type { LogLine } from './wire';
@@ -69,17 +71,27 @@ interface RankProgress {
   last_timestamp_line: number;
 }
 
-/** Checks a parsed log line by line; stops at the first violation. */
-export function checkEventLog(lines: readonly LogLine[]): LogReport {
+/** Checks a parsed log line by line; the first violation is the report. */
+export function checkEventLog(lines: Iterable<LogLine>): LogReport {
   const mirror = new ResidencyMirror('first-seen');
   const ranks = new Map<string, RankProgress>();
-  for (const [position, line] of lines.entries()) {
+  const rest = lines[Symbol.iterator]();
+  for (let next = rest.next(); !next.done; next = rest.next()) {
+    const line = next.value;
     const rank = progressOf(ranks, mirror, line);
-    const violation = timestampViolation(rank, line) ?? applyLine(mirror, lines, position);
-    if (violation) return { status: 'violation', violation, events_checked: mirror.appliedEvents };
+    const violation = timestampViolation(rank, line) ?? applyLine(mirror, line, rest);
+    if (violation) {
+      drain(rest);
+      return { status: 'violation', violation, events_checked: mirror.appliedEvents };
+    }
     recordLine(rank, line);
   }
   return cleanReport(mirror, [...ranks.values()]);
+}
+
+/** Reads what is left of the log (so a malformed line after a violation still surfaces). */
+function drain(rest: Iterator<LogLine>): void {
+  for (let next = rest.next(); !next.done; next = rest.next());
 }
 
 function rankKey(rank: RankRef): string {
@@ -131,27 +143,26 @@ function timestampViolation(rank: RankProgress, line: LogLine): TimestampViolati
   };
 }
 
-/** Applies every event of the line at `position`; a mirror rejection becomes a violation. */
-function applyLine(mirror: ResidencyMirror, lines: readonly LogLine[], position: number): StreamViolationAtLine | null {
-  const line = lines[position];
+/** Applies every event of the line; a mirror rejection becomes a violation. */
+function applyLine(mirror: ResidencyMirror, line: LogLine, rest: Iterator<LogLine>): StreamViolationAtLine | null {
   try {
     for (const event of line.batch.events) mirror.apply(event);
     return null;
   } catch (error) {
     if (!(error instanceof EventStreamError)) throw error;
-    const id_gap_cause = error.detail.violation === 'event-id-gap' ? idGapCause(error.detail, lines, position) : null;
+    const id_gap_cause = error.detail.violation === 'event-id-gap' ? idGapCause(error.detail, line, rest) : null;
     return { ...error.detail, line_number: line.line_number, id_gap_cause, message: idGapMessage(error, id_gap_cause) };
   }
 }
 
-/** Looks ahead for the expected id on the same rank to tell a lost event from a reordered one. */
-function idGapCause(detail: StreamErrorDetail, lines: readonly LogLine[], position: number): IdGapCause {
+/** Looks ahead (this line, then the rest) for the expected id on the same rank to tell a lost event from a reordered one. */
+function idGapCause(detail: StreamErrorDetail, line: LogLine, rest: Iterator<LogLine>): IdGapCause {
   if (detail.expected_event_id === null || detail.event_id < detail.expected_event_id) return 'behind';
   const expected = detail.expected_event_id;
-  const later = lines.slice(position).some(
-    ({ batch }) => rankKey(batch) === rankKey(detail) && batch.events.some((event) => event.event_id === expected),
-  );
-  return later ? 'reordered' : 'lost';
+  const holds = ({ batch }: LogLine) => rankKey(batch) === rankKey(detail) && batch.events.some((event) => event.event_id === expected);
+  if (holds(line)) return 'reordered';
+  for (let next = rest.next(); !next.done; next = rest.next()) if (holds(next.value)) return 'reordered';
+  return 'lost';
 }
 
 const ID_GAP_TEXT: Record<IdGapCause, (expected: number | null) => string> = {

@@ -7,6 +7,8 @@ import type { BlockHash, HashedBlock } from '../hash';
 import type { KvEvent, KvEventBatch, KvEventData, RankRef, Tier } from './model';
 import { decimalToBigNs, DurationError } from '../time';
 import type { TimeUnit } from '../time';
+import { jsonSyntaxProblem, printable, type SourceLine, textLines } from '../inputFiles';
+import { TraceLineError } from '../traceLineError';
 
 /** One line of a log: a rank's events emitted together, stamped with the time written in the log. */
 export interface WireBatch extends RankRef {
@@ -75,17 +77,38 @@ const TIMESTAMP_FIELDS: { key: string; unit: TimeUnit; rounding: 'exact' | 'near
 
 /** Parses every non-blank line of a log; throws WireFormatError at the first malformed one. */
 export function parseWireLog(text: string): LogLine[] {
-  const lines: LogLine[] = [];
-  text.split(/\r?\n/).forEach((line, index) => {
-    if (line.trim() !== '') lines.push({ line_number: index + 1, batch: parseWireLine(line, index + 1) });
-  });
-  return lines;
+  return [...parseWireLines(textLines(text, 'log'))];
+}
+
+/**
+ * Parses the non-blank lines of a log one at a time, as they are read (see inputFiles.fileLines),
+ * so a large log is never held in memory; throws WireFormatError at the first malformed one (a line
+ * over the length limit included).
+ */
+export function* parseWireLines(lines: Iterable<SourceLine>): Generator<LogLine> {
+  const iterator = lines[Symbol.iterator]();
+  try {
+    for (;;) {
+      let next: IteratorResult<SourceLine>;
+      try {
+        next = iterator.next();
+      } catch (error) {
+        if (error instanceof TraceLineError && error.line !== null) throw new WireFormatError(error.line, '', error.problem);
+        throw error;
+      }
+      if (next.done) return;
+      const { text, number } = next.value;
+      if (text.trim() !== '') yield { line_number: number, batch: parseWireLine(text, number) };
+    }
+  } finally {
+    iterator.return?.();
+  }
 }
 
 /** Parses one line (a single event or a batch) into a rank's batch. */
 export function parseWireLine(text: string, line_number: number): WireBatch {
   try {
-    return readLine(parseJson(text));
+    return readLine(parseJson(text.startsWith('\uFEFF') && line_number === 1 ? text.slice(1) : text));
   } catch (error) {
     if (error instanceof FieldError) throw new WireFormatError(line_number, error.field_path, error.problem);
     throw error;
@@ -96,8 +119,8 @@ export function parseWireLine(text: string, line_number: number): WireBatch {
 function parseJson(text: string): unknown {
   try {
     return parse(text, null, (number) => (/^-?\d+$/.test(number) ? BigInt(number) : new LosslessNumber(number)));
-  } catch (error) {
-    throw new FieldError('', `not valid JSON: ${(error as Error).message}`);
+  } catch {
+    throw new FieldError('', jsonSyntaxProblem(text));
   }
 }
 
@@ -273,7 +296,7 @@ function expectation(path: string, expected: string, value: unknown): FieldError
 
 /** A short rendering of an unexpected value: strings quoted, numbers as written. */
 function describeValue(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (typeof value === 'string') return `"${printable(value)}"`;
   if (typeof value === 'bigint' || isLosslessNumber(value)) return String(value);
   if (Array.isArray(value)) return 'an array';
   if (isObject(value)) return 'an object';

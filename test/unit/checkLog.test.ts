@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { checkEventLog } from '../../src/events/checkLog';
 import type { LogReport, LogViolation } from '../../src/events/checkLog';
 import type { KvEvent, KvEventData, Tier } from '../../src/events/model';
-import { parseWireLog, WireFormatError } from '../../src/events/wire';
+import { parseWireLines, parseWireLog, WireFormatError } from '../../src/events/wire';
+import { type SourceLine, textLines } from '../../src/inputFiles';
 import type { LogLine } from '../../src/events/wire';
 
 const EXAMPLES = path.join(__dirname, '..', '..', 'examples', 'events');
@@ -179,4 +180,20 @@ test('Cleared drops both tiers of that rank only', () => {
       { Device: 0, HostPinned: 1 },
     ],
   );
+});
+
+test('a streamed log: the line is read once, the look-ahead for a reordered id still works, and a malformed line after the violation still counts', () => {
+  const text = fs.readFileSync(path.join(EXAMPLES, 'reordered_pair.jsonl'), 'utf8');
+  let read = 0;
+  function* counted(): Generator<SourceLine> {
+    for (const line of textLines(text, 'reordered_pair.jsonl')) {
+      read++;
+      yield line;
+    }
+  }
+  const violation = violationOf(checkEventLog(parseWireLines(counted())));
+  assert.ok(violation.violation === 'event-id-gap');
+  assert.deepEqual([violation.line_number, violation.id_gap_cause], [2, 'reordered']);
+  assert.equal(read, 4, 'every line (and the empty one after the last break) was read exactly once');
+  assert.throws(() => checkEventLog(parseWireLines(textLines(`${text}{"worker_id": 1}\n`, 'log'))), /^WireFormatError: line 4: /);
 });

@@ -31,9 +31,15 @@ test('the example config is valid and gets the documented defaults', () => {
   assert.equal(config.router.prefill_load_scale, 1.0);
 });
 
-test('an unknown field is rejected with its path', () => {
+test('an unknown field is rejected with its path and the nearest valid name', () => {
   const problems = problemsOf(BASE.replace('        max_num_seqs: 4\n', '        max_num_seqs: 4\n        max_num_sequences: 4\n'));
-  assert.deepEqual(problems, [{ path: 'cluster.workers[0].engine.max_num_sequences', message: 'unknown field' }]);
+  assert.deepEqual(problems, [{ path: 'cluster.workers[0].engine.max_num_sequences', message: 'unknown field; did you mean max_num_seqs?' }]);
+  const lag = problemsOf(BASE.replace('kv_event_lag_ms: 0', 'kv_event_lag: 0'));
+  assert.deepEqual(lag, [{ path: 'router.kv_event_lag', message: 'unknown field; did you mean kv_event_lag_ms?' }]);
+  const nothingClose = problemsOf(BASE.replace('kv_event_lag_ms: 0', 'colour: red'));
+  assert.deepEqual(nothingClose, [{ path: 'router.colour', message: 'unknown field' }]);
+  const part = problemsOf(BASE.replace('prompt: [{ tokens: 15 }]', 'prompt: [{ tokenz: 15 }]'));
+  assert.deepEqual(part, [{ path: 'workload.requests[1].prompt[0].tokenz', message: 'unknown field; did you mean tokens?' }]);
 });
 
 test('a negative bandwidth is rejected with its path', () => {
@@ -80,7 +86,7 @@ test('bad requests are rejected: unknown prefix, forward reference, wrong hash c
 
 test('YAML syntax errors name the line', () => {
   const problems = problemsOf('seed: 1\ncluster: [\n');
-  assert.match(problems[0].path, /^line \d+$/);
+  assert.match(problems[0].path, /^line \d+, column \d+$/);
 });
 
 test('the published JSON Schema is the one the code generates (run `npx kvqual schema > schema/kvqual-config.schema.json`)', () => {

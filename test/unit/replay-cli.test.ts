@@ -88,7 +88,8 @@ test('a Mooncake trace replays from a config (when ../shared holds the published
     .replace('trace: ../../../shared/data/mooncake/conversation_trace.jsonl', `trace: ${JSON.stringify(trace)}`)
     .replace('max_requests: 2000', 'max_requests: 200');
   writeFileSync(config, text);
-  const [first, second] = [kvqual('replay', config, '--json'), kvqual('replay', config, '--json')];
+  const root = path.dirname(trace);
+  const [first, second] = [kvqual('replay', config, '--json', '--trace-root', root), kvqual('replay', config, '--json', '--trace-root', root)];
   assert.equal(first.status, 0, first.stderr);
   const report = JSON.parse(first.stdout);
   assert.equal(report.summary.requests.total, 200);

@@ -1,7 +1,7 @@
 // Unit tests of exact duration parsing and formatting (TIME-1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { decimalToBigNs, DurationError, formatNs, msToNs, parseDurationNs } from '../../src/time';
+import { decimalToBigNs, DurationError, formatNs, msProblem, msToNs, parseDurationNs, plainDecimal } from '../../src/time';
 
 test('user durations convert to exact integer nanoseconds', () => {
   assert.equal(parseDurationNs('14.999 ms'), 14_999_000);
@@ -25,6 +25,26 @@ test('milliseconds from configs convert exactly', () => {
   assert.equal(msToNs(0.1), 100_000);
   assert.equal(msToNs(1e-6), 1);
   assert.throws(() => msToNs(-1, 'router.kv_event_lag_ms'), /router.kv_event_lag_ms/);
+});
+
+test('a bad millisecond value is named with its field and quoted as written', () => {
+  assert.throws(() => msToNs(0.0000001, 'workload.requests[0].arrival_ms'), /^Error: workload\.requests\[0\]\.arrival_ms: 0\.0000001 ms has 7 decimals; ms allows at most 6/);
+  assert.throws(() => msToNs(1e-10, 'lag'), /lag: 0\.0000000001 ms has 10 decimals/, 'never rounded to 0');
+  assert.throws(() => msToNs(1e300, 'arrival_ms'), /arrival_ms: 1e\+300 ms is too large for the virtual clock/);
+  assert.equal(msProblem(1e300, 1000), '1e+300 ms is above the limit of 1,000 ms');
+  assert.equal(msProblem(2.5, 1000), null);
+  assert.equal(msProblem(-0.5), '-0.5 is negative; a time must be ≥ 0 ms');
+  assert.equal(msProblem(Number.NaN), 'NaN is not a number of milliseconds');
+});
+
+test('numbers are written out in plain digits, exponent included (1e300 is not "1e+3")', () => {
+  assert.equal(plainDecimal(1e-7), '0.0000001');
+  assert.equal(plainDecimal(1.5e-7), '0.00000015');
+  assert.equal(plainDecimal(1.5e21), '1500000000000000000000');
+  assert.equal(plainDecimal(1e300), `1${'0'.repeat(300)}`);
+  assert.equal(plainDecimal(14.999), '14.999');
+  assert.equal(msToNs(2e-6), 2);
+  assert.throws(() => msToNs(1.5e-6), /0\.0000015 ms has 7 decimals/);
 });
 
 test('formatting shows only the decimals needed', () => {

@@ -1,0 +1,120 @@
+// The files a command writes (`replay --out`, `--events-out`): every path is checked before any
+// work starts (its folder exists and is writable, it is not a folder, a device or an input), and
+// all of them are written as temporary files in their own folders and renamed into place only when
+// every one was written, so a failed run leaves nothing behind and a reader never sees half a file.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+/** A problem with an output path or with writing it; the message is complete. */
+export class OutputError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'OutputError';
+  }
+}
+
+/** An output a command was asked for: the option that named it and the path as given. */
+export interface OutputRequest {
+  option: string;
+  file: string;
+}
+
+/** An output whose path passed the checks. */
+export interface PlannedOutput extends OutputRequest {
+  absolute: string;
+}
+
+function code(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+}
+
+function sameFile(a: string, b: string): boolean {
+  if (a === b) return true;
+  try {
+    const [x, y] = [fs.statSync(a), fs.statSync(b)];
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Checks each requested output before the run: its folder exists and can be written, it is not
+ * a folder or anything but a regular file, it is not one of `inputs` (absolute paths, with what
+ * they are), and no two outputs are the same file. Throws OutputError naming the option.
+ */
+export function planOutputs(requests: readonly OutputRequest[], cwd: string, inputs: readonly { absolute: string; what: string }[]): PlannedOutput[] {
+  const planned: PlannedOutput[] = [];
+  for (const { option, file } of requests) {
+    const fail = (problem: string): never => {
+      throw new OutputError(`${option} ${file}: ${problem}`);
+    };
+    if (file === '') fail('give a file name');
+    const absolute = path.resolve(cwd, file);
+    if (/[\\/]$/.test(file)) fail('names a folder; give a file name');
+    const folder = path.dirname(absolute);
+    let folderStats: fs.Stats;
+    try {
+      folderStats = fs.statSync(folder);
+    } catch (error) {
+      const reason = code(error) === 'ENOENT' ? 'does not exist' : `cannot be used (${code(error)})`;
+      return fail(`the folder ${path.dirname(file) || '.'} ${reason}; create it first`);
+    }
+    if (!folderStats.isDirectory()) fail(`${path.dirname(file)} is not a folder`);
+    try {
+      fs.accessSync(folder, fs.constants.W_OK);
+    } catch {
+      fail(`cannot write in the folder ${path.dirname(file) || '.'} (permission denied)`);
+    }
+    let stats: fs.Stats | null = null;
+    try {
+      stats = fs.statSync(absolute);
+    } catch (error) {
+      if (code(error) !== 'ENOENT') fail(`cannot be used (${code(error)})`);
+    }
+    if (stats?.isDirectory()) fail('is a folder; give a file name');
+    if (stats && !stats.isFile()) fail('exists and is not a regular file (a device, FIFO or socket); give a file name');
+    for (const input of inputs) if (sameFile(absolute, input.absolute)) fail(`is the ${input.what}; writing it would overwrite an input`);
+    for (const other of planned) if (sameFile(absolute, other.absolute)) fail(`is also given to ${other.option}; give two different files`);
+    planned.push({ option, file, absolute });
+  }
+  return planned;
+}
+
+function temporaryName(absolute: string): string {
+  return path.join(path.dirname(absolute), `.${path.basename(absolute)}.kvqual-${process.pid}.tmp`);
+}
+
+/**
+ * Writes every output: first each to a temporary file beside it (any failure removes them all and
+ * throws OutputError), then renames them into place.
+ */
+export function writeOutputs(outputs: readonly { output: PlannedOutput; text: string }[]): void {
+  const written: string[] = [];
+  try {
+    for (const { output, text } of outputs) {
+      const temporary = temporaryName(output.absolute);
+      try {
+        const fd = fs.openSync(temporary, 'wx');
+        written.push(temporary);
+        try {
+          fs.writeFileSync(fd, text);
+          fs.fsyncSync(fd);
+        } finally {
+          fs.closeSync(fd);
+        }
+      } catch (error) {
+        throw new OutputError(`${output.option} ${output.file}: cannot write it (${code(error)}); nothing was written`);
+      }
+    }
+    outputs.forEach(({ output }, index) => {
+      try {
+        fs.renameSync(written[index], output.absolute);
+      } catch (error) {
+        throw new OutputError(`${output.option} ${output.file}: cannot put it in place (${code(error)})`);
+      }
+    });
+  } finally {
+    for (const temporary of written) fs.rmSync(temporary, { force: true });
+  }
+}

@@ -1,0 +1,222 @@
+// Reading the files a user names (configs, traces, event logs) so that every bad input gives one
+// clear message: only regular files (never a device such as /dev/zero, a FIFO or a folder), a
+// size limit for whole-file reads, lines streamed with a length limit, a byte-order mark accepted
+// at the start of any file, and JSON syntax errors that quote at most one printable character.
+import * as fs from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
+import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+import { LIMITS, limitText, MAX_HASH_ID } from './limits';
+import { TraceLineError } from './traceLineError';
+
+/** A file that cannot be read as an input: missing, not a regular file, too large. The message is complete. */
+export class InputFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InputFileError';
+  }
+}
+
+/** One line of an input, without its line break, with its 1-based number. */
+export interface SourceLine {
+  text: string;
+  number: number;
+}
+
+const BOM = '\uFEFF';
+const CHUNK_BYTES = 1 << 20;
+
+/** What a non-regular file is, in words. */
+function kindOf(stats: fs.Stats): string {
+  if (stats.isDirectory()) return 'a folder';
+  if (stats.isCharacterDevice()) return 'a character device';
+  if (stats.isBlockDevice()) return 'a block device';
+  if (stats.isFIFO()) return 'a FIFO (named pipe)';
+  if (stats.isSocket()) return 'a socket';
+  return 'not a regular file';
+}
+
+function reason(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT') return 'no such file';
+  if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
+  if (code === 'ENOTDIR') return 'a part of the path is not a folder';
+  if (code === 'ELOOP') return 'too many symbolic links';
+  if (code === 'ENAMETOOLONG') return 'the name is too long';
+  return code ?? (error as Error).message;
+}
+
+/**
+ * Opens `file` for reading without blocking (a FIFO would otherwise wait for a writer) and checks
+ * it is a regular file. Returns the descriptor and its size; throws InputFileError naming `shown`.
+ */
+function openRegular(file: string, shown: string): { fd: number; size: number } {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  } catch (error) {
+    throw new InputFileError(`cannot read ${shown}: ${reason(error)}`);
+  }
+  const stats = fs.fstatSync(fd);
+  if (!stats.isFile()) {
+    fs.closeSync(fd);
+    throw new InputFileError(`cannot read ${shown}: it is ${kindOf(stats)}, not a regular file`);
+  }
+  return { fd, size: stats.size };
+}
+
+/** Checks now (before any work) that `file` is a readable regular file. */
+export function checkReadable(file: string, shown: string): void {
+  fs.closeSync(openRegular(file, shown).fd);
+}
+
+/** A whole small file as text (a config): a regular file of at most `maxBytes`. */
+export function readTextFile(file: string, shown: string, maxBytes: number, what: string): string {
+  const { fd, size } = openRegular(file, shown);
+  try {
+    if (size > maxBytes) {
+      throw new InputFileError(`cannot read ${shown}: it is ${limitText(size)} bytes; a ${what} may be at most ${limitText(maxBytes)} bytes`);
+    }
+    return fs.readFileSync(fd, 'utf8');
+  } catch (error) {
+    if (error instanceof InputFileError) throw error;
+    throw new InputFileError(`cannot read ${shown}: ${reason(error)}`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function tooLong(source: string, line: number, maxChars: number): TraceLineError {
+  return new TraceLineError(source, line, `the line is longer than the limit of ${limitText(maxChars)} characters`);
+}
+
+/**
+ * The lines of a file, read in chunks: a regular file is checked for when this is called, lines
+ * come one at a time (memory stays that of one line), and a line longer than `maxChars` is an
+ * error naming its number. A byte-order mark at the start is dropped; "\r\n" ends a line too.
+ */
+export function fileLines(file: string, shown: string, source: string, maxChars: number = LIMITS.line_chars): Iterable<SourceLine> {
+  checkReadable(file, shown);
+  return {
+    *[Symbol.iterator]() {
+      const { fd } = openRegular(file, shown);
+      try {
+        const decoder = new StringDecoder('utf8');
+        const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+        let pending = '';
+        let number = 1;
+        let first = true;
+        for (;;) {
+          let read: number;
+          try {
+            read = fs.readSync(fd, buffer, 0, CHUNK_BYTES, null);
+          } catch (error) {
+            throw new InputFileError(`cannot read ${shown}: ${reason(error)}`);
+          }
+          pending += read === 0 ? decoder.end() : decoder.write(buffer.subarray(0, read));
+          if (first && pending.length > 0) {
+            if (pending.startsWith(BOM)) pending = pending.slice(1);
+            first = false;
+          }
+          let start = 0;
+          for (let end = pending.indexOf('\n'); end !== -1; end = pending.indexOf('\n', start)) {
+            const text = pending.charCodeAt(end - 1) === 13 && end > start ? pending.slice(start, end - 1) : pending.slice(start, end);
+            if (text.length > maxChars) throw tooLong(source, number, maxChars);
+            yield { text, number };
+            number++;
+            start = end + 1;
+          }
+          pending = pending.slice(start);
+          if (pending.length > maxChars) throw tooLong(source, number, maxChars);
+          if (read === 0) break;
+        }
+        if (pending.length > 0) yield { text: pending.endsWith('\r') ? pending.slice(0, -1) : pending, number };
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+  };
+}
+
+/** The lines of a text already in memory, with the same rules as fileLines. */
+export function* textLines(text: string, source: string, maxChars: number = LIMITS.line_chars): Generator<SourceLine> {
+  const body = text.startsWith(BOM) ? text.slice(1) : text;
+  let number = 1;
+  for (const line of body.split(/\r?\n/)) {
+    if (line.length > maxChars) throw tooLong(source, number, maxChars);
+    yield { text: line, number };
+    number++;
+  }
+}
+
+/** Text made safe to print: at most `max` characters, anything outside printable ASCII as \u escapes. */
+export function printable(text: string, max = 40): string {
+  const short = text.length > max ? `${text.slice(0, max)}…` : text;
+  return short.replace(/[^\x20-\x7e…]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A JSON value named in a message: strings quoted and shortened, numbers as they read, containers by kind. */
+export function describeJsonValue(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  if (typeof value === 'string') return `"${printable(value)}"`;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean' || isLosslessNumber(value)) return String(value);
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'a list';
+  return 'an object';
+}
+
+/**
+ * Why `text` is not valid JSON, without quoting it: "JSON value expected but got 'r' at column 1".
+ * (JSON.parse's own message quotes the start of the line, which may be any file's content.)
+ */
+export function jsonSyntaxProblem(text: string): string {
+  try {
+    parseLossless(text);
+  } catch (error) {
+    if (error instanceof RangeError) return 'the JSON is nested too deeply to read';
+    const message = (error as Error).message.replace(/ at position (\d+)$/, (_m, position: string) => ` at column ${Number(position) + 1}`);
+    return `not valid JSON: ${message.replace(/'([^']*)'/g, (_m, quoted: string) => `'${printable(quoted, 8)}'`)}`;
+  }
+  return 'not valid JSON';
+}
+
+/** Parses one line of JSON; a syntax error becomes a TraceLineError that quotes at most a character. */
+export function parseJsonLine(line: SourceLine, source: string, ErrorType: typeof TraceLineError = TraceLineError): unknown {
+  try {
+    return JSON.parse(line.text);
+  } catch {
+    throw new ErrorType(source, line.number, jsonSyntaxProblem(line.text));
+  }
+}
+
+/**
+ * The exact digits of the number at `path` in a line of JSON, for messages about integers that
+ * JSON.parse rounded (hash ids above 2^53 − 1): "9007199254740993", not "9007199254740992".
+ */
+export function exactJsonNumber(text: string, path: readonly (string | number)[]): string {
+  let value: unknown = parseLossless(text);
+  for (const key of path) value = (value as Record<string | number, unknown>)[key];
+  return String(value);
+}
+
+/** Why `value` is not a whole number from `min` to `max` (`unit` names what it counts), or null. */
+export function wholeProblem(field: string, value: unknown, min: number, max: number, unit = ''): string | null {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min) return `${field} must be a whole number ≥ ${min}, got ${describeJsonValue(value)}`;
+  if (value > max) return `${field}: ${value} is above the limit of ${limitText(max)}${unit ? ` ${unit}` : ''}`;
+  return null;
+}
+
+/**
+ * Why a row's hash_ids are not a list of whole numbers from 0 to 2^53 − 1, or null. An id above
+ * that is quoted exactly as written (JSON.parse rounds it, so two such ids could collapse into one).
+ */
+export function hashIdsProblem(value: unknown, line: SourceLine): string | null {
+  if (!Array.isArray(value)) return `hash_ids must be a list of whole numbers ≥ 0, got ${describeJsonValue(value)}`;
+  for (let i = 0; i < value.length; i++) {
+    const id: unknown = value[i];
+    if (typeof id === 'number' && Number.isInteger(id) && id > MAX_HASH_ID) {
+      return `hash_ids[${i}]: ${exactJsonNumber(line.text, ['hash_ids', i])} is above 2^53 − 1 (${MAX_HASH_ID}), the largest hash id kvqual keeps exact`;
+    }
+    if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return `hash_ids[${i}] must be a whole number ≥ 0, got ${describeJsonValue(id)}`;
+  }
+  return null;
+}

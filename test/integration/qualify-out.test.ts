@@ -1,0 +1,41 @@
+// `npm run qualify -- --out DIR` refuses a folder it did not make (issue 11): one holding files
+// qualify does not write, since it replaces signoff-assets/ there recursively. Nothing is deleted,
+// and the refusal is one line with exit status 2 (checked before any suite runs).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-qualify-out-'));
+after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+function qualify(out: string, ...more: string[]): { status: number | null; stderr: string } {
+  const args = ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--out', out, '--no-coverage', ...more];
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  return { status: result.status, stderr: result.stderr };
+}
+
+test('a folder holding files qualify did not write is refused, and nothing in it is deleted', () => {
+  const home = path.join(scratch, 'home');
+  fs.mkdirSync(path.join(home, 'signoff-assets'), { recursive: true });
+  fs.writeFileSync(path.join(home, 'notes.txt'), 'keep me');
+  fs.writeFileSync(path.join(home, 'signoff-assets', 'holiday.jpg'), 'keep me too');
+  const run = qualify(home);
+  assert.equal(run.status, 2);
+  assert.equal(run.stderr, `qualify: --out ${home}: the folder holds files qualify did not write (notes.txt, signoff-assets); give a new or empty folder\n`);
+  assert.deepEqual(fs.readdirSync(home).sort(), ['notes.txt', 'signoff-assets']);
+  assert.deepEqual(fs.readdirSync(path.join(home, 'signoff-assets')), ['holiday.jpg']);
+});
+
+test('a file given as --out, and an unknown option, are refused in one line', () => {
+  const file = path.join(scratch, 'a-file');
+  fs.writeFileSync(file, 'x');
+  assert.deepEqual(qualify(file), { status: 2, stderr: `qualify: --out ${file}: not a folder\n` });
+  const unknown = qualify(path.join(scratch, 'new'), '--colour');
+  assert.equal(unknown.status, 2);
+  assert.match(unknown.stderr, /^qualify: unknown option --colour \(use --features/);
+  assert.equal(fs.existsSync(path.join(scratch, 'new')), false);
+});
