@@ -18,10 +18,13 @@ export interface ReplayInputs {
   agentic_trace?: AgenticTrace;
   /** The requests of the trace named by workload.mooncake.trace. */
   mooncake_requests?: RequestSpec[];
+  /** Called with the cluster once it is built and before anything is submitted (observers such as the fuzzer's). */
+  observe?: (cluster: Cluster) => void;
 }
 
 export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): ReplayOutcome {
   const cluster = new Cluster(clusterSpec(config));
+  inputs.observe?.(cluster);
   const explicit = requestSpecs(config);
   for (const request of explicit) cluster.submit(request);
   if (config.workload.mooncake) {
