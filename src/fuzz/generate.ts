@@ -90,8 +90,8 @@ const engineDraw: fc.Arbitrary<EngineDraw> = fc.record({
 });
 
 const roleDraw: fc.Arbitrary<RoleDraw> = fc.record({
-  replicas: fc.integer({ min: 1, max: 2 }),
-  dp_size: fc.integer({ min: 1, max: 2 }),
+  replicas: fc.oneof({ weight: 3, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
+  dp_size: fc.oneof({ weight: 3, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
   engine: engineDraw,
   host: fc.constantFrom('none', 'private', 'shared'),
   d2h_bandwidth_gbps: fc.constantFrom(...BANDWIDTHS_GBPS),
@@ -117,7 +117,7 @@ interface ClusterDraw {
 
 const clusterDraw: fc.Arbitrary<ClusterDraw> = fc.record({
   disaggregated: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-  routed: fc.array(roleDraw, { minLength: 1, maxLength: 2 }),
+  routed: fc.oneof({ weight: 3, arbitrary: fc.array(roleDraw, { minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: fc.array(roleDraw, { minLength: 2, maxLength: 2 }) }),
   decode: fc.array(roleDraw, { minLength: 1, maxLength: 2 }),
   block_size: fc.constantFrom(2, 4),
   kv_cache_bytes_per_token: fc.constantFrom(1, 1000, 250_000),
@@ -177,7 +177,7 @@ interface RequestDraw {
 const traceId = fc.oneof({ weight: 6, arbitrary: fc.nat(6) }, { weight: 1, arbitrary: fc.constantFrom(2 ** 40 + 3, 2 ** 52 + 1, Number.MAX_SAFE_INTEGER) });
 
 const requestDraw: fc.Arbitrary<RequestDraw> = fc.record({
-  arrival_quarters: fc.nat(80),
+  arrival_quarters: fc.oneof(fc.nat(8), fc.nat(80)),
   same_instant: fc.boolean(),
   prompt: fc.oneof(
     fc.record({ kind: fc.constant('parts' as const), prefix: fc.option(fc.nat(2), { nil: null }), tokens: fc.integer({ min: 1, max: 24 }) }),
@@ -189,7 +189,7 @@ const requestDraw: fc.Arbitrary<RequestDraw> = fc.record({
       shared_ids: fc.nat(8),
     }),
   ),
-  output_length: fc.integer({ min: 0, max: 6 }),
+  output_length: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 0, max: 6 }) }, { weight: 1, arbitrary: fc.integer({ min: 7, max: 16 }) }),
   session: fc.option(fc.nat(2), { nil: null }),
   target_worker: fc.option(fc.nat(3), { nil: null, freq: 6 }),
 });
@@ -257,7 +257,7 @@ const caseDraw: fc.Arbitrary<CaseDraw> = fc.record({
   cluster: clusterDraw,
   router: routerDraw,
   workload: fc.oneof(
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('requests' as const), prefixes: fc.array(fc.integer({ min: 1, max: 24 }), { minLength: 3, maxLength: 3 }), trace_block_size: fc.constantFrom(2, 4, 8), requests: fc.array(requestDraw, { minLength: 1, maxLength: 8 }) }) },
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('requests' as const), prefixes: fc.array(fc.integer({ min: 1, max: 24 }), { minLength: 3, maxLength: 3 }), trace_block_size: fc.constantFrom(2, 4, 8), requests: fc.array(requestDraw, { minLength: 1, maxLength: 10 }) }) },
     { weight: 1, arbitrary: fc.record({ kind: fc.constant('agentic' as const), agentic: agenticDraw }) },
   ),
 });

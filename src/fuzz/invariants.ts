@@ -74,7 +74,7 @@ export function checkRun(run: ObservedRun): Violation[] {
     const mirror = /^router mirror of worker/.test(run.error.message);
     violations.push({
       invariant: mirror ? 'mirror-matches-engines' : 'run-completed',
-      message: mirror ? run.error.message : `the run stopped with ${run.error.name}: ${run.error.message}`,
+      message: mirror ? run.error.message : `the run stopped with ${run.error.constructor.name}: ${run.error.message}`,
     });
   }
   violations.push(...capacityViolations(run.passes));
