@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFECT_AREAS, fuzzCaseArbitrary, parseDefectAreas, type DefectArea, type FuzzCase } from '../src/fuzz/generate';
 import { runCase } from '../src/fuzz/runCase';
-import { INVARIANT_CLAIMS, type Violation } from '../src/fuzz/invariants';
+import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
 import { writeFileAtomic } from '../src/report/write';
 import { ConfigError } from '../src/config/load';
@@ -20,6 +20,7 @@ const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclud
   --path P         replay only the counterexample at this path (with its --seed)
   --exclude AREAS  leave out generator areas with a known defect: "known", "none" (default) or a
                    comma list of ${DEFECT_AREAS.join(', ')}
+  --only NAMES     fail only on these invariants (a comma list of ${INVARIANTS.join(', ')})
   --out DIR        where counterexamples are written (default reports/fuzz)
   --check FILE     check the invariants of a written case (its config; the trace beside it)`;
 
@@ -64,22 +65,33 @@ function checkFile(file: string): number {
   return 1;
 }
 
-function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; out: string }): number {
+function parseInvariants(text: string | undefined): InvariantName[] {
+  if (text === undefined) return [...INVARIANTS];
+  return text.split(',').map((name) => {
+    if (!(INVARIANTS as readonly string[]).includes(name.trim())) throw new UsageError(`--only: unknown invariant "${name.trim()}"; known: ${INVARIANTS.join(', ')}`);
+    return name.trim() as InvariantName;
+  });
+}
+
+function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string }): number {
   const started = Date.now();
   const excluded = options.exclude.length === 0 ? 'none' : options.exclude.join(', ');
-  process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}\n`);
+  const only = new Set(options.only);
+  const watched = options.only.length === INVARIANTS.length ? '' : `; failing only on ${options.only.join(', ')}`;
+  process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
+  const broken = (violations: readonly Violation[]) => violations.filter((violation) => only.has(violation.invariant));
   let executions = 0;
   let failures = 0;
   const every = Math.max(100, Math.ceil(options.runs / 10));
   const property = fc.property(fuzzCaseArbitrary({ exclude: options.exclude }), (fuzzCase) => {
     executions++;
-    const verdict = runCase(fuzzCase);
-    if (verdict.violations.length > 0) {
+    const violations = broken(runCase(fuzzCase).violations);
+    if (violations.length > 0) {
       if (failures++ === 0) process.stdout.write(`fuzz: case ${executions} broke an invariant; shrinking…\n`);
     } else if (failures === 0 && executions % every === 0) {
       process.stdout.write(`fuzz: ${executions}/${options.runs} cases passed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
     }
-    return verdict.violations.length === 0;
+    return violations.length === 0;
   });
   const result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
@@ -95,7 +107,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   const origin = { seed: result.seed, path: result.counterexamplePath ?? '' };
   let violations: Violation[];
   try {
-    violations = runCase(shrunk).violations;
+    violations = broken(runCase(shrunk).violations);
   } catch (error) {
     violations = [{ invariant: 'run-completed', message: `the generated case could not run: ${(error as Error).message}` }];
   }
@@ -108,8 +120,9 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   process.stdout.write(`written: ${[files.config, files.trace, files.feature].filter(Boolean).map((file) => path.join(options.out, file!.name)).join(', ')}\n`);
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
   process.stdout.write(`check it:   npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
-  process.stdout.write(`rerun it:   npm run fuzz -- --seed ${origin.seed} --path ${origin.path}${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}\n`);
-  process.stdout.write(`scenario:   move ${path.join(options.out, files.feature.name)}${files.trace ? '' : ''} into features/ (it fails until the invariant holds)\n`);
+  const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;
+  process.stdout.write(`rerun it:   npm run fuzz -- --seed ${origin.seed} --path ${origin.path}${flags}\n`);
+  process.stdout.write(`scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
   return 1;
 }
 
@@ -122,6 +135,7 @@ function main(argv: string[]): number {
         seed: { type: 'string' },
         path: { type: 'string' },
         exclude: { type: 'string' },
+        only: { type: 'string' },
         out: { type: 'string' },
         check: { type: 'string' },
         help: { type: 'boolean' },
@@ -141,7 +155,8 @@ function main(argv: string[]): number {
     } catch (error) {
       throw new UsageError(`--exclude: ${(error as Error).message}`);
     }
-    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, out: values.out ?? path.join('reports', 'fuzz') });
+    const only = parseInvariants(values.only);
+    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out: values.out ?? path.join('reports', 'fuzz') });
   } catch (error) {
     if (!(error instanceof UsageError) && !(error instanceof TypeError && 'code' in error)) throw error;
     process.stderr.write(`fuzz: ${(error as Error).message}\n${USAGE}\n`);

@@ -122,8 +122,8 @@ function whereItWaits(request: SimRequest, ranks: readonly RankEngine[]): string
     ? `on decode worker ${request.decode_worker_id} dp rank ${request.decode_dp_rank}`
     : rank ? `on worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank}` : 'before reaching any rank';
   const attempt = request.admission_history.at(-1);
-  const since = attempt ? attempt.time_ns : (request.dispatch_ns ?? request.arrival_ns);
-  const last = attempt ? `; last admission attempt ${attempt.outcome}${attempt.reason ? ` (${attempt.reason})` : ''}` : '';
+  const since = request.stage === 'decode' ? (request.admission_history.filter((a) => a.worker_id === request.decode_worker_id).at(0)?.time_ns ?? request.dispatch_ns ?? request.arrival_ns) : attempt ? attempt.time_ns : (request.dispatch_ns ?? request.arrival_ns);
+  const last = attempt ? `; last admission attempt on worker ${attempt.worker_id} dp rank ${attempt.dp_rank} at ${formatNs(attempt.time_ns)}: ${attempt.outcome}${attempt.reason ? ` (${attempt.reason})` : ''}` : '';
   return `${request.state} ${where} since ${formatNs(since)} (arrived ${formatNs(request.arrival_ns)}, ${request.output_tokens}/${request.output_length} output tokens${last})`;
 }
 

@@ -3,7 +3,7 @@
 // step vocabulary that states every invariant, so moving one file into features/ makes the case a
 // qualification scenario. Also reads a written config back into a case. Pure: values in, text out.
 import { createHash } from 'node:crypto';
-import { parse, stringify } from 'yaml';
+import { Document, isMap, isScalar, parse, visit } from 'yaml';
 import type { FuzzCase, RawConfig } from './generate';
 import { INVARIANT_CLAIMS, INVARIANTS, type Violation } from './invariants';
 
@@ -26,8 +26,24 @@ export function configNamingTrace(fuzzCase: FuzzCase, traceFile: string): RawCon
   return config;
 }
 
+/** YAML in block style, with lists of plain values and small maps of plain values on one line. */
 function yamlOf(config: RawConfig): string {
-  return stringify(config, { lineWidth: 0, flowCollectionPadding: false, collectionStyle: 'any' });
+  const document = new Document(config);
+  visit(document, {
+    Seq(_, node) {
+      if (node.items.every((item) => isScalar(item))) node.flow = true;
+    },
+    Map(_, node) {
+      if (node.items.length <= 3 && node.items.every((pair) => isScalar(pair.value) || (isMap(pair.value) && pair.value.flow))) node.flow = true;
+    },
+  });
+  // Seq items of one-line maps (prompt parts) also print on one line.
+  visit(document, {
+    Seq(_, node) {
+      if (node.items.every((item) => isMap(item) && item.flow)) node.flow = true;
+    },
+  });
+  return document.toString({ lineWidth: 0 });
 }
 
 /** The files of a case: `<name>.yaml`, `<name>.trace.jsonl` for an agentic case, `<name>.feature`. */
