@@ -3,11 +3,11 @@
 // it, prints `{ seed, path }` and writes the shrunk case under reports/fuzz/ as a `kvqual replay`
 // config (plus its agentic trace) and as a Gherkin feature. `--check FILE.yaml` checks a written
 // case again. Exit 0 when every invariant held, 1 when one failed, 2 for bad arguments or input.
-import fc from 'fast-check';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFECT_AREAS, fuzzCaseArbitrary, parseDefectAreas, type DefectArea, type FuzzCase } from '../src/fuzz/generate';
+import { DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../src/fuzz/generate';
+import { runFuzzCampaign } from '../src/fuzz/campaign';
 import { runCase } from '../src/fuzz/runCase';
 import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
@@ -76,48 +76,35 @@ function parseInvariants(text: string | undefined): InvariantName[] {
 function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string }): number {
   const started = Date.now();
   const excluded = options.exclude.length === 0 ? 'none' : options.exclude.join(', ');
-  const only = new Set(options.only);
   const watched = options.only.length === INVARIANTS.length ? '' : `; failing only on ${options.only.join(', ')}`;
   process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
-  const broken = (violations: readonly Violation[]) => violations.filter((violation) => only.has(violation.invariant));
-  let executions = 0;
   let failures = 0;
   const every = Math.max(100, Math.ceil(options.runs / 10));
-  const property = fc.property(fuzzCaseArbitrary({ exclude: options.exclude }), (fuzzCase) => {
-    executions++;
-    const violations = broken(runCase(fuzzCase).violations);
-    if (violations.length > 0) {
-      if (failures++ === 0) process.stdout.write(`fuzz: case ${executions} broke an invariant; shrinking…\n`);
-    } else if (failures === 0 && executions % every === 0) {
-      process.stdout.write(`fuzz: ${executions}/${options.runs} cases passed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
-    }
-    return violations.length === 0;
+  const result = runFuzzCampaign({
+    ...options,
+    onCase: (executed, violations) => {
+      if (violations.length > 0) {
+        if (failures++ === 0) process.stdout.write(`fuzz: case ${executed} broke an invariant; shrinking…\n`);
+      } else if (failures === 0 && executed % every === 0) {
+        process.stdout.write(`fuzz: ${executed}/${options.runs} cases passed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+      }
+    },
   });
-  const result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
-  if (!result.failed) {
-    process.stdout.write(`fuzz: ${result.numRuns} cases passed every invariant in ${seconds} s (seed ${options.seed})\n`);
+  const found = result.counterexample;
+  if (found === null) {
+    process.stdout.write(`fuzz: ${result.passed} cases passed every invariant in ${seconds} s (seed ${options.seed})\n`);
     return 0;
   }
-  if (result.counterexample === null) {
-    process.stdout.write(`fuzz: the run failed without a counterexample: ${String(result.errorInstance)}\n`);
-    return 1;
-  }
-  const shrunk = result.counterexample[0];
-  const origin = { seed: result.seed, path: result.counterexamplePath ?? '' };
-  let violations: Violation[];
-  try {
-    violations = broken(runCase(shrunk).violations);
-  } catch (error) {
-    violations = [{ invariant: 'run-completed', message: `the generated case could not run: ${(error as Error).message}` }];
-  }
-  process.stdout.write(`fuzz: case ${result.numRuns} of ${options.runs} failed after ${seconds} s; shrunk ${result.numShrinks} time(s)\n`);
+  const origin = { seed: found.seed, path: found.path };
+  process.stdout.write(`fuzz: case ${found.case_number} of ${options.runs} failed after ${seconds} s; shrunk ${found.shrinks} time(s)\n`);
   process.stdout.write(`counterexample: ${JSON.stringify(origin)}\n`);
-  printViolations(violations);
-  const files = caseFiles(shrunk, { origin, violations, folder: options.out });
+  printViolations(found.violations);
+  const files = caseFiles(found.fuzz_case, { origin, violations: found.violations, folder: options.out });
   fs.mkdirSync(options.out, { recursive: true });
-  for (const file of [files.config, files.trace, files.feature]) if (file) writeFileAtomic(path.join(options.out, file.name), file.content);
-  process.stdout.write(`written: ${[files.config, files.trace, files.feature].filter(Boolean).map((file) => path.join(options.out, file!.name)).join(', ')}\n`);
+  const written = [files.config, files.trace, files.feature].filter((file): file is { name: string; content: string } => file !== null);
+  for (const file of written) writeFileAtomic(path.join(options.out, file.name), file.content);
+  process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
   process.stdout.write(`check it:   npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
   const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;
