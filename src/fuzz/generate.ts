@@ -101,9 +101,11 @@ const roleDraw: fc.Arbitrary<RoleDraw> = fc.record({
 
 interface ClusterDraw {
   disaggregated: boolean;
-  /** Aggregated roles, or the prefill roles when disaggregated. */
-  routed: RoleDraw[];
-  decode: RoleDraw[];
+  /** The first aggregated role, or prefill role when disaggregated, and an optional second one. */
+  routed: RoleDraw;
+  second_routed: RoleDraw | null;
+  decode: RoleDraw;
+  second_decode: RoleDraw | null;
   block_size: number;
   kv_cache_bytes_per_token: number;
   /** The shared pool's settings, common to every participant (G2-10). */
@@ -117,8 +119,11 @@ interface ClusterDraw {
 
 const clusterDraw: fc.Arbitrary<ClusterDraw> = fc.record({
   disaggregated: fc.oneof({ weight: 3, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
-  routed: fc.oneof({ weight: 3, arbitrary: fc.array(roleDraw, { minLength: 1, maxLength: 1 }) }, { weight: 1, arbitrary: fc.array(roleDraw, { minLength: 2, maxLength: 2 }) }),
-  decode: fc.array(roleDraw, { minLength: 1, maxLength: 2 }),
+  // Optional second roles shrink away (to null) when a counterexample does not need them.
+  routed: roleDraw,
+  second_routed: fc.option(roleDraw, { nil: null, freq: 3 }),
+  decode: roleDraw,
+  second_decode: fc.option(roleDraw, { nil: null, freq: 2 }),
   block_size: fc.constantFrom(2, 4),
   kv_cache_bytes_per_token: fc.constantFrom(1, 1000, 250_000),
   shared_blocks: fc.integer({ min: 1, max: 32 }),
@@ -274,11 +279,12 @@ function buildCase(draw: CaseDraw, exclude: Set<DefectArea>): FuzzCase {
   const { cluster } = draw;
   const agentic = draw.workload.kind === 'agentic';
   const roles: RawConfig[] = [];
-  const routedRoles = cluster.routed.map((role) => roleConfig(role, cluster.disaggregated ? 'prefill' : 'aggregated', cluster, exclude, agentic));
-  roles.push(...routedRoles);
-  if (cluster.disaggregated) roles.push(...cluster.decode.map((role) => roleConfig(role, 'decode', cluster, exclude, agentic)));
+  const routed = [cluster.routed, ...(cluster.second_routed ? [cluster.second_routed] : [])];
+  const decode = [cluster.decode, ...(cluster.second_decode ? [cluster.second_decode] : [])];
+  roles.push(...routed.map((role) => roleConfig(role, cluster.disaggregated ? 'prefill' : 'aggregated', cluster, exclude, agentic)));
+  if (cluster.disaggregated) roles.push(...decode.map((role) => roleConfig(role, 'decode', cluster, exclude, agentic)));
   if (agentic && roles.some((role) => role.host_offload !== undefined)) for (const role of roles) role.dp_size = 1; // AGX-6
-  const routedWorkers = cluster.routed.reduce((total, role) => total + role.replicas, 0);
+  const routedWorkers = routed.reduce((total, role) => total + role.replicas, 0);
   const clusterConfig: RawConfig = { workers: roles };
   if (cluster.disaggregated) {
     clusterConfig.kv_transfer_bandwidth_gbps = cluster.kv_transfer_bandwidth_gbps;
