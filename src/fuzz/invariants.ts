@@ -21,6 +21,7 @@ export const INVARIANTS = [
   'transfer-bytes',
   'reuse-within-prompt',
   'reconciliation-reason',
+  'failed-play-stops',
   'determinism',
 ] as const;
 export type InvariantName = (typeof INVARIANTS)[number];
@@ -36,6 +37,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'transfer-bytes': 'every transfer moves whole blocks',
   'reuse-within-prompt': 'no request reuses more tokens than its prompt',
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
+  'failed-play-stops': 'a failed play sends nothing after its failure',
   determinism: 'the same seed gives the same digest twice',
 };
 
@@ -58,11 +60,19 @@ export interface PassRecord extends PassObservation {
   host_capacity_blocks: number | null;
 }
 
-/** A run as the fuzzer saw it: the outcome (null when the run threw), every pass, and the event log. */
+/** A request that failed, and when the cluster reported it (the instant its play fails, AGX-2). */
+export interface FailureRecord {
+  request_id: string;
+  play_id: string | null;
+  time_ns: Nanos;
+}
+
+/** A run as the fuzzer saw it: the outcome (null when the run threw), every pass, failures, and the event log. */
 export interface ObservedRun {
   outcome: ReplayOutcome | null;
   error: Error | null;
   passes: PassRecord[];
+  failures: FailureRecord[];
   /** The batches the router received, in the `--events-out` wire form. */
   event_log: string;
 }
@@ -87,6 +97,7 @@ export function checkRun(run: ObservedRun): Violation[] {
   }
   violations.push(...transferViolations(outcome));
   violations.push(...reconciliationViolations(outcome));
+  violations.push(...failedPlayViolations(requests, run.failures));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
   return violations;
@@ -209,6 +220,28 @@ function reconciliationViolations(outcome: ReplayOutcome): Violation[] {
         message: `request ${record.request_id}: predicted ${reconciliation.predicted_tokens} tokens, realised ${reconciliation.realised_tokens}, reason ${JSON.stringify(reconciliation.reason)} is not one of ${DOCUMENTED_RECONCILIATION_REASONS.join(', ')}`,
       });
     }
+  }
+  return violations;
+}
+
+// ── A failed play stops (AGX-2) ─────────────────────────────────────────────────────────────
+
+/** Every request of a failed play that arrives after the play's first failure must be skipped, not sent. */
+function failedPlayViolations(requests: readonly SimRequest[], failures: readonly FailureRecord[]): Violation[] {
+  const failedAt = new Map<string, FailureRecord>();
+  for (const failure of failures) {
+    if (failure.play_id === null) continue;
+    const known = failedAt.get(failure.play_id);
+    if (!known || failure.time_ns < known.time_ns) failedAt.set(failure.play_id, failure);
+  }
+  const violations: Violation[] = [];
+  for (const request of requests) {
+    const failure = request.identity.play_id === null ? undefined : failedAt.get(request.identity.play_id);
+    if (!failure || request.state === 'skipped' || request.arrival_ns <= failure.time_ns) continue;
+    violations.push({
+      invariant: 'failed-play-stops',
+      message: `request ${request.request_id} arrived at ${formatNs(request.arrival_ns)} and was ${request.state}, after its play failed at ${formatNs(failure.time_ns)} (request ${failure.request_id})`,
+    });
   }
   return violations;
 }

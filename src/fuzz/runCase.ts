@@ -7,7 +7,7 @@ import { parseAgenticTrace } from '../agentic/trace';
 import { runReplay, type ReplayInputs, type ReplayOutcome } from '../sim/replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
-import { checkRun, type ObservedRun, type PassRecord, type Violation } from './invariants';
+import { checkRun, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 
 export interface CaseVerdict {
@@ -33,10 +33,16 @@ export function eventLogOf(outcome: ReplayOutcome): string {
   return outcome.result.batches.map(({ batch }) => `${toWireLine(fromKvEventBatch(batch))}\n`).join('');
 }
 
-/** Runs a config once, recording every pass each rank plans. A thrown error is kept, not rethrown. */
+/** Runs a config once, recording every pass each rank plans and every failure. A thrown error is kept, not rethrown. */
 export function runObserved(config: ReplayConfig, inputs: ReplayInputs): ObservedRun {
   const passes: PassRecord[] = [];
+  const failures: FailureRecord[] = [];
   const observe = (cluster: Cluster) => {
+    const driver = cluster.onFinished;
+    cluster.onFinished = (request) => {
+      if (request.state === 'failed') failures.push({ request_id: request.request_id, play_id: request.identity.play_id, time_ns: cluster.kernel.now });
+      driver?.(request);
+    };
     for (const rank of cluster.ranks) {
       const settings = rank.settings;
       rank.passObserver = (engine, pass) =>
@@ -52,10 +58,10 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs): Observe
   };
   try {
     const outcome = runReplay(config, { ...inputs, observe });
-    return { outcome, error: null, passes, event_log: eventLogOf(outcome) };
+    return { outcome, error: null, passes, failures, event_log: eventLogOf(outcome) };
   } catch (error) {
     if (!(error instanceof Error)) throw error;
-    return { outcome: null, error, passes, event_log: '' };
+    return { outcome: null, error, passes, failures, event_log: '' };
   }
 }
 

@@ -84,11 +84,12 @@ function violationLines(violations: readonly Violation[]): string[] {
   return ['When it was written, the run broke these invariants:', ...violations.slice(0, 12).map((v) => `  - ${INVARIANT_CLAIMS[v.invariant]}: ${v.message}`), ...(violations.length > 12 ? [`  - and ${violations.length - 12} more`] : [])];
 }
 
-/** Requirement tags for the case: AISIM-1894 when it has a shared G2 pool, AISIM-1893 otherwise; DET-1 for the rerun. */
+/** Requirement tags: AISIM-1894 with a shared G2 pool, else AISIM-1893; DET-1 for the rerun; AGX-2 for an agentic case. */
 function tagsOf(config: RawConfig): string {
   const workers = (config.cluster as { workers: { host_offload?: { scope?: string } }[] }).workers;
   const shared = workers.some((role) => role.host_offload?.scope === 'cluster_shared');
-  return `@${shared ? 'AISIM-1894' : 'AISIM-1893'} @DET-1 @generated`;
+  const agentic = agenticTraceName(config) !== null;
+  return `@${shared ? 'AISIM-1894' : 'AISIM-1893'} @DET-1${agentic ? ' @AGX-2' : ''} @generated`;
 }
 
 function docString(content: string, mediaType: string): string[] {

@@ -18,13 +18,12 @@ export interface ReplayInputs {
   agentic_trace?: AgenticTrace;
   /** The requests of the trace named by workload.mooncake.trace. */
   mooncake_requests?: RequestSpec[];
-  /** Called with the cluster once it is built and before anything is submitted (observers such as the fuzzer's). */
+  /** Called with the cluster once the workload is submitted, just before it runs (observers such as the fuzzer's). */
   observe?: (cluster: Cluster) => void;
 }
 
 export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): ReplayOutcome {
   const cluster = new Cluster(clusterSpec(config));
-  inputs.observe?.(cluster);
   const explicit = requestSpecs(config);
   for (const request of explicit) cluster.submit(request);
   if (config.workload.mooncake) {
@@ -38,6 +37,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
     driver = new AgenticDriver(cluster, inputs.agentic_trace, agentic, explicit.length);
     driver.start();
   }
+  inputs.observe?.(cluster);
   const result = cluster.run();
   const plays = driver?.plays ?? [];
   const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays);

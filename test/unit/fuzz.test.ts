@@ -85,6 +85,6 @@ test('a case written as a config (and trace) and read back replays with the same
     const readBack = caseFromYaml(files.config.content, files.trace?.content ?? null);
     assert.equal(agenticTraceName(readBack.config), fuzzCase.agentic_trace === null ? null : files.trace!.name);
     assert.equal(runCase(readBack).digest, runCase(fuzzCase).digest, `case ${i}`);
-    assert.match(files.feature.content, /^@AISIM-189[34] @DET-1 @generated\nFeature: /);
+    assert.match(files.feature.content, fuzzCase.agentic_trace === null ? /^@AISIM-189[34] @DET-1 @generated\nFeature: / : /^@AISIM-189[34] @DET-1 @AGX-2 @generated\nFeature: /);
   }
 });

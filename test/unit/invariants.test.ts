@@ -121,10 +121,22 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], event_log: '' };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], failures: [], event_log: '' };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
+});
+
+test('a request of a failed play that arrives after the failure and still runs is a violation', () => {
+  const run = cleanRun();
+  const [first, second] = run.outcome!.result.requests;
+  for (const request of [first, second]) (request.identity as { play_id: string | null }).play_id = 'agent@lane0.0';
+  run.failures.push({ request_id: first.request_id, play_id: 'agent@lane0.0', time_ns: second.arrival_ns - 1 });
+  const violations = checkRun(run);
+  assert.deepEqual(violations.map((v) => v.invariant), ['failed-play-stops']);
+  assert.match(violations[0].message, new RegExp(`request ${second.request_id} arrived at .* and was finished, after its play failed at`));
+  run.failures[0].time_ns = second.arrival_ns; // a request arriving at the very instant of the failure was already sent
+  assert.deepEqual(checkRun(run), []);
 });
 
 test('two runs of one seed with different digests or event logs break determinism', () => {
