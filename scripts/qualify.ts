@@ -1,11 +1,12 @@
 // `npm run qualify`: the main job. Runs the feature suite with cucumber's HTML, JUnit and message
 // reports, runs it a second time to prove determinism (per-scenario digests from the evidence
-// attachments), measures c8 coverage of src/ over the tsc-compiled JavaScript, then writes the
-// sign-off (signoff.md, signoff.html, signoff-assets/) from the message streams, atomically.
+// attachments), runs generated workloads against the invariants (src/fuzz, as `npm run fuzz`),
+// measures c8 coverage of src/ over the tsc-compiled JavaScript, then writes the sign-off
+// (signoff.md, signoff.html, signoff-assets/) from the message streams, atomically.
 // Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run.
 // This driver may read the clock (the date line) and git; the library in src/report may not.
 //
-//   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--no-coverage]
+//   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--no-coverage] [--fuzz-runs N]
 //
 // KVQUAL_PERTURB=<part of a scenario name> is passed to the second run only (test double of the
 // determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs.
@@ -17,13 +18,18 @@ import { CoverageSummary, summariseCoverage } from '../src/report/coverage';
 import { renderFigure } from '../src/report/figure';
 import { parseRegistry } from '../src/report/requirements';
 import { parseRun, RunModel } from '../src/report/run';
-import { anchorOf, buildSignoff, RERUN_MESSAGES, Subject } from '../src/report/signoff';
+import { anchorOf, buildSignoff, generatedSummary, RERUN_MESSAGES, Subject } from '../src/report/signoff';
+import { runFuzzCampaign, type CampaignResult } from '../src/fuzz/campaign';
+import { KNOWN_DEFECT_AREAS } from '../src/fuzz/generate';
 import { renderHtml } from '../src/report/signoffHtml';
 import { ASSETS_DIR, renderMarkdown } from '../src/report/signoffMarkdown';
 import { replaceDirAtomic, writeFileAtomic } from '../src/report/write';
 
 const ROOT = path.resolve(__dirname, '..');
 const PERTURB_ENV = 'KVQUAL_PERTURB';
+/** Generated workloads the sign-off runs by default, as `npm test` does. */
+const DEFAULT_FUZZ_RUNS = 1000;
+const DEFAULT_FUZZ_SEED = 1893;
 
 interface Options {
   features: string;
@@ -31,6 +37,8 @@ interface Options {
   out: string;
   campaign: string | null;
   coverage: boolean;
+  /** Generated workloads to run (npm run fuzz); 0 skips the campaign and its gate. */
+  fuzzRuns: number;
   args: string[];
 }
 
@@ -62,7 +70,7 @@ function checkOutFolder(out: string, given: string): void {
 }
 
 function parseOptions(argv: string[]): Options {
-  const options: Options = { features: 'features', requirements: 'requirements.yaml', out: 'reports', campaign: null, coverage: true, args: argv };
+  const options: Options = { features: 'features', requirements: 'requirements.yaml', out: 'reports', campaign: null, coverage: true, fuzzRuns: DEFAULT_FUZZ_RUNS, args: argv };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -75,7 +83,11 @@ function parseOptions(argv: string[]): Options {
     else if (arg === '--out') options.out = value();
     else if (arg === '--campaign') options.campaign = value();
     else if (arg === '--no-coverage') options.coverage = false;
-    else throw new UsageError(`unknown option ${arg} (use --features, --requirements, --out, --campaign, --no-coverage)`);
+    else if (arg === '--fuzz-runs') {
+      const text = value();
+      if (!/^\d+$/.test(text)) throw new UsageError(`--fuzz-runs ${text}: expected a whole number`);
+      options.fuzzRuns = Number(text);
+    } else throw new UsageError(`unknown option ${arg} (use --features, --requirements, --out, --campaign, --no-coverage, --fuzz-runs)`);
   }
   return options;
 }
@@ -208,6 +220,16 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(coverage ? `lines ${coverage.lines.pct}%, branches ${coverage.branches.pct}%\n` : `not measured: ${coverageNote}\n`);
   }
 
+  let generated: CampaignResult | null = null;
+  if (options.fuzzRuns > 0) {
+    const seedText = process.env.KVQUAL_SEED;
+    const seed = seedText === undefined || seedText === '' ? DEFAULT_FUZZ_SEED : Number(seedText);
+    if (!Number.isSafeInteger(seed)) throw new Error(`KVQUAL_SEED="${seedText}" is not an integer seed`);
+    banner(`generated workloads: ${options.fuzzRuns} cases (fast-check seed ${seed}), areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ') || 'none'}`);
+    generated = runFuzzCampaign({ runs: options.fuzzRuns, seed, exclude: KNOWN_DEFECT_AREAS });
+    process.stdout.write(`${generatedSummary(generated)}\n`);
+  }
+
   const first = readRun(messages);
   const second = readRun(rerunFile);
   const runModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, runErrors: [first.problem!], finished: false };
@@ -232,6 +254,7 @@ async function main(argv: string[]): Promise<number> {
     coverageNote,
     perturbation,
     figures,
+    generated,
     companions: [
       { label: "cucumber's HTML report", file: 'cucumber.html' },
       { label: 'JUnit XML', file: 'junit.xml' },

@@ -41,6 +41,19 @@ export interface RankListener {
   handoff(request: SimRequest): void;
 }
 
+/** What a rank holds and plans as a pass starts, for an optional observer (see RankEngine.passObserver). */
+export interface PassObservation {
+  time_ns: Nanos;
+  /** Requests in the running queue, including those admitted for this pass. */
+  running_requests: number;
+  /** Tokens the pass computes: prefill chunk tokens, plus one per decode step. */
+  scheduled_tokens: number;
+  /** G1 blocks taken: held by requests or kept as cache entries. */
+  g1_occupied_blocks: number;
+  /** G2 entries of the rank's pool (resident or being stored); null without G2. */
+  host_used_blocks: number | null;
+}
+
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
 type EventDraft = (stream: RankEventStream) => KvEvent;
 
@@ -73,6 +86,8 @@ export class RankEngine {
   private readonly endPassAction = () => this.endPass();
   passes = 0;
   preemptionCount = 0;
+  /** Told of every non-empty pass once it is planned (the fuzzer's capacity checks); observing never changes the run. */
+  passObserver: ((rank: RankEngine, pass: PassObservation) => void) | null = null;
 
   constructor(
     readonly rank: RankRef,
@@ -166,6 +181,7 @@ export class RankEngine {
     }
     this.busy = true;
     this.passes++;
+    if (this.passObserver !== null) this.passObserver(this, this.observePass());
     let hasPrefill = false;
     let hasDecode = false;
     for (let i = 0; i < count; i++) {
@@ -174,6 +190,18 @@ export class RankEngine {
     }
     const duration = (hasPrefill ? this.settings.prefill_ns : 0) + (hasDecode ? this.settings.decode_ns : 0);
     this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
+  }
+
+  private observePass(): PassObservation {
+    let scheduled_tokens = 0;
+    for (let i = 0; i < this.planCount; i++) scheduled_tokens += this.planWork[i] === DECODE ? 1 : this.planWork[i];
+    return {
+      time_ns: this.kernel.now,
+      running_requests: this.running.length,
+      scheduled_tokens,
+      g1_occupied_blocks: this.settings.num_gpu_blocks - this.g1.freeBlocks,
+      host_used_blocks: this.host === null ? null : this.host.pool.usedBlocks,
+    };
   }
 
   /**

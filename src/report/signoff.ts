@@ -1,8 +1,9 @@
 // The sign-off model: everything the signoff.md / signoff.html renderers print, computed from a
 // cucumber run's message stream, the second run's digests, the requirement registry and the
 // coverage summary. Owns the verdict: QUALIFIED only when every scenario passed, every scenario
-// traces to a registered requirement and every requirement has a scenario, and both runs did
-// exactly the same thing. Pure: the date, versions and git facts come from the caller.
+// traces to a registered requirement and every requirement has a scenario, both runs did
+// exactly the same thing, and (when a fuzz campaign ran) every generated workload kept every
+// invariant. Pure: the date, versions and git facts come from the caller.
 import { digestOf } from './canonical';
 import { HOOK_ATTACHMENT_FILES } from './evidence';
 import type { CoverageSummary } from './coverage';
@@ -12,6 +13,8 @@ import { traceRequirements, uncoveredRequirements } from './requirements';
 import { replayCommand } from './replay';
 import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './run';
 import { slug } from './text';
+import type { CampaignResult } from '../fuzz/campaign';
+import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -43,6 +46,8 @@ export interface SignoffInput {
   figures: Map<string, string>;
   /** File names of the cucumber reports written beside the sign-off. */
   companions: { label: string; file: string }[];
+  /** The generated-workload campaign (npm run fuzz) that ran with the suite; absent when skipped. */
+  generated?: CampaignResult | null;
 }
 
 export interface Gate {
@@ -215,6 +220,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
         : `${countOf(determinism.differences.length, 'scenario')} differed between the two runs: ${determinism.differences.map((d) => `"${d.name}"`).join(', ')}`,
   };
   const gates = [scenariosGate, traceGate, determinismGate];
+  if (input.generated) gates.push({ title: 'Generated workloads', passed: input.generated.counterexample === null, summary: generatedSummary(input.generated) });
   const qualified = gates.every((g) => g.passed);
 
   const features: SignoffModel['features'] = [];
@@ -245,6 +251,20 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     uncovered,
     counts,
   };
+}
+
+/** How many generated workloads ran, with which seed, and the first broken invariant if any. */
+export function generatedSummary(campaign: CampaignResult): string {
+  const left = campaign.excluded_areas.length > 0 ? `; left out for known engine defects: ${campaign.excluded_areas.join(', ')}` : '';
+  const found = campaign.counterexample;
+  if (found === null) return `${campaign.passed} generated workloads (fast-check seed ${campaign.seed}) kept every invariant${left}`;
+  const first = found.violations[0];
+  const broke = first ? `${INVARIANT_CLAIMS[first.invariant]}: ${first.message}` : 'an invariant';
+  const exclude = campaign.excluded_areas.length > 0 ? ` --exclude ${campaign.excluded_areas.join(',')}` : '';
+  return (
+    `generated workload ${found.case_number} of ${campaign.runs} (fast-check seed ${campaign.seed}) broke ${found.violations.length > 1 ? `${found.violations.length} invariants, first: ` : ''}${broke}` +
+    `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${left}`
+  );
 }
 
 /** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */

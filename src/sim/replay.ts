@@ -23,6 +23,8 @@ export interface ReplayInputs {
   keep_event_history?: boolean;
   /** Which candidates each placement record keeps (default: the chosen rank and the runner-up). */
   kept_scores?: KeptScores;
+  /** Called with the cluster once the workload is submitted, just before it runs (observers such as the fuzzer's). */
+  observe?: (cluster: Cluster) => void;
 }
 
 export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): ReplayOutcome {
@@ -45,6 +47,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
     driver = new AgenticDriver(cluster, inputs.agentic_trace, agentic, explicit.length);
     driver.start();
   }
+  inputs.observe?.(cluster);
   const result = cluster.run();
   const plays = driver?.plays ?? [];
   const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays);

@@ -39,6 +39,8 @@ function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}): Pro
     '--campaign',
     'sign-off fixture',
     '--no-coverage',
+    '--fuzz-runs',
+    '50',
   ];
   const childEnv = { ...process.env, ...env };
   if (!('KVQUAL_PERTURB' in env)) delete childEnv.KVQUAL_PERTURB;
@@ -80,6 +82,7 @@ test('a clean fixture run is QUALIFIED, exits 0, and keeps cucumber\'s reports b
   assert.equal(assets.length, 3);
   for (const asset of assets) assert.ok(clean.markdown.includes(`](signoff-assets/${asset})`), `signoff.md links ${asset}`);
   assert.match(clean.markdown, /host blocks counted on worker 1 = 4 \(the whole 4-block prefix\)/);
+  assert.match(clean.markdown, /\| Generated workloads \| 50 generated workloads \(fast-check seed 1893\) kept every invariant.* \| ✅ \|/);
   assert.match(clean.markdown, /r2 placed on worker 1 at 15 ms: 4 host block\(s\), cost 9 vs 10 on worker 0 — host blocks visible to the router since 15 ms \(emitted at 10 ms\)/);
   assert.ok(!fs.readdirSync(clean.dir).some((name) => name.startsWith('.')), 'no temporary file is left behind');
 });

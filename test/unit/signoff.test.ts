@@ -191,3 +191,29 @@ test('the same run renders the same report apart from the date line', () => {
     assert.match(differing[0], /2030-01-01 00:00 UTC/);
   }
 });
+
+test('the generated-workload gate states runs and seed, and a broken invariant makes the sign-off NOT QUALIFIED', () => {
+  const passed = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 1000, seed: 1893, excluded_areas: ['failing-plays'], only: [], passed: 1000, counterexample: null } });
+  assert.equal(passed.verdict, 'QUALIFIED');
+  assert.deepEqual(passed.gates.at(-1), {
+    title: 'Generated workloads',
+    passed: true,
+    summary: '1000 generated workloads (fast-check seed 1893) kept every invariant; left out for known engine defects: failing-plays',
+  });
+  const broken = buildSignoff({
+    ...input([scenario('passes', 10)]),
+    generated: {
+      runs: 1000,
+      seed: 1893,
+      excluded_areas: [],
+      only: [],
+      passed: 5,
+      counterexample: { seed: 1893, path: '5:0:1', case_number: 6, shrinks: 3, fuzz_case: { config: {}, agentic_trace: null }, violations: [{ invariant: 'request-ended', message: 'request r1 never ended' }] },
+    },
+  });
+  assert.equal(broken.verdict, 'NOT QUALIFIED');
+  assert.equal(broken.gates.at(-1)!.passed, false);
+  assert.match(broken.gates.at(-1)!.summary, /^generated workload 6 of 1000 \(fast-check seed 1893\) broke every request finishes, fails with a reason or is skipped with a reason: request r1 never ended; shrunk counterexample \{ seed: 1893, path: "5:0:1" \}, replay with npm run fuzz -- --seed 1893 --path 5:0:1$/);
+  assert.match(renderMarkdown(broken), /\| Generated workloads \| generated workload 6 of 1000/);
+  assert.equal(buildSignoff(input([scenario('passes', 10)])).gates.length, 3, 'no gate when no campaign ran');
+});

@@ -1,0 +1,154 @@
+// `npm run fuzz -- --runs N --seed S`: runs N generated replay cases through the cluster with
+// fast-check, checks every invariant after each (src/fuzz/invariants.ts), and on a failure shrinks
+// it, prints `{ seed, path }` and writes the shrunk case under reports/fuzz/ as a `kvqual replay`
+// config (plus its agentic trace) and as a Gherkin feature. `--check FILE.yaml` checks a written
+// case again. Exit 0 when every invariant held, 1 when one failed, 2 for bad arguments or input.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../src/fuzz/generate';
+import { runFuzzCampaign } from '../src/fuzz/campaign';
+import { runCase } from '../src/fuzz/runCase';
+import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
+import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
+import { writeFileAtomic } from '../src/report/write';
+import { ConfigError } from '../src/config/load';
+
+const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclude AREAS] [--out DIR] [--check FILE.yaml]
+  --runs N         generated cases to run (default 1000)
+  --seed S         fast-check seed (default: from the clock, printed)
+  --path P         replay only the counterexample at this path (with its --seed)
+  --exclude AREAS  leave out generator areas with a known defect: "known", "none" (default) or a
+                   comma list of ${DEFECT_AREAS.join(', ')}
+  --only NAMES     fail only on these invariants (a comma list of ${INVARIANTS.join(', ')})
+  --out DIR        where counterexamples are written (default reports/fuzz)
+  --check FILE     check the invariants of a written case (its config; the trace beside it)`;
+
+class UsageError extends Error {}
+
+function wholeNumber(text: string | undefined, flag: string, fallback: number): number {
+  if (text === undefined) return fallback;
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`${flag} ${text}: expected a whole number`);
+  return Number(text);
+}
+
+function printViolations(violations: readonly Violation[]): void {
+  for (const violation of violations) process.stdout.write(`  ✗ ${INVARIANT_CLAIMS[violation.invariant]}: ${violation.message}\n`);
+}
+
+/** --check: runs a written case again and prints what broke. */
+function checkFile(file: string): number {
+  let fuzzCase: FuzzCase;
+  try {
+    const configText = fs.readFileSync(file, 'utf8');
+    const probe = caseFromYaml(configText, null);
+    const traceName = agenticTraceName(probe.config);
+    fuzzCase = caseFromYaml(configText, traceName === null ? null : fs.readFileSync(path.resolve(path.dirname(file), traceName), 'utf8'));
+  } catch (error) {
+    process.stderr.write(`fuzz --check: cannot read ${file}: ${(error as Error).message}\n`);
+    return 2;
+  }
+  let violations: Violation[];
+  try {
+    violations = runCase(fuzzCase).violations;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`fuzz --check: ${error.message}\n`);
+    return 2;
+  }
+  if (violations.length === 0) {
+    process.stdout.write(`${file}: every invariant holds\n`);
+    return 0;
+  }
+  process.stdout.write(`${file}: ${violations.length} invariant violation(s)\n`);
+  printViolations(violations);
+  return 1;
+}
+
+function parseInvariants(text: string | undefined): InvariantName[] {
+  if (text === undefined) return [...INVARIANTS];
+  return text.split(',').map((name) => {
+    if (!(INVARIANTS as readonly string[]).includes(name.trim())) throw new UsageError(`--only: unknown invariant "${name.trim()}"; known: ${INVARIANTS.join(', ')}`);
+    return name.trim() as InvariantName;
+  });
+}
+
+function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string }): number {
+  const started = Date.now();
+  const excluded = options.exclude.length === 0 ? 'none' : options.exclude.join(', ');
+  const watched = options.only.length === INVARIANTS.length ? '' : `; failing only on ${options.only.join(', ')}`;
+  process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
+  let failures = 0;
+  const every = Math.max(100, Math.ceil(options.runs / 10));
+  const result = runFuzzCampaign({
+    ...options,
+    onCase: (executed, violations) => {
+      if (violations.length > 0) {
+        if (failures++ === 0) process.stdout.write(`fuzz: case ${executed} broke an invariant; shrinking…\n`);
+      } else if (failures === 0 && executed % every === 0) {
+        process.stdout.write(`fuzz: ${executed}/${options.runs} cases passed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+      }
+    },
+  });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const found = result.counterexample;
+  if (found === null) {
+    process.stdout.write(`fuzz: ${result.passed} cases passed every invariant in ${seconds} s (seed ${options.seed})\n`);
+    return 0;
+  }
+  const origin = { seed: found.seed, path: found.path };
+  process.stdout.write(`fuzz: case ${found.case_number} of ${options.runs} failed after ${seconds} s; shrunk ${found.shrinks} time(s)\n`);
+  process.stdout.write(`counterexample: ${JSON.stringify(origin)}\n`);
+  printViolations(found.violations);
+  const files = caseFiles(found.fuzz_case, { origin, violations: found.violations, folder: options.out });
+  fs.mkdirSync(options.out, { recursive: true });
+  const written = [files.config, files.trace, files.feature].filter((file): file is { name: string; content: string } => file !== null);
+  for (const file of written) writeFileAtomic(path.join(options.out, file.name), file.content);
+  process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
+  process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
+  process.stdout.write(`check it:   npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
+  const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;
+  process.stdout.write(`rerun it:   npm run fuzz -- --seed ${origin.seed} --path ${origin.path}${flags}\n`);
+  process.stdout.write(`scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
+  return 1;
+}
+
+function main(argv: string[]): number {
+  try {
+    const { values } = parseArgs({
+      args: argv,
+      options: {
+        runs: { type: 'string' },
+        seed: { type: 'string' },
+        path: { type: 'string' },
+        exclude: { type: 'string' },
+        only: { type: 'string' },
+        out: { type: 'string' },
+        check: { type: 'string' },
+        help: { type: 'boolean' },
+      },
+      strict: true,
+    });
+    if (values.help) {
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    }
+    if (values.check !== undefined) return checkFile(values.check);
+    const runs = wholeNumber(values.runs, '--runs', 1000);
+    if (runs <= 0) throw new UsageError(`--runs ${runs}: expected at least 1`);
+    let exclude: DefectArea[];
+    try {
+      exclude = parseDefectAreas(values.exclude ?? 'none');
+    } catch (error) {
+      throw new UsageError(`--exclude: ${(error as Error).message}`);
+    }
+    const only = parseInvariants(values.only);
+    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out: values.out ?? path.join('reports', 'fuzz') });
+  } catch (error) {
+    if (!(error instanceof UsageError) && !(error instanceof TypeError && 'code' in error)) throw error;
+    process.stderr.write(`fuzz: ${(error as Error).message}\n${USAGE}\n`);
+    return 2;
+  }
+}
+
+process.exitCode = main(process.argv.slice(2));

@@ -1,0 +1,68 @@
+// A fuzz campaign: N generated cases through fast-check (fixed seed), every invariant checked
+// after each, the first failure shrunk. Returns what ran and, on a failure, the shrunk case with
+// its `{ seed, path }` and violations — for `npm run fuzz` and for the sign-off's gate.
+import fc from 'fast-check';
+import { fuzzCaseArbitrary, type DefectArea, type FuzzCase } from './generate';
+import { runCase } from './runCase';
+import { INVARIANTS, type InvariantName, type Violation } from './invariants';
+
+export interface CampaignOptions {
+  runs: number;
+  seed: number;
+  /** Replay only the counterexample at this fast-check path. */
+  path?: string;
+  exclude: readonly DefectArea[];
+  /** Fail only on these invariants (default: all). */
+  only?: readonly InvariantName[];
+  /** Told after every case run (shrinking included), e.g. for progress. */
+  onCase?: (executed: number, violations: readonly Violation[]) => void;
+}
+
+export interface Counterexample {
+  seed: number;
+  path: string;
+  /** Which generated case (1-based) failed first, before shrinking. */
+  case_number: number;
+  shrinks: number;
+  fuzz_case: FuzzCase;
+  violations: Violation[];
+}
+
+export interface CampaignResult {
+  runs: number;
+  seed: number;
+  excluded_areas: DefectArea[];
+  only: InvariantName[];
+  /** Cases that passed before the first failure (all of them when none failed). */
+  passed: number;
+  counterexample: Counterexample | null;
+}
+
+export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
+  const only = new Set<InvariantName>(options.only ?? INVARIANTS);
+  const broken = (violations: readonly Violation[]) => violations.filter((violation) => only.has(violation.invariant));
+  let executed = 0;
+  const property = fc.property(fuzzCaseArbitrary({ exclude: options.exclude }), (fuzzCase) => {
+    executed++;
+    const violations = broken(runCase(fuzzCase).violations);
+    options.onCase?.(executed, violations);
+    return violations.length === 0;
+  });
+  const result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
+  const base = { runs: options.runs, seed: options.seed, excluded_areas: [...options.exclude], only: [...only] };
+  if (!result.failed) return { ...base, passed: result.numRuns, counterexample: null };
+  if (result.counterexample === null) throw new Error(`fast-check failed without a counterexample: ${String(result.errorInstance)}`);
+  const fuzzCase = result.counterexample[0];
+  let violations: Violation[];
+  try {
+    violations = broken(runCase(fuzzCase).violations);
+  } catch (error) {
+    // A generated config the loader rejects is a generator bug: report it as such.
+    violations = [{ invariant: 'run-completed', message: `the generated case could not run: ${(error as Error).message}` }];
+  }
+  return {
+    ...base,
+    passed: result.numRuns - 1,
+    counterexample: { seed: result.seed, path: result.counterexamplePath ?? '', case_number: result.numRuns, shrinks: result.numShrinks, fuzz_case: fuzzCase, violations },
+  };
+}

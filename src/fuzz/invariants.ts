@@ -1,0 +1,296 @@
+// The invariants every replay must keep, checked after a run: every request ended (finished, or
+// failed / skipped with a reason); the KV event stream, written as wire lines, passes the strict
+// checker and leaves the mirror equal to every rank's G1 and G2; no pass exceeded G1, G2,
+// max_num_seqs or the token budget; each request's timestamps run forward; transfers move whole
+// blocks; reuse never exceeds the prompt; every reconciliation gives a documented reason. Pure:
+// an observed run in, a list of violations (with the request, rank or line they concern) out.
+import type { ReplayOutcome } from '../sim/replay';
+import type { SimRequest } from '../engine/request';
+import type { PassObservation, RankEngine } from '../engine/rank';
+import { checkEventLog } from '../events/checkLog';
+import { parseWireLog, WireFormatError } from '../events/wire';
+import { formatNs, type Nanos } from '../time';
+
+export const INVARIANTS = [
+  'run-completed',
+  'request-ended',
+  'event-stream',
+  'mirror-matches-engines',
+  'capacity',
+  'time-order',
+  'transfer-bytes',
+  'reuse-within-prompt',
+  'reconciliation-reason',
+  'failed-play-stops',
+  'determinism',
+] as const;
+export type InvariantName = (typeof INVARIANTS)[number];
+
+/** What each invariant promises, in the words of the generated scenarios and reports. */
+export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
+  'run-completed': 'the run completes without an internal error',
+  'request-ended': 'every request finishes, fails with a reason or is skipped with a reason',
+  'event-stream': 'the KV event stream passes the strict check',
+  'mirror-matches-engines': "after the last delivery the router's view equals every rank's G1 and G2",
+  capacity: 'no rank ever exceeds its G1 blocks, host blocks, running requests or tokens per pass',
+  'time-order': "every request's timestamps run forward",
+  'transfer-bytes': 'every transfer moves whole blocks',
+  'reuse-within-prompt': 'no request reuses more tokens than its prompt',
+  'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
+  'failed-play-stops': 'a failed play sends nothing after its failure',
+  determinism: 'the same seed gives the same digest twice',
+};
+
+/** SCORE-5's reasons, as docs/model.md lists them. */
+export const DOCUMENTED_RECONCILIATION_REASONS: readonly string[] = ['lag', 'last-token rule', 'stale entry', 'queued request', 'host weight'];
+
+export interface Violation {
+  invariant: InvariantName;
+  message: string;
+}
+
+/** One pass as a rank planned it, with the rank's limits. */
+export interface PassRecord extends PassObservation {
+  worker_id: number;
+  dp_rank: number;
+  max_num_seqs: number;
+  max_num_batched_tokens: number;
+  num_gpu_blocks: number;
+  /** The G2 pool's capacity; null without G2. */
+  host_capacity_blocks: number | null;
+}
+
+/** A request that failed, and when the cluster reported it (the instant its play fails, AGX-2). */
+export interface FailureRecord {
+  request_id: string;
+  play_id: string | null;
+  time_ns: Nanos;
+}
+
+/** A run as the fuzzer saw it: the outcome (null when the run threw), every pass, failures, and the event log. */
+export interface ObservedRun {
+  outcome: ReplayOutcome | null;
+  error: Error | null;
+  passes: PassRecord[];
+  failures: FailureRecord[];
+  /** The batches the router received, in the `--events-out` wire form. */
+  event_log: string;
+}
+
+/** Every violation of one observed run (determinism needs two runs: see runCase). */
+export function checkRun(run: ObservedRun): Violation[] {
+  const violations: Violation[] = [];
+  if (run.error !== null) {
+    const mirror = /^router mirror of worker/.test(run.error.message);
+    violations.push({
+      invariant: mirror ? 'mirror-matches-engines' : 'run-completed',
+      message: mirror ? run.error.message : `the run stopped with ${run.error.constructor.name}: ${run.error.message}`,
+    });
+  }
+  violations.push(...capacityViolations(run.passes));
+  const outcome = run.outcome;
+  if (outcome === null) return violations;
+  const requests = outcome.result.requests;
+  const end_ns = outcome.result.end_ns;
+  for (const request of requests) {
+    violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request));
+  }
+  violations.push(...transferViolations(outcome));
+  violations.push(...reconciliationViolations(outcome));
+  violations.push(...failedPlayViolations(requests, run.failures));
+  if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
+  violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
+  return violations;
+}
+
+// ── Every request ended ─────────────────────────────────────────────────────────────────────
+
+/** The reason a failed or skipped request carries. */
+export function reasonOf(request: SimRequest): string | null {
+  return request.state === 'skipped' ? request.skip_reason : request.failure_reason;
+}
+
+function endViolations(request: SimRequest, ranks: readonly RankEngine[]): Violation[] {
+  const id = request.request_id;
+  switch (request.state) {
+    case 'finished':
+      if (request.output_tokens !== request.output_length) {
+        return [{ invariant: 'request-ended', message: `request ${id} finished with ${request.output_tokens} of its ${request.output_length} output tokens` }];
+      }
+      return [];
+    case 'failed':
+    case 'skipped':
+      if (!reasonOf(request)) return [{ invariant: 'request-ended', message: `request ${id} was ${request.state} without a reason` }];
+      return [];
+    default:
+      return [{ invariant: 'request-ended', message: `request ${id} never ended: ${whereItWaits(request, ranks)}` }];
+  }
+}
+
+function whereItWaits(request: SimRequest, ranks: readonly RankEngine[]): string {
+  const rank = request.rank_index >= 0 ? ranks[request.rank_index] : undefined;
+  const where = request.stage === 'decode' && request.decode_worker_id !== null
+    ? `on decode worker ${request.decode_worker_id} dp rank ${request.decode_dp_rank}`
+    : rank ? `on worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank}` : 'before reaching any rank';
+  const attempt = request.admission_history.at(-1);
+  const since = request.stage === 'decode' ? (request.admission_history.filter((a) => a.worker_id === request.decode_worker_id).at(0)?.time_ns ?? request.dispatch_ns ?? request.arrival_ns) : attempt ? attempt.time_ns : (request.dispatch_ns ?? request.arrival_ns);
+  const last = attempt ? `; last admission attempt on worker ${attempt.worker_id} dp rank ${attempt.dp_rank} at ${formatNs(attempt.time_ns)}: ${attempt.outcome}${attempt.reason ? ` (${attempt.reason})` : ''}` : '';
+  return `${request.state} ${where} since ${formatNs(since)} (arrived ${formatNs(request.arrival_ns)}, ${request.output_tokens}/${request.output_length} output tokens${last})`;
+}
+
+// ── Time runs forward ───────────────────────────────────────────────────────────────────────
+
+function timeViolations(request: SimRequest, end_ns: Nanos): Violation[] {
+  const steps: [string, Nanos | null][] = [
+    ['arrival', request.arrival_ns],
+    ['dispatch', request.dispatch_ns],
+    ['first admission', request.first_admission_ns],
+    ['first token', request.first_token_ns],
+    ['last token', request.last_token_ns],
+    ['finish', request.finished_ns],
+    ['end of the run', end_ns],
+  ];
+  const violations: Violation[] = [];
+  let previous: [string, Nanos] | null = null;
+  for (const [name, time] of steps) {
+    if (time === null) continue;
+    if (previous !== null && time < previous[1]) {
+      violations.push({ invariant: 'time-order', message: `request ${request.request_id}: ${name} at ${formatNs(time)} comes before its ${previous[0]} at ${formatNs(previous[1])}` });
+    }
+    previous = [name, time];
+  }
+  if (request.state === 'finished') {
+    const missing = (['dispatch_ns', 'first_admission_ns', 'finished_ns'] as const).filter((field) => request[field] === null);
+    if (request.output_length > 0 && request.first_token_ns === null) missing.push('first_token_ns' as never);
+    for (const field of missing) violations.push({ invariant: 'time-order', message: `request ${request.request_id} finished without a ${field.replace(/_ns$/, '').replace(/_/g, ' ')} time` });
+  }
+  return violations;
+}
+
+// ── Reuse ───────────────────────────────────────────────────────────────────────────────────
+
+function reuseViolations(request: SimRequest): Violation[] {
+  const reused = request.g1_reused_tokens + request.host_reused_tokens;
+  if (reused <= request.input_length && request.g1_reused_tokens >= 0 && request.host_reused_tokens >= 0) return [];
+  return [
+    {
+      invariant: 'reuse-within-prompt',
+      message: `request ${request.request_id} reused ${reused} tokens (G1 ${request.g1_reused_tokens}, G2 ${request.host_reused_tokens}) of a ${request.input_length}-token prompt`,
+    },
+  ];
+}
+
+// ── Transfers ───────────────────────────────────────────────────────────────────────────────
+
+function transferViolations(outcome: ReplayOutcome): Violation[] {
+  const violations: Violation[] = [];
+  const ranks = outcome.result.ranks;
+  for (const transfer of outcome.result.transfers) {
+    const what = `${transfer.direction} transfer ${transfer.transfer_id} of worker ${transfer.worker_id} dp rank ${transfer.dp_rank}`;
+    const rank = ranks.find((r) => r.rank.worker_id === transfer.worker_id && r.rank.dp_rank === transfer.dp_rank);
+    if (!rank) {
+      violations.push({ invariant: 'transfer-bytes', message: `${what}: no such rank` });
+      continue;
+    }
+    if (transfer.blocks <= 0 || transfer.bytes !== transfer.blocks * rank.block_bytes) {
+      violations.push({ invariant: 'transfer-bytes', message: `${what} moved ${transfer.bytes} bytes for ${transfer.blocks} block(s) of ${rank.block_bytes} bytes` });
+    }
+    if (transfer.finished_ns === null) {
+      violations.push({ invariant: 'run-completed', message: `${what} (submitted at ${formatNs(transfer.submitted_ns)}) never finished` });
+    } else if (transfer.started_ns < transfer.submitted_ns || transfer.finished_ns < transfer.started_ns) {
+      violations.push({
+        invariant: 'time-order',
+        message: `${what}: submitted ${formatNs(transfer.submitted_ns)}, started ${formatNs(transfer.started_ns)}, finished ${formatNs(transfer.finished_ns)}`,
+      });
+    }
+  }
+  return violations;
+}
+
+// ── Reconciliation ──────────────────────────────────────────────────────────────────────────
+
+function reconciliationViolations(outcome: ReplayOutcome): Violation[] {
+  const violations: Violation[] = [];
+  for (const record of outcome.report.per_request) {
+    const reconciliation = record.reconciliation;
+    if (reconciliation === null || reconciliation.agree) continue;
+    if (reconciliation.reason === null || !DOCUMENTED_RECONCILIATION_REASONS.includes(reconciliation.reason)) {
+      violations.push({
+        invariant: 'reconciliation-reason',
+        message: `request ${record.request_id}: predicted ${reconciliation.predicted_tokens} tokens, realised ${reconciliation.realised_tokens}, reason ${JSON.stringify(reconciliation.reason)} is not one of ${DOCUMENTED_RECONCILIATION_REASONS.join(', ')}`,
+      });
+    }
+  }
+  return violations;
+}
+
+// ── A failed play stops (AGX-2) ─────────────────────────────────────────────────────────────
+
+/** Every request of a failed play that arrives after the play's first failure must be skipped, not sent. */
+function failedPlayViolations(requests: readonly SimRequest[], failures: readonly FailureRecord[]): Violation[] {
+  const failedAt = new Map<string, FailureRecord>();
+  for (const failure of failures) {
+    if (failure.play_id === null) continue;
+    const known = failedAt.get(failure.play_id);
+    if (!known || failure.time_ns < known.time_ns) failedAt.set(failure.play_id, failure);
+  }
+  const violations: Violation[] = [];
+  for (const request of requests) {
+    const failure = request.identity.play_id === null ? undefined : failedAt.get(request.identity.play_id);
+    if (!failure || request.state === 'skipped' || request.arrival_ns <= failure.time_ns) continue;
+    violations.push({
+      invariant: 'failed-play-stops',
+      message: `request ${request.request_id} arrived at ${formatNs(request.arrival_ns)} and was ${request.state}, after its play failed at ${formatNs(failure.time_ns)} (request ${failure.request_id})`,
+    });
+  }
+  return violations;
+}
+
+// ── Capacity ────────────────────────────────────────────────────────────────────────────────
+
+function capacityViolations(passes: readonly PassRecord[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const pass of passes) {
+    const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
+    const over = (what: string, value: number, limit: number) => violations.push({ invariant: 'capacity', message: `${at}: ${value} ${what} > ${limit}` });
+    if (pass.running_requests > pass.max_num_seqs) over('running requests (max_num_seqs)', pass.running_requests, pass.max_num_seqs);
+    if (pass.scheduled_tokens > pass.max_num_batched_tokens) over('scheduled tokens (max_num_batched_tokens)', pass.scheduled_tokens, pass.max_num_batched_tokens);
+    if (pass.g1_occupied_blocks > pass.num_gpu_blocks) over('G1 blocks taken (num_gpu_blocks)', pass.g1_occupied_blocks, pass.num_gpu_blocks);
+    if (pass.host_used_blocks !== null && pass.host_capacity_blocks !== null && pass.host_used_blocks > pass.host_capacity_blocks) {
+      over('G2 entries (num_host_blocks)', pass.host_used_blocks, pass.host_capacity_blocks);
+    }
+  }
+  return violations;
+}
+
+// ── The event stream ────────────────────────────────────────────────────────────────────────
+
+/** The log through the strict checker; then what it leaves per rank against the engines' G1 and G2. */
+function eventLogViolations(event_log: string, ranks: readonly RankEngine[]): Violation[] {
+  let lines;
+  try {
+    lines = parseWireLog(event_log);
+  } catch (error) {
+    if (!(error instanceof WireFormatError)) throw error;
+    return [{ invariant: 'event-stream', message: `the event log does not parse: ${error.message}` }];
+  }
+  const report = checkEventLog(lines);
+  if (report.status === 'violation') {
+    return [{ invariant: 'event-stream', message: `line ${report.violation.line_number}: ${report.violation.message}` }];
+  }
+  const violations: Violation[] = [];
+  for (const rank of ranks) {
+    if (rank.role === 'decode') continue;
+    const seen = report.ranks.find((r) => r.worker_id === rank.rank.worker_id && r.dp_rank === rank.rank.dp_rank);
+    const device = seen?.resident_blocks.Device ?? 0;
+    const host = seen?.resident_blocks.HostPinned ?? 0;
+    const engineHost = rank.host?.pool.residentBlocks ?? 0;
+    if (device !== rank.g1.cachedBlocks || host !== engineHost) {
+      violations.push({
+        invariant: 'mirror-matches-engines',
+        message: `worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank}: the event log leaves ${device} G1 and ${host} G2 blocks, the engine holds ${rank.g1.cachedBlocks} and ${engineHost}`,
+      });
+    }
+  }
+  return violations;
+}

@@ -1,0 +1,57 @@
+// Steps of generated cases (written by `npm run fuzz` under reports/fuzz/): the case's config and
+// agentic trace as doc strings, one run (twice, for determinism), and one `Then` per invariant,
+// each failing with the violations src/fuzz/invariants.ts found.
+import { Given, Then, When } from '@cucumber/cucumber';
+import type { KvWorld } from './support/world';
+import { caseFromYaml } from '../src/fuzz/scenario';
+import { runCase, type CaseVerdict } from '../src/fuzz/runCase';
+import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName } from '../src/fuzz/invariants';
+
+interface GeneratedCase {
+  configText: string | null;
+  traceText: string | null;
+  verdict: CaseVerdict | null;
+}
+
+const cases = new WeakMap<KvWorld, GeneratedCase>();
+
+function generatedCase(world: KvWorld): GeneratedCase {
+  let state = cases.get(world);
+  if (!state) {
+    state = { configText: null, traceText: null, verdict: null };
+    cases.set(world, state);
+  }
+  return state;
+}
+
+Given('the cluster and workload of this generated case:', function (this: KvWorld, config: string) {
+  generatedCase(this).configText = config;
+});
+
+Given('the agentic trace of this generated case:', function (this: KvWorld, trace: string) {
+  generatedCase(this).traceText = trace;
+});
+
+When('the requests arrive', function (this: KvWorld) {
+  const state = generatedCase(this);
+  if (state.configText === null) throw new Error('give the case first ("Given the cluster and workload of this generated case:")');
+  state.verdict = runCase(caseFromYaml(state.configText, state.traceText));
+  const outcome = state.verdict.first.outcome;
+  if (outcome) this.engine.outcomes.push(outcome);
+});
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+function thenInvariantHolds(invariant: InvariantName): void {
+  Then(new RegExp(`^${escapeRegExp(INVARIANT_CLAIMS[invariant])}$`), function (this: KvWorld) {
+    const verdict = generatedCase(this).verdict;
+    if (verdict === null) throw new Error('the case has not run yet: "When the requests arrive" runs it');
+    const broken = verdict.violations.filter((violation) => violation.invariant === invariant);
+    this.measure(`violations of "${INVARIANT_CLAIMS[invariant]}"`, broken.length);
+    if (broken.length > 0) throw new Error(`${broken.length} violation(s):\n${broken.map((violation) => `  - ${violation.message}`).join('\n')}`);
+  });
+}
+
+for (const invariant of INVARIANTS) thenInvariantHolds(invariant);

@@ -1,0 +1,152 @@
+// The invariant checker must be able to fail: a clean run of an example config passes, and each
+// hand-broken copy of it (an unfinished request, a failure without a reason, an over-capacity
+// pass, an invalid or incomplete event log, time running backwards, a transfer of partial blocks,
+// reuse beyond the prompt, an undocumented reconciliation reason, a crash, two different digests)
+// is reported under the invariant it breaks.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseReplayConfig } from '../../src/config/load';
+import { checkRun, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
+import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
+import { InvariantError } from '../../src/kernel';
+import { ROOT } from '../support/paths';
+
+const EXAMPLE = path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml');
+
+function cleanRun(): ObservedRun {
+  const run = runObserved(parseReplayConfig(readFileSync(EXAMPLE, 'utf8'), EXAMPLE), {});
+  assert.equal(run.error, null);
+  return run;
+}
+
+function brokenInvariants(run: ObservedRun): InvariantName[] {
+  return [...new Set(checkRun(run).map((violation) => violation.invariant))];
+}
+
+test('a clean run of an example config breaks no invariant, and its passes were observed', () => {
+  const run = cleanRun();
+  assert.deepEqual(checkRun(run), []);
+  assert.ok(run.passes.length > 0);
+  assert.ok(run.event_log.length > 0);
+  assert.ok(run.outcome!.result.transfers.length > 0);
+});
+
+test('a request that never ended is named with where it waits', () => {
+  const run = cleanRun();
+  const request = run.outcome!.result.requests[1];
+  request.state = 'waiting';
+  const violations = checkRun(run);
+  assert.deepEqual(violations.map((v) => v.invariant), ['request-ended']);
+  assert.match(violations[0].message, new RegExp(`request ${request.request_id} never ended: waiting on worker \\d dp rank 0 since`));
+});
+
+test('a failed or skipped request without a reason, or a finish short of its output, is a violation', () => {
+  for (const state of ['failed', 'skipped'] as const) {
+    const run = cleanRun();
+    run.outcome!.result.requests[0].state = state;
+    assert.deepEqual(brokenInvariants(run), ['request-ended'], state);
+    const request = run.outcome!.result.requests[0];
+    if (state === 'failed') request.failure_reason = 'needs 9 G1 blocks; the rank has 8';
+    else request.skip_reason = 'play p failed: request p/r0 failed (needs 9 G1 blocks; the rank has 8)';
+    assert.deepEqual(brokenInvariants(run), [], `${state} with a reason`);
+  }
+  const run = cleanRun();
+  run.outcome!.result.requests[0].output_tokens -= 1;
+  assert.deepEqual(brokenInvariants(run), ['request-ended']);
+});
+
+test('a pass over any capacity is a violation', () => {
+  const overs: [string, (pass: ObservedRun['passes'][number]) => void][] = [
+    ['running requests', (pass) => (pass.running_requests = pass.max_num_seqs + 1)],
+    ['token budget', (pass) => (pass.scheduled_tokens = pass.max_num_batched_tokens + 1)],
+    ['G1', (pass) => (pass.g1_occupied_blocks = pass.num_gpu_blocks + 1)],
+    ['G2', (pass) => (pass.host_used_blocks = pass.host_capacity_blocks! + 1)],
+  ];
+  for (const [what, breakPass] of overs) {
+    const run = cleanRun();
+    breakPass(run.passes[0]);
+    const violations = checkRun(run);
+    assert.deepEqual(violations.map((v) => v.invariant), ['capacity'], what);
+    assert.match(violations[0].message, /worker \d dp rank 0, pass at .*: \d+ .* > \d+/);
+  }
+});
+
+test('an event log the strict checker rejects, or that does not parse, is a violation', () => {
+  const run = cleanRun();
+  const lines = run.event_log.trimEnd().split('\n');
+  run.event_log = `${[lines[0], ...lines].join('\n')}\n`; // the first batch twice: a duplicate / out-of-sequence event
+  assert.deepEqual(brokenInvariants(run), ['event-stream']);
+  run.event_log = '{"worker_id": 0}\n';
+  assert.deepEqual(brokenInvariants(run), ['event-stream']);
+});
+
+test('an event log that leaves the mirror different from the engines is a violation', () => {
+  const run = cleanRun();
+  const lines = run.event_log.trimEnd().split('\n');
+  run.event_log = `${lines.slice(0, -1).join('\n')}\n`; // the last batch never delivered
+  assert.deepEqual(brokenInvariants(run), ['mirror-matches-engines']);
+});
+
+test('time running backwards in a request is a violation', () => {
+  const run = cleanRun();
+  const request = run.outcome!.result.requests[0];
+  request.first_token_ns = request.arrival_ns - 1;
+  assert.deepEqual(brokenInvariants(run), ['time-order']);
+  const other = cleanRun();
+  other.outcome!.result.requests[0].first_admission_ns = null;
+  assert.deepEqual(brokenInvariants(other), ['time-order']);
+});
+
+test('a transfer of a partial block, or one that never finished, is a violation', () => {
+  const run = cleanRun();
+  run.outcome!.result.transfers[0].bytes -= 1;
+  assert.deepEqual(brokenInvariants(run), ['transfer-bytes']);
+  const other = cleanRun();
+  other.outcome!.result.transfers[0].finished_ns = null;
+  assert.deepEqual(brokenInvariants(other), ['run-completed']);
+});
+
+test('reuse beyond the prompt is a violation', () => {
+  const run = cleanRun();
+  const request = run.outcome!.result.requests[0];
+  request.g1_reused_tokens = request.input_length + 1;
+  assert.ok(brokenInvariants(run).includes('reuse-within-prompt'));
+});
+
+test('a reconciliation disagreement without a documented reason is a violation', () => {
+  const run = cleanRun();
+  const record = run.outcome!.report.per_request[0];
+  record.reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: null };
+  assert.deepEqual(brokenInvariants(run), ['reconciliation-reason']);
+});
+
+test('a run that threw is a violation; a mirror mismatch is named as such', () => {
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], failures: [], event_log: '' };
+  assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
+  const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
+  assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
+});
+
+test('a request of a failed play that arrives after the failure and still runs is a violation', () => {
+  const run = cleanRun();
+  const [first, second] = run.outcome!.result.requests;
+  for (const request of [first, second]) (request.identity as { play_id: string | null }).play_id = 'agent@lane0.0';
+  run.failures.push({ request_id: first.request_id, play_id: 'agent@lane0.0', time_ns: second.arrival_ns - 1 });
+  const violations = checkRun(run);
+  assert.deepEqual(violations.map((v) => v.invariant), ['failed-play-stops']);
+  assert.match(violations[0].message, new RegExp(`request ${second.request_id} arrived at .* and was finished, after its play failed at`));
+  run.failures[0].time_ns = second.arrival_ns; // a request arriving at the very instant of the failure was already sent
+  assert.deepEqual(checkRun(run), []);
+});
+
+test('two runs of one seed with different digests or event logs break determinism', () => {
+  const first = cleanRun();
+  const second = cleanRun();
+  assert.deepEqual(determinismViolations(first, second), []);
+  second.event_log += second.event_log.split('\n')[0];
+  assert.deepEqual(determinismViolations(first, second).map((v) => v.invariant), ['determinism']);
+  (second.outcome!.report as { digest: string }).digest = 'sha256:other';
+  assert.match(determinismViolations(first, second)[0].message, /gave digests sha256:\w+ and sha256:other/);
+});
