@@ -12,15 +12,15 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { compareRuns } from '../src/report/determinism';
-import { CoverageSummary, summariseCoverage } from '../src/report/coverage';
+import { compareRuns } from '../src/signoff/determinism';
+import { CoverageSummary, summariseCoverage } from '../src/signoff/coverage';
 import { renderFigure } from '../src/report/figure';
-import { parseRegistry } from '../src/report/requirements';
-import { parseRun, RunModel } from '../src/report/run';
-import { anchorOf, buildSignoff, RERUN_MESSAGES, Subject } from '../src/report/signoff';
-import { renderHtml } from '../src/report/signoffHtml';
-import { ASSETS_DIR, renderMarkdown } from '../src/report/signoffMarkdown';
-import { replaceDirAtomic, writeFileAtomic } from '../src/report/write';
+import { parseRegistry } from '../src/signoff/requirements';
+import { parseRun, RunModel } from '../src/signoff/messages';
+import { anchorOf, buildSignoff, RERUN_MESSAGES, Subject } from '../src/signoff/model';
+import { renderHtml } from '../src/signoff/html';
+import { ASSETS_DIR, renderMarkdown } from '../src/signoff/markdown';
+import { replaceDirAtomic, writeFileAtomic } from '../src/signoff/write';
 
 const ROOT = path.resolve(__dirname, '..');
 const PERTURB_ENV = 'KVQUAL_PERTURB';

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { ConfigError, parseReplayConfig } from '../config/load';
 import * as path from 'node:path';
-import { runReplay, type ReplayInputs, type ReplayOutcome } from '../sim/replay';
+import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import { AgenticTraceError, parseAgenticTrace } from '../agentic/trace';
 import { MooncakeTraceError, parseMooncakeTrace } from '../config/mooncake';

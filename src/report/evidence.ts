@@ -10,7 +10,8 @@ import { TIERS } from '../events/model';
 import { explainPlacement } from '../router/explain';
 import type { Placement } from '../router/router';
 import type { RouterReplay } from '../sim/routerReplay';
-import type { ReplayOutcome } from '../sim/replay';
+import type { ClusterResult } from '../sim/cluster';
+import type { RunReport } from './report';
 import { digestOf } from './canonical';
 
 /** Media type of the evidence attachment in cucumber's message stream. */
@@ -349,7 +350,7 @@ export function evidenceFromRouterReplay(replay: RouterReplay, seed: number, mea
  * the digest is the canonical report's. Decode workers' events never reach the router (EVT-4) and
  * are not drawn.
  */
-export function evidenceFromCluster(outcome: ReplayOutcome, seed: number, measurements: Measurement[] = []): ScenarioEvidence {
+export function evidenceFromCluster(outcome: { result: ClusterResult; report: RunReport }, seed: number, measurements: Measurement[] = []): ScenarioEvidence {
   const { result, report } = outcome;
   const emissions: Emission[] = result.batches.map(({ batch, visible_ns }) => ({
     worker_id: batch.worker_id,

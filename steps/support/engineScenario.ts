@@ -4,10 +4,10 @@
 import { ConfigError, validateReplayConfig } from '../../src/config/load';
 import type { Cluster } from '../../src/sim/cluster';
 import type { ReplayConfig } from '../../src/config/schema';
-import { runReplay, ReplayInputs, ReplayOutcome } from '../../src/sim/replay';
+import { runReplay, ReplayInputs, ReplayOutcome } from '../../src/replay';
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import { parseDurationNs } from '../../src/time';
-import type { ClusterSetup } from './world';
+import type { ClusterSetup } from './setup';
 
 type Raw = Record<string, unknown>;
 

@@ -6,7 +6,7 @@ import { After, Before, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
 import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceFromCluster, evidenceFromRouterReplay, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
-import { replayCommand } from '../../src/report/replay';
+import { replayCommand } from '../../src/report/replayCommand';
 import { perturbIfAsked } from './perturb';
 
 Before(function (this: KvWorld, { pickle }) {

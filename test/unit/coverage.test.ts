@@ -2,7 +2,7 @@
 // rounded down so a figure is never overstated.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { figure, summariseCoverage } from '../../src/report/coverage';
+import { figure, summariseCoverage } from '../../src/signoff/coverage';
 
 const counts = (covered: number, total: number) => ({ lines: { covered, total }, branches: { covered: 1, total: 2 }, functions: { covered: 1, total: 1 } });
 

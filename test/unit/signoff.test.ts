@@ -2,13 +2,13 @@
 // computed verdict and its gaps (nothing folded into "passed"), and the escaped renderings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareRuns } from '../../src/report/determinism';
+import { compareRuns } from '../../src/signoff/determinism';
 import { emptyEvidence, evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
-import { parseRegistry } from '../../src/report/requirements';
-import { parseRun } from '../../src/report/run';
-import { buildSignoff, SignoffInput } from '../../src/report/signoff';
-import { renderHtml } from '../../src/report/signoffHtml';
-import { renderMarkdown } from '../../src/report/signoffMarkdown';
+import { parseRegistry } from '../../src/signoff/requirements';
+import { parseRun } from '../../src/signoff/messages';
+import { buildSignoff, SignoffInput } from '../../src/signoff/model';
+import { renderHtml } from '../../src/signoff/html';
+import { renderMarkdown } from '../../src/signoff/markdown';
 import { FakeScenario, fakeMessages } from '../support/messages';
 import { lagReplay } from '../support/replays';
 

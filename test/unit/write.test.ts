@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { replaceDirAtomic, writeFileAtomic } from '../../src/report/write';
+import { replaceDirAtomic, writeFileAtomic } from '../../src/signoff/write';
 
 function scratch(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-write-'));

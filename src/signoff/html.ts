@@ -3,9 +3,9 @@
 // scenario-supplied string is HTML-escaped, so a scenario named `<script>…` reads as text.
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
-import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './signoff';
-import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './signoff';
-import type { RunStep } from './run';
+import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './model';
+import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import type { RunStep } from './messages';
 import { escapeHtml as h } from './text';
 
 const CSS = `

@@ -3,14 +3,14 @@
 // coverage summary. Owns the verdict: QUALIFIED only when every scenario passed, every scenario
 // traces to a registered requirement and every requirement has a scenario, and both runs did
 // exactly the same thing. Pure: the date, versions and git facts come from the caller.
-import { digestOf } from './canonical';
-import { HOOK_ATTACHMENT_FILES } from './evidence';
+import { digestOf } from '../report/canonical';
+import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
 import type { CoverageSummary } from './coverage';
 import type { Determinism } from './determinism';
 import type { Registry, Requirement, Traceability } from './requirements';
 import { traceRequirements, uncoveredRequirements } from './requirements';
-import { replayCommand } from './replay';
-import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './run';
+import { replayCommand } from '../report/replayCommand';
+import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './messages';
 import { slug } from './text';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);

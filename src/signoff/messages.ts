@@ -3,7 +3,7 @@
 // per scenario (per Examples row): its steps as written with their results, its worst status,
 // its tags and its kvqual evidence. Local types cover only the fields used, so this library
 // needs no cucumber package.
-import { EVIDENCE_MEDIA_TYPE, parseEvidence, ScenarioEvidence } from './evidence';
+import { EVIDENCE_MEDIA_TYPE, parseEvidence, ScenarioEvidence } from '../report/evidence';
 
 export type StepStatus = 'PASSED' | 'SKIPPED' | 'PENDING' | 'UNDEFINED' | 'AMBIGUOUS' | 'FAILED' | 'UNKNOWN';
 /** A scenario's status is its worst step's; NOT RUN when cucumber never started it. */

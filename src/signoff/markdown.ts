@@ -3,8 +3,8 @@
 // are fenced, and figures are linked from signoff-assets/.
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
-import type { MatrixRow, ScenarioView, SignoffModel } from './signoff';
-import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './signoff';
+import type { MatrixRow, ScenarioView, SignoffModel } from './model';
+import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { escapeMarkdown as md, markdownCode as code, markdownFence } from './text';
 
 export const ASSETS_DIR = 'signoff-assets';

@@ -1,9 +1,9 @@
 // The determinism proof (DET-1): the suite runs twice and each scenario's canonical digest (from
 // its evidence) and result are compared. Any difference — a digest, a status, a seed, a
 // scenario present in only one run, evidence missing — is named per scenario.
-import { canonicalJson } from './canonical';
-import type { ScenarioEvidence } from './evidence';
-import type { RunModel, ScenarioStatus } from './run';
+import { canonicalJson } from '../report/canonical';
+import type { ScenarioEvidence } from '../report/evidence';
+import type { RunModel, ScenarioStatus } from './messages';
 
 export interface DeterminismRow {
   key: string;
