@@ -64,7 +64,7 @@ Then('one shared pool serves all {int} ranks', function (this: KvWorld, ranks: n
 });
 
 Then('the shared-pool contract page explains:', function (this: KvWorld, table: { raw(): string[][] }) {
-  const page = readFileSync(join(__dirname, '..', 'docs', 'shared-g2-pool.md'), 'utf8');
+  const page = readFileSync(join(process.cwd(), 'docs', 'shared-g2-pool.md'), 'utf8');
   const headings = [...page.matchAll(/^##+ (.+)$/gm)].map((match) => match[1].trim().toLowerCase());
   for (const [topic] of table.raw()) {
     expect(headings, `docs/shared-g2-pool.md needs a section on "${topic}"`).to.include(topic.toLowerCase());

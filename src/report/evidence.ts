@@ -18,7 +18,7 @@ import { digestOf } from './canonical';
 export const EVIDENCE_MEDIA_TYPE = 'application/vnd.kvqual.evidence+json';
 export const EVIDENCE_FORMAT = 'kvqual-evidence/1';
 /** File names of the attachments the scenario hooks make beside the evidence (reports skip them). */
-export const HOOK_ATTACHMENT_FILES = { decisions: 'decisions.txt', replay: 'replay.txt', figure: 'figure.svg' } as const;
+export const HOOK_ATTACHMENT_FILES = { decisions: 'decisions.txt', replay: 'replay.txt', figure: 'figure.svg', perturbation: 'perturbation.txt' } as const;
 
 /** A number a step asserted, as measured (recorded before the assertion, so failures show it). */
 export interface Measurement {
@@ -86,10 +86,13 @@ export interface ResidencySpan extends RankRef {
 
 export interface ScenarioEvidence {
   format: typeof EVIDENCE_FORMAT;
-  /** Which simulation produced it: "router-replay", "cluster", or "none" when none ran. */
+  /**
+   * Which simulation produced it: "router-replay", "cluster", "setup" (a configuration was only
+   * validated and set up, or rejected, without running), or "none" when nothing ran.
+   */
   simulation: string;
   seed: number;
-  /** Canonical digest of what the simulation did; null when no simulation ran. */
+  /** Canonical digest of what the simulation did (for "setup": the configuration and its verdict); null when nothing ran. */
   digest: string | null;
   ranks: RankRef[];
   /** The last instant the simulation reached. */
@@ -122,6 +125,20 @@ export function emptyEvidence(seed: number, measurements: Measurement[] = []): S
     residency: [],
     measurements: [...measurements],
   };
+}
+
+/**
+ * Evidence of a scenario that only validated and set up a configuration, or saw it rejected: its
+ * digest covers the configuration and the rejection (problems by path), so two runs that built a
+ * different configuration or decided differently are told apart.
+ */
+export function evidenceFromSetup(
+  config: unknown,
+  rejected: { path: string; message: string }[] | null,
+  seed: number,
+  measurements: Measurement[] = [],
+): ScenarioEvidence {
+  return { ...emptyEvidence(seed, measurements), simulation: 'setup', digest: digestOf({ config, rejected }) };
 }
 
 // ── residency strips ────────────────────────────────────────────────────────────────────────

@@ -241,6 +241,16 @@ export function renderHtml(model: SignoffModel): string {
       : '<p class="muted">None.</p>',
   );
   if (input.run.runErrors.length) out.push('<h3>Problems of the run itself</h3>', list(input.run.runErrors.map(h)));
+  if (input.coverageRun !== null) {
+    const run = input.coverageRun;
+    out.push(
+      '<h3>Failures of the compiled coverage run</h3>',
+      list([
+        ...run.failures.map((f) => `${h(f.kind)} “${h(f.name)}” <span class="mono muted">${h(f.where)}</span>${f.why ? `: ${h(f.why)}` : ''}`),
+        ...run.problems.map((p) => `the run could not complete: ${h(p)}`),
+      ]),
+    );
+  }
 
   out.push('<h2 id="coverage">Coverage of src/</h2>');
   if (cov) {

@@ -183,6 +183,15 @@ export function renderMarkdown(model: SignoffModel): string {
     '',
   );
   if (input.run.runErrors.length) push('### Problems of the run itself', '', ...input.run.runErrors.map((e) => `- ${md(e)}`), '');
+  if (input.coverageRun !== null) {
+    const run = input.coverageRun;
+    push('### Failures of the compiled coverage run', '');
+    const lines = [
+      ...run.failures.map((f) => `- ${f.kind} "${md(f.name)}" (${code(f.where)})${f.why ? `: ${md(f.why)}` : ''}`),
+      ...run.problems.map((p) => `- the run could not complete: ${md(p)}`),
+    ];
+    push(...(lines.length ? lines : ['None.']), '');
+  }
 
   push('## Coverage of src/', '');
   const cov = input.coverage;

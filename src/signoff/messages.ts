@@ -3,7 +3,7 @@
 // per scenario (per Examples row): its steps as written with their results, its worst status,
 // its tags and its kvqual evidence. Local types cover only the fields used, so this library
 // needs no cucumber package.
-import { EVIDENCE_MEDIA_TYPE, parseEvidence, ScenarioEvidence } from '../report/evidence';
+import { EVIDENCE_MEDIA_TYPE, HOOK_ATTACHMENT_FILES, parseEvidence, ScenarioEvidence } from '../report/evidence';
 
 export type StepStatus = 'PASSED' | 'SKIPPED' | 'PENDING' | 'UNDEFINED' | 'AMBIGUOUS' | 'FAILED' | 'UNKNOWN';
 /** A scenario's status is its worst step's; NOT RUN when cucumber never started it. */
@@ -42,6 +42,8 @@ export interface RunScenario {
   evidence: ScenarioEvidence | null;
   evidenceError: string | null;
   attachments: RunAttachment[];
+  /** The note of the perturbation test double when it perturbed this scenario, else null. */
+  perturbation: string | null;
 }
 
 export interface RunModel {
@@ -262,6 +264,7 @@ export function parseRun(ndjson: string): RunModel {
       evidence,
       evidenceError,
       attachments: own.filter((a) => a !== evidenceAttachment),
+      perturbation: own.find((a) => a.fileName === HOOK_ATTACHMENT_FILES.perturbation)?.text ?? null,
     };
   });
   scenarios.sort((a, b) => a.uri.localeCompare(b.uri) || a.line - b.line);

@@ -1,11 +1,12 @@
 // The sign-off model: everything the signoff.md / signoff.html renderers print, computed from a
 // cucumber run's message stream, the second run's digests, the requirement registry and the
 // coverage summary. Owns the verdict: QUALIFIED only when every scenario passed, every scenario
-// traces to a registered requirement and every requirement has a scenario, and both runs did
-// exactly the same thing. Pure: the date, versions and git facts come from the caller.
+// traces to a registered requirement and every requirement has a scenario, both runs did exactly
+// the same thing, the compiled coverage run (when made) passed every test and scenario again, and
+// the determinism test double was not active. Pure: the date, versions and git facts come from the caller.
 import { digestOf } from '../report/canonical';
 import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
-import type { CoverageSummary } from './coverage';
+import type { CoverageRun, CoverageSummary } from './coverage';
 import type { Determinism } from './determinism';
 import type { Registry, Requirement, Traceability } from './requirements';
 import { traceRequirements, uncoveredRequirements } from './requirements';
@@ -37,6 +38,8 @@ export interface SignoffInput {
   /** Null when coverage was not measured; `coverageNote` then says why. */
   coverage: CoverageSummary | null;
   coverageNote: string;
+  /** The compiled run that measured coverage (its failures fail a gate); null when coverage was not requested. */
+  coverageRun: CoverageRun | null;
   /** KVQUAL_PERTURB of the second run, when the determinism test double was active. */
   perturbation: string | null;
   /** Scenario key → its figure (SVG). */
@@ -215,6 +218,40 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
         : `${countOf(determinism.differences.length, 'scenario')} differed between the two runs: ${determinism.differences.map((d) => `"${d.name}"`).join(', ')}`,
   };
   const gates = [scenariosGate, traceGate, determinismGate];
+  const coverageRun = input.coverageRun;
+  if (coverageRun !== null) {
+    const tests = coverageRun.failures.filter((f) => f.kind === 'unit test');
+    const scenarios = coverageRun.failures.filter((f) => f.kind === 'scenario');
+    const failed = [
+      tests.length > 0 ? `${countOf(tests.length, 'unit test')} failed` : '',
+      scenarios.length > 0 ? `${countOf(scenarios.length, 'scenario')} did not pass` : '',
+    ].filter(Boolean);
+    gates.push({
+      title: 'Coverage run',
+      passed: coverageRun.problems.length === 0 && coverageRun.failures.length === 0,
+      summary:
+        coverageRun.problems.length > 0
+          ? `could not complete: ${coverageRun.problems.join('; ')}`
+          : failed.length > 0
+            ? `on the compiled JavaScript, ${failed.join(' and ')}: ${coverageRun.failures.map((f) => `"${f.name}"`).join(', ')}`
+            : `all ${countOf(coverageRun.unitTests, 'unit test')} and ${countOf(coverageRun.scenarios, 'scenario')} passed again on the compiled JavaScript`,
+    });
+  }
+  if (input.perturbation !== null) {
+    const perturbed = determinism.perturbed;
+    const missed = perturbed.filter((p) => !p.caught);
+    gates.push({
+      title: 'Test double',
+      passed: false,
+      summary:
+        perturbed.length === 0
+          ? `KVQUAL_PERTURB="${input.perturbation}" is set but named no scenario: this run is not a sign-off`
+          : `KVQUAL_PERTURB="${input.perturbation}" perturbed ${countOf(perturbed.length, 'scenario')} on purpose in the second run; ` +
+            (missed.length === 0
+              ? 'the determinism check caught every one: this run is not a sign-off'
+              : `the determinism check MISSED ${missed.map((p) => `"${p.name}"`).join(', ')}`),
+    });
+  }
   const qualified = gates.every((g) => g.passed);
 
   const features: SignoffModel['features'] = [];

@@ -1,47 +1,95 @@
-// Atomic output: a report file is written to a temporary file in the same directory, flushed,
-// then renamed over the old one, so a reader (or a crash) never sees it half-written. A directory
-// of assets is built beside its final place and swapped in with renames.
+// Atomic output of a qualification run. A run writes its whole set (sign-off, assets, cucumber's
+// reports, both message streams) into a fresh directory `<out>/.signoff-runs/<run id>/`, which
+// nothing points at until it is complete. `<out>/.signoff-current` is a symlink to the published
+// run's directory, and each name a reader opens (`<out>/signoff.md`, `<out>/junit.xml`, …) is a
+// symlink through it. Publishing is one rename of a new `.signoff-current` link over the old one,
+// so a kill at any moment leaves either the old complete set or the new complete set; the old
+// run's directory is removed afterwards, and at the start of the next run if the kill came between.
 import fs from 'node:fs';
 import path from 'node:path';
 
-function tempName(target: string, tag: string): string {
-  return path.join(path.dirname(target), `.${path.basename(target)}.${tag}-${process.pid}`);
+export const CURRENT_LINK = '.signoff-current';
+export const RUNS_DIR = '.signoff-runs';
+
+/** The run directory `.signoff-current` points at, or null. */
+export function currentRun(out: string): string | null {
+  try {
+    return path.basename(fs.readlinkSync(path.join(out, CURRENT_LINK)));
+  } catch {
+    return null;
+  }
 }
 
-/** Writes a file atomically (temp file in the same directory, fsync, rename). */
-export function writeFileAtomic(file: string, content: string | Buffer): void {
-  const temp = tempName(file, 'tmp');
+/**
+ * Removes what earlier runs left behind without publishing (run directories other than the
+ * current one, temporary files, and the staging folders of older kvqual versions). The published
+ * set stays until a new one replaces it.
+ */
+export function removeStale(out: string): string[] {
+  const removed: string[] = [];
+  const current = currentRun(out);
+  const runs = path.join(out, RUNS_DIR);
+  if (fs.existsSync(runs)) {
+    for (const name of fs.readdirSync(runs)) {
+      if (name === current) continue;
+      fs.rmSync(path.join(runs, name), { recursive: true, force: true });
+      removed.push(path.join(RUNS_DIR, name));
+    }
+  }
+  if (fs.existsSync(out)) {
+    for (const name of fs.readdirSync(out)) {
+      if (/^\.signoff-assets\.(new|old)-\d+$/.test(name) || /^\..+\.tmp-\d+$/.test(name) || /^\.signoff-current\.new-\d+$/.test(name)) {
+        fs.rmSync(path.join(out, name), { recursive: true, force: true });
+        removed.push(name);
+      }
+    }
+  }
+  return removed;
+}
+
+/** Makes the (empty) directory a new run writes its set into. */
+export function newRunDir(out: string, id: string): string {
+  if (!/^[\w.-]+$/.test(id)) throw new Error(`run id "${id}" must be a plain name`);
+  const dir = path.join(out, RUNS_DIR, id);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function replaceWithLink(where: string, target: string): void {
+  const temp = `${where}.link-${process.pid}`;
+  fs.rmSync(temp, { force: true });
+  fs.symlinkSync(target, temp);
+  let stat: fs.Stats | null = null;
   try {
-    const fd = fs.openSync(temp, 'w');
+    stat = fs.lstatSync(where);
+  } catch {
+    stat = null;
+  }
+  // A real directory of an older layout cannot be renamed over: it goes first (once).
+  if (stat !== null && stat.isDirectory() && !stat.isSymbolicLink()) fs.rmSync(where, { recursive: true, force: true });
+  fs.renameSync(temp, where);
+}
+
+/**
+ * Publishes a completed run directory: `.signoff-current` is switched to it in one rename, the
+ * reader-facing names are (once) made links through `.signoff-current`, and the previous run's
+ * directory is removed.
+ */
+export function publishRun(out: string, runDir: string, names: string[]): void {
+  const previous = currentRun(out);
+  const id = path.basename(runDir);
+  replaceWithLink(path.join(out, CURRENT_LINK), path.join(RUNS_DIR, id));
+  for (const name of names) {
+    const where = path.join(out, name);
+    const target = path.join(CURRENT_LINK, name);
+    let linked = false;
     try {
-      fs.writeFileSync(fd, content);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
+      linked = fs.readlinkSync(where) === target;
+    } catch {
+      linked = false;
     }
-    fs.renameSync(temp, file);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw error;
+    if (!linked) replaceWithLink(where, target);
   }
-}
-
-/** Replaces a directory with one holding exactly `files`, built aside and swapped in by rename. */
-export function replaceDirAtomic(dir: string, files: { name: string; content: string | Buffer }[]): void {
-  const staging = tempName(dir, 'new');
-  const previous = tempName(dir, 'old');
-  fs.rmSync(staging, { recursive: true, force: true });
-  fs.rmSync(previous, { recursive: true, force: true });
-  try {
-    fs.mkdirSync(staging, { recursive: true });
-    for (const file of files) {
-      if (file.name.includes('/') || file.name.startsWith('.')) throw new Error(`asset name "${file.name}" must be a plain file name`);
-      fs.writeFileSync(path.join(staging, file.name), file.content);
-    }
-    if (fs.existsSync(dir)) fs.renameSync(dir, previous);
-    fs.renameSync(staging, dir);
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-    fs.rmSync(previous, { recursive: true, force: true });
-  }
+  if (previous !== null && previous !== id) fs.rmSync(path.join(out, RUNS_DIR, previous), { recursive: true, force: true });
 }

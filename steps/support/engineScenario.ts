@@ -18,6 +18,9 @@ export interface HostMemory {
 
 const nsToMs = (ns: number) => ns / 1_000_000;
 
+/** The extra request the perturbation test double (perturb.ts) adds to a perturbed configuration. */
+export const PROBE_REQUEST = { id: 'perturbation-probe', arrival_ms: 0, prompt: [{ tokens: 1 }], output_length: 1 } as const;
+
 function number(text: string, what: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)/.exec(text);
   if (!match) throw new Error(`${what}: "${text}" is not a number`);
@@ -146,8 +149,10 @@ export class EngineScenario {
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
     if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: 1, kv_transfer_latency_ms: 0.5 });
-    const requests = this.perturbed ? [...this.requests, { id: 'perturbation-probe', arrival_ms: 0, prompt: [{ tokens: 1 }], output_length: 1 }] : this.requests;
-    const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests };
+    const probe: Raw[] = this.perturbed ? [structuredClone(PROBE_REQUEST) as Raw] : [];
+    const workload: Raw = this.agentic
+      ? { agentic: { trace: 'scenario trace', ...this.agentic }, ...(probe.length > 0 ? { requests: probe } : {}) }
+      : { prefixes: this.prefixes, requests: [...this.requests, ...probe] };
     return {
       seed,
       cluster,
@@ -170,9 +175,17 @@ export class EngineScenario {
     return role;
   }
 
+  /** The last configuration the scenario validated (set up, rejected or run), for its evidence. */
+  lastConfig: Raw | null = null;
+
+  get configured(): boolean {
+    return this.lastConfig !== null;
+  }
+
   config(seed: number, change?: (raw: Raw) => void): ReplayConfig {
     const raw = structuredClone(this.rawConfig(seed));
     change?.(raw);
+    this.lastConfig = raw;
     return validateReplayConfig(raw, 'scenario cluster');
   }
 

@@ -4,10 +4,10 @@
 // scenario also prints its seed and a one-line command that replays exactly it.
 import { After, Before, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
-import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceFromCluster, evidenceFromRouterReplay, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
+import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceFromCluster, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
 import { replayCommand } from '../../src/report/replayCommand';
-import { perturbIfAsked } from './perturb';
+import { PERTURB_ENV, perturbationApplied, perturbationAsked, perturbIfAsked } from './perturb';
 
 Before(function (this: KvWorld, { pickle }) {
   perturbIfAsked(this, pickle.name);
@@ -17,6 +17,10 @@ function evidenceOf(world: KvWorld): ScenarioEvidence {
   if (world.hasReplay) return evidenceFromRouterReplay(world.replay, world.seed, world.measurements);
   const outcome = world.hasEngine ? world.engine.outcomes.at(-1) : undefined;
   if (outcome) return evidenceFromCluster(outcome, world.seed, world.measurements);
+  if (world.hasEngine && world.engine.lastConfig !== null) {
+    const rejected = world.engine.setupError?.problems.map((p) => ({ path: p.path, message: p.message })) ?? null;
+    return evidenceFromSetup(world.engine.lastConfig, rejected, world.seed, world.measurements);
+  }
   return emptyEvidence(world.seed, world.measurements);
 }
 
@@ -27,6 +31,13 @@ After(async function (this: KvWorld, { pickle, result }) {
   if (figure !== null) this.attach(Buffer.from(figure, 'utf8'), { mediaType: 'image/svg+xml', fileName: HOOK_ATTACHMENT_FILES.figure });
   const decisions = evidence.timeline.placements.map((placement) => placement.sentence);
   if (decisions.length > 0) this.attach(decisions.join('\n'), { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.decisions });
+  if (perturbationAsked(pickle.name)) {
+    const applied = perturbationApplied(this);
+    const note = applied ? `${PERTURB_ENV}: perturbed on purpose (${applied})` : `${PERTURB_ENV}: named this scenario, but it drives no simulation and sets up no cluster: nothing to perturb`;
+    this.attach(note, { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.perturbation });
+    process.stderr.write(`\n${note}: "${pickle.name}"\n`);
+    if (!applied) throw new Error(note);
+  }
   if (result?.status === Status.PASSED) return;
   const replay = replayCommand(this.seed, pickle.uri, pickle.location?.line);
   const note = `seed ${this.seed} — replay only this scenario with:\n  ${replay}`;

@@ -6,11 +6,12 @@
 // and shows a hostile scenario name as text. The browser test is skipped without Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert(1)</script> an arrival at 15 ms sees the store';
@@ -24,26 +25,19 @@ interface Qualified {
   dir: string;
 }
 
-function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}): Promise<Qualified> {
+function fixtureArgs(fixture: string, dir: string, campaign = 'sign-off fixture'): string[] {
+  const features = fixture === 'features' ? 'features' : `test/fixtures/${fixture}/features`;
+  const requirements = fixture === 'features' ? 'requirements.yaml' : `test/fixtures/${fixture}/requirements.yaml`;
+  return ['--features', features, '--requirements', requirements, '--out', dir, '--campaign', campaign, '--no-coverage'];
+}
+
+function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), onSpawn?: (child: ChildProcess) => void): Promise<Qualified> {
   const dir = path.join(scratch, out);
-  const args = [
-    '--require',
-    'tsx/cjs',
-    'scripts/qualify.ts',
-    '--features',
-    `test/fixtures/${fixture}/features`,
-    '--requirements',
-    `test/fixtures/${fixture}/requirements.yaml`,
-    '--out',
-    dir,
-    '--campaign',
-    'sign-off fixture',
-    '--no-coverage',
-  ];
   const childEnv = { ...process.env, ...env };
   if (!('KVQUAL_PERTURB' in env)) delete childEnv.KVQUAL_PERTURB;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    onSpawn?.(child);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -81,7 +75,9 @@ test('a clean fixture run is QUALIFIED, exits 0, and keeps cucumber\'s reports b
   for (const asset of assets) assert.ok(clean.markdown.includes(`](signoff-assets/${asset})`), `signoff.md links ${asset}`);
   assert.match(clean.markdown, /host blocks counted on worker 1 = 4 \(the whole 4-block prefix\)/);
   assert.match(clean.markdown, /r2 placed on worker 1 at 15 ms: 4 host block\(s\), cost 9 vs 10 on worker 0 — host blocks visible to the router since 15 ms \(emitted at 10 ms\)/);
-  assert.ok(!fs.readdirSync(clean.dir).some((name) => name.startsWith('.')), 'no temporary file is left behind');
+  const hidden = fs.readdirSync(clean.dir).filter((name) => name.startsWith('.'));
+  assert.deepEqual(hidden.sort(), ['.signoff-current', '.signoff-runs'], 'no temporary file is left behind');
+  assert.equal(fs.readdirSync(path.join(clean.dir, '.signoff-runs')).length, 1, 'only the published run is kept');
 });
 
 test('the same run twice gives the same report apart from the date line', () => {
@@ -115,6 +111,92 @@ test('undefined and skipped steps, untagged scenarios, unknown tags and uncovere
   assert.match(md, /### Scenarios without a requirement tag\n\n- \[a scenario without a requirement tag\]/);
   assert.match(md, /- @AISIM-4242 on \[a tag naming a requirement nobody registered\]/);
   assert.match(md, /### Requirements without a scenario\n\n- \*\*LAG-2\*\*/);
+});
+
+/** The first scenario of every feature file of the real suite: every folder, every kind of simulation. */
+function firstScenarioOfEachFeature(): { uri: string; name: string }[] {
+  return featureFiles(path.join(ROOT, 'features'), ROOT).map((uri) => {
+    const [first] = scenariosOf(uri, fs.readFileSync(path.join(ROOT, uri), 'utf8'));
+    return { uri, name: first.name };
+  });
+}
+
+test('one scenario perturbed in every feature file of every folder: NOT QUALIFIED, each one named', async () => {
+  const chosen = firstScenarioOfEachFeature();
+  for (const folder of ['router', 'engine', 'agentic']) assert.ok(chosen.some((c) => c.uri.startsWith(`features/${folder}/`)), `a scenario of features/${folder}`);
+  const run = await qualify('features', 'perturbed-suite', { KVQUAL_PERTURB: chosen.map((c) => c.name).join('|') });
+  assert.equal(run.status, 1, run.output.slice(-3000));
+  assert.match(run.markdown, /\*\*NOT QUALIFIED\*\*/);
+  const determinism = /\| Determinism \| (.*) \| ❌ \|/.exec(run.markdown);
+  assert.ok(determinism, 'the determinism gate failed');
+  const named = determinism[1].replace(/\\(.)/g, '$1'); // Markdown escapes removed
+  for (const { name } of chosen) assert.ok(named.includes(`"${name}"`), `the determinism gate names "${name}": ${named.slice(0, 400)}`);
+  const testDouble = run.markdown.split('\n').find((line) => line.startsWith('| Test double |'))?.replace(/\\(.)/g, '$1');
+  assert.match(testDouble ?? '', /KVQUAL_PERTURB=".*" perturbed \d+ scenarios on purpose in the second run; the determinism check caught every one: this run is not a sign-off \| ❌ \|$/);
+});
+
+/** What a reader of the output folder sees: which run each name resolves to, and the campaign of its sign-off. */
+function publishedSet(dir: string): { runs: Set<string>; campaign: string | null; missing: string[] } {
+  const names = ['signoff.md', 'signoff.html', 'signoff-assets', 'cucumber.html', 'junit.xml', 'messages.ndjson', 'messages-rerun.ndjson'];
+  const runs = new Set<string>();
+  const missing: string[] = [];
+  for (const name of names) {
+    const where = path.join(dir, name);
+    if (!fs.existsSync(where)) missing.push(name);
+    else runs.add(path.dirname(fs.realpathSync(where)));
+  }
+  const md = path.join(dir, 'signoff.md');
+  const campaign = fs.existsSync(md) ? (/\| Campaign \| (.*) \|/.exec(fs.readFileSync(md, 'utf8'))?.[1] ?? null) : null;
+  return { runs, campaign, missing };
+}
+
+test('a run killed at any moment leaves the old complete set or the new one, and the next run clears what it left', async () => {
+  const dir = path.join(scratch, 'killed');
+  const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign'));
+  assert.equal(first.status, 0, first.output);
+  // Kill the second run as each phase starts, and once as it publishes.
+  for (const when of ['[1/3]', '[2/3]', '[3/3]']) {
+    await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
+      let seen = '';
+      child.stdout!.on('data', (chunk) => {
+        seen += chunk;
+        if (seen.includes(when)) child.kill('SIGKILL');
+      });
+    });
+    const set = publishedSet(dir);
+    assert.deepEqual(set.missing, [], `after a kill at ${when}, every name of the set is there`);
+    assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);
+    assert.ok(set.campaign === 'old campaign' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
+  }
+  const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'));
+  assert.equal(last.status, 0, last.output);
+  assert.equal(publishedSet(dir).campaign, 'new campaign');
+  assert.equal(fs.readdirSync(path.join(dir, '.signoff-runs')).length, 1, 'the runs the kills left are removed');
+  assert.deepEqual(fs.readdirSync(dir).filter((name) => name.startsWith('.')).sort(), ['.signoff-current', '.signoff-runs']);
+});
+
+test('usage and registry errors print one line, exit 2, and leave the last sign-off as it was', async () => {
+  const before = publishedSet(clean.dir);
+  const markdown = fs.readFileSync(path.join(clean.dir, 'signoff.md'), 'utf8');
+  const badRegistry = path.join(scratch, 'bad-requirements.yaml');
+  fs.writeFileSync(badRegistry, 'requirements:\n  - { id: lower-case, title: x, source: y, owner: z }\n');
+  const base = fixtureArgs('signoff', clean.dir);
+  const cases: [string[], RegExp][] = [
+    [[...base, '--requirements', path.join(scratch, 'no-such.yaml')], /^qualify: --requirements .*no-such\.yaml: no such file$/],
+    [[...base, '--requirements', badRegistry], /^qualify: .*bad-requirements\.yaml: invalid requirement registry: requirements\.0\.id: an id looks like AISIM-1893 or LAG-1$/],
+    [[...base, '--frobnicate'], /^qualify: unknown option "--frobnicate" \(options: .*\)$/],
+    [[...base, '--features', 'no/such/folder'], /^qualify: --features no\/such\/folder: no such folder$/],
+    [[...base, '--baseline', path.join(scratch, 'no-such.json')], /^qualify: --baseline .*: no such file$/],
+    [[...base, '--out'], /^qualify: --out needs a value/],
+  ];
+  for (const [args, expected] of cases) {
+    const run = await qualify('signoff', 'clean', {}, args);
+    assert.equal(run.status, 2, `${args.slice(-2).join(' ')}: ${run.output}`);
+    assert.equal(run.output.trim().split('\n').length, 1, `one line: ${run.output}`);
+    assert.match(run.output.trim(), expected);
+    assert.deepEqual(publishedSet(clean.dir), before, 'the published set is untouched');
+    assert.equal(fs.readFileSync(path.join(clean.dir, 'signoff.md'), 'utf8'), markdown);
+  }
 });
 
 const noChromium = !fs.existsSync(CHROMIUM);

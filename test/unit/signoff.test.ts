@@ -48,6 +48,7 @@ function input(scenarios: FakeScenario[], rerun: FakeScenario[] = scenarios): Si
     registry: REGISTRY,
     coverage: null,
     coverageNote: 'not requested',
+    coverageRun: null,
     perturbation: null,
     figures: new Map(),
     companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
@@ -190,4 +191,45 @@ test('the same run renders the same report apart from the date line', () => {
     assert.equal(differing.length, 1);
     assert.match(differing[0], /2030-01-01 00:00 UTC/);
   }
+});
+
+test('a failure in the compiled coverage run fails its gate and names each test and scenario', () => {
+  const clean = input([scenario('steady', 10)]);
+  const passing = buildSignoff({ ...clean, coverageRun: { unitFiles: 2, unitTests: 40, scenarios: 1, failures: [], problems: [] } });
+  assert.equal(passing.verdict, 'QUALIFIED');
+  assert.equal(passing.gates.find((g) => g.title === 'Coverage run')?.summary, 'all 40 unit tests and 1 scenario passed again on the compiled JavaScript');
+  const failing = buildSignoff({
+    ...clean,
+    coverageRun: {
+      unitFiles: 2,
+      unitTests: 40,
+      scenarios: 1,
+      failures: [
+        { kind: 'unit test', name: 'reads the docs page', where: 'build/test/unit/docs.test.js:12:1', why: 'ENOENT' },
+        { kind: 'scenario', name: 'steady', where: 'features/a.feature:10', why: 'failed: boom' },
+      ],
+      problems: [],
+    },
+  });
+  assert.equal(failing.verdict, 'NOT QUALIFIED');
+  const gate = failing.gates.find((g) => g.title === 'Coverage run')!;
+  assert.equal(gate.passed, false);
+  assert.equal(gate.summary, 'on the compiled JavaScript, 1 unit test failed and 1 scenario did not pass: "reads the docs page", "steady"');
+  const markdown = renderMarkdown(failing);
+  assert.match(markdown, /### Failures of the compiled coverage run\n\n- unit test "reads the docs page" \(`build\/test\/unit\/docs\.test\.js:12:1`\): ENOENT/);
+  const incomplete = buildSignoff({ ...clean, coverageRun: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: ['tsc produced no JavaScript'] } });
+  assert.equal(incomplete.verdict, 'NOT QUALIFIED');
+});
+
+test('with the test double active the verdict is never QUALIFIED, and a perturbation the comparison missed is named', () => {
+  const clean = input([scenario('steady', 10)]);
+  const named = buildSignoff({ ...clean, perturbation: 'nothing matches this' });
+  assert.equal(named.verdict, 'NOT QUALIFIED');
+  assert.match(named.gates.find((g) => g.title === 'Test double')!.summary, /named no scenario/);
+  const missed = buildSignoff({
+    ...clean,
+    perturbation: 'steady',
+    determinism: { ...clean.determinism, perturbed: [{ key: 'features/a.feature:10', name: 'steady', note: 'perturbed', caught: false }] },
+  });
+  assert.match(missed.gates.find((g) => g.title === 'Test double')!.summary, /the determinism check MISSED "steady"/);
 });
