@@ -12,7 +12,8 @@ const common = {
   retry: 0,
   parallel: 0,
   format: ['progress'],
-  formatOptions: { snippetInterface: 'synchronous' },
+  // An undefined or misspelt step gets the three nearest phrases ("did you mean"), not a code snippet.
+  formatOptions: { snippetInterface: 'synchronous', snippetSyntax: './steps/support/didYouMean.js' },
 };
 
 module.exports = {

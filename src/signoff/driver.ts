@@ -13,7 +13,7 @@ import { compareRuns } from './determinism';
 import { renderHtml } from './html';
 import { ASSETS_DIR, renderMarkdown } from './markdown';
 import { parseRun, RunModel } from './messages';
-import { anchorOf, buildSignoff, RERUN_MESSAGES, SignoffModel, statusWord, Subject } from './model';
+import { anchorOf, buildSignoff, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject } from './model';
 import { parseRegistry, Registry } from './requirements';
 import { newRunDir, publishRun, removeStale } from './write';
 
@@ -255,7 +255,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const model = await phase(async () => {
     const first = readRun(path.join(runDir, 'messages.ndjson'));
     const second = readRun(path.join(runDir, RERUN_MESSAGES));
-    const runModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, runErrors: [first.problem!], finished: false };
+    const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
     const determinism = compareRuns(runModel, second.run, second.problem);
     const figures = new Map<string, string>();
     for (const scenario of runModel.scenarios) {
@@ -283,6 +283,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
         { label: 'message stream', file: 'messages.ndjson' },
         { label: 'message stream of the second run', file: RERUN_MESSAGES },
       ],
+      glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
     });
     // Everything is written into the unpublished run folder, then published in one rename.
     fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });

@@ -139,6 +139,9 @@ function scenario(view: ScenarioView): string {
     const what = step.kind === 'step' ? `${step.keyword} ${step.text}` : step.kind;
     parts.push(`<p><strong>${h(what)} — ${h(statusWord(step.status))}:</strong></p><pre>${h(step.message!)}</pre>`);
   }
+  for (const { step, phrases } of view.suggestions) {
+    parts.push(`<p><strong>${h(step.keyword)} ${h(step.text)} — undefined. Did you mean:</strong></p><ul class="plain">${phrases.map((p) => `<li><code>${h(p)}</code></li>`).join('')}</ul>`);
+  }
   if (ev && ev.measurements.length) parts.push(`<p><strong>Measured:</strong></p><ul class="plain">${ev.measurements.map((m) => `<li>${h(m.text)}</li>`).join('')}</ul>`);
   if (ev && ev.timeline.placements.length) {
     parts.push(`<p><strong>Routing decisions, in plain words:</strong></p><ul class="plain">${ev.timeline.placements.map((p) => `<li>${h(p.sentence)}</li>`).join('')}</ul>`);
@@ -236,7 +239,12 @@ export function renderHtml(model: SignoffModel): string {
   out.push(
     model.stepsNotPassed.length
       ? `<table id="steps-not-passed"><thead><tr><th>Scenario</th><th>Step</th><th>Status</th></tr></thead><tbody>${model.stepsNotPassed
-          .map(({ view, step }) => `<tr><td>${link(view)}</td><td>${step.kind === 'step' ? `${h(step.keyword)} ${h(step.text)}` : h(step.kind)}</td><td>${statusBadge(step.status)}</td></tr>`)
+          .map(
+            ({ view, step, suggestions }) =>
+              `<tr><td>${link(view)}</td><td>${step.kind === 'step' ? `${h(step.keyword)} ${h(step.text)}` : h(step.kind)}` +
+              (suggestions.length ? `<div class="suggest">did you mean: ${suggestions.map((p) => `<code>${h(p)}</code>`).join(' · ')}</div>` : '') +
+              `</td><td>${statusBadge(step.status)}</td></tr>`,
+          )
           .join('')}</tbody></table>`
       : '<p class="muted">None.</p>',
   );
@@ -270,6 +278,14 @@ export function renderHtml(model: SignoffModel): string {
     for (const view of feature.views) out.push(scenario(view));
   }
 
+  if (input.glossary.length > 0) {
+    out.push(
+      '<h2 id="glossary">Glossary</h2>',
+      `<details><summary>The domain words of this report (from docs/glossary.md)</summary><table><thead><tr><th>Term</th><th>Meaning</th></tr></thead><tbody>${input.glossary
+        .map((g) => `<tr><td><strong>${h(g.term)}</strong></td><td>${h(g.meaning.replace(/\x60/g, '').replace(/\[([^\]]+)\]\([^)]+\)/g, '$1'))}</td></tr>`)
+        .join('')}</tbody></table></details>`,
+    );
+  }
   out.push(
     '<h2 id="approval">Approval</h2>',
     '<p>To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>',

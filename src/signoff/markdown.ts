@@ -87,6 +87,9 @@ function scenarioSection(view: ScenarioView): string {
   for (const step of failures) {
     parts.push('', `**${step.kind === 'step' ? `${md(step.keyword)} ${md(step.text)}` : md(step.kind)} — ${statusWord(step.status)}:**`, '', markdownFence(step.message!));
   }
+  for (const { step, phrases } of view.suggestions) {
+    parts.push('', `**${md(step.keyword)} ${md(step.text)} — undefined. Did you mean:**`, '', ...phrases.map((p) => `- ${code(p)}`), '', 'Every phrase is listed in `docs/steps.md` of the repository.');
+  }
   if (ev && ev.measurements.length > 0) parts.push('', '**Measured:**', '', ...ev.measurements.map((m) => `- ${md(m.text)}`));
   if (ev && ev.timeline.placements.length > 0) {
     parts.push('', '**Routing decisions, in plain words:**', '', ...ev.timeline.placements.map((p) => `- ${md(p.sentence)}`));
@@ -178,7 +181,16 @@ export function renderMarkdown(model: SignoffModel): string {
   push('### Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)', '');
   push(
     ...(model.stepsNotPassed.length
-      ? [table(['Scenario', 'Step', 'Status'], model.stepsNotPassed.map(({ view, step }) => [scenarioLink(view), step.kind === 'step' ? `${md(step.keyword)} ${md(step.text)}` : md(step.kind), statusWord(step.status)]))]
+      ? [
+          table(
+            ['Scenario', 'Step', 'Status'],
+            model.stepsNotPassed.map(({ view, step, suggestions }) => [
+              scenarioLink(view),
+              step.kind === 'step' ? `${md(step.keyword)} ${md(step.text)}` : md(step.kind),
+              statusWord(step.status) + (suggestions.length ? `; did you mean: ${suggestions.map((p) => code(p)).join(' · ')}` : ''),
+            ]),
+          ),
+        ]
       : ['None.']),
     '',
   );
@@ -208,6 +220,10 @@ export function renderMarkdown(model: SignoffModel): string {
     for (const view of feature.views) push(scenarioSection(view), '');
   }
 
+  if (input.glossary.length > 0) {
+    push('## Glossary', '', 'The domain words of this report (from `docs/glossary.md` of the repository).', '');
+    push('<details><summary>Glossary</summary>', '', table(['Term', 'Meaning'], input.glossary.map((g) => [g.term, g.meaning])), '', '</details>', '');
+  }
   push('## Approval', '', 'To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.', '');
   push(table(['Role', 'Name', 'Date', 'Signature'], [['Prepared by', '', '', ''], ['Reviewed by', '', '', ''], ['Approved by', '', '', '']]), '');
   return `${out.join('\n').replace(/\n{3,}/g, '\n\n')}\n`;

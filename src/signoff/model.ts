@@ -12,6 +12,7 @@ import type { Registry, Requirement, Traceability } from './requirements';
 import { traceRequirements, uncoveredRequirements } from './requirements';
 import { replayCommand } from '../report/replayCommand';
 import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './messages';
+import { nearestPhrases } from './suggest';
 import { slug } from './text';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
@@ -46,6 +47,24 @@ export interface SignoffInput {
   figures: Map<string, string>;
   /** File names of the cucumber reports written beside the sign-off. */
   companions: { label: string; file: string }[];
+  /** The domain words (docs/glossary.md), shown folded at the end of the report. */
+  glossary: GlossaryEntry[];
+}
+
+export interface GlossaryEntry {
+  term: string;
+  meaning: string;
+}
+
+/** The rows of docs/glossary.md's table (`| Term | Meaning |`). */
+export function parseGlossary(markdown: string): GlossaryEntry[] {
+  const rows: GlossaryEntry[] = [];
+  for (const line of markdown.split('\n')) {
+    const match = /^\| (.+?) \| (.+) \|$/.exec(line.trim());
+    if (!match || match[1] === 'Term' || /^-+$/.test(match[1].replace(/\|/g, ''))) continue;
+    rows.push({ term: match[1].trim(), meaning: match[2].trim() });
+  }
+  return rows;
 }
 
 export interface Gate {
@@ -65,6 +84,8 @@ export interface ScenarioView {
   requirements: string[];
   otherTags: string[];
   notes: { title: string; text: string }[];
+  /** Its undefined steps, each with the three nearest existing phrases. */
+  suggestions: { step: RunStep; phrases: string[] }[];
 }
 
 export interface MatrixRow {
@@ -86,7 +107,8 @@ export interface SignoffModel {
   views: ScenarioView[];
   features: { name: string; description: string; uri: string; views: ScenarioView[] }[];
   notPassed: ScenarioView[];
-  stepsNotPassed: { view: ScenarioView; step: RunStep }[];
+  /** Every step that did not pass; an undefined one with the three nearest existing phrases ("did you mean"). */
+  stepsNotPassed: { view: ScenarioView; step: RunStep; suggestions: string[] }[];
   untraced: ScenarioView[];
   unknownTags: { view: ScenarioView; tag: string }[];
   uncovered: Requirement[];
@@ -136,6 +158,7 @@ function viewOf(scenario: RunScenario, registry: Registry, figures: Map<string, 
     requirements: scenario.tags.filter((t) => known.has(t)).map((t) => t.slice(1)),
     otherTags: scenario.tags.filter((t) => !known.has(t)),
     notes,
+    suggestions: [],
   };
 }
 
@@ -171,7 +194,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   });
 
   const notPassed = views.filter((v) => v.scenario.status !== 'PASSED');
-  const stepsNotPassed = views.flatMap((view) => view.scenario.steps.filter((step) => step.status !== 'PASSED').map((step) => ({ view, step })));
+  const stepsNotPassed = views.flatMap((view) =>
+    view.scenario.steps
+      .filter((step) => step.status !== 'PASSED')
+      .map((step) => ({ view, step, suggestions: step.status === 'UNDEFINED' && step.kind === 'step' ? nearestPhrases(step.text, run.phrases) : [] })),
+  );
+  for (const { view, step, suggestions } of stepsNotPassed) if (suggestions.length > 0) view.suggestions.push({ step, phrases: suggestions });
   const untraced = trace.findings.filter((f) => f.kind === 'untraced-scenario').map((f) => byKey.get(`${f.scenario!.uri}:${f.scenario!.line}`)!);
   const unknownTags = trace.findings
     .filter((f) => f.kind === 'unknown-tag')

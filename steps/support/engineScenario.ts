@@ -73,8 +73,20 @@ export class EngineScenario {
 
   /** Applies one row of the cluster table. */
   applySetting(name: string, value: string): void {
+    const setters = this.settingSetters(name, value);
+    const set = setters[name];
+    if (!set) throw new Error(`unknown cluster setting "${name}"; known settings: ${Object.keys(setters).join(', ')}`);
+    set();
+  }
+
+  /** The names a cluster settings table accepts (docs/steps.md lists them). */
+  settingNames(): string[] {
+    return Object.keys(this.settingSetters('', ''));
+  }
+
+  private settingSetters(name: string, value: string): Record<string, () => void> {
     const fixed = (this.engine.timing as { fixed: Raw }).fixed;
-    const setters: Record<string, () => void> = {
+    return {
       'block size': () => (this.engine.block_size = number(value, name)),
       'GPU blocks per rank': () => (this.engine.num_gpu_blocks = number(value, name)),
       'running requests per rank': () => (this.engine.max_num_seqs = number(value, name)),
@@ -95,9 +107,6 @@ export class EngineScenario {
       'KV event lag': () => (this.setup.lag_ns = parseDurationNs(value)),
       'host block weight': () => (this.setup.router.host_cache_hit_weight = number(value, name)),
     };
-    const set = setters[name];
-    if (!set) throw new Error(`unknown cluster setting "${name}"; known settings: ${Object.keys(setters).join(', ')}`);
-    set();
   }
 
   /** A request; `session` continues that conversation when `continues` is true. */
@@ -149,10 +158,9 @@ export class EngineScenario {
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
     if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: 1, kv_transfer_latency_ms: 0.5 });
-    const probe: Raw[] = this.perturbed ? [structuredClone(PROBE_REQUEST) as Raw] : [];
-    const workload: Raw = this.agentic
-      ? { agentic: { trace: 'scenario trace', ...this.agentic }, ...(probe.length > 0 ? { requests: probe } : {}) }
-      : { prefixes: this.prefixes, requests: [...this.requests, ...probe] };
+    // An agentic workload takes its probe after validation (see config()): a config file may not mix the two.
+    const probe: Raw[] = this.perturbed && !this.agentic ? [structuredClone(PROBE_REQUEST) as Raw] : [];
+    const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests: [...this.requests, ...probe] };
     return {
       seed,
       cluster,
@@ -186,7 +194,13 @@ export class EngineScenario {
     const raw = structuredClone(this.rawConfig(seed));
     change?.(raw);
     this.lastConfig = raw;
-    return validateReplayConfig(raw, 'scenario cluster');
+    if (!this.perturbed || !this.agentic) return validateReplayConfig(raw, 'scenario cluster');
+    // The perturbation test double beside an agentic trace: the probe is submitted before the
+    // lanes start (src/replay.ts runs explicit requests and an agentic trace together).
+    this.lastConfig = { ...raw, perturbation_probe: structuredClone(PROBE_REQUEST) };
+    const config = validateReplayConfig(raw, 'scenario cluster');
+    const probe = validateReplayConfig({ ...raw, workload: { requests: [structuredClone(PROBE_REQUEST)] } }, 'perturbation probe').workload.requests!;
+    return { ...config, workload: { ...config.workload, requests: [...(config.workload.requests ?? []), ...probe] } };
   }
 
   /** The same scenario with only the first of the focus requests (the solo baseline). */

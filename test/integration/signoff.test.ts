@@ -1,7 +1,8 @@
 // End-to-end tests of `npm run qualify` on fixture suites run through cucumber with the real
 // steps: a clean run is QUALIFIED and exits 0; the same run twice gives the same report apart
 // from the date line; the perturbation test double flips the verdict and names the scenario; an
-// undefined step, an untagged scenario and an unknown tag are listed and make it NOT QUALIFIED;
+// undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
+// with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
 // and signoff.html, opened from disk in headless Chromium, renders with its matrix and figures
 // and shows a hostile scenario name as text. The browser test is skipped without Chromium.
 import { after, before, test } from 'node:test';
@@ -106,7 +107,10 @@ test('undefined and skipped steps, untagged scenarios, unknown tags and uncovere
   const md = broken.markdown;
   assert.match(md, /\| Scenarios \| 2 of 3 scenarios passed \(1 undefined\) \| ❌ \|/);
   assert.match(md, /- \*\*undefined\*\*: \[a step nobody defined\]/);
-  assert.match(md, /\| When something nobody wrote a step for happens \| undefined \|/);
+  assert.match(md, /\| When the router replays the evnet stream \| undefined; did you mean: `the router replays the event streams` · `[^`]+` · `[^`]+` \|/);
+  assert.match(md, /\*\*When the router replays the evnet stream — undefined\. Did you mean:\*\*\n\n- `the router replays the event streams`\n- `[^`]+`\n- `[^`]+`\n/);
+  assert.match(broken.output, /No step matches "the router replays the evnet stream"\. Did you mean:\n\s+- the router replays the event streams\n/, 'the console says it too, instead of a code snippet');
+  assert.doesNotMatch(broken.output, /function \(\)|return 'pending'/);
   assert.match(md, /\| Then the replay completes without a stream error \| skipped \|/);
   assert.match(md, /### Scenarios without a requirement tag\n\n- \[a scenario without a requirement tag\]/);
   assert.match(md, /- @AISIM-4242 on \[a tag naming a requirement nobody registered\]/);

@@ -52,6 +52,7 @@ function input(scenarios: FakeScenario[], rerun: FakeScenario[] = scenarios): Si
     perturbation: null,
     figures: new Map(),
     companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
+    glossary: [],
   };
 }
 
