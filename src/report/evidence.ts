@@ -109,7 +109,9 @@ function numberText(value: number): string {
 /** A measurement; its text defaults to "label = value unit". */
 export function measurement(label: string, value: number, unit = '', text?: string): Measurement {
   if (!Number.isFinite(value)) throw new RangeError(`measurement "${label}": ${value} is not a finite number`);
-  return { label, value, unit, text: text ?? `${label} = ${numberText(value)}${unit ? ` ${unit}` : ''}` };
+  // "problem(s)" reads "1 problem", "2 problems".
+  const shown = unit.replace(/\(s\)$/, value === 1 ? '' : 's');
+  return { label, value, unit: shown, text: text ?? `${label} = ${numberText(value)}${shown ? ` ${shown}` : ''}` };
 }
 
 /** Evidence of a scenario in which no simulation ran (e.g. it stopped at an undefined step). */

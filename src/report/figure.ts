@@ -217,6 +217,15 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
   if (failureRule.length > 0) residencyLayers.push(...failureLayers(failureRule, x));
   const residency = panel('Residency per rank: what the engine held vs what the router could see (blocks)', rows.length * STRIP_HEIGHT, residencyLayers);
 
+  // A layer without data draws nothing but makes vega compute bounds from ±Number.MAX_VALUE
+  // (invalid SVG coordinates): leave such layers out, and panels left without any.
+  const drawn = (layers: unknown[]) => layers.filter((layer) => ((layer as { data: { values: unknown[] } }).data.values.length ?? 0) > 0);
+  const panels = [
+    { ...timeline, layer: drawn((timeline as Record<string, unknown>).layer as unknown[]) },
+    { ...residency, layer: drawn(residency.layer as unknown[]) },
+  ].filter((p) => p.layer.length > 0);
+  if (panels.length === 0 || points.length + transfers.length + spans.length === 0) return null;
+
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     background: 'white',
@@ -229,7 +238,7 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
       title: { color: '#212529', fontWeight: 'bold' },
       concat: { spacing: 26 },
     },
-    vconcat: [timeline, residency],
+    vconcat: panels,
     resolve: { scale: { color: 'independent', shape: 'independent', y: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
   } as unknown as TopLevelSpec;
 }

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { renderFigure } from '../report/figure';
 import { CoverageRun, CoverageSummary, failedTapTests, summariseCoverage } from './coverage';
 import { compareRuns } from './determinism';
-import { renderHtml } from './html';
-import { ASSETS_DIR, renderMarkdown } from './markdown';
+import { renderHtml, summaryChart } from './html';
+import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
 import { parseRun, RunModel } from './messages';
 import { anchorOf, buildSignoff, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject } from './model';
 import { parseRegistry, Registry } from './requirements';
@@ -288,6 +288,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     // Everything is written into the unpublished run folder, then published in one rename.
     fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
     for (const view of built.views) if (view.figure !== null) fs.writeFileSync(path.join(runDir, ASSETS_DIR, view.figureFile!), view.figure);
+    fs.writeFileSync(path.join(runDir, ASSETS_DIR, SUMMARY_CHART), summaryChart(built.matrix));
     fs.writeFileSync(path.join(runDir, 'signoff.md'), renderMarkdown(built));
     fs.writeFileSync(path.join(runDir, 'signoff.html'), renderHtml(built));
     publishRun(out, runDir, SET_NAMES);

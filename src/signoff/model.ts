@@ -86,6 +86,10 @@ export interface ScenarioView {
   notes: { title: string; text: string }[];
   /** Its undefined steps, each with the three nearest existing phrases. */
   suggestions: { step: RunStep; phrases: string[] }[];
+  /** It did something different the second time (determinism), or changed since the baseline. */
+  changed: boolean;
+  /** Shown unfolded: it did not pass, or it changed. */
+  open: boolean;
 }
 
 export interface MatrixRow {
@@ -113,6 +117,8 @@ export interface SignoffModel {
   unknownTags: { view: ScenarioView; tag: string }[];
   uncovered: Requirement[];
   counts: Record<ScenarioStatus, number>;
+  /** What a reader must look at first, in words, each with the section that explains it. */
+  attention: { text: string; href: string }[];
 }
 
 const STATUSES: ScenarioStatus[] = ['PASSED', 'FAILED', 'UNDEFINED', 'PENDING', 'AMBIGUOUS', 'SKIPPED', 'UNKNOWN', 'NOT RUN'];
@@ -159,6 +165,8 @@ function viewOf(scenario: RunScenario, registry: Registry, figures: Map<string, 
     otherTags: scenario.tags.filter((t) => !known.has(t)),
     notes,
     suggestions: [],
+    changed: false,
+    open: scenario.status !== 'PASSED',
   };
 }
 
@@ -282,6 +290,21 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   }
   const qualified = gates.every((g) => g.passed);
 
+  for (const row of determinism.differences) {
+    const view = byKey.get(row.key);
+    if (view) {
+      view.changed = true;
+      view.open = true;
+    }
+  }
+  const attention: SignoffModel['attention'] = [];
+  if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
+  for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
+  const planned = trace.findings.filter((f) => f.kind === 'planned-requirement');
+  if (planned.length > 0) attention.push({ text: `${countOf(planned.length, 'requirement')} still planned, without scenarios: ${planned.map((f) => f.requirement).join(', ')}`, href: '#gaps' });
+  if (input.subject.worktree !== 'clean working tree') attention.push({ text: `The ${input.subject.worktree}: the report may not match the commit it names.`, href: '#qualified' });
+  if (input.coverageRun === null) attention.push({ text: `Coverage was not measured: ${input.coverageNote}. The compiled run did not check the suite again.`, href: '#coverage' });
+
   const features: SignoffModel['features'] = [];
   for (const view of views) {
     let group = features[features.length - 1];
@@ -309,8 +332,17 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     unknownTags,
     uncovered,
     counts,
+    attention,
   };
 }
+
+/** The section of the report that explains a failed gate. */
+const GATE_SECTIONS: Record<string, string> = {
+  Scenarios: '#gaps',
+  'Requirement traceability': '#gaps',
+  Determinism: '#determinism',
+  'Coverage run': '#coverage-run',
+};
 
 /** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */
 export function shortDigest(digest: string | null): string {

@@ -3,13 +3,19 @@
 // from the date line; the perturbation test double flips the verdict and names the scenario; an
 // undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
 // with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
-// and signoff.html, opened from disk in headless Chromium, renders with its matrix and figures
-// and shows a hostile scenario name as text. The browser test is skipped without Chromium.
+// the real suite with one scenario of every feature file perturbed is NOT QUALIFIED naming each;
+// a kill at any phase leaves the old set or the new one; usage errors delete nothing. In headless
+// Chromium, signoff.html renders its matrix and figures and shows a hostile name as text; its
+// first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
+// filters and search work under a CSP that allows only the page's script; it reads without
+// scripts; it prints unfolded; and the folded sign-off of the whole passing suite is under 15
+// screens. The browser tests are skipped without Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
@@ -54,12 +60,14 @@ let clean: Qualified;
 let cleanAgain: { markdown: string; html: string };
 let perturbed: Qualified;
 let broken: Qualified;
+let suite: Qualified;
 
 before(async () => {
   // Two runs at a time on two cores; the repeat of the clean run writes to the same place.
   [clean, perturbed] = await Promise.all([qualify('signoff', 'clean'), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
   const first = { markdown: clean.markdown, html: clean.html };
   [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean').then((again) => (cleanAgain = again))]);
+  suite = await qualify('features', 'suite');
   clean = { ...clean, ...first };
 });
 
@@ -72,7 +80,7 @@ test('a clean fixture run is QUALIFIED, exits 0, and keeps cucumber\'s reports b
     assert.ok(fs.existsSync(path.join(clean.dir, name)), `${name} is written`);
   }
   const assets = fs.readdirSync(path.join(clean.dir, 'signoff-assets'));
-  assert.equal(assets.length, 3);
+  assert.equal(assets.length, 4, 'three figures and the summary chart');
   for (const asset of assets) assert.ok(clean.markdown.includes(`](signoff-assets/${asset})`), `signoff.md links ${asset}`);
   assert.match(clean.markdown, /host blocks counted on worker 1 = 4 \(the whole 4-block prefix\)/);
   assert.match(clean.markdown, /r2 placed on worker 1 at 15 ms: 4 host block\(s\), cost 9 vs 10 on worker 0 — host blocks visible to the router since 15 ms \(emitted at 10 ms\)/);
@@ -205,16 +213,30 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
 
 const noChromium = !fs.existsSync(CHROMIUM);
 
-test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostile names as text', { skip: noChromium ? 'skipped: chromium not installed' : false }, async () => {
+async function withBrowser(run: (context: import('playwright-core').BrowserContext) => Promise<void>, options: { javaScriptEnabled?: boolean } = {}): Promise<void> {
   // Loaded lazily so that the rest of this file runs where playwright-core cannot start a browser.
   const { chromium } = await import('playwright-core');
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
+    viewport: { width: 1280, height: 800 },
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   try {
+    await run(context);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+const SCREEN = 800;
+const browserTest = { skip: noChromium ? 'skipped: chromium not installed' : false };
+
+test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostile names as text', browserTest, async () => {
+  await withBrowser(async (context) => {
     const page = await context.newPage();
     const dialogs: string[] = [];
     const errors: string[] = [];
@@ -224,30 +246,115 @@ test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostil
       void dialog.dismiss();
     });
     page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => errors.push(`console: ${message.text()}`));
     page.on('request', (request) => requests.push(request.url()));
-    const url = `file://${path.join(clean.dir, 'signoff.html')}`;
+    const url = `file://${fs.realpathSync(path.join(clean.dir, 'signoff.html'))}`;
     await page.goto(url, { waitUntil: 'load' });
 
     assert.equal((await page.locator('#verdict .word').textContent())?.trim(), 'QUALIFIED');
     const matrix = page.locator('#traceability-matrix');
     assert.ok(await matrix.isVisible(), 'the traceability matrix is visible');
-    assert.ok((await matrix.locator('tbody tr').count()) >= 6, 'one row per requirement and scenario');
+    assert.equal(await matrix.locator('tbody tr').count(), 3, 'one row per scenario');
+    await page.locator('details.feature > summary').first().click();
+    await page.locator('details.scenario > summary').first().click();
     const figures = page.locator('figure.timeline svg');
     assert.ok((await figures.count()) >= 1, 'at least one timeline image');
     const box = await figures.first().boundingBox();
     assert.ok(box !== null && box.width > 300 && box.height > 200, `the timeline has a size (${JSON.stringify(box)})`);
 
-    const headings = await page.locator('section.scenario h4').allTextContents();
+    const headings = await page.locator('details.scenario h4').allTextContents();
     assert.ok(headings.some((text) => text.includes(HOSTILE)), `the hostile name is shown as text: ${JSON.stringify(headings)}`);
     assert.ok((await matrix.textContent())!.includes(HOSTILE), 'and as text in the matrix');
     assert.ok((await page.locator('body').textContent())!.includes('a prefix named <img src=x onerror=alert(2)> is only text'));
-    assert.equal(await page.locator('script').count(), 0, 'no script element in the page');
     assert.equal(await page.locator('main img').count(), 0, 'no injected image element');
-    assert.deepEqual(dialogs, [], 'no script ran');
+    assert.deepEqual(dialogs, [], 'no injected script ran');
     assert.deepEqual(errors, []);
     assert.deepEqual(requests.filter((r) => r !== url), [], 'the page loads nothing besides itself');
-  } finally {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
+  });
+});
+
+test('the first screen holds verdict, gates, what needs attention, what was qualified and the approval block', browserTest, async () => {
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    for (const selector of ['#verdict', '#gates', '#attention', '#qualified', '#approval']) {
+      const box = await page.locator(selector).boundingBox();
+      assert.ok(box !== null && box.y + box.height <= SCREEN, `${selector} is on the first screen (${JSON.stringify(box)})`);
+    }
+    const attention = await page.locator('ul.attention').textContent();
+    assert.match(attention!, /Scenarios: 2 of 3 scenarios passed \(1 undefined\)/);
+    assert.match(attention!, /Requirement traceability:/);
+  });
+});
+
+test('folding, filtering by result and by tag, and text search; the CSP allows only the page\'s own script', browserTest, async () => {
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => errors.push(`console: ${message.text()}`));
+    await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    // Folding: the undefined scenario is open, the passing ones folded.
+    const cards = page.locator('details.scenario');
+    assert.equal(await cards.count(), 3);
+    assert.deepEqual(await page.locator('details.scenario[open] h4').allTextContents(), ['a step nobody defined']);
+    const foldedId = await page.locator('details.scenario:not([open])').first().getAttribute('id');
+    const folded = page.locator(`details.scenario[id="${foldedId}"]`);
+    assert.equal(await folded.locator('ol.steps').isVisible(), false, 'a folded card hides its steps');
+    await folded.locator('summary').click();
+    assert.equal(await folded.locator('ol.steps').isVisible(), true, 'and shows them when opened');
+
+    // The script runs under the CSP: the filter bar is shown.
+    assert.ok(await page.locator('#filters').isVisible(), 'the filter bar is shown');
+    const visibleCards = () => page.locator('details.scenario:visible h4').allTextContents();
+    await page.selectOption('#filter-result', 'not-passed');
+    assert.deepEqual(await visibleCards(), ['a step nobody defined']);
+    assert.equal(await page.locator('#traceability-matrix tbody tr:visible').count(), 1, 'the matrix filters too');
+    await page.selectOption('#filter-result', 'all');
+    await page.selectOption('#filter-tag', '@AISIM-4242');
+    assert.deepEqual(await visibleCards(), ['a tag naming a requirement nobody registered']);
+    await page.selectOption('#filter-tag', '');
+    await page.fill('#filter-text', 'without a requirement');
+    assert.deepEqual(await visibleCards(), ['a scenario without a requirement tag']);
+    assert.match((await page.locator('#filter-shown').textContent())!, /^1 of 3 scenarios shown$/);
+    await page.fill('#filter-text', '');
+    assert.equal((await visibleCards()).length, 3);
+
+    // The CSP names exactly the one inline script, by its hash.
+    const scripts = await page.locator('script').allTextContents();
+    assert.equal(scripts.length, 1);
+    const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    const hash = createHash('sha256').update(scripts[0], 'utf8').digest('base64');
+    assert.equal(csp, `default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-${hash}'`);
+    assert.deepEqual(errors, [], 'no CSP violation or script error');
+
+    // Printing shows everything, unfolded.
+    await page.emulateMedia({ media: 'print' });
+    assert.equal(await page.locator('details.scenario:not([open]) ol.steps').first().isVisible(), true, 'print shows folded cards');
+    assert.equal(await page.locator('#filters').isVisible(), false, 'and no filter bar');
+  });
+});
+
+test('without scripts the page still reads completely, with no filter bar', browserTest, async () => {
+  await withBrowser(
+    async (context) => {
+      const page = await context.newPage();
+      await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+      assert.equal(await page.locator('#filters').isVisible(), false);
+      assert.equal(await page.locator('#traceability-matrix tbody tr:visible').count(), 3);
+      assert.equal(await page.locator('details.scenario:visible').count(), 3);
+    },
+    { javaScriptEnabled: false },
+  );
+});
+
+test('the sign-off of the whole passing suite, folded, is under 15 screens at 1280 px', browserTest, async () => {
+  assert.equal(suite.status, 0, suite.output.slice(-2000));
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(`file://${fs.realpathSync(path.join(suite.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    assert.equal(await page.locator('details.scenario[open]').count(), 0, 'every card of a passing suite is folded');
+    const height = await page.evaluate('document.documentElement.scrollHeight') as number;
+    assert.ok(height < 15 * SCREEN, `${height} px = ${(height / SCREEN).toFixed(1)} screens of ${SCREEN} px`);
+  });
 });
