@@ -15,6 +15,8 @@ import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
 import { parseRun, RunModel } from './messages';
 import { anchorOf, buildSignoff, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject } from './model';
 import { parseRegistry, Registry } from './requirements';
+import { toSignoffJson } from './json';
+import { parseSignoffJson, SignoffJson } from './jsonSchema';
 import { newRunDir, publishRun, removeStale } from './write';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
@@ -74,7 +76,7 @@ export interface Prepared {
   /** The features folder relative to the root, as cucumber is given it. */
   features: string;
   registry: Registry;
-  baselineText: string | null;
+  baseline: SignoffJson | null;
 }
 
 function countFeatures(dir: string): number {
@@ -94,15 +96,19 @@ export function prepare(options: QualifyOptions, root: string): Prepared {
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\n\s*/g, ' '));
   }
-  let baselineText: string | null = null;
+  let baseline: SignoffJson | null = null;
   if (options.baseline !== null) {
     const file = path.resolve(options.baseline);
     if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new UsageError(`--baseline ${options.baseline}: no such file`);
-    baselineText = fs.readFileSync(file, 'utf8');
+    try {
+      baseline = parseSignoffJson(fs.readFileSync(file, 'utf8'), `--baseline ${options.baseline}`);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
   }
   const out = path.resolve(options.out);
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new UsageError(`--out ${options.out}: exists and is not a folder`);
-  return { options, out, features: fromRoot(root, featuresDir), registry, baselineText };
+  return { options, out, features: fromRoot(root, featuresDir), registry, baseline };
 }
 
 /** A path relative to the repository root, for the tools run there. */
@@ -131,7 +137,7 @@ function readRun(file: string): { run: RunModel | null; problem: string | null }
 }
 
 /** The names a reader opens in the output folder; each is one file (or folder) of the run's set. */
-export const SET_NAMES = ['signoff.md', 'signoff.html', ASSETS_DIR, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
+export const SET_NAMES = ['signoff.md', 'signoff.html', 'signoff.json', ASSETS_DIR, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
 
 interface Measured {
   summary: CoverageSummary | null;
@@ -221,7 +227,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const glob = `${features}/**/*.feature`;
   const phases = ['run 1 of 2: the suite, with cucumber.html, junit.xml and messages.ndjson', `run 2 of 2: the same suite again, to compare digests${perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : ''}`];
   if (options.coverage) phases.push('coverage run: tsc to build/, then the unit tests and the features again on the JavaScript, under c8');
-  phases.push('sign-off: signoff.md and signoff.html, published with the reports as one set');
+  phases.push('sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set');
   let index = 0;
   const phase = async <T>(fn: () => T | Promise<T>): Promise<T> => {
     const title = phases[index++];
@@ -283,6 +289,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
         { label: 'message stream', file: 'messages.ndjson' },
         { label: 'message stream of the second run', file: RERUN_MESSAGES },
       ],
+      baseline: prepared.baseline,
       glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
     });
     // Everything is written into the unpublished run folder, then published in one rename.
@@ -291,6 +298,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     fs.writeFileSync(path.join(runDir, ASSETS_DIR, SUMMARY_CHART), summaryChart(built.matrix));
     fs.writeFileSync(path.join(runDir, 'signoff.md'), renderMarkdown(built));
     fs.writeFileSync(path.join(runDir, 'signoff.html'), renderHtml(built));
+    fs.writeFileSync(path.join(runDir, 'signoff.json'), `${JSON.stringify(toSignoffJson(built), null, 1)}\n`);
     publishRun(out, runDir, SET_NAMES);
     return built;
   });

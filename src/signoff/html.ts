@@ -12,6 +12,7 @@ import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './model';
 import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { BaselineDiff, baselineSummary } from './baseline';
 import type { RunStep } from './messages';
 import { escapeHtml as h, plainWords } from './text';
 
@@ -344,6 +345,22 @@ export function renderHtml(model: SignoffModel): string {
       '<label>Search <input type="search" id="filter-text" placeholder="scenario, step, tag…"></label><span id="filter-shown" class="muted"></span></div>',
   );
 
+  if (model.baseline !== null) {
+    const b = model.baseline;
+    const section = (title: string, rows: BaselineDiff['added'], show: (c: BaselineDiff['added'][number]) => string) =>
+      rows.length === 0 ? '' : `<h3>${h(title)}</h3><ul>${rows.map((c) => `<li>${show(c)}</li>`).join('')}</ul>`;
+    const name = (c: BaselineDiff['added'][number]) => `${h(c.name)} <span class="mono muted">${h(c.key)}</span>`;
+    out.push(
+      '<h2 id="baseline">Since the baseline</h2>',
+      `<p>Compared with the sign-off of ${h(b.date)} (${h(b.campaign)}, commit <span class="mono">${h(b.commit.slice(0, 12))}</span>, ${h(b.verdict)}): <strong>${h(baselineSummary(b))}</strong>.</p>`,
+      section('Scenarios added', b.added, (c) => `${name(c)}: ${h(statusWord(c.after as 'PASSED'))}`),
+      section('Scenarios removed', b.removed, (c) => `${name(c)}, was ${h(statusWord(c.before as 'PASSED'))}`),
+      section('Scenarios renamed', b.renamed, (c) => `<span class="mono muted">${h(c.key)}</span>: “${h(c.before ?? '')}” → “${h(c.after ?? '')}”`),
+      section('Results changed', b.results, (c) => `${name(c)}: ${h(statusWord(c.before as 'PASSED'))} → ${h(statusWord(c.after as 'PASSED'))}`),
+      section('Digests changed', b.digests, (c) => `${name(c)}: <span class="mono">${h(shortDigest(c.before))} → ${h(shortDigest(c.after))}</span>`),
+      section('Measured values changed', b.measurements, (c) => `${name(c)}: ${h(plainWords(c.before ?? '(not measured)'))} → ${h(plainWords(c.after ?? '(not measured)'))}`),
+    );
+  }
   out.push(
     '<h2 id="requirements">Requirements</h2>',
     '<p>Each requirement once, with its scenarios, their results and what they measured. Requirements that are covered and passed are folded.</p>',

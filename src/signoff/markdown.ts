@@ -8,6 +8,7 @@ import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
 import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { BaselineDiff, baselineSummary } from './baseline';
 import { escapeMarkdown as md, markdownCode as code, markdownFence, plainWords } from './text';
 
 export const ASSETS_DIR = 'signoff-assets';
@@ -164,6 +165,21 @@ export function renderMarkdown(model: SignoffModel): string {
   push(table(['Role', 'Name', 'Date', 'Signature'], [['Prepared by', '', '', ''], ['Reviewed by', '', '', ''], ['Approved by', '', '', '']]), '');
 
   push('## Scenarios by requirement and result', '', `![Scenarios by requirement and result: passed and not passed per requirement](${ASSETS_DIR}/${SUMMARY_CHART})`, '');
+
+  if (model.baseline !== null) {
+    const b = model.baseline;
+    push('## Since the baseline', '', `Compared with the sign-off of ${md(b.date)} (${md(b.campaign)}, commit ${code(b.commit)}, ${b.verdict}): ${md(baselineSummary(b))}.`, '');
+    const section = (title: string, rows: BaselineDiff['added'], show: (c: BaselineDiff['added'][number]) => string) => {
+      if (rows.length === 0) return;
+      push(`### ${title}`, '', ...rows.map((c) => `- ${show(c)}`), '');
+    };
+    section('Scenarios added', b.added, (c) => `${md(c.name)} (${code(c.key)}): ${statusWord(c.after as 'PASSED')}`);
+    section('Scenarios removed', b.removed, (c) => `${md(c.name)} (${code(c.key)}), was ${statusWord(c.before as 'PASSED')}`);
+    section('Scenarios renamed', b.renamed, (c) => `${code(c.key)}: "${md(c.before ?? '')}" → "${md(c.after ?? '')}"`);
+    section('Results changed', b.results, (c) => `${md(c.name)}: ${statusWord(c.before as 'PASSED')} → ${statusWord(c.after as 'PASSED')}`);
+    section('Digests changed', b.digests, (c) => `${md(c.name)}: ${code(shortDigest(c.before))} → ${code(shortDigest(c.after))}`);
+    section('Measured values changed', b.measurements, (c) => `${md(c.name)}: ${md(plainWords(c.before ?? '(not measured)'))} → ${md(plainWords(c.after ?? '(not measured)'))}`);
+  }
 
   push('## Requirements', '', 'Each requirement once, with its scenarios and the values they measured.', '');
   push('<details><summary>Every requirement and its scenarios</summary>', '', ...requirementLines(model.matrix), '', '</details>', '');

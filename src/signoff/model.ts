@@ -12,6 +12,8 @@ import type { Registry, Requirement, Traceability } from './requirements';
 import { traceRequirements, uncoveredRequirements } from './requirements';
 import { replayCommand } from '../report/replayCommand';
 import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './messages';
+import { BaselineDiff, baselineSummary, diffBaseline, stepsText } from './baseline';
+import type { SignoffJson } from './jsonSchema';
 import { nearestPhrases } from './suggest';
 import { slug } from './text';
 
@@ -49,6 +51,8 @@ export interface SignoffInput {
   companions: { label: string; file: string }[];
   /** The domain words (docs/glossary.md), shown folded at the end of the report. */
   glossary: GlossaryEntry[];
+  /** An earlier signoff.json (--baseline) to compare with, or null. */
+  baseline: SignoffJson | null;
 }
 
 export interface GlossaryEntry {
@@ -119,6 +123,8 @@ export interface SignoffModel {
   counts: Record<ScenarioStatus, number>;
   /** What a reader must look at first, in words, each with the section that explains it. */
   attention: { text: string; href: string }[];
+  /** What changed since the baseline sign-off, or null without one. */
+  baseline: BaselineDiff | null;
 }
 
 const STATUSES: ScenarioStatus[] = ['PASSED', 'FAILED', 'UNDEFINED', 'PENDING', 'AMBIGUOUS', 'SKIPPED', 'UNKNOWN', 'NOT RUN'];
@@ -297,12 +303,37 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       view.open = true;
     }
   }
+  const baseline =
+    input.baseline === null
+      ? null
+      : diffBaseline(
+          input.baseline,
+          views.map((v) => ({
+            key: v.scenario.key,
+            uri: v.scenario.uri,
+            name: v.scenario.name,
+            status: v.scenario.status,
+            digest: v.scenario.evidence?.digest ?? null,
+            measurements: v.scenario.evidence?.measurements ?? [],
+            steps: stepsText(v.scenario.steps),
+          })),
+        );
+  if (baseline !== null) {
+    for (const change of [...baseline.added, ...baseline.renamed, ...baseline.results, ...baseline.digests, ...baseline.measurements]) {
+      const view = byKey.get(change.key);
+      if (view) {
+        view.changed = true;
+        view.open = true;
+      }
+    }
+  }
   const attention: SignoffModel['attention'] = [];
   if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
   for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
   const planned = trace.findings.filter((f) => f.kind === 'planned-requirement');
   if (planned.length > 0) attention.push({ text: `${countOf(planned.length, 'requirement')} still planned, without scenarios: ${planned.map((f) => f.requirement).join(', ')}`, href: '#gaps' });
   if (input.subject.worktree !== 'clean working tree') attention.push({ text: `The ${input.subject.worktree}: the report may not match the commit it names.`, href: '#qualified' });
+  if (baseline !== null) attention.push({ text: `Since the baseline (${baseline.date}, commit ${baseline.commit.slice(0, 12)}, ${baseline.verdict}): ${baselineSummary(baseline)}.`, href: '#baseline' });
   if (input.coverageRun === null) attention.push({ text: `Coverage was not measured: ${input.coverageNote}. The compiled run did not check the suite again.`, href: '#coverage' });
 
   const features: SignoffModel['features'] = [];
@@ -333,6 +364,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     uncovered,
     counts,
     attention,
+    baseline,
   };
 }
 

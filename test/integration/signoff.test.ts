@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
+import { parseSignoffJson } from '../../src/signoff/jsonSchema';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert(1)</script> an arrival at 15 ms sees the store';
@@ -145,6 +146,50 @@ test('one scenario perturbed in every feature file of every folder: NOT QUALIFIE
   for (const { name } of chosen) assert.ok(named.includes(`"${name}"`), `the determinism gate names "${name}": ${named.slice(0, 400)}`);
   const testDouble = run.markdown.split('\n').find((line) => line.startsWith('| Test double |'))?.replace(/\\(.)/g, '$1');
   assert.match(testDouble ?? '', /KVQUAL_PERTURB=".*" perturbed \d+ scenarios on purpose in the second run; the determinism check caught every one: this run is not a sign-off \| ❌ \|$/);
+});
+
+test('--baseline on two real runs whose suites differ: scenarios added, removed, renamed, digests and measured values changed', async () => {
+  const suiteDir = path.join(scratch, 'evolving', 'features');
+  fs.mkdirSync(suiteDir, { recursive: true });
+  const feature = path.join(suiteDir, 'hostile.feature');
+  fs.writeFileSync(feature, fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'signoff', 'features', 'hostile.feature'), 'utf8'));
+  const args = (out: string, extra: string[] = []) => ['--features', suiteDir, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', path.join(scratch, out), '--campaign', out, '--no-coverage', ...extra];
+  const before = await qualify('signoff', 'evolving-1', {}, args('evolving-1'));
+  assert.equal(before.status, 0, before.output);
+  const baselineFile = path.join(before.dir, 'signoff.json');
+  const baseline = parseSignoffJson(fs.readFileSync(baselineFile, 'utf8'), 'the first run');
+  assert.equal(baseline.verdict, 'QUALIFIED');
+  assert.equal(baseline.scenarios.length, 3);
+
+  // The suite evolves: one scenario renamed, one changed (a shorter prefix), one removed, one added.
+  const text = fs.readFileSync(feature, 'utf8');
+  const changed = text
+    .replace('Scenario: an arrival at 14.999 ms does not see the store', 'Scenario: an arrival just before 15 ms does not see the store')
+    .replace('Given the prefix "<img src=x onerror=alert(2)>" is 16 tokens long', 'Given the prefix "<img src=x onerror=alert(2)>" is 8 tokens long')
+    .replace('Then the router counted 4 host blocks on worker 1 for it', 'Then the router counted 2 host blocks on worker 1 for it')
+    .replace(/\n  Scenario: <script>[\s\S]*?(?=\n  Scenario:)/, '\n')
+    .concat('\n  Scenario: an arrival at 50 ms sees the store\n    When a request starting with "system prompt" arrives at 50 ms\n    Then it is placed on worker 1, which holds it in G2\n');
+  assert.notEqual(changed, text);
+  fs.writeFileSync(feature, changed);
+  const after = await qualify('signoff', 'evolving-2', {}, args('evolving-2', ['--baseline', baselineFile]));
+  assert.equal(after.status, 0, after.output);
+  const md = after.markdown.replace(/\\(.)/g, '$1');
+  assert.match(md, /## Since the baseline\n\nCompared with the sign-off of .* \(evolving-1, commit `[0-9a-f]{40}|unknown.*`, QUALIFIED\): 1 scenario added, 1 scenario removed, 1 scenario renamed, \d+ digests? changed/);
+  assert.match(md, /### Scenarios added\n\n- an arrival at 50 ms sees the store \(`.*hostile\.feature:\d+`\): passed/);
+  assert.match(md, /### Scenarios removed\n\n- <script>alert\(1\)<\/script> an arrival at 15 ms sees the store \(`.*hostile\.feature:\d+`\), was passed/);
+  assert.match(md, /### Scenarios renamed\n\n- `.*hostile\.feature:\d+`: "an arrival at 14\.999 ms does not see the store" → "an arrival just before 15 ms does not see the store"/);
+  assert.match(md, /### Digests changed\n\n(- .*\n)*- a prefix named <img src=x onerror=alert\(2\)> is only text: `sha256:[0-9a-f]{12}…` → `sha256:[0-9a-f]{12}…`/);
+  assert.match(md, /### Measured values changed\n\n- a prefix named <img src=x onerror=alert\(2\)> is only text: host blocks counted on worker 1 = 4 blocks → host blocks counted on worker 1 = 2 blocks\n/);
+  assert.match(md, /## Needs attention\n\n(- .*\n)*- Since the baseline \(/, 'a first-screen line');
+  const json = parseSignoffJson(fs.readFileSync(path.join(after.dir, 'signoff.json'), 'utf8'), 'the second run');
+  assert.deepEqual([json.baseline!.added.length, json.baseline!.removed.length, json.baseline!.renamed.length], [1, 1, 1]);
+  assert.ok(json.scenarios.filter((sc) => sc.changed).length >= 2, 'the added and changed scenarios are marked changed');
+
+  const bad = path.join(scratch, 'not-a-signoff.json');
+  fs.writeFileSync(bad, '{"format":"something else"}');
+  const refused = await qualify('signoff', 'evolving-2', {}, args('evolving-2', ['--baseline', bad]));
+  assert.equal(refused.status, 2);
+  assert.match(refused.output.trim(), /^qualify: --baseline .*not-a-signoff\.json: not a kvqual-signoff\/1 sign-off \(format "something else"\)$/);
 });
 
 /** What a reader of the output folder sees: which run each name resolves to, and the campaign of its sign-off. */

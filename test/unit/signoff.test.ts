@@ -9,6 +9,11 @@ import { parseRun } from '../../src/signoff/messages';
 import { buildSignoff, SignoffInput } from '../../src/signoff/model';
 import { FILTER_SCRIPT, renderHtml, scriptHash } from '../../src/signoff/html';
 import { renderMarkdown } from '../../src/signoff/markdown';
+import { toSignoffJson } from '../../src/signoff/json';
+import { parseSignoffJson, signoffJsonSchema } from '../../src/signoff/jsonSchema';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
 import { FakeScenario, fakeMessages } from '../support/messages';
 import { lagReplay } from '../support/replays';
 
@@ -53,6 +58,7 @@ function input(scenarios: FakeScenario[], rerun: FakeScenario[] = scenarios): Si
     figures: new Map(),
     companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
     glossary: [],
+    baseline: null,
   };
 }
 
@@ -237,4 +243,35 @@ test('with the test double active the verdict is never QUALIFIED, and a perturba
     determinism: { ...clean.determinism, perturbed: [{ key: 'features/a.feature:10', name: 'steady', note: 'perturbed', caught: false }] },
   });
   assert.match(missed.gates.find((g) => g.title === 'Test double')!.summary, /the determinism check MISSED "steady"/);
+});
+
+test('signoff.json is the whole model, valid against its published JSON Schema source, and read back as a baseline', () => {
+  const model = buildSignoff(input([scenario('steady', 10), scenario('undefined step', 20, { steps: [{ keyword: 'Given', text: 'nobody wrote this', status: 'UNDEFINED' }] })]));
+  const json = toSignoffJson(model);
+  const text = JSON.stringify(json);
+  const back = parseSignoffJson(text, 'signoff.json');
+  assert.deepEqual(back, json);
+  assert.equal(back.verdict, 'NOT QUALIFIED');
+  assert.deepEqual(back.gaps.not_passed, ['features/router/lag.feature:20']);
+  assert.throws(() => parseSignoffJson('{"format":"kvqual-signoff/0"}', 'old.json'), /^Error: old\.json: not a kvqual-signoff\/1 sign-off \(format "kvqual-signoff\/0"\)$/);
+  assert.throws(() => parseSignoffJson(text.replace('"qualified":false', '"qualified":"no"'), 'bad.json'), /bad\.json: invalid sign-off: qualified:/);
+  const published = JSON.parse(fs.readFileSync(path.join(ROOT, 'schema', 'kvqual-signoff.schema.json'), 'utf8'));
+  assert.deepEqual(published, signoffJsonSchema(), 'schema/kvqual-signoff.schema.json is current (npm run schema)');
+});
+
+test('a baseline comparison names scenarios added, removed, renamed, results, digests and measured values changed', () => {
+  const before = toSignoffJson(buildSignoff(input([scenario('steady', 10), scenario('old name', 20), scenario('going away', 30, { steps: [{ keyword: 'Then', text: 'something else', status: 'PASSED' }] })])));
+  const changedEvidence = { ...evidence, digest: 'sha256:ffff', measurements: [{ label: 'host blocks', value: 2, unit: 'blocks', text: 'host blocks = 2 blocks' }] };
+  const model = buildSignoff({
+    ...input([scenario('steady', 10, { evidence: changedEvidence }), scenario('new name', 20), scenario('brand new', 40, { steps: [{ keyword: 'When', text: 'new things happen', status: 'FAILED', message: 'boom' }] })]),
+    baseline: before,
+  });
+  const diff = model.baseline!;
+  assert.deepEqual(diff.added.map((c) => c.name), ['brand new']);
+  assert.deepEqual(diff.removed.map((c) => c.name), ['going away']);
+  assert.deepEqual(diff.renamed.map((c) => [c.before, c.after]), [['old name', 'new name']]);
+  assert.deepEqual(diff.digests.map((c) => c.name), ['steady']);
+  assert.ok(model.views.find((v) => v.scenario.name === 'steady')!.open, 'a changed scenario is open');
+  assert.match(model.attention.map((a) => a.text).join('\n'), /Since the baseline \(2030-01-01 00:00 UTC, commit abc, QUALIFIED\): 1 scenario added, 1 scenario removed, 1 scenario renamed, 1 digest changed, \d+ measured values? changed\./);
+  assert.match(renderMarkdown(model), /### Scenarios renamed\n\n- `features\/router\/lag\.feature:20`: "old name" → "new name"/);
 });
