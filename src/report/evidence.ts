@@ -100,6 +100,13 @@ export interface ScenarioEvidence {
   timeline: Timeline;
   residency: ResidencySpan[];
   measurements: Measurement[];
+  /**
+   * The other runs this scenario compares its run with ("twice the solo time", "double with 2
+   * lanes"), each with a label; its figure shows them all. Absent when it ran once.
+   */
+  compared?: { label: string; evidence: ScenarioEvidence }[];
+  /** What to call this run beside the compared ones ("Run 2 of 2"). */
+  run_label?: string;
 }
 
 function numberText(value: number): string {
@@ -127,6 +134,20 @@ export function emptyEvidence(seed: number, measurements: Measurement[] = []): S
     residency: [],
     measurements: [...measurements],
   };
+}
+
+/**
+ * Evidence of a scenario whose claim compares runs ("twice the solo time", "double with 2 lanes"):
+ * the last run's evidence, with the others beside it for the figure, and one digest over every
+ * run in order, so the determinism check covers them all.
+ */
+export function evidenceComparing(
+  main: { label: string; evidence: ScenarioEvidence },
+  others: { label: string; evidence: ScenarioEvidence }[],
+): ScenarioEvidence {
+  if (others.length === 0) return main.evidence;
+  const digest = digestOf({ runs: [...others, main].map((run) => ({ label: run.label, digest: run.evidence.digest })) });
+  return { ...main.evidence, digest, run_label: main.label, compared: others.map((o) => ({ label: o.label, evidence: { ...o.evidence, measurements: [] } })) };
 }
 
 /**

@@ -206,14 +206,19 @@ export class EngineScenario {
   /** The same scenario with only the first of the focus requests (the solo baseline). */
   soloOutcome(seed: number): ReplayOutcome {
     const others = new Set(this.focus.slice(1));
-    return runReplay(
+    const outcome = runReplay(
       this.config(seed, (raw) => {
         const workload = raw.workload as { requests: Raw[] };
         workload.requests = workload.requests.filter((request) => !others.has(request.id as string));
       }),
       this.inputs(),
     );
+    this.soloBaseline = outcome;
+    return outcome;
   }
+
+  /** The solo baseline a comparison ran, if any (its figure shows it beside the scenario's run). */
+  soloBaseline: ReplayOutcome | null = null;
 
   /** The parsed agentic trace, when the scenario has one. */
   inputs(): ReplayInputs {
