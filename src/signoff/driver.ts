@@ -159,8 +159,13 @@ function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.Proce
   }
   const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: raw, KVQUAL_BUILD: 'build' };
   delete covEnv[PERTURB_ENV];
-  const unitDir = path.join(build, 'test', 'unit');
-  const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join('build', 'test', 'unit', f)) : [];
+  // Started from inside a `node --test` run, the nested runner would report to that parent instead of printing TAP.
+  delete covEnv.NODE_TEST_CONTEXT;
+  // KVQUAL_COVERAGE_UNITS=<folder under build/> runs that folder's tests instead of test/unit's
+  // (the integration test of this gate uses a fixture test that fails only when compiled).
+  const unitFolder = env.KVQUAL_COVERAGE_UNITS ?? path.join('build', 'test', 'unit');
+  const unitDir = path.join(ctx.root, unitFolder);
+  const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(unitFolder, f)) : [];
   run.unitFiles = units.length;
   if (units.length > 0) {
     const unit = spawn(ctx, process.execPath, ['--test', '--test-reporter=tap', ...units], covEnv, true);
@@ -168,6 +173,7 @@ function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.Proce
     run.unitTests = count('tests');
     run.failures.push(...failedTapTests(unit.output, ctx.root));
     if (unit.status !== 0 && run.failures.length === 0) run.problems.push(`node --test exited with status ${unit.status} and named no failed test`);
+    if (run.unitTests === 0) run.problems.push(`node --test ran no test from ${countOf(units.length, 'file')} of ${unitFolder}`);
   }
   const messages = path.join(build, 'coverage-messages.ndjson');
   spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true);
@@ -198,7 +204,7 @@ function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.Proce
   }
   const scope =
     `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that tsc compiled from src/ (mapped back to the TypeScript sources), while running ` +
-    `the ${countOf(units.length, 'unit test file')} of test/unit (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build) and the ${features}/ feature suite once more ` +
+    `the ${countOf(units.length, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build) and the ${features}/ feature suite once more ` +
     '(cucumber profile "compiled"). Every file of src/ counts, loaded or not. The integration tests (test/integration) drive the TypeScript sources through tsx and are not part of this run.';
   const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
   return { summary: summariseCoverage(summary, ctx.root, scope), run, note: '' };

@@ -192,6 +192,18 @@ test('--baseline on two real runs whose suites differ: scenarios added, removed,
   assert.match(refused.output.trim(), /^qualify: --baseline .*not-a-signoff\.json: not a kvqual-signoff\/1 sign-off \(format "something else"\)$/);
 });
 
+test('a test that fails only in the compiled coverage run fails the verdict, named with its file on the console and under Gaps', async () => {
+  const dir = path.join(scratch, 'compiled');
+  const args = fixtureArgs('signoff', dir).filter((a) => a !== '--no-coverage');
+  const run = await qualify('signoff', 'compiled', { KVQUAL_COVERAGE_UNITS: 'build/test/fixtures/compiled' }, args);
+  assert.equal(run.status, 1, run.output.slice(-3000));
+  assert.match(run.markdown, /\| Coverage run \| on the compiled JavaScript, 1 unit test failed: "this fixture test passes from TypeScript and fails when compiled" \| ❌ \|/);
+  assert.match(run.markdown, /### Failures of the compiled coverage run\n\n- unit test "this fixture test passes from TypeScript and fails when compiled" \(`build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+`\): ran from the compiled/);
+  assert.match(run.output, /FAIL {2}Coverage run: on the compiled JavaScript, 1 unit test failed/);
+  assert.match(run.output, /✗ unit test "this fixture test passes from TypeScript and fails when compiled" \(build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+\)/);
+  assert.match(run.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the compiled run failed');
+});
+
 /** What a reader of the output folder sees: which run each name resolves to, and the campaign of its sign-off. */
 function publishedSet(dir: string): { runs: Set<string>; campaign: string | null; missing: string[] } {
   const names = ['signoff.md', 'signoff.html', 'signoff-assets', 'cucumber.html', 'junit.xml', 'messages.ndjson', 'messages-rerun.ndjson'];
