@@ -32,7 +32,7 @@ function subject(): Subject {
     packageName: pkg.name,
     packageVersion: pkg.version,
     commit: commit ?? 'unknown (not a git checkout)',
-    worktree: commit === null ? 'no git information' : changed === 0 ? 'clean working tree' : `working tree differs from the commit in ${changed} file(s)`,
+    worktree: commit === null ? 'no git information' : changed === 0 ? 'clean working tree' : `working tree differs from the commit in ${changed} ${changed === 1 ? 'file' : 'files'}`,
     node: process.version,
   };
 }
