@@ -1,5 +1,6 @@
 // Cucumber profiles. `default` runs TypeScript through tsx (fast start); `ts-node` is the same
-// suite through ts-node for users who run it that way; `qualify` also writes the reports.
+// suite through ts-node for users who run it that way. `npm run qualify` runs `replay` with the
+// suite's glob and its report formats (it writes them into an unpublished run folder).
 // `replay` runs only the paths given on the command line (cucumber adds command-line paths to a
 // profile's paths, so a scenario's replay command `… --profile replay file:line` needs a profile
 // without any); `compiled` is the same for the JavaScript that `tsc` writes to build/ (coverage).
@@ -11,18 +12,13 @@ const common = {
   retry: 0,
   parallel: 0,
   format: ['progress'],
-  formatOptions: { snippetInterface: 'synchronous' },
+  // An undefined or misspelt step gets the three nearest phrases ("did you mean"), not a code snippet.
+  formatOptions: { snippetInterface: 'synchronous', snippetSyntax: './steps/support/didYouMean.js' },
 };
 
 module.exports = {
   default: { ...common, paths: suite, requireModule: ['tsx/cjs'] },
   'ts-node': { ...common, paths: suite, requireModule: ['ts-node/register/transpile-only'] },
-  qualify: {
-    ...common,
-    paths: suite,
-    requireModule: ['tsx/cjs'],
-    format: ['progress', 'html:reports/cucumber.html', 'junit:reports/junit.xml', 'message:reports/messages.ndjson'],
-  },
   replay: { ...common, requireModule: ['tsx/cjs'] },
   compiled: { ...common, require: ['build/steps/**/*.js'] },
 };

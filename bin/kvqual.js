@@ -1,11 +1,23 @@
 #!/usr/bin/env node
 // The kvqual executable: loads the TypeScript sources through tsx and runs the command line.
+// KVQUAL_BUILD=<dir> runs the JavaScript that tsc compiled into <dir> instead (the sign-off's
+// coverage run sets it, so the command-line tests measure build/src/cli/).
 // Exit codes: 0 clean, 1 a rule violation found, 2 usage / unreadable file / malformed input,
 // 3 an unexpected error inside kvqual (a bug: its stack is printed).
 'use strict';
-require('tsx/cjs');
-const { runCli } = require('../src/cli/main.ts');
-const { processIo, ExitCode } = require('../src/cli/io.ts');
+const path = require('node:path');
+
+const build = process.env.KVQUAL_BUILD;
+let cli;
+if (build) {
+  const dir = path.resolve(__dirname, '..', build, 'src', 'cli');
+  cli = { main: require(path.join(dir, 'main.js')), io: require(path.join(dir, 'io.js')) };
+} else {
+  require('tsx/cjs');
+  cli = { main: require('../src/cli/main.ts'), io: require('../src/cli/io.ts') };
+}
+const { runCli } = cli.main;
+const { processIo, ExitCode } = cli.io;
 
 try {
   process.exitCode = runCli(process.argv.slice(2), processIo);

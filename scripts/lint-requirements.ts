@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AstBuilder, compile, GherkinClassicTokenMatcher, Parser } from '@cucumber/gherkin';
 import { IdGenerator } from '@cucumber/messages';
-import { parseRegistry, traceRequirements, Traceability, TracedScenario } from '../src/report/requirements';
+import { parseRegistry, traceRequirements, Traceability, TracedScenario } from '../src/signoff/requirements';
 
 export interface LintResult {
   trace: Traceability | null;

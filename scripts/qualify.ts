@@ -1,115 +1,24 @@
-// `npm run qualify`: the main job. Runs the feature suite with cucumber's HTML, JUnit and message
-// reports, runs it a second time to prove determinism (per-scenario digests from the evidence
-// attachments), runs generated workloads against the invariants (src/fuzz, as `npm run fuzz`),
-// measures c8 coverage of src/ over the tsc-compiled JavaScript, then writes the sign-off
-// (signoff.md, signoff.html, signoff-assets/) from the message streams, atomically.
-// Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run.
-// This driver may read the clock (the date line) and git; the library in src/report may not.
+// `npm run qualify`: the main job. Checks its arguments and inputs first (a usage or registry
+// error prints one line and exits 2 before anything is deleted), runs the feature suite twice
+// with cucumber's HTML, JUnit and message reports, runs generated workloads against the
+// simulator's invariants (as `npm run fuzz`), measures c8 coverage of src/ over the
+// tsc-compiled JavaScript (the same unit tests and features again; a failure there fails the
+// verdict), then publishes the sign-off (signoff.md, signoff.html, signoff-assets/) and the reports
+// as one set. The work is in src/signoff/driver.ts; this script gives it the clock, git and the
+// console. Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run.
 //
-//   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--no-coverage] [--fuzz-runs N]
+//   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--baseline FILE] [--no-coverage] [--fuzz-runs N]
 //
 // KVQUAL_PERTURB=<part of a scenario name> is passed to the second run only (test double of the
-// determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs.
+// determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs and seeds the
+// generated workloads (default 1893).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { compareRuns } from '../src/report/determinism';
-import { CoverageSummary, summariseCoverage } from '../src/report/coverage';
-import { renderFigure } from '../src/report/figure';
-import { parseRegistry } from '../src/report/requirements';
-import { parseRun, RunModel } from '../src/report/run';
-import { anchorOf, buildSignoff, generatedSummary, RERUN_MESSAGES, Subject } from '../src/report/signoff';
-import { runFuzzCampaign, type CampaignResult } from '../src/fuzz/campaign';
-import { KNOWN_DEFECT_AREAS } from '../src/fuzz/generate';
-import { renderHtml } from '../src/report/signoffHtml';
-import { ASSETS_DIR, renderMarkdown } from '../src/report/signoffMarkdown';
-import { replaceDirAtomic, writeFileAtomic } from '../src/report/write';
+import { DriverContext, parseQualifyArgs, prepare, qualify, UsageError } from '../src/signoff/driver';
+import type { Subject } from '../src/signoff/model';
 
 const ROOT = path.resolve(__dirname, '..');
-const PERTURB_ENV = 'KVQUAL_PERTURB';
-/** Generated workloads the sign-off runs by default, as `npm test` does. */
-const DEFAULT_FUZZ_RUNS = 1000;
-const DEFAULT_FUZZ_SEED = 1893;
-
-interface Options {
-  features: string;
-  requirements: string;
-  out: string;
-  campaign: string | null;
-  coverage: boolean;
-  /** Generated workloads to run (npm run fuzz); 0 skips the campaign and its gate. */
-  fuzzRuns: number;
-  args: string[];
-}
-
-/** A problem with how qualify was called (exit 2, one line, no stack). */
-class UsageError extends Error {}
-
-/** What qualify writes into --out: a folder holding anything else is not its to clear. */
-const OWN_OUTPUTS = ['signoff.md', 'signoff.html', ASSETS_DIR, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
-const OWN_TEMPORARY = /^\.(signoff\.md|signoff\.html|signoff-assets)\.(tmp|new|old)-\d+$/;
-
-/**
- * Refuses an --out folder that qualify did not make: one that exists and holds files qualify does
- * not write (it deletes signoff-assets/ there recursively). The repository's reports/ is its own.
- */
-function checkOutFolder(out: string, given: string): void {
-  if (!fs.existsSync(out)) return;
-  if (!fs.statSync(out).isDirectory()) throw new UsageError(`--out ${given}: not a folder`);
-  if (out === path.join(ROOT, 'reports')) return;
-  const assets = path.join(out, ASSETS_DIR);
-  const foreignAssets = fs.existsSync(assets) && (!fs.statSync(assets).isDirectory() || fs.readdirSync(assets).some((name) => !name.endsWith('.svg')));
-  const foreign = fs
-    .readdirSync(out)
-    .filter((name) => (!OWN_OUTPUTS.includes(name) && !OWN_TEMPORARY.test(name)) || (name === ASSETS_DIR && foreignAssets))
-    .sort();
-  if (foreign.length > 0) {
-    const shown = foreign.slice(0, 3).join(', ') + (foreign.length > 3 ? ', …' : '');
-    throw new UsageError(`--out ${given}: the folder holds files qualify did not write (${shown}); give a new or empty folder`);
-  }
-}
-
-function parseOptions(argv: string[]): Options {
-  const options: Options = { features: 'features', requirements: 'requirements.yaml', out: 'reports', campaign: null, coverage: true, fuzzRuns: DEFAULT_FUZZ_RUNS, args: argv };
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
-    const value = () => {
-      const next = argv[++i];
-      if (next === undefined) throw new UsageError(`${arg} needs a value`);
-      return next;
-    };
-    if (arg === '--features') options.features = value();
-    else if (arg === '--requirements') options.requirements = value();
-    else if (arg === '--out') options.out = value();
-    else if (arg === '--campaign') options.campaign = value();
-    else if (arg === '--no-coverage') options.coverage = false;
-    else if (arg === '--fuzz-runs') {
-      const text = value();
-      if (!/^\d+$/.test(text)) throw new UsageError(`--fuzz-runs ${text}: expected a whole number`);
-      options.fuzzRuns = Number(text);
-    } else throw new UsageError(`unknown option ${arg} (use --features, --requirements, --out, --campaign, --no-coverage, --fuzz-runs)`);
-  }
-  return options;
-}
-
-/** A path as given by the user, relative to the repository root for the tools run there. */
-function fromRoot(p: string): string {
-  return path.relative(ROOT, path.resolve(p)).split(path.sep).join('/') || '.';
-}
-
-function banner(text: string): void {
-  process.stdout.write(`\n── ${text} ──\n`);
-}
-
-function tool(name: string): string {
-  return path.join(ROOT, 'node_modules', '.bin', name);
-}
-
-function run(command: string, args: string[], env: NodeJS.ProcessEnv, quiet = false): { status: number | null; output: string } {
-  const result = spawnSync(command, args, { cwd: ROOT, env, encoding: 'utf8', stdio: quiet ? 'pipe' : 'inherit', maxBuffer: 64 * 1024 * 1024 });
-  if (result.error) throw result.error;
-  return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}` };
-}
 
 function git(args: string[]): string | null {
   const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
@@ -125,161 +34,31 @@ function subject(): Subject {
     packageName: pkg.name,
     packageVersion: pkg.version,
     commit: commit ?? 'unknown (not a git checkout)',
-    worktree: commit === null ? 'no git information' : changed === 0 ? 'clean working tree' : `working tree differs from the commit in ${changed} file(s)`,
+    worktree: commit === null ? 'no git information' : changed === 0 ? 'clean working tree' : `working tree differs from the commit in ${changed} ${changed === 1 ? 'file' : 'files'}`,
     node: process.version,
   };
 }
 
-function readRun(file: string): { run: RunModel | null; problem: string | null } {
-  if (!fs.existsSync(file)) return { run: null, problem: `cucumber wrote no message stream (${path.basename(file)})` };
-  return { run: parseRun(fs.readFileSync(file, 'utf8')), problem: null };
-}
-
-/** Coverage of src/: tsc to build/, then the unit tests and the feature suite from the JavaScript, under c8. */
-function measureCoverage(features: string, env: NodeJS.ProcessEnv): { summary: CoverageSummary | null; note: string } {
-  const build = path.join(ROOT, 'build');
-  const raw = path.join(build, '.v8-coverage');
-  fs.rmSync(build, { recursive: true, force: true });
-  const compiled = run(tool('tsc'), ['-p', 'tsconfig.json', '--outDir', 'build'], env, true);
-  if (!fs.existsSync(path.join(build, 'src'))) return { summary: null, note: `tsc produced no JavaScript: ${compiled.output.slice(0, 500)}` };
-  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: raw };
-  delete covEnv[PERTURB_ENV];
-  const unitDir = path.join(build, 'test', 'unit');
-  const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join('build', 'test', 'unit', f)) : [];
-  const unit = units.length ? run(process.execPath, ['--test', '--test-reporter=dot', ...units], covEnv, true) : { status: 0, output: '' };
-  const suite = run(tool('cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', 'summary'], covEnv, true);
-  const report = run(
-    tool('c8'),
-    ['report', '--temp-directory', raw, '--reporter', 'json-summary', '--report-dir', path.join(build, 'coverage'), '--include', 'build/src/**', '--all', '--src', 'build/src'],
-    env,
-    true,
-  );
-  const file = path.join(build, 'coverage', 'coverage-summary.json');
-  if (report.status !== 0 || !fs.existsSync(file)) return { summary: null, note: `c8 could not report: ${report.output.slice(0, 500)}` };
-  const caveats = [
-    compiled.status !== 0 ? 'tsc reported type errors' : '',
-    unit.status !== 0 ? 'some unit tests failed in the compiled run' : '',
-    suite.status !== 0 ? 'some scenarios failed in the compiled run' : '',
-  ].filter(Boolean);
-  const scope =
-    `Measured by c8 ${c8Version()} on the JavaScript that tsc compiled from src/ (mapped back to the TypeScript sources), while running ` +
-    `${units.length} unit test file(s) of test/unit and the ${features}/ feature suite once more (cucumber profile "compiled"). ` +
-    'Every file of src/ counts, loaded or not. Browser and integration tests are not included.' +
-    (caveats.length ? ` Caveat: ${caveats.join('; ')}.` : '');
-  const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
-  return { summary: summariseCoverage(summary, ROOT, scope), note: '' };
-}
-
-function c8Version(): string {
-  return (JSON.parse(fs.readFileSync(path.join(ROOT, 'node_modules', 'c8', 'package.json'), 'utf8')) as { version: string }).version;
-}
-
-function utcDate(): string {
-  return `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`;
-}
+const context: DriverContext = {
+  root: ROOT,
+  env: process.env,
+  now: () => Date.now(),
+  date: () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+  subject,
+  write: (text) => process.stdout.write(text),
+};
 
 async function main(argv: string[]): Promise<number> {
-  const started = Date.now();
-  const options = parseOptions(argv);
-  const out = path.resolve(options.out);
-  const features = fromRoot(options.features);
-  const isDefault = features === 'features' && fromRoot(options.out) === 'reports';
-  checkOutFolder(out, options.out);
-  fs.mkdirSync(out, { recursive: true });
-  // An old verdict must never sit beside new cucumber reports: remove it before anything runs.
-  for (const name of ['signoff.md', 'signoff.html', ASSETS_DIR]) fs.rmSync(path.join(out, name), { recursive: true, force: true });
-
-  const registry = parseRegistry(fs.readFileSync(path.resolve(options.requirements), 'utf8'), options.requirements);
-  const perturbation = process.env[PERTURB_ENV] ? process.env[PERTURB_ENV]! : null;
-  const firstEnv = { ...process.env };
-  delete firstEnv[PERTURB_ENV];
-  const secondEnv = { ...process.env };
-  const glob = `${features}/**/*.feature`;
-
-  banner('run 1 of 2: the suite, with cucumber.html, junit.xml and messages.ndjson');
-  const messages = path.join(out, 'messages.ndjson');
-  fs.rmSync(messages, { force: true });
-  const formats = ['html:cucumber.html', 'junit:junit.xml', 'message:messages.ndjson'].flatMap((f) => {
-    const [kind, file] = f.split(':');
-    return ['--format', `${kind}:${fromRoot(path.join(out, file))}`];
-  });
-  run(tool('cucumber-js'), isDefault ? ['--profile', 'qualify'] : ['--profile', 'replay', glob, ...formats], firstEnv);
-
-  banner(`run 2 of 2: the same suite again, to compare digests${perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : ''}`);
-  const rerunFile = path.join(out, RERUN_MESSAGES);
-  fs.rmSync(rerunFile, { force: true });
-  run(tool('cucumber-js'), ['--profile', 'replay', glob, '--format', `message:${fromRoot(rerunFile)}`], secondEnv);
-
-  let coverage: CoverageSummary | null = null;
-  let coverageNote = 'not requested (--no-coverage)';
-  if (options.coverage) {
-    banner('coverage of src/ (c8 over the compiled JavaScript)');
-    const measured = measureCoverage(features, firstEnv);
-    coverage = measured.summary;
-    coverageNote = measured.note;
-    process.stdout.write(coverage ? `lines ${coverage.lines.pct}%, branches ${coverage.branches.pct}%\n` : `not measured: ${coverageNote}\n`);
-  }
-
-  let generated: CampaignResult | null = null;
-  if (options.fuzzRuns > 0) {
-    const seedText = process.env.KVQUAL_SEED;
-    const seed = seedText === undefined || seedText === '' ? DEFAULT_FUZZ_SEED : Number(seedText);
-    if (!Number.isSafeInteger(seed)) throw new Error(`KVQUAL_SEED="${seedText}" is not an integer seed`);
-    banner(`generated workloads: ${options.fuzzRuns} cases (fast-check seed ${seed}), areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ') || 'none'}`);
-    generated = runFuzzCampaign({ runs: options.fuzzRuns, seed, exclude: KNOWN_DEFECT_AREAS });
-    process.stdout.write(`${generatedSummary(generated)}\n`);
-  }
-
-  const first = readRun(messages);
-  const second = readRun(rerunFile);
-  const runModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, runErrors: [first.problem!], finished: false };
-  const determinism = compareRuns(runModel, second.run, second.problem);
-
-  const figures = new Map<string, string>();
-  for (const scenario of runModel.scenarios) {
-    if (!scenario.evidence) continue;
-    const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
-    if (svg !== null) figures.set(scenario.key, svg);
-  }
-  const command = ['npm run qualify', ...(argv.length ? ['--', ...argv] : [])].join(' ');
-  const model = buildSignoff({
-    campaign: options.campaign ?? `${subject().packageName} ${subject().packageVersion} release qualification`,
-    date: utcDate(),
-    subject: subject(),
-    command,
-    run: runModel,
-    determinism,
-    registry,
-    coverage,
-    coverageNote,
-    perturbation,
-    figures,
-    generated,
-    companions: [
-      { label: "cucumber's HTML report", file: 'cucumber.html' },
-      { label: 'JUnit XML', file: 'junit.xml' },
-      { label: 'message stream', file: 'messages.ndjson' },
-      { label: 'message stream of the second run', file: RERUN_MESSAGES },
-    ],
-  });
-  // Everything is rendered in memory first; only then are the files swapped in.
-  const markdown = renderMarkdown(model);
-  const html = renderHtml(model);
-  const assets = model.views.filter((v) => v.figure !== null).map((v) => ({ name: v.figureFile!, content: v.figure! }));
-  replaceDirAtomic(path.join(out, ASSETS_DIR), assets);
-  writeFileAtomic(path.join(out, 'signoff.html'), html);
-  writeFileAtomic(path.join(out, 'signoff.md'), markdown);
-
-  banner(`verdict: ${model.verdict}`);
-  for (const gate of model.gates) process.stdout.write(`${gate.passed ? 'pass' : 'FAIL'}  ${gate.title}: ${gate.summary}\n`);
-  process.stdout.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
-  return model.qualified ? 0 : 1;
+  const prepared = prepare(parseQualifyArgs(argv), ROOT, process.env);
+  return (await qualify(prepared, context)).status;
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (error: Error) => {
-    process.stderr.write(error instanceof UsageError ? `qualify: ${error.message}\n` : `qualify could not complete: ${error.stack ?? error.message}\n`);
+    const message = error instanceof UsageError ? `qualify: ${error.message}` : `qualify could not complete: ${error.message.split('\n')[0]}`;
+    process.stderr.write(`${message}\n`);
+    if (!(error instanceof UsageError) && process.env.KVQUAL_DEBUG) process.stderr.write(`${error.stack}\n`);
     process.exit(2);
   },
 );

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import type { Command } from 'commander';
 import { ConfigError, parseReplayConfig } from '../config/load';
 import * as path from 'node:path';
-import { runReplay, type ReplayInputs, type ReplayOutcome } from '../sim/replay';
+import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import { agenticRequestCount, parseAgenticLines } from '../agentic/trace';
 import { parseMooncakeLines } from '../config/mooncake';

@@ -4,7 +4,7 @@
 // max_num_seqs or the token budget; each request's timestamps run forward; transfers move whole
 // blocks; reuse never exceeds the prompt; every reconciliation gives a documented reason. Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
-import type { ReplayOutcome } from '../sim/replay';
+import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
 import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog } from '../events/checkLog';

@@ -4,7 +4,7 @@
 import { validateReplayConfig } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import { parseAgenticTrace } from '../agentic/trace';
-import { runReplay, type ReplayInputs, type ReplayOutcome } from '../sim/replay';
+import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
 import { checkRun, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';

@@ -10,14 +10,15 @@ import { TIERS } from '../events/model';
 import { explainPlacement } from '../router/explain';
 import type { Placement } from '../router/router';
 import type { RouterReplay } from '../sim/routerReplay';
-import type { ReplayOutcome } from '../sim/replay';
+import type { ClusterResult } from '../sim/cluster';
+import type { RunReport } from './report';
 import { digestOf } from './canonical';
 
 /** Media type of the evidence attachment in cucumber's message stream. */
 export const EVIDENCE_MEDIA_TYPE = 'application/vnd.kvqual.evidence+json';
 export const EVIDENCE_FORMAT = 'kvqual-evidence/1';
 /** File names of the attachments the scenario hooks make beside the evidence (reports skip them). */
-export const HOOK_ATTACHMENT_FILES = { decisions: 'decisions.txt', replay: 'replay.txt', figure: 'figure.svg' } as const;
+export const HOOK_ATTACHMENT_FILES = { decisions: 'decisions.txt', replay: 'replay.txt', figure: 'figure.svg', perturbation: 'perturbation.txt' } as const;
 
 /** A number a step asserted, as measured (recorded before the assertion, so failures show it). */
 export interface Measurement {
@@ -85,10 +86,13 @@ export interface ResidencySpan extends RankRef {
 
 export interface ScenarioEvidence {
   format: typeof EVIDENCE_FORMAT;
-  /** Which simulation produced it: "router-replay", "cluster", or "none" when none ran. */
+  /**
+   * Which simulation produced it: "router-replay", "cluster", "setup" (a configuration was only
+   * validated and set up, or rejected, without running), or "none" when nothing ran.
+   */
   simulation: string;
   seed: number;
-  /** Canonical digest of what the simulation did; null when no simulation ran. */
+  /** Canonical digest of what the simulation did (for "setup": the configuration and its verdict); null when nothing ran. */
   digest: string | null;
   ranks: RankRef[];
   /** The last instant the simulation reached. */
@@ -96,6 +100,13 @@ export interface ScenarioEvidence {
   timeline: Timeline;
   residency: ResidencySpan[];
   measurements: Measurement[];
+  /**
+   * The other runs this scenario compares its run with ("twice the solo time", "double with 2
+   * lanes"), each with a label; its figure shows them all. Absent when it ran once.
+   */
+  compared?: { label: string; evidence: ScenarioEvidence }[];
+  /** What to call this run beside the compared ones ("Run 2 of 2"). */
+  run_label?: string;
 }
 
 function numberText(value: number): string {
@@ -105,7 +116,9 @@ function numberText(value: number): string {
 /** A measurement; its text defaults to "label = value unit". */
 export function measurement(label: string, value: number, unit = '', text?: string): Measurement {
   if (!Number.isFinite(value)) throw new RangeError(`measurement "${label}": ${value} is not a finite number`);
-  return { label, value, unit, text: text ?? `${label} = ${numberText(value)}${unit ? ` ${unit}` : ''}` };
+  // "problem(s)" reads "1 problem", "2 problems".
+  const shown = unit.replace(/\(s\)$/, value === 1 ? '' : 's');
+  return { label, value, unit: shown, text: text ?? `${label} = ${numberText(value)}${shown ? ` ${shown}` : ''}` };
 }
 
 /** Evidence of a scenario in which no simulation ran (e.g. it stopped at an undefined step). */
@@ -121,6 +134,34 @@ export function emptyEvidence(seed: number, measurements: Measurement[] = []): S
     residency: [],
     measurements: [...measurements],
   };
+}
+
+/**
+ * Evidence of a scenario whose claim compares runs ("twice the solo time", "double with 2 lanes"):
+ * the last run's evidence, with the others beside it for the figure, and one digest over every
+ * run in order, so the determinism check covers them all.
+ */
+export function evidenceComparing(
+  main: { label: string; evidence: ScenarioEvidence },
+  others: { label: string; evidence: ScenarioEvidence }[],
+): ScenarioEvidence {
+  if (others.length === 0) return main.evidence;
+  const digest = digestOf({ runs: [...others, main].map((run) => ({ label: run.label, digest: run.evidence.digest })) });
+  return { ...main.evidence, digest, run_label: main.label, compared: others.map((o) => ({ label: o.label, evidence: { ...o.evidence, measurements: [] } })) };
+}
+
+/**
+ * Evidence of a scenario that only validated and set up a configuration, or saw it rejected: its
+ * digest covers the configuration and the rejection (problems by path), so two runs that built a
+ * different configuration or decided differently are told apart.
+ */
+export function evidenceFromSetup(
+  config: unknown,
+  rejected: { path: string; message: string }[] | null,
+  seed: number,
+  measurements: Measurement[] = [],
+): ScenarioEvidence {
+  return { ...emptyEvidence(seed, measurements), simulation: 'setup', digest: digestOf({ config, rejected }) };
 }
 
 // ── residency strips ────────────────────────────────────────────────────────────────────────
@@ -349,7 +390,7 @@ export function evidenceFromRouterReplay(replay: RouterReplay, seed: number, mea
  * the digest is the canonical report's. Decode workers' events never reach the router (EVT-4) and
  * are not drawn.
  */
-export function evidenceFromCluster(outcome: ReplayOutcome, seed: number, measurements: Measurement[] = []): ScenarioEvidence {
+export function evidenceFromCluster(outcome: { result: ClusterResult; report: RunReport }, seed: number, measurements: Measurement[] = []): ScenarioEvidence {
   const { result, report } = outcome;
   const emissions: Emission[] = result.batches.map(({ batch, visible_ns }) => ({
     worker_id: batch.worker_id,

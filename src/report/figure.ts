@@ -2,7 +2,11 @@
 // browser, no network, no fonts fetched): a timeline (arrivals, KV batches emitted and the
 // instant each became visible to the router, placements per worker, H2D/D2H transfers) above a
 // residency strip per rank (engine truth vs router view) on the same time axis, so a reviewer
-// sees why a request went where it went. The SVG is deterministic: same evidence, same bytes.
+// sees why a request went where it went. The time axis is fitted to the activity; tick labels
+// never use exponents; labels that would overlap go to another row (or are joined); two instants
+// closer than a pixel (a boundary claim: 14.999 ms vs 15 ms) get a zoomed panel of their own; a
+// scenario that compares runs ("twice", "double") shows every run it compares, one above the
+// other on the same axis. The SVG is deterministic: same evidence, same bytes.
 import * as vega from 'vega';
 import { compile, TopLevelSpec } from 'vega-lite';
 import type { RankRef, Tier } from '../events/model';
@@ -10,6 +14,8 @@ import type { ScenarioEvidence } from './evidence';
 
 const WIDTH = 600;
 const LANE_HEIGHT = 22;
+/** A lane's height when some of its labels take a second row (below the marks). */
+const LANE_HEIGHT_TWO_ROWS = 36;
 const STRIP_HEIGHT = 30;
 
 const TIER_NAME: Record<Tier, string> = { Device: 'G1 (GPU)', HostPinned: 'G2 (host)' };
@@ -64,13 +70,129 @@ export function axisEndMs(evidence: ScenarioEvidence): number {
   return niceCeil(last * 1.08 + 0.5);
 }
 
+/** Rounds an axis start down to a multiple of 1, 2, 2.5 or 5 × 10^k below it. */
+export function niceFloor(value: number, span: number): number {
+  if (value <= 0) return 0;
+  const power = 10 ** Math.floor(Math.log10(Math.max(span, 1e-9)));
+  return Math.max(0, Math.floor(value / power) * power);
+}
+
+/** The instants something happened at (ms): arrivals, emissions, visibility, placements, transfers, membership. */
+function activity(evidence: ScenarioEvidence): number[] {
+  const t = evidence.timeline;
+  return [
+    ...t.arrivals.map((a) => a.at_ns),
+    ...t.emissions.flatMap((e) => (e.visible_ns === null ? [e.at_ns] : [e.at_ns, e.visible_ns])),
+    ...t.placements.map((p) => p.at_ns),
+    ...t.transfers.flatMap((x) => [x.start_ns, x.end_ns]),
+    ...t.membership.map((m) => m.at_ns),
+    ...(t.failure ? [t.failure.at_ns] : []),
+  ].map(ms);
+}
+
+/**
+ * The time axis start (ms): 0, unless everything happens late (after a quarter of the axis), then
+ * a round number a little before the first activity, so the activity fills the figure.
+ */
+export function axisStartMs(evidence: ScenarioEvidence, end = axisEndMs(evidence)): number {
+  const instants = activity(evidence);
+  if (instants.length === 0) return 0;
+  const first = Math.min(...instants);
+  if (first <= end / 4) return 0;
+  const last = Math.max(...instants);
+  return niceFloor(first - Math.max((last - first) * 0.08, end / 100), Math.max(last - first, end / 10));
+}
+
+/**
+ * Two distinct instants closer than a pixel apart on the axis (a boundary claim such as 14.999 ms
+ * against 15 ms), as a window (ms) around them that shows them apart, or null.
+ */
+export function zoomWindow(evidence: ScenarioEvidence, start: number, end: number): { from: number; to: number } | null {
+  const pixel = (end - start) / WIDTH;
+  const instants = [...new Set(activity(evidence))].sort((a, b) => a - b);
+  let best: [number, number] | null = null;
+  for (let i = 1; i < instants.length; i++) {
+    const gap = instants[i] - instants[i - 1];
+    if (gap > 0 && gap < pixel && (best === null || gap < best[1] - best[0])) best = [instants[i - 1], instants[i]];
+  }
+  if (best === null) return null;
+  const gap = best[1] - best[0];
+  return { from: Math.max(0, best[0] - 2 * gap), to: best[1] + 2 * gap };
+}
+
+const TICK_FORMAT = '~f';
+
+/** A rough width (px) of a 10 px label, to keep labels apart. */
+const labelWidth = (text: string) => 6 * text.length + 8;
+
+/**
+ * Spreads labels that would overlap on one lane over two rows (above and below the marks) and joins what still does not
+ * fit into the label before it, so no two labels are drawn over each other.
+ */
+export function spreadLabels<T extends { t: number; lane: string; label: string }>(items: T[], pxPerMs: number, rows = 2): (T & { row: number })[] {
+  const out: (T & { row: number })[] = [];
+  const lanes = [...new Set(items.map((i) => i.lane))];
+  for (const lane of lanes) {
+    const ends = new Array<number>(rows).fill(-Infinity);
+    const placed: (T & { row: number })[] = [];
+    for (const item of items.filter((i) => i.lane === lane && i.label !== '').sort((a, b) => a.t - b.t)) {
+      const x = item.t * pxPerMs;
+      const row = ends.findIndex((e) => e <= x);
+      if (row >= 0) {
+        ends[row] = x + labelWidth(item.label);
+        placed.push({ ...item, row });
+      } else {
+        const previous = placed[placed.length - 1];
+        previous.label = `${previous.label}, ${item.label}`;
+        ends[previous.row] += labelWidth(`, ${item.label}`);
+      }
+    }
+    out.push(...placed);
+  }
+  return out;
+}
+
 /** The vega-lite spec of a scenario's figure, or null when there is nothing to draw. */
 export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
-  if (evidence.ranks.length === 0) return null;
+  const runs = [...(evidence.compared ?? []), { label: evidence.run_label ?? '', evidence }];
+  const drawable = runs.filter((r) => r.evidence.ranks.length > 0);
+  if (drawable.length === 0) return null;
+  // One axis for every run compared: from the earliest start to the latest end.
+  const end = Math.max(...drawable.map((r) => axisEndMs(r.evidence)));
+  const start = Math.min(...drawable.map((r) => axisStartMs(r.evidence, end)));
+  const panels: unknown[] = [];
+  let points = 0;
+  drawable.forEach((run, i) => {
+    const title = drawable.length > 1 ? `${run.label || `Run ${i + 1} of ${drawable.length}`}: ` : '';
+    const made = panelsOf(run.evidence, title, start, end);
+    panels.push(...made.panels);
+    points += made.marks;
+  });
+  if (panels.length === 0 || points === 0) return null;
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    background: 'white',
+    padding: 8,
+    config: {
+      font: 'Helvetica, Arial, sans-serif',
+      view: { stroke: '#dee2e6' },
+      axis: { labelFontSize: 11, titleFontSize: 11, titleColor: '#495057', labelColor: '#495057' },
+      legend: { labelFontSize: 11, titleFontSize: 11, symbolSize: 70, orient: 'bottom', direction: 'horizontal' },
+      title: { color: '#212529', fontWeight: 'bold' },
+      concat: { spacing: 26 },
+    },
+    vconcat: panels,
+    resolve: { scale: { color: 'independent', shape: 'independent', y: 'independent', x: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
+  } as unknown as TopLevelSpec;
+}
+
+/** The panels of one run: its timeline, a zoom on two instants a pixel apart, its residency strips. */
+function panelsOf(evidence: ScenarioEvidence, titlePrefix: string, start: number, end: number): { panels: unknown[]; marks: number } {
+  if (evidence.ranks.length === 0) return { panels: [], marks: 0 };
   const multiRank = evidence.ranks.some((rank) => rank.dp_rank !== 0);
-  const end = axisEndMs(evidence);
-  const xScale = { domain: [0, end], nice: false, zero: true };
-  const xAxis = { title: 'virtual time (ms)', format: '~g', grid: true, gridColor: '#eef0f2' };
+  const xScale = { domain: [start, end], nice: false, zero: start === 0 };
+  const xAxis = { title: 'virtual time (ms)', format: TICK_FORMAT, grid: true, gridColor: '#eef0f2' };
+  const pxPerMs = WIDTH / (end - start);
   const nameOf = (rank: RankRef) => rankName(rank, multiRank);
   const t = evidence.timeline;
 
@@ -120,14 +242,14 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
   const timelineLayers: unknown[] = [
     {
       data: { values: links },
-      mark: { type: 'rule', strokeDash: [3, 3], strokeWidth: 1, color: '#adb5bd' },
+      mark: { type: 'rule', strokeDash: [3, 3], strokeWidth: 1, color: '#adb5bd', clip: true },
       encoding: { x, x2: { field: 't2' }, y: { ...y }, y2: { field: 'lane2' } },
     },
   ];
   if (transfers.length > 0) {
     timelineLayers.push({
       data: { values: transfers },
-      mark: { type: 'bar', height: 10, cornerRadius: 2 },
+      mark: { type: 'bar', height: 10, cornerRadius: 2, clip: true },
       encoding: {
         x,
         x2: { field: 't2' },
@@ -141,6 +263,7 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
       },
     });
   }
+  const timelineLabels = spreadLabels(points, pxPerMs);
   timelineLayers.push(
     {
       data: { values: points },
@@ -152,17 +275,42 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
         color: { field: 'kind', type: 'nominal', title: null, legend: LEGEND, scale: { domain: kinds.map((k) => k.label), range: kinds.map((k) => k.color) } },
       },
     },
-    {
-      data: { values: points.filter((p) => p.label !== '') },
-      mark: { type: 'text', align: 'left', dx: 6, dy: -7, fontSize: 10, color: '#212529' },
-      encoding: { x, y, text: { field: 'label' } },
-    },
+    ...labelLayers(timelineLabels, x, y),
   );
   if (failureRule.length > 0) timelineLayers.push(...failureLayers(failureRule, x));
+  const laneHeight = timelineLabels.some((l) => l.row > 0) ? LANE_HEIGHT_TWO_ROWS : LANE_HEIGHT;
+  const timelineTitle = `${titlePrefix}Timeline: arrivals, KV event batches (emitted → visible to the router), placements`;
   const timeline = {
-    ...panel('Timeline: arrivals, KV event batches (emitted → visible to the router), placements', lanes.length * LANE_HEIGHT, timelineLayers),
+    ...panel(timelineTitle, lanes.length * laneHeight, drawn(timelineLayers)),
     resolve: { scale: { color: 'independent', shape: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
   };
+  const panels: unknown[] = [timeline];
+  const zoom = zoomWindow(evidence, start, end);
+  if (zoom !== null) {
+    const inWindow = <T extends { t: number }>(items: T[]) => items.filter((item) => item.t >= zoom.from && item.t <= zoom.to);
+    const zx = { field: 't', type: 'quantitative', scale: { domain: [zoom.from, zoom.to], nice: false, zero: false }, axis: { ...xAxis, title: 'virtual time (ms), zoomed', tickCount: 5 } };
+    const zoomPoints = inWindow(points).map((p) => ({ ...p, label: p.label || `${Number(p.t.toFixed(6))} ms` }));
+    panels.push({
+      ...panel(
+        `${titlePrefix}Zoom on ${Number(zoom.from.toFixed(6))}–${Number(zoom.to.toFixed(6))} ms: instants less than a pixel apart above`,
+        lanes.length * LANE_HEIGHT_TWO_ROWS,
+        drawn([
+          {
+            data: { values: zoomPoints },
+            mark: { type: 'point', filled: true, size: 70, opacity: 1 },
+            encoding: {
+              x: zx,
+              y,
+              shape: { field: 'kind', type: 'nominal', legend: null, scale: { domain: kinds.map((k) => k.label), range: kinds.map((k) => k.shape) } },
+              color: { field: 'kind', type: 'nominal', legend: null, scale: { domain: kinds.map((k) => k.label), range: kinds.map((k) => k.color) } },
+            },
+          },
+          ...labelLayers(spreadLabels(zoomPoints, WIDTH / (zoom.to - zoom.from)), zx, y),
+        ]),
+      ),
+      resolve: { scale: { color: 'independent', shape: 'independent' } },
+    });
+  }
 
   // ── residency strips ──
   const rows: string[] = [];
@@ -175,16 +323,20 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
       t2,
       row: `${nameOf(s)}: ${s.view === 'engine' ? 'engine truth' : 'router view'}`,
       tier: TIER_NAME[s.tier],
-      label: t2 - t1 >= end / 40 ? `${s.blocks}` : '',
+      label: t2 - t1 >= (end - start) / 40 ? `${s.blocks}` : '',
     };
   });
-  const placementsAt = t.placements.map((p) => ({ t: ms(p.at_ns), label: p.request_id }));
+  const placementsAt = spreadLabels(
+    t.placements.map((p) => ({ t: ms(p.at_ns), lane: 'placements', label: p.request_id })),
+    pxPerMs,
+    1,
+  );
   const rowY = { field: 'row', type: 'nominal', scale: { domain: rows }, axis: LANE_AXIS };
   const tierOffset = { field: 'tier', type: 'nominal', scale: { domain: [TIER_NAME.Device, TIER_NAME.HostPinned], paddingInner: 0.15 } };
   const residencyLayers: unknown[] = [
     {
       data: { values: spans },
-      mark: { type: 'bar', opacity: 0.85 },
+      mark: { type: 'bar', opacity: 0.85, clip: true },
       encoding: {
         x,
         x2: { field: 't2' },
@@ -215,23 +367,25 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
     );
   }
   if (failureRule.length > 0) residencyLayers.push(...failureLayers(failureRule, x));
-  const residency = panel('Residency per rank: what the engine held vs what the router could see (blocks)', rows.length * STRIP_HEIGHT, residencyLayers);
+  const residency = panel(`${titlePrefix}Residency per rank: what the engine held vs what the router could see (blocks)`, rows.length * STRIP_HEIGHT, drawn(residencyLayers));
+  panels.push(residency);
+  return { panels: panels.filter((p) => ((p as { layer: unknown[] }).layer ?? []).length > 0), marks: points.length + transfers.length + spans.length };
+}
 
-  return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    background: 'white',
-    padding: 8,
-    config: {
-      font: 'Helvetica, Arial, sans-serif',
-      view: { stroke: '#dee2e6' },
-      axis: { labelFontSize: 11, titleFontSize: 11, titleColor: '#495057', labelColor: '#495057' },
-      legend: { labelFontSize: 11, titleFontSize: 11, symbolSize: 70, orient: 'bottom', direction: 'horizontal' },
-      title: { color: '#212529', fontWeight: 'bold' },
-      concat: { spacing: 26 },
-    },
-    vconcat: [timeline, residency],
-    resolve: { scale: { color: 'independent', shape: 'independent', y: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
-  } as unknown as TopLevelSpec;
+/** Label layers, one per row of spreadLabels (above the mark, below it). */
+function labelLayers(labels: { t: number; lane: string; label: string; row: number }[], x: unknown, y: unknown): unknown[] {
+  const offsets = [-7, 12];
+  return offsets.map((dy, row) => ({
+    data: { values: labels.filter((l) => l.row === row) },
+    mark: { type: 'text', align: 'left', dx: 6, dy, fontSize: 10, color: '#212529' },
+    encoding: { x, y, text: { field: 'label' } },
+  }));
+}
+
+// A layer without data draws nothing but makes vega compute bounds from ±Number.MAX_VALUE
+// (invalid SVG coordinates): such layers are left out.
+function drawn(layers: unknown[]): unknown[] {
+  return layers.filter((layer) => (layer as { data: { values: unknown[] } }).data.values.length > 0);
 }
 
 function panel(title: string, height: number, layer: unknown[]): Record<string, unknown> {

@@ -1,6 +1,6 @@
 // Atomic output: a report file is written to a temporary file in the same directory, flushed,
-// then renamed over the old one, so a reader (or a crash) never sees it half-written. A directory
-// of assets is built beside its final place and swapped in with renames.
+// then renamed over the old one, so a reader (or a crash) never sees it half-written (the fuzzer's
+// counterexamples; the sign-off publishes its whole set with src/signoff/write.ts).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -23,25 +23,5 @@ export function writeFileAtomic(file: string, content: string | Buffer): void {
   } catch (error) {
     fs.rmSync(temp, { force: true });
     throw error;
-  }
-}
-
-/** Replaces a directory with one holding exactly `files`, built aside and swapped in by rename. */
-export function replaceDirAtomic(dir: string, files: { name: string; content: string | Buffer }[]): void {
-  const staging = tempName(dir, 'new');
-  const previous = tempName(dir, 'old');
-  fs.rmSync(staging, { recursive: true, force: true });
-  fs.rmSync(previous, { recursive: true, force: true });
-  try {
-    fs.mkdirSync(staging, { recursive: true });
-    for (const file of files) {
-      if (file.name.includes('/') || file.name.startsWith('.')) throw new Error(`asset name "${file.name}" must be a plain file name`);
-      fs.writeFileSync(path.join(staging, file.name), file.content);
-    }
-    if (fs.existsSync(dir)) fs.renameSync(dir, previous);
-    fs.renameSync(staging, dir);
-  } finally {
-    fs.rmSync(staging, { recursive: true, force: true });
-    fs.rmSync(previous, { recursive: true, force: true });
   }
 }

@@ -4,10 +4,10 @@
 import { ConfigError, validateReplayConfig } from '../../src/config/load';
 import type { Cluster } from '../../src/sim/cluster';
 import type { ReplayConfig } from '../../src/config/schema';
-import { assertEveryRequestEnded, runReplay, ReplayInputs, ReplayOutcome } from '../../src/sim/replay';
+import { assertEveryRequestEnded, runReplay, ReplayInputs, ReplayOutcome } from '../../src/replay';
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import { parseDurationNs } from '../../src/time';
-import type { ClusterSetup } from './world';
+import type { ClusterSetup } from './setup';
 
 type Raw = Record<string, unknown>;
 
@@ -17,6 +17,9 @@ export interface HostMemory {
 }
 
 const nsToMs = (ns: number) => ns / 1_000_000;
+
+/** The extra request the perturbation test double (perturb.ts) adds to a perturbed configuration. */
+export const PROBE_REQUEST = { id: 'perturbation-probe', arrival_ms: 0, prompt: [{ tokens: 1 }], output_length: 1 } as const;
 
 function number(text: string, what: string): number {
   const match = /^\s*(\d+(?:\.\d+)?)/.exec(text);
@@ -74,8 +77,20 @@ export class EngineScenario {
 
   /** Applies one row of the cluster table. */
   applySetting(name: string, value: string): void {
+    const setters = this.settingSetters(name, value);
+    const set = setters[name];
+    if (!set) throw new Error(`unknown cluster setting "${name}"; known settings: ${Object.keys(setters).join(', ')}`);
+    set();
+  }
+
+  /** The names a cluster settings table accepts (docs/steps.md lists them). */
+  settingNames(): string[] {
+    return Object.keys(this.settingSetters('', ''));
+  }
+
+  private settingSetters(name: string, value: string): Record<string, () => void> {
     const fixed = (this.engine.timing as { fixed: Raw }).fixed;
-    const setters: Record<string, () => void> = {
+    return {
       'block size': () => (this.engine.block_size = number(value, name)),
       'GPU blocks per rank': () => (this.engine.num_gpu_blocks = number(value, name)),
       'running requests per rank': () => (this.engine.max_num_seqs = number(value, name)),
@@ -98,9 +113,6 @@ export class EngineScenario {
       'KV event lag': () => (this.setup.lag_ns = parseDurationNs(value)),
       'host block weight': () => (this.setup.router.host_cache_hit_weight = number(value, name)),
     };
-    const set = setters[name];
-    if (!set) throw new Error(`unknown cluster setting "${name}"; known settings: ${Object.keys(setters).join(', ')}`);
-    set();
   }
 
   /** A request; `session` continues that conversation when `continues` is true. */
@@ -152,8 +164,9 @@ export class EngineScenario {
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
     if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: 1, kv_transfer_latency_ms: 0.5 });
-    const requests = this.perturbed ? [...this.requests, { id: 'perturbation-probe', arrival_ms: 0, prompt: [{ tokens: 1 }], output_length: 1 }] : this.requests;
-    const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests };
+    // An agentic workload takes its probe after validation (see config()): a config file may not mix the two.
+    const probe: Raw[] = this.perturbed && !this.agentic ? [structuredClone(PROBE_REQUEST) as Raw] : [];
+    const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests: [...this.requests, ...probe] };
     return {
       seed,
       cluster,
@@ -176,10 +189,24 @@ export class EngineScenario {
     return role;
   }
 
+  /** The last configuration the scenario validated (set up, rejected or run), for its evidence. */
+  lastConfig: Raw | null = null;
+
+  get configured(): boolean {
+    return this.lastConfig !== null;
+  }
+
   config(seed: number, change?: (raw: Raw) => void): ReplayConfig {
     const raw = structuredClone(this.rawConfig(seed));
     change?.(raw);
-    return validateReplayConfig(raw, 'scenario cluster');
+    this.lastConfig = raw;
+    if (!this.perturbed || !this.agentic) return validateReplayConfig(raw, 'scenario cluster');
+    // The perturbation test double beside an agentic trace: the probe is submitted before the
+    // lanes start (src/replay.ts runs explicit requests and an agentic trace together).
+    this.lastConfig = { ...raw, perturbation_probe: structuredClone(PROBE_REQUEST) };
+    const config = validateReplayConfig(raw, 'scenario cluster');
+    const probe = validateReplayConfig({ ...raw, workload: { requests: [structuredClone(PROBE_REQUEST)] } }, 'perturbation probe').workload.requests!;
+    return { ...config, workload: { ...config.workload, requests: [...(config.workload.requests ?? []), ...probe] } };
   }
 
   /** The same scenario with only the first of the focus requests (the solo baseline). */
@@ -193,8 +220,12 @@ export class EngineScenario {
       this.inputs(),
     );
     assertEveryRequestEnded(outcome.result);
+    this.soloBaseline = outcome;
     return outcome;
   }
+
+  /** The solo baseline a comparison ran, if any (its figure shows it beside the scenario's run). */
+  soloBaseline: ReplayOutcome | null = null;
 
   /** The parsed agentic trace, when the scenario has one. */
   inputs(): ReplayInputs {

@@ -4,10 +4,10 @@
 // scenario also prints its seed and a one-line command that replays exactly it.
 import { After, Before, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
-import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceFromCluster, evidenceFromRouterReplay, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
+import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromCluster, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
-import { replayCommand } from '../../src/report/replay';
-import { perturbIfAsked } from './perturb';
+import { replayCommand } from '../../src/report/replayCommand';
+import { PERTURB_ENV, perturbationApplied, perturbationAsked, perturbIfAsked } from './perturb';
 
 Before(function (this: KvWorld, { pickle }) {
   perturbIfAsked(this, pickle.name);
@@ -15,8 +15,19 @@ Before(function (this: KvWorld, { pickle }) {
 
 function evidenceOf(world: KvWorld): ScenarioEvidence {
   if (world.hasReplay) return evidenceFromRouterReplay(world.replay, world.seed, world.measurements);
-  const outcome = world.hasEngine ? world.engine.outcomes.at(-1) : undefined;
-  if (outcome) return evidenceFromCluster(outcome, world.seed, world.measurements);
+  const outcomes = world.hasEngine ? world.engine.outcomes : [];
+  if (outcomes.length > 0) {
+    // A claim that compares runs shows (and digests) every run it compares.
+    const n = outcomes.length;
+    const runs = outcomes.map((outcome, i) => ({ label: n > 1 ? `Run ${i + 1} of ${n}` : 'The run', evidence: evidenceFromCluster(outcome, world.seed, i === n - 1 ? world.measurements : []) }));
+    const solo = world.engine.soloBaseline;
+    const others = [...(solo ? [{ label: 'Solo baseline', evidence: evidenceFromCluster(solo, world.seed) }] : []), ...runs.slice(0, -1)];
+    return evidenceComparing(runs[n - 1], others);
+  }
+  if (world.hasEngine && world.engine.lastConfig !== null) {
+    const rejected = world.engine.setupError?.problems.map((p) => ({ path: p.path, message: p.message })) ?? null;
+    return evidenceFromSetup(world.engine.lastConfig, rejected, world.seed, world.measurements);
+  }
   return emptyEvidence(world.seed, world.measurements);
 }
 
@@ -27,6 +38,13 @@ After(async function (this: KvWorld, { pickle, result }) {
   if (figure !== null) this.attach(Buffer.from(figure, 'utf8'), { mediaType: 'image/svg+xml', fileName: HOOK_ATTACHMENT_FILES.figure });
   const decisions = evidence.timeline.placements.map((placement) => placement.sentence);
   if (decisions.length > 0) this.attach(decisions.join('\n'), { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.decisions });
+  if (perturbationAsked(pickle.name)) {
+    const applied = perturbationApplied(this);
+    const note = applied ? `${PERTURB_ENV}: perturbed on purpose (${applied})` : `${PERTURB_ENV}: named this scenario, but it drives no simulation and sets up no cluster: nothing to perturb`;
+    this.attach(note, { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.perturbation });
+    process.stderr.write(`\n${note}: "${pickle.name}"\n`);
+    if (!applied) throw new Error(note);
+  }
   if (result?.status === Status.PASSED) return;
   const replay = replayCommand(this.seed, pickle.uri, pickle.location?.line);
   const note = `seed ${this.seed} — replay only this scenario with:\n  ${replay}`;

@@ -5,9 +5,10 @@ import { IWorldOptions, World, setWorldConstructor } from '@cucumber/cucumber';
 import { namedChunk, Prompt } from '../../src/prompt';
 import type { TokenChunk } from '../../src/hash';
 import { RouterReplay } from '../../src/sim/routerReplay';
-import { DEFAULT_ROUTER_SETTINGS, RouterSettings } from '../../src/router/router';
+import { DEFAULT_ROUTER_SETTINGS } from '../../src/router/router';
 import { parseDurationNs, type Nanos } from '../../src/time';
 import { EngineScenario } from './engineScenario';
+import type { ClusterSetup } from './setup';
 import { Measurement, measurement } from '../../src/report/evidence';
 
 export const DEFAULT_SEED = 1893;
@@ -21,13 +22,7 @@ export function runSeed(): number {
   return seed;
 }
 
-export interface ClusterSetup {
-  workers: number;
-  dp_size: number;
-  block_size: number;
-  lag_ns: Nanos;
-  router: Omit<RouterSettings, 'block_size'>;
-}
+export type { ClusterSetup };
 
 export class KvWorld extends World {
   readonly seed = runSeed();

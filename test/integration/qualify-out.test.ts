@@ -33,9 +33,9 @@ test('a folder holding files qualify did not write is refused, and nothing in it
 test('a file given as --out, and an unknown option, are refused in one line', () => {
   const file = path.join(scratch, 'a-file');
   fs.writeFileSync(file, 'x');
-  assert.deepEqual(qualify(file), { status: 2, stderr: `qualify: --out ${file}: not a folder\n` });
+  assert.deepEqual(qualify(file), { status: 2, stderr: `qualify: --out ${file}: exists and is not a folder\n` });
   const unknown = qualify(path.join(scratch, 'new'), '--colour');
   assert.equal(unknown.status, 2);
-  assert.match(unknown.stderr, /^qualify: unknown option --colour \(use --features/);
+  assert.match(unknown.stderr, /^qualify: unknown option "--colour" \(options: --features/);
   assert.equal(fs.existsSync(path.join(scratch, 'new')), false);
 });

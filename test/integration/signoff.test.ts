@@ -1,16 +1,25 @@
 // End-to-end tests of `npm run qualify` on fixture suites run through cucumber with the real
 // steps: a clean run is QUALIFIED and exits 0; the same run twice gives the same report apart
 // from the date line; the perturbation test double flips the verdict and names the scenario; an
-// undefined step, an untagged scenario and an unknown tag are listed and make it NOT QUALIFIED;
-// and signoff.html, opened from disk in headless Chromium, renders with its matrix and figures
-// and shows a hostile scenario name as text. The browser test is skipped without Chromium.
+// undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
+// with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
+// the real suite with one scenario of every feature file perturbed is NOT QUALIFIED naming each;
+// a kill at any phase leaves the old set or the new one; usage errors delete nothing. In headless
+// Chromium, signoff.html renders its matrix and figures and shows a hostile name as text; its
+// first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
+// filters and search work under a CSP that allows only the page's script; it reads without
+// scripts; it prints unfolded; and the folded sign-off of the whole passing suite is under 15
+// screens. The browser tests are skipped without Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
+import { parseSignoffJson } from '../../src/signoff/jsonSchema';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert(1)</script> an arrival at 15 ms sees the store';
@@ -24,28 +33,19 @@ interface Qualified {
   dir: string;
 }
 
-function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}): Promise<Qualified> {
+function fixtureArgs(fixture: string, dir: string, campaign = 'sign-off fixture'): string[] {
+  const features = fixture === 'features' ? 'features' : `test/fixtures/${fixture}/features`;
+  const requirements = fixture === 'features' ? 'requirements.yaml' : `test/fixtures/${fixture}/requirements.yaml`;
+  return ['--features', features, '--requirements', requirements, '--out', dir, '--campaign', campaign, '--no-coverage', '--fuzz-runs', '50'];
+}
+
+function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), onSpawn?: (child: ChildProcess) => void): Promise<Qualified> {
   const dir = path.join(scratch, out);
-  const args = [
-    '--require',
-    'tsx/cjs',
-    'scripts/qualify.ts',
-    '--features',
-    `test/fixtures/${fixture}/features`,
-    '--requirements',
-    `test/fixtures/${fixture}/requirements.yaml`,
-    '--out',
-    dir,
-    '--campaign',
-    'sign-off fixture',
-    '--no-coverage',
-    '--fuzz-runs',
-    '50',
-  ];
   const childEnv = { ...process.env, ...env };
   if (!('KVQUAL_PERTURB' in env)) delete childEnv.KVQUAL_PERTURB;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    onSpawn?.(child);
     let output = '';
     child.stdout.on('data', (chunk) => (output += chunk));
     child.stderr.on('data', (chunk) => (output += chunk));
@@ -61,12 +61,14 @@ let clean: Qualified;
 let cleanAgain: { markdown: string; html: string };
 let perturbed: Qualified;
 let broken: Qualified;
+let suite: Qualified;
 
 before(async () => {
   // Two runs at a time on two cores; the repeat of the clean run writes to the same place.
   [clean, perturbed] = await Promise.all([qualify('signoff', 'clean'), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
   const first = { markdown: clean.markdown, html: clean.html };
   [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean').then((again) => (cleanAgain = again))]);
+  suite = await qualify('features', 'suite');
   clean = { ...clean, ...first };
 });
 
@@ -79,12 +81,14 @@ test('a clean fixture run is QUALIFIED, exits 0, and keeps cucumber\'s reports b
     assert.ok(fs.existsSync(path.join(clean.dir, name)), `${name} is written`);
   }
   const assets = fs.readdirSync(path.join(clean.dir, 'signoff-assets'));
-  assert.equal(assets.length, 3);
+  assert.equal(assets.length, 4, 'three figures and the summary chart');
   for (const asset of assets) assert.ok(clean.markdown.includes(`](signoff-assets/${asset})`), `signoff.md links ${asset}`);
   assert.match(clean.markdown, /host blocks counted on worker 1 = 4 \(the whole 4-block prefix\)/);
   assert.match(clean.markdown, /\| Generated workloads \| 50 generated workloads \(fast-check seed 1893\) kept every invariant.* \| ✅ \|/);
   assert.match(clean.markdown, /r2 placed on worker 1 at 15 ms: 4 host block\(s\), cost 9 vs 10 on worker 0 — host blocks visible to the router since 15 ms \(emitted at 10 ms\)/);
-  assert.ok(!fs.readdirSync(clean.dir).some((name) => name.startsWith('.')), 'no temporary file is left behind');
+  const hidden = fs.readdirSync(clean.dir).filter((name) => name.startsWith('.'));
+  assert.deepEqual(hidden.sort(), ['.signoff-current', '.signoff-runs'], 'no temporary file is left behind');
+  assert.equal(fs.readdirSync(path.join(clean.dir, '.signoff-runs')).length, 1, 'only the published run is kept');
 });
 
 test('the same run twice gives the same report apart from the date line', () => {
@@ -113,25 +117,184 @@ test('undefined and skipped steps, untagged scenarios, unknown tags and uncovere
   const md = broken.markdown;
   assert.match(md, /\| Scenarios \| 2 of 3 scenarios passed \(1 undefined\) \| ❌ \|/);
   assert.match(md, /- \*\*undefined\*\*: \[a step nobody defined\]/);
-  assert.match(md, /\| When something nobody wrote a step for happens \| undefined \|/);
+  assert.match(md, /\| When the router replays the evnet stream \| undefined; did you mean: `the router replays the event streams` · `[^`]+` · `[^`]+` \|/);
+  assert.match(md, /\*\*When the router replays the evnet stream — undefined\. Did you mean:\*\*\n\n- `the router replays the event streams`\n- `[^`]+`\n- `[^`]+`\n/);
+  assert.match(broken.output, /No step matches "the router replays the evnet stream"\. Did you mean:\n\s+- the router replays the event streams\n/, 'the console says it too, instead of a code snippet');
+  assert.doesNotMatch(broken.output, /function \(\)|return 'pending'/);
   assert.match(md, /\| Then the replay completes without a stream error \| skipped \|/);
   assert.match(md, /### Scenarios without a requirement tag\n\n- \[a scenario without a requirement tag\]/);
   assert.match(md, /- @AISIM-4242 on \[a tag naming a requirement nobody registered\]/);
   assert.match(md, /### Requirements without a scenario\n\n- \*\*LAG-2\*\*/);
 });
 
+/** The first scenario of every feature file of the real suite: every folder, every kind of simulation. */
+function firstScenarioOfEachFeature(): { uri: string; name: string }[] {
+  return featureFiles(path.join(ROOT, 'features'), ROOT).map((uri) => {
+    const [first] = scenariosOf(uri, fs.readFileSync(path.join(ROOT, uri), 'utf8'));
+    return { uri, name: first.name };
+  });
+}
+
+test('one scenario perturbed in every feature file of every folder: NOT QUALIFIED, each one named', async () => {
+  const chosen = firstScenarioOfEachFeature();
+  for (const folder of ['router', 'engine', 'agentic']) assert.ok(chosen.some((c) => c.uri.startsWith(`features/${folder}/`)), `a scenario of features/${folder}`);
+  const run = await qualify('features', 'perturbed-suite', { KVQUAL_PERTURB: chosen.map((c) => c.name).join('|') });
+  assert.equal(run.status, 1, run.output.slice(-3000));
+  assert.match(run.markdown, /\*\*NOT QUALIFIED\*\*/);
+  const determinism = /\| Determinism \| (.*) \| ❌ \|/.exec(run.markdown);
+  assert.ok(determinism, 'the determinism gate failed');
+  const named = determinism[1].replace(/\\(.)/g, '$1'); // Markdown escapes removed
+  for (const { name } of chosen) assert.ok(named.includes(`"${name}"`), `the determinism gate names "${name}": ${named.slice(0, 400)}`);
+  const testDouble = run.markdown.split('\n').find((line) => line.startsWith('| Test double |'))?.replace(/\\(.)/g, '$1');
+  assert.match(testDouble ?? '', /KVQUAL_PERTURB=".*" perturbed \d+ scenarios on purpose in the second run; the determinism check caught every one: this run is not a sign-off \| ❌ \|$/);
+});
+
+test('--baseline on two real runs whose suites differ: scenarios added, removed, renamed, digests and measured values changed', async () => {
+  const suiteDir = path.join(scratch, 'evolving', 'features');
+  fs.mkdirSync(suiteDir, { recursive: true });
+  const feature = path.join(suiteDir, 'hostile.feature');
+  fs.writeFileSync(feature, fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'signoff', 'features', 'hostile.feature'), 'utf8'));
+  const args = (out: string, extra: string[] = []) => ['--features', suiteDir, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', path.join(scratch, out), '--campaign', out, '--no-coverage', ...extra];
+  const before = await qualify('signoff', 'evolving-1', {}, args('evolving-1'));
+  assert.equal(before.status, 0, before.output);
+  const baselineFile = path.join(before.dir, 'signoff.json');
+  const baseline = parseSignoffJson(fs.readFileSync(baselineFile, 'utf8'), 'the first run');
+  assert.equal(baseline.verdict, 'QUALIFIED');
+  assert.equal(baseline.scenarios.length, 3);
+
+  // The suite evolves: one scenario renamed, one changed (a shorter prefix), one removed, one added.
+  const text = fs.readFileSync(feature, 'utf8');
+  const changed = text
+    .replace('Scenario: an arrival at 14.999 ms does not see the store', 'Scenario: an arrival just before 15 ms does not see the store')
+    .replace('Given the prefix "<img src=x onerror=alert(2)>" is 16 tokens long', 'Given the prefix "<img src=x onerror=alert(2)>" is 8 tokens long')
+    .replace('Then the router counted 4 host blocks on worker 1 for it', 'Then the router counted 2 host blocks on worker 1 for it')
+    .replace(/\n  Scenario: <script>[\s\S]*?(?=\n  Scenario:)/, '\n')
+    .concat('\n  Scenario: an arrival at 50 ms sees the store\n    When a request starting with "system prompt" arrives at 50 ms\n    Then it is placed on worker 1, which holds it in G2\n');
+  assert.notEqual(changed, text);
+  fs.writeFileSync(feature, changed);
+  const after = await qualify('signoff', 'evolving-2', {}, args('evolving-2', ['--baseline', baselineFile]));
+  assert.equal(after.status, 0, after.output);
+  const md = after.markdown.replace(/\\(.)/g, '$1');
+  assert.match(md, /## Since the baseline\n\nCompared with the sign-off of .* \(evolving-1, commit `[0-9a-f]{40}|unknown.*`, QUALIFIED\): 1 scenario added, 1 scenario removed, 1 scenario renamed, \d+ digests? changed/);
+  assert.match(md, /### Scenarios added\n\n- an arrival at 50 ms sees the store \(`.*hostile\.feature:\d+`\): passed/);
+  assert.match(md, /### Scenarios removed\n\n- <script>alert\(1\)<\/script> an arrival at 15 ms sees the store \(`.*hostile\.feature:\d+`\), was passed/);
+  assert.match(md, /### Scenarios renamed\n\n- `.*hostile\.feature:\d+`: "an arrival at 14\.999 ms does not see the store" → "an arrival just before 15 ms does not see the store"/);
+  assert.match(md, /### Digests changed\n\n(- .*\n)*- a prefix named <img src=x onerror=alert\(2\)> is only text: `sha256:[0-9a-f]{12}…` → `sha256:[0-9a-f]{12}…`/);
+  assert.match(md, /### Measured values changed\n\n- a prefix named <img src=x onerror=alert\(2\)> is only text: host blocks counted on worker 1 = 4 blocks → host blocks counted on worker 1 = 2 blocks\n/);
+  assert.match(md, /## Needs attention\n\n(- .*\n)*- Since the baseline \(/, 'a first-screen line');
+  const json = parseSignoffJson(fs.readFileSync(path.join(after.dir, 'signoff.json'), 'utf8'), 'the second run');
+  assert.deepEqual([json.baseline!.added.length, json.baseline!.removed.length, json.baseline!.renamed.length], [1, 1, 1]);
+  assert.ok(json.scenarios.filter((sc) => sc.changed).length >= 2, 'the added and changed scenarios are marked changed');
+
+  const bad = path.join(scratch, 'not-a-signoff.json');
+  fs.writeFileSync(bad, '{"format":"something else"}');
+  const refused = await qualify('signoff', 'evolving-2', {}, args('evolving-2', ['--baseline', bad]));
+  assert.equal(refused.status, 2);
+  assert.match(refused.output.trim(), /^qualify: --baseline .*not-a-signoff\.json: not a kvqual-signoff\/1 sign-off \(format "something else"\)$/);
+});
+
+test('a test that fails only in the compiled coverage run fails the verdict, named with its file on the console and under Gaps', async () => {
+  const dir = path.join(scratch, 'compiled');
+  const args = fixtureArgs('signoff', dir).filter((a) => a !== '--no-coverage');
+  const run = await qualify('signoff', 'compiled', { KVQUAL_COVERAGE_UNITS: 'build/test/fixtures/compiled' }, args);
+  assert.equal(run.status, 1, run.output.slice(-3000));
+  assert.match(run.markdown, /\| Coverage run \| on the compiled JavaScript, 1 unit test failed: "this fixture test passes from TypeScript and fails when compiled" \| ❌ \|/);
+  assert.match(run.markdown, /### Failures of the compiled coverage run\n\n- unit test "this fixture test passes from TypeScript and fails when compiled" \(`build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+`\): ran from the compiled/);
+  assert.match(run.output, /FAIL {2}Coverage run: on the compiled JavaScript, 1 unit test failed/);
+  assert.match(run.output, /✗ unit test "this fixture test passes from TypeScript and fails when compiled" \(build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+\)/);
+  assert.match(run.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the compiled run failed');
+});
+
+/** What a reader of the output folder sees: which run each name resolves to, and the campaign of its sign-off. */
+function publishedSet(dir: string): { runs: Set<string>; campaign: string | null; missing: string[] } {
+  const names = ['signoff.md', 'signoff.html', 'signoff-assets', 'cucumber.html', 'junit.xml', 'messages.ndjson', 'messages-rerun.ndjson'];
+  const runs = new Set<string>();
+  const missing: string[] = [];
+  for (const name of names) {
+    const where = path.join(dir, name);
+    if (!fs.existsSync(where)) missing.push(name);
+    else runs.add(path.dirname(fs.realpathSync(where)));
+  }
+  const md = path.join(dir, 'signoff.md');
+  const campaign = fs.existsSync(md) ? (/\| Campaign \| (.*) \|/.exec(fs.readFileSync(md, 'utf8'))?.[1] ?? null) : null;
+  return { runs, campaign, missing };
+}
+
+test('a run killed at any moment leaves the old complete set or the new one, and the next run clears what it left', async () => {
+  const dir = path.join(scratch, 'killed');
+  const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign'));
+  assert.equal(first.status, 0, first.output);
+  // Kill the second run as each phase starts, and once as it publishes.
+  for (const when of ['[1/3]', '[2/3]', '[3/3]']) {
+    await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
+      let seen = '';
+      child.stdout!.on('data', (chunk) => {
+        seen += chunk;
+        if (seen.includes(when)) child.kill('SIGKILL');
+      });
+    });
+    const set = publishedSet(dir);
+    assert.deepEqual(set.missing, [], `after a kill at ${when}, every name of the set is there`);
+    assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);
+    assert.ok(set.campaign === 'old campaign' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
+  }
+  const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'));
+  assert.equal(last.status, 0, last.output);
+  assert.equal(publishedSet(dir).campaign, 'new campaign');
+  assert.equal(fs.readdirSync(path.join(dir, '.signoff-runs')).length, 1, 'the runs the kills left are removed');
+  assert.deepEqual(fs.readdirSync(dir).filter((name) => name.startsWith('.')).sort(), ['.signoff-current', '.signoff-runs']);
+});
+
+test('usage and registry errors print one line, exit 2, and leave the last sign-off as it was', async () => {
+  const before = publishedSet(clean.dir);
+  const markdown = fs.readFileSync(path.join(clean.dir, 'signoff.md'), 'utf8');
+  const badRegistry = path.join(scratch, 'bad-requirements.yaml');
+  fs.writeFileSync(badRegistry, 'requirements:\n  - { id: lower-case, title: x, source: y, owner: z }\n');
+  const base = fixtureArgs('signoff', clean.dir);
+  const cases: [string[], RegExp][] = [
+    [[...base, '--requirements', path.join(scratch, 'no-such.yaml')], /^qualify: --requirements .*no-such\.yaml: no such file$/],
+    [[...base, '--requirements', badRegistry], /^qualify: .*bad-requirements\.yaml: invalid requirement registry: requirements\.0\.id: an id looks like AISIM-1893 or LAG-1$/],
+    [[...base, '--frobnicate'], /^qualify: unknown option "--frobnicate" \(options: .*\)$/],
+    [[...base, '--features', 'no/such/folder'], /^qualify: --features no\/such\/folder: no such folder$/],
+    [[...base, '--baseline', path.join(scratch, 'no-such.json')], /^qualify: --baseline .*: no such file$/],
+    [[...base, '--out'], /^qualify: --out needs a value/],
+  ];
+  for (const [args, expected] of cases) {
+    const run = await qualify('signoff', 'clean', {}, args);
+    assert.equal(run.status, 2, `${args.slice(-2).join(' ')}: ${run.output}`);
+    assert.equal(run.output.trim().split('\n').length, 1, `one line: ${run.output}`);
+    assert.match(run.output.trim(), expected);
+    assert.deepEqual(publishedSet(clean.dir), before, 'the published set is untouched');
+    assert.equal(fs.readFileSync(path.join(clean.dir, 'signoff.md'), 'utf8'), markdown);
+  }
+});
+
 const noChromium = !fs.existsSync(CHROMIUM);
 
-test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostile names as text', { skip: noChromium ? 'skipped: chromium not installed' : false }, async () => {
+async function withBrowser(run: (context: import('playwright-core').BrowserContext) => Promise<void>, options: { javaScriptEnabled?: boolean } = {}): Promise<void> {
   // Loaded lazily so that the rest of this file runs where playwright-core cannot start a browser.
   const { chromium } = await import('playwright-core');
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
+    viewport: { width: 1280, height: 800 },
+    javaScriptEnabled: options.javaScriptEnabled ?? true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
   });
   try {
+    await run(context);
+  } finally {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  }
+}
+
+const SCREEN = 800;
+const browserTest = { skip: noChromium ? 'skipped: chromium not installed' : false };
+
+test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostile names as text', browserTest, async () => {
+  await withBrowser(async (context) => {
     const page = await context.newPage();
     const dialogs: string[] = [];
     const errors: string[] = [];
@@ -141,30 +304,115 @@ test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostil
       void dialog.dismiss();
     });
     page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => errors.push(`console: ${message.text()}`));
     page.on('request', (request) => requests.push(request.url()));
-    const url = `file://${path.join(clean.dir, 'signoff.html')}`;
+    const url = `file://${fs.realpathSync(path.join(clean.dir, 'signoff.html'))}`;
     await page.goto(url, { waitUntil: 'load' });
 
     assert.equal((await page.locator('#verdict .word').textContent())?.trim(), 'QUALIFIED');
     const matrix = page.locator('#traceability-matrix');
     assert.ok(await matrix.isVisible(), 'the traceability matrix is visible');
-    assert.ok((await matrix.locator('tbody tr').count()) >= 6, 'one row per requirement and scenario');
+    assert.equal(await matrix.locator('tbody tr').count(), 3, 'one row per scenario');
+    await page.locator('details.feature > summary').first().click();
+    await page.locator('details.scenario > summary').first().click();
     const figures = page.locator('figure.timeline svg');
     assert.ok((await figures.count()) >= 1, 'at least one timeline image');
     const box = await figures.first().boundingBox();
     assert.ok(box !== null && box.width > 300 && box.height > 200, `the timeline has a size (${JSON.stringify(box)})`);
 
-    const headings = await page.locator('section.scenario h4').allTextContents();
+    const headings = await page.locator('details.scenario h4').allTextContents();
     assert.ok(headings.some((text) => text.includes(HOSTILE)), `the hostile name is shown as text: ${JSON.stringify(headings)}`);
     assert.ok((await matrix.textContent())!.includes(HOSTILE), 'and as text in the matrix');
     assert.ok((await page.locator('body').textContent())!.includes('a prefix named <img src=x onerror=alert(2)> is only text'));
-    assert.equal(await page.locator('script').count(), 0, 'no script element in the page');
     assert.equal(await page.locator('main img').count(), 0, 'no injected image element');
-    assert.deepEqual(dialogs, [], 'no script ran');
+    assert.deepEqual(dialogs, [], 'no injected script ran');
     assert.deepEqual(errors, []);
     assert.deepEqual(requests.filter((r) => r !== url), [], 'the page loads nothing besides itself');
-  } finally {
-    await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
-  }
+  });
+});
+
+test('the first screen holds verdict, gates, what needs attention, what was qualified and the approval block', browserTest, async () => {
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    for (const selector of ['#verdict', '#gates', '#attention', '#qualified', '#approval']) {
+      const box = await page.locator(selector).boundingBox();
+      assert.ok(box !== null && box.y + box.height <= SCREEN, `${selector} is on the first screen (${JSON.stringify(box)})`);
+    }
+    const attention = await page.locator('ul.attention').textContent();
+    assert.match(attention!, /Scenarios: 2 of 3 scenarios passed \(1 undefined\)/);
+    assert.match(attention!, /Requirement traceability:/);
+  });
+});
+
+test('folding, filtering by result and by tag, and text search; the CSP allows only the page\'s own script', browserTest, async () => {
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => errors.push(`console: ${message.text()}`));
+    await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    // Folding: the undefined scenario is open, the passing ones folded.
+    const cards = page.locator('details.scenario');
+    assert.equal(await cards.count(), 3);
+    assert.deepEqual(await page.locator('details.scenario[open] h4').allTextContents(), ['a step nobody defined']);
+    const foldedId = await page.locator('details.scenario:not([open])').first().getAttribute('id');
+    const folded = page.locator(`details.scenario[id="${foldedId}"]`);
+    assert.equal(await folded.locator('ol.steps').isVisible(), false, 'a folded card hides its steps');
+    await folded.locator('summary').click();
+    assert.equal(await folded.locator('ol.steps').isVisible(), true, 'and shows them when opened');
+
+    // The script runs under the CSP: the filter bar is shown.
+    assert.ok(await page.locator('#filters').isVisible(), 'the filter bar is shown');
+    const visibleCards = () => page.locator('details.scenario:visible h4').allTextContents();
+    await page.selectOption('#filter-result', 'not-passed');
+    assert.deepEqual(await visibleCards(), ['a step nobody defined']);
+    assert.equal(await page.locator('#traceability-matrix tbody tr:visible').count(), 1, 'the matrix filters too');
+    await page.selectOption('#filter-result', 'all');
+    await page.selectOption('#filter-tag', '@AISIM-4242');
+    assert.deepEqual(await visibleCards(), ['a tag naming a requirement nobody registered']);
+    await page.selectOption('#filter-tag', '');
+    await page.fill('#filter-text', 'without a requirement');
+    assert.deepEqual(await visibleCards(), ['a scenario without a requirement tag']);
+    assert.match((await page.locator('#filter-shown').textContent())!, /^1 of 3 scenarios shown$/);
+    await page.fill('#filter-text', '');
+    assert.equal((await visibleCards()).length, 3);
+
+    // The CSP names exactly the one inline script, by its hash.
+    const scripts = await page.locator('script').allTextContents();
+    assert.equal(scripts.length, 1);
+    const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+    const hash = createHash('sha256').update(scripts[0], 'utf8').digest('base64');
+    assert.equal(csp, `default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-${hash}'`);
+    assert.deepEqual(errors, [], 'no CSP violation or script error');
+
+    // Printing shows everything, unfolded.
+    await page.emulateMedia({ media: 'print' });
+    assert.equal(await page.locator('details.scenario:not([open]) ol.steps').first().isVisible(), true, 'print shows folded cards');
+    assert.equal(await page.locator('#filters').isVisible(), false, 'and no filter bar');
+  });
+});
+
+test('without scripts the page still reads completely, with no filter bar', browserTest, async () => {
+  await withBrowser(
+    async (context) => {
+      const page = await context.newPage();
+      await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+      assert.equal(await page.locator('#filters').isVisible(), false);
+      assert.equal(await page.locator('#traceability-matrix tbody tr:visible').count(), 3);
+      assert.equal(await page.locator('details.scenario:visible').count(), 3);
+    },
+    { javaScriptEnabled: false },
+  );
+});
+
+test('the sign-off of the whole passing suite, folded, is under 15 screens at 1280 px', browserTest, async () => {
+  assert.equal(suite.status, 0, suite.output.slice(-2000));
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(`file://${fs.realpathSync(path.join(suite.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    assert.equal(await page.locator('details.scenario[open]').count(), 0, 'every card of a passing suite is folded');
+    const height = await page.evaluate('document.documentElement.scrollHeight') as number;
+    assert.ok(height < 15 * SCREEN, `${height} px = ${(height / SCREEN).toFixed(1)} screens of ${SCREEN} px`);
+  });
 });

@@ -2,7 +2,7 @@
 // pickles, test cases, step results, evidence attachments and the run's end, shaped like
 // cucumber-js 12 writes them, for statuses a real suite rarely produces (pending, ambiguous).
 import { EVIDENCE_MEDIA_TYPE, ScenarioEvidence } from '../../src/report/evidence';
-import type { StepStatus } from '../../src/report/run';
+import type { StepStatus } from '../../src/signoff/messages';
 
 export interface FakeStep {
   keyword: string;

@@ -7,8 +7,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { AgenticTraceError, parseAgenticTrace } from '../../src/agentic/trace';
 import { ConfigError, parseReplayConfig } from '../../src/config/load';
+import { ROOT } from '../support/paths';
 
-const ROOT = path.join(__dirname, '..', '..');
 const HEADER = '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4}';
 
 function row(fields: Record<string, unknown>): string {

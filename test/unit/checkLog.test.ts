@@ -10,8 +10,9 @@ import type { KvEvent, KvEventData, Tier } from '../../src/events/model';
 import { parseWireLines, parseWireLog, WireFormatError } from '../../src/events/wire';
 import { type SourceLine, textLines } from '../../src/inputFiles';
 import type { LogLine } from '../../src/events/wire';
+import { ROOT } from '../support/paths';
 
-const EXAMPLES = path.join(__dirname, '..', '..', 'examples', 'events');
+const EXAMPLES = path.join(ROOT, 'examples', 'events');
 
 function checkExample(name: string): LogReport {
   return checkEventLog(parseWireLog(fs.readFileSync(path.join(EXAMPLES, name), 'utf8')));

@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, parseReplayConfig } from '../../src/config/load';
 import { replayConfigJsonSchema } from '../../src/config/schema';
+import { ROOT } from '../support/paths';
 
-const ROOT = path.join(__dirname, '..', '..');
 const BASE = readFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml'), 'utf8');
 
 function problemsOf(text: string): { path: string; message: string }[] {

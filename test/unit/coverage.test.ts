@@ -2,7 +2,7 @@
 // rounded down so a figure is never overstated.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { figure, summariseCoverage } from '../../src/report/coverage';
+import { failedTapTests, figure, summariseCoverage } from '../../src/signoff/coverage';
 
 const counts = (covered: number, total: number) => ({ lines: { covered, total }, branches: { covered: 1, total: 2 }, functions: { covered: 1, total: 1 } });
 
@@ -30,4 +30,36 @@ test('coverage of src/ grouped by directory', () => {
 test('percentages are rounded down', () => {
   assert.equal(figure(2, 3).pct, 66.6);
   assert.equal(figure(0, 0).pct, 100);
+});
+
+test('failed tests of a TAP run are named with their file, line and first error line; a parent failing only through subtests is left out', () => {
+  const tap = [
+    'TAP version 13',
+    '# Subtest: passes',
+    'ok 1 - passes',
+    '# Subtest: fails \\# hash',
+    'not ok 2 - fails \\# hash',
+    '  ---',
+    "  location: '/repo/build/test/unit/a.test.js:3:1'",
+    "  failureType: 'testCodeFailure'",
+    '  error: |-',
+    '    one is not two',
+    '  ...',
+    '# Subtest: parent',
+    '    not ok 1 - child fails',
+    '      ---',
+    "      location: '/repo/build/test/unit/a.test.js:4:39'",
+    "      error: 'boom'",
+    '      ...',
+    'not ok 3 - parent',
+    '  ---',
+    "  location: '/repo/build/test/unit/a.test.js:4:1'",
+    "  failureType: 'subtestsFailed'",
+    "  error: '1 subtest failed'",
+    '  ...',
+  ].join('\n');
+  assert.deepEqual(failedTapTests(tap, '/repo'), [
+    { kind: 'unit test', name: 'fails # hash', where: 'build/test/unit/a.test.js:3:1', why: 'one is not two' },
+    { kind: 'unit test', name: 'child fails', where: 'build/test/unit/a.test.js:4:39', why: 'boom' },
+  ]);
 });

@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { ROOT } from '../support/paths';
 
-const ROOT = path.join(__dirname, '..', '..');
 const EXAMPLES = ['two-replicas-private.yaml', 'two-replicas-shared.yaml', 'lagged-events.yaml'].map((name) => path.join('examples', 'configs', name));
 
 function kvqual(...args: string[]): { status: number | null; stdout: string; stderr: string } {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
-import { runReplay } from '../../src/sim/replay';
+import { runReplay } from '../../src/replay';
 import { canonicalJsonPretty } from '../../src/report/canonical';
 
 function config(workers: number, requests: number): string {

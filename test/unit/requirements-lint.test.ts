@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { lintRequirements, scenariosOf } from '../../scripts/lint-requirements';
-import { parseRegistry, traceRequirements } from '../../src/report/requirements';
+import { parseRegistry, traceRequirements } from '../../src/signoff/requirements';
 import { FIXTURES, ROOT } from '../support/paths';
 
 const registry = path.join(FIXTURES, 'lint', 'requirements.yaml');

@@ -2,13 +2,18 @@
 // computed verdict and its gaps (nothing folded into "passed"), and the escaped renderings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareRuns } from '../../src/report/determinism';
+import { compareRuns } from '../../src/signoff/determinism';
 import { emptyEvidence, evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
-import { parseRegistry } from '../../src/report/requirements';
-import { parseRun } from '../../src/report/run';
-import { buildSignoff, SignoffInput } from '../../src/report/signoff';
-import { renderHtml } from '../../src/report/signoffHtml';
-import { renderMarkdown } from '../../src/report/signoffMarkdown';
+import { parseRegistry } from '../../src/signoff/requirements';
+import { parseRun } from '../../src/signoff/messages';
+import { buildSignoff, SignoffInput } from '../../src/signoff/model';
+import { FILTER_SCRIPT, renderHtml, scriptHash } from '../../src/signoff/html';
+import { renderMarkdown } from '../../src/signoff/markdown';
+import { toSignoffJson } from '../../src/signoff/json';
+import { parseSignoffJson, signoffJsonSchema } from '../../src/signoff/jsonSchema';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
 import { FakeScenario, fakeMessages } from '../support/messages';
 import { lagReplay } from '../support/replays';
 
@@ -48,9 +53,12 @@ function input(scenarios: FakeScenario[], rerun: FakeScenario[] = scenarios): Si
     registry: REGISTRY,
     coverage: null,
     coverageNote: 'not requested',
+    coverageRun: null,
     perturbation: null,
     figures: new Map(),
     companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
+    glossary: [],
+    baseline: null,
   };
 }
 
@@ -168,7 +176,11 @@ test('a perturbed second run flips the verdict and names the scenario', () => {
 test('scenario text is escaped in HTML and Markdown', () => {
   const hostile = '<script>alert(1)</script> <img src=x onerror=alert(2)>';
   const model = buildSignoff(input([scenario(hostile, 10, { steps: [{ keyword: 'Given', text: `the prefix "${hostile}"`, status: 'PASSED', table: [['<b>', '|']] }] })]));
-  const html = renderHtml(model);
+  const page = renderHtml(model);
+  const own = `<script>${FILTER_SCRIPT}</script>`;
+  assert.equal(page.split('<script').length - 1, 1, 'one script element: the page\'s own filter');
+  assert.ok(page.includes(own) && page.includes(`script-src '${scriptHash(FILTER_SCRIPT)}'`), 'the CSP allows that script by its hash');
+  const html = page.replace(own, '');
   assert.ok(!/<script|<img|<b>/i.test(html), 'no markup from the scenario');
   assert.ok(html.includes('&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;'));
   const markdown = renderMarkdown(model);
@@ -215,5 +227,77 @@ test('the generated-workload gate states runs and seed, and a broken invariant m
   assert.equal(broken.gates.at(-1)!.passed, false);
   assert.match(broken.gates.at(-1)!.summary, /^generated workload 6 of 1000 \(fast-check seed 1893\) broke every request finishes, fails with a reason or is skipped with a reason: request r1 never ended; shrunk counterexample \{ seed: 1893, path: "5:0:1" \}, replay with npm run fuzz -- --seed 1893 --path 5:0:1$/);
   assert.match(renderMarkdown(broken), /\| Generated workloads \| generated workload 6 of 1000/);
-  assert.equal(buildSignoff(input([scenario('passes', 10)])).gates.length, 3, 'no gate when no campaign ran');
+  assert.ok(!buildSignoff(input([scenario('passes', 10)])).gates.some((g) => g.title === 'Generated workloads'), 'no gate when no campaign ran');
+});
+
+test('a failure in the compiled coverage run fails its gate and names each test and scenario', () => {
+  const clean = input([scenario('steady', 10)]);
+  const passing = buildSignoff({ ...clean, coverageRun: { unitFiles: 2, unitTests: 40, scenarios: 1, failures: [], problems: [] } });
+  assert.equal(passing.verdict, 'QUALIFIED');
+  assert.equal(passing.gates.find((g) => g.title === 'Coverage run')?.summary, 'all 40 unit tests and 1 scenario passed again on the compiled JavaScript');
+  const failing = buildSignoff({
+    ...clean,
+    coverageRun: {
+      unitFiles: 2,
+      unitTests: 40,
+      scenarios: 1,
+      failures: [
+        { kind: 'unit test', name: 'reads the docs page', where: 'build/test/unit/docs.test.js:12:1', why: 'ENOENT' },
+        { kind: 'scenario', name: 'steady', where: 'features/a.feature:10', why: 'failed: boom' },
+      ],
+      problems: [],
+    },
+  });
+  assert.equal(failing.verdict, 'NOT QUALIFIED');
+  const gate = failing.gates.find((g) => g.title === 'Coverage run')!;
+  assert.equal(gate.passed, false);
+  assert.equal(gate.summary, 'on the compiled JavaScript, 1 unit test failed and 1 scenario did not pass: "reads the docs page", "steady"');
+  const markdown = renderMarkdown(failing);
+  assert.match(markdown, /### Failures of the compiled coverage run\n\n- unit test "reads the docs page" \(`build\/test\/unit\/docs\.test\.js:12:1`\): ENOENT/);
+  const incomplete = buildSignoff({ ...clean, coverageRun: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: ['tsc produced no JavaScript'] } });
+  assert.equal(incomplete.verdict, 'NOT QUALIFIED');
+});
+
+test('with the test double active the verdict is never QUALIFIED, and a perturbation the comparison missed is named', () => {
+  const clean = input([scenario('steady', 10)]);
+  const named = buildSignoff({ ...clean, perturbation: 'nothing matches this' });
+  assert.equal(named.verdict, 'NOT QUALIFIED');
+  assert.match(named.gates.find((g) => g.title === 'Test double')!.summary, /named no scenario/);
+  const missed = buildSignoff({
+    ...clean,
+    perturbation: 'steady',
+    determinism: { ...clean.determinism, perturbed: [{ key: 'features/a.feature:10', name: 'steady', note: 'perturbed', caught: false }] },
+  });
+  assert.match(missed.gates.find((g) => g.title === 'Test double')!.summary, /the determinism check MISSED "steady"/);
+});
+
+test('signoff.json is the whole model, valid against its published JSON Schema source, and read back as a baseline', () => {
+  const model = buildSignoff(input([scenario('steady', 10), scenario('undefined step', 20, { steps: [{ keyword: 'Given', text: 'nobody wrote this', status: 'UNDEFINED' }] })]));
+  const json = toSignoffJson(model);
+  const text = JSON.stringify(json);
+  const back = parseSignoffJson(text, 'signoff.json');
+  assert.deepEqual(back, json);
+  assert.equal(back.verdict, 'NOT QUALIFIED');
+  assert.deepEqual(back.gaps.not_passed, ['features/router/lag.feature:20']);
+  assert.throws(() => parseSignoffJson('{"format":"kvqual-signoff/0"}', 'old.json'), /^Error: old\.json: not a kvqual-signoff\/1 sign-off \(format "kvqual-signoff\/0"\)$/);
+  assert.throws(() => parseSignoffJson(text.replace('"qualified":false', '"qualified":"no"'), 'bad.json'), /bad\.json: invalid sign-off: qualified:/);
+  const published = JSON.parse(fs.readFileSync(path.join(ROOT, 'schema', 'kvqual-signoff.schema.json'), 'utf8'));
+  assert.deepEqual(published, signoffJsonSchema(), 'schema/kvqual-signoff.schema.json is current (npm run schema)');
+});
+
+test('a baseline comparison names scenarios added, removed, renamed, results, digests and measured values changed', () => {
+  const before = toSignoffJson(buildSignoff(input([scenario('steady', 10), scenario('old name', 20), scenario('going away', 30, { steps: [{ keyword: 'Then', text: 'something else', status: 'PASSED' }] })])));
+  const changedEvidence = { ...evidence, digest: 'sha256:ffff', measurements: [{ label: 'host blocks', value: 2, unit: 'blocks', text: 'host blocks = 2 blocks' }] };
+  const model = buildSignoff({
+    ...input([scenario('steady', 10, { evidence: changedEvidence }), scenario('new name', 20), scenario('brand new', 40, { steps: [{ keyword: 'When', text: 'new things happen', status: 'FAILED', message: 'boom' }] })]),
+    baseline: before,
+  });
+  const diff = model.baseline!;
+  assert.deepEqual(diff.added.map((c) => c.name), ['brand new']);
+  assert.deepEqual(diff.removed.map((c) => c.name), ['going away']);
+  assert.deepEqual(diff.renamed.map((c) => [c.before, c.after]), [['old name', 'new name']]);
+  assert.deepEqual(diff.digests.map((c) => c.name), ['steady']);
+  assert.ok(model.views.find((v) => v.scenario.name === 'steady')!.open, 'a changed scenario is open');
+  assert.match(model.attention.map((a) => a.text).join('\n'), /Since the baseline \(2030-01-01 00:00 UTC, commit abc, QUALIFIED\): 1 scenario added, 1 scenario removed, 1 scenario renamed, 1 digest changed, \d+ measured values? changed\./);
+  assert.match(renderMarkdown(model), /### Scenarios renamed\n\n- `features\/router\/lag\.feature:20`: "old name" → "new name"/);
 });

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
-import { runReplay, assertEveryRequestEnded, UnfinishedRequestsError } from '../../src/sim/replay';
+import { runReplay, assertEveryRequestEnded, UnfinishedRequestsError } from '../../src/replay';
 import { Cluster } from '../../src/sim/cluster';
 import { clusterSpec, requestSpecs } from '../../src/config/build';
 import { summaryText } from '../../src/cli/replay';

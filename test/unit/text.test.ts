@@ -1,8 +1,8 @@
 // Unit tests of report text: HTML and Markdown escaping, fenced blocks, slugs, replay commands.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { replayCommand } from '../../src/report/replay';
-import { escapeHtml, escapeMarkdown, markdownCode, markdownFence, slug } from '../../src/report/text';
+import { replayCommand } from '../../src/report/replayCommand';
+import { escapeHtml, escapeMarkdown, markdownCode, markdownFence, slug } from '../../src/signoff/text';
 
 test('HTML: markup becomes text', () => {
   assert.equal(escapeHtml(`<script>alert("x")</script> & 'y'`), '&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;y&#39;');

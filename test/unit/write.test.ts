@@ -1,45 +1,41 @@
-// Unit tests of atomic report output: no temporary file is left behind, a failed write keeps the
-// old file, and an assets directory is swapped whole.
+// Unit tests of atomic report output: a run's set is invisible until it is published in one switch,
+// the previous set goes once the new one is published, and what killed runs left is removed.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { replaceDirAtomic, writeFileAtomic } from '../../src/report/write';
+import { currentRun, newRunDir, publishRun, removeStale } from '../../src/signoff/write';
 
-function scratch(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-write-'));
-}
+test('a run set is published by one switch of .signoff-current; leftovers of killed runs are removed, the published set is kept', () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-set-'));
+  try {
+    // An older layout: real files, and a staging folder a killed run left.
+    fs.writeFileSync(path.join(out, 'signoff.md'), 'legacy');
+    fs.mkdirSync(path.join(out, 'signoff-assets'));
+    fs.mkdirSync(path.join(out, '.signoff-assets.new-4242'));
+    fs.writeFileSync(path.join(out, '.signoff.md.tmp-4242'), 'half');
+    assert.deepEqual(removeStale(out).sort(), ['.signoff-assets.new-4242', '.signoff.md.tmp-4242']);
 
-test('a file is replaced whole and nothing else is left in its directory', () => {
-  const dir = scratch();
-  const file = path.join(dir, 'signoff.md');
-  writeFileAtomic(file, 'old\n');
-  writeFileAtomic(file, 'new\n');
-  assert.equal(fs.readFileSync(file, 'utf8'), 'new\n');
-  assert.deepEqual(fs.readdirSync(dir), ['signoff.md']);
-  fs.rmSync(dir, { recursive: true });
-});
+    const first = newRunDir(out, 'run-1');
+    fs.writeFileSync(path.join(first, 'signoff.md'), 'one');
+    fs.mkdirSync(path.join(first, 'signoff-assets'));
+    publishRun(out, first, ['signoff.md', 'signoff-assets']);
+    assert.equal(fs.readFileSync(path.join(out, 'signoff.md'), 'utf8'), 'one');
+    assert.equal(currentRun(out), 'run-1');
 
-test('a write that fails keeps the old file and leaves no temporary file', () => {
-  const dir = scratch();
-  const file = path.join(dir, 'signoff.md');
-  writeFileAtomic(file, 'old\n');
-  assert.throws(() => writeFileAtomic(file, 42 as unknown as string));
-  assert.equal(fs.readFileSync(file, 'utf8'), 'old\n');
-  assert.deepEqual(fs.readdirSync(dir), ['signoff.md']);
-  fs.rmSync(dir, { recursive: true });
-});
+    const killed = newRunDir(out, 'run-2');
+    fs.writeFileSync(path.join(killed, 'signoff.md'), 'never published');
+    assert.equal(fs.readFileSync(path.join(out, 'signoff.md'), 'utf8'), 'one', 'an unpublished run is invisible');
+    assert.deepEqual(removeStale(out), [path.join('.signoff-runs', 'run-2')]);
 
-test('an assets directory is swapped whole: stale files disappear', () => {
-  const dir = scratch();
-  const assets = path.join(dir, 'signoff-assets');
-  replaceDirAtomic(assets, [{ name: 'a.svg', content: '<svg/>' }, { name: 'stale.svg', content: '<svg/>' }]);
-  replaceDirAtomic(assets, [{ name: 'a.svg', content: '<svg id="new"/>' }]);
-  assert.deepEqual(fs.readdirSync(assets), ['a.svg']);
-  assert.equal(fs.readFileSync(path.join(assets, 'a.svg'), 'utf8'), '<svg id="new"/>');
-  assert.deepEqual(fs.readdirSync(dir), ['signoff-assets']);
-  assert.throws(() => replaceDirAtomic(assets, [{ name: '../escape.svg', content: '' }]), /plain file name/);
-  assert.deepEqual(fs.readdirSync(assets), ['a.svg'], 'a refused set leaves the old directory');
-  fs.rmSync(dir, { recursive: true });
+    const third = newRunDir(out, 'run-3');
+    fs.writeFileSync(path.join(third, 'signoff.md'), 'three');
+    fs.mkdirSync(path.join(third, 'signoff-assets'));
+    publishRun(out, third, ['signoff.md', 'signoff-assets']);
+    assert.equal(fs.readFileSync(path.join(out, 'signoff.md'), 'utf8'), 'three');
+    assert.deepEqual(fs.readdirSync(path.join(out, '.signoff-runs')), ['run-3'], 'the previous run is removed once the new one is published');
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });

@@ -1,12 +1,12 @@
 // One replay from a validated configuration: build the cluster, submit the workload (explicit
 // requests, or an agentic trace driven by lanes), run, report.
-import type { ReplayConfig } from '../config/schema';
-import { clusterSpec, requestSpecs } from '../config/build';
-import { Cluster, ClusterResult, type RequestSpec } from './cluster';
-import type { KeptScores } from '../router/router';
-import { buildReport, RunReport } from '../report/report';
-import type { AgenticTrace } from '../agentic/trace';
-import { AgenticDriver, PlayRecord } from '../agentic/driver';
+import type { ReplayConfig } from './config/schema';
+import { clusterSpec, requestSpecs } from './config/build';
+import { Cluster, ClusterResult, type RequestSpec } from './sim/cluster';
+import { buildReport, RunReport } from './report/report';
+import type { AgenticTrace } from './agentic/trace';
+import { AgenticDriver, PlayRecord } from './agentic/driver';
+import type { KeptScores } from './router/router';
 
 export interface ReplayOutcome {
   report: RunReport;

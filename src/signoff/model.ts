@@ -1,17 +1,21 @@
 // The sign-off model: everything the signoff.md / signoff.html renderers print, computed from a
 // cucumber run's message stream, the second run's digests, the requirement registry and the
 // coverage summary. Owns the verdict: QUALIFIED only when every scenario passed, every scenario
-// traces to a registered requirement and every requirement has a scenario, both runs did
-// exactly the same thing, and (when a fuzz campaign ran) every generated workload kept every
-// invariant. Pure: the date, versions and git facts come from the caller.
-import { digestOf } from './canonical';
-import { HOOK_ATTACHMENT_FILES } from './evidence';
-import type { CoverageSummary } from './coverage';
+// traces to a registered requirement and every requirement has a scenario, both runs did exactly
+// the same thing, the compiled coverage run (when made) passed every test and scenario again, and
+// the determinism test double was not active, and (when a fuzz campaign ran) every generated
+// workload kept every invariant. Pure: the date, versions and git facts come from the caller.
+import { digestOf } from '../report/canonical';
+import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
+import type { CoverageRun, CoverageSummary } from './coverage';
 import type { Determinism } from './determinism';
 import type { Registry, Requirement, Traceability } from './requirements';
 import { traceRequirements, uncoveredRequirements } from './requirements';
-import { replayCommand } from './replay';
-import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './run';
+import { replayCommand } from '../report/replayCommand';
+import type { RunModel, RunScenario, RunStep, ScenarioStatus } from './messages';
+import { BaselineDiff, baselineSummary, diffBaseline, stepsText } from './baseline';
+import type { SignoffJson } from './jsonSchema';
+import { nearestPhrases } from './suggest';
 import { slug } from './text';
 import type { CampaignResult } from '../fuzz/campaign';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
@@ -40,6 +44,8 @@ export interface SignoffInput {
   /** Null when coverage was not measured; `coverageNote` then says why. */
   coverage: CoverageSummary | null;
   coverageNote: string;
+  /** The compiled run that measured coverage (its failures fail a gate); null when coverage was not requested. */
+  coverageRun: CoverageRun | null;
   /** KVQUAL_PERTURB of the second run, when the determinism test double was active. */
   perturbation: string | null;
   /** Scenario key → its figure (SVG). */
@@ -48,6 +54,26 @@ export interface SignoffInput {
   companions: { label: string; file: string }[];
   /** The generated-workload campaign (npm run fuzz) that ran with the suite; absent when skipped. */
   generated?: CampaignResult | null;
+  /** The domain words (docs/glossary.md), shown folded at the end of the report. */
+  glossary: GlossaryEntry[];
+  /** An earlier signoff.json (--baseline) to compare with, or null. */
+  baseline: SignoffJson | null;
+}
+
+export interface GlossaryEntry {
+  term: string;
+  meaning: string;
+}
+
+/** The rows of docs/glossary.md's table (`| Term | Meaning |`). */
+export function parseGlossary(markdown: string): GlossaryEntry[] {
+  const rows: GlossaryEntry[] = [];
+  for (const line of markdown.split('\n')) {
+    const match = /^\| (.+?) \| (.+) \|$/.exec(line.trim());
+    if (!match || match[1] === 'Term' || /^-+$/.test(match[1].replace(/\|/g, ''))) continue;
+    rows.push({ term: match[1].trim(), meaning: match[2].trim() });
+  }
+  return rows;
 }
 
 export interface Gate {
@@ -67,6 +93,12 @@ export interface ScenarioView {
   requirements: string[];
   otherTags: string[];
   notes: { title: string; text: string }[];
+  /** Its undefined steps, each with the three nearest existing phrases. */
+  suggestions: { step: RunStep; phrases: string[] }[];
+  /** It did something different the second time (determinism), or changed since the baseline. */
+  changed: boolean;
+  /** Shown unfolded: it did not pass, or it changed. */
+  open: boolean;
 }
 
 export interface MatrixRow {
@@ -88,11 +120,16 @@ export interface SignoffModel {
   views: ScenarioView[];
   features: { name: string; description: string; uri: string; views: ScenarioView[] }[];
   notPassed: ScenarioView[];
-  stepsNotPassed: { view: ScenarioView; step: RunStep }[];
+  /** Every step that did not pass; an undefined one with the three nearest existing phrases ("did you mean"). */
+  stepsNotPassed: { view: ScenarioView; step: RunStep; suggestions: string[] }[];
   untraced: ScenarioView[];
   unknownTags: { view: ScenarioView; tag: string }[];
   uncovered: Requirement[];
   counts: Record<ScenarioStatus, number>;
+  /** What a reader must look at first, in words, each with the section that explains it. */
+  attention: { text: string; href: string }[];
+  /** What changed since the baseline sign-off, or null without one. */
+  baseline: BaselineDiff | null;
 }
 
 const STATUSES: ScenarioStatus[] = ['PASSED', 'FAILED', 'UNDEFINED', 'PENDING', 'AMBIGUOUS', 'SKIPPED', 'UNKNOWN', 'NOT RUN'];
@@ -138,6 +175,9 @@ function viewOf(scenario: RunScenario, registry: Registry, figures: Map<string, 
     requirements: scenario.tags.filter((t) => known.has(t)).map((t) => t.slice(1)),
     otherTags: scenario.tags.filter((t) => !known.has(t)),
     notes,
+    suggestions: [],
+    changed: false,
+    open: scenario.status !== 'PASSED',
   };
 }
 
@@ -173,7 +213,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   });
 
   const notPassed = views.filter((v) => v.scenario.status !== 'PASSED');
-  const stepsNotPassed = views.flatMap((view) => view.scenario.steps.filter((step) => step.status !== 'PASSED').map((step) => ({ view, step })));
+  const stepsNotPassed = views.flatMap((view) =>
+    view.scenario.steps
+      .filter((step) => step.status !== 'PASSED')
+      .map((step) => ({ view, step, suggestions: step.status === 'UNDEFINED' && step.kind === 'step' ? nearestPhrases(step.text, run.phrases) : [] })),
+  );
+  for (const { view, step, suggestions } of stepsNotPassed) if (suggestions.length > 0) view.suggestions.push({ step, phrases: suggestions });
   const untraced = trace.findings.filter((f) => f.kind === 'untraced-scenario').map((f) => byKey.get(`${f.scenario!.uri}:${f.scenario!.line}`)!);
   const unknownTags = trace.findings
     .filter((f) => f.kind === 'unknown-tag')
@@ -221,7 +266,81 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   };
   const gates = [scenariosGate, traceGate, determinismGate];
   if (input.generated) gates.push({ title: 'Generated workloads', passed: input.generated.counterexample === null, summary: generatedSummary(input.generated) });
+  const coverageRun = input.coverageRun;
+  if (coverageRun !== null) {
+    const tests = coverageRun.failures.filter((f) => f.kind === 'unit test');
+    const scenarios = coverageRun.failures.filter((f) => f.kind === 'scenario');
+    const failed = [
+      tests.length > 0 ? `${countOf(tests.length, 'unit test')} failed` : '',
+      scenarios.length > 0 ? `${countOf(scenarios.length, 'scenario')} did not pass` : '',
+    ].filter(Boolean);
+    gates.push({
+      title: 'Coverage run',
+      passed: coverageRun.problems.length === 0 && coverageRun.failures.length === 0,
+      summary:
+        coverageRun.problems.length > 0
+          ? `could not complete: ${coverageRun.problems.join('; ')}`
+          : failed.length > 0
+            ? `on the compiled JavaScript, ${failed.join(' and ')}: ${coverageRun.failures.map((f) => `"${f.name}"`).join(', ')}`
+            : `all ${countOf(coverageRun.unitTests, 'unit test')} and ${countOf(coverageRun.scenarios, 'scenario')} passed again on the compiled JavaScript`,
+    });
+  }
+  if (input.perturbation !== null) {
+    const perturbed = determinism.perturbed;
+    const missed = perturbed.filter((p) => !p.caught);
+    gates.push({
+      title: 'Test double',
+      passed: false,
+      summary:
+        perturbed.length === 0
+          ? `KVQUAL_PERTURB="${input.perturbation}" is set but named no scenario: this run is not a sign-off`
+          : `KVQUAL_PERTURB="${input.perturbation}" perturbed ${countOf(perturbed.length, 'scenario')} on purpose in the second run; ` +
+            (missed.length === 0
+              ? 'the determinism check caught every one: this run is not a sign-off'
+              : `the determinism check MISSED ${missed.map((p) => `"${p.name}"`).join(', ')}`),
+    });
+  }
   const qualified = gates.every((g) => g.passed);
+
+  for (const row of determinism.differences) {
+    const view = byKey.get(row.key);
+    if (view) {
+      view.changed = true;
+      view.open = true;
+    }
+  }
+  const baseline =
+    input.baseline === null
+      ? null
+      : diffBaseline(
+          input.baseline,
+          views.map((v) => ({
+            key: v.scenario.key,
+            uri: v.scenario.uri,
+            name: v.scenario.name,
+            status: v.scenario.status,
+            digest: v.scenario.evidence?.digest ?? null,
+            measurements: v.scenario.evidence?.measurements ?? [],
+            steps: stepsText(v.scenario.steps),
+          })),
+        );
+  if (baseline !== null) {
+    for (const change of [...baseline.added, ...baseline.renamed, ...baseline.results, ...baseline.digests, ...baseline.measurements]) {
+      const view = byKey.get(change.key);
+      if (view) {
+        view.changed = true;
+        view.open = true;
+      }
+    }
+  }
+  const attention: SignoffModel['attention'] = [];
+  if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
+  for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
+  const planned = trace.findings.filter((f) => f.kind === 'planned-requirement');
+  if (planned.length > 0) attention.push({ text: `${countOf(planned.length, 'requirement')} still planned, without scenarios: ${planned.map((f) => f.requirement).join(', ')}`, href: '#gaps' });
+  if (input.subject.worktree !== 'clean working tree') attention.push({ text: `The ${input.subject.worktree}: the report may not match the commit it names.`, href: '#qualified' });
+  if (baseline !== null) attention.push({ text: `Since the baseline (${baseline.date}, commit ${baseline.commit.slice(0, 12)}, ${baseline.verdict}): ${baselineSummary(baseline)}.`, href: '#baseline' });
+  if (input.coverageRun === null) attention.push({ text: `Coverage was not measured: ${input.coverageNote}. The compiled run did not check the suite again.`, href: '#coverage' });
 
   const features: SignoffModel['features'] = [];
   for (const view of views) {
@@ -250,6 +369,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     unknownTags,
     uncovered,
     counts,
+    attention,
+    baseline,
   };
 }
 
@@ -266,6 +387,15 @@ export function generatedSummary(campaign: CampaignResult): string {
     `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${left}`
   );
 }
+
+/** The section of the report that explains a failed gate. */
+const GATE_SECTIONS: Record<string, string> = {
+  Scenarios: '#gaps',
+  'Requirement traceability': '#gaps',
+  Determinism: '#determinism',
+  'Coverage run': '#coverage-run',
+  'Generated workloads': '#gaps',
+};
 
 /** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */
 export function shortDigest(digest: string | null): string {

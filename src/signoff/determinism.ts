@@ -1,9 +1,9 @@
 // The determinism proof (DET-1): the suite runs twice and each scenario's canonical digest (from
 // its evidence) and result are compared. Any difference — a digest, a status, a seed, a
 // scenario present in only one run, evidence missing — is named per scenario.
-import { canonicalJson } from './canonical';
-import type { ScenarioEvidence } from './evidence';
-import type { RunModel, ScenarioStatus } from './run';
+import { canonicalJson } from '../report/canonical';
+import type { ScenarioEvidence } from '../report/evidence';
+import type { RunModel, ScenarioStatus } from './messages';
 
 export interface DeterminismRow {
   key: string;
@@ -22,6 +22,8 @@ export interface Determinism {
   differences: DeterminismRow[];
   identical: boolean;
   problem: string | null;
+  /** Scenarios the perturbation test double changed on purpose in the second run, and whether this comparison caught each. */
+  perturbed: { key: string; name: string; note: string; caught: boolean }[];
 }
 
 function digestText(digest: string | null, status: ScenarioStatus): string {
@@ -32,7 +34,7 @@ function digestText(digest: string | null, status: ScenarioStatus): string {
 export function compareRuns(first: RunModel, second: RunModel | null, secondProblem: string | null = null): Determinism {
   if (second === null) {
     const problem = secondProblem ?? 'the second run produced no message stream';
-    return { rerun: false, rows: [], differences: [], identical: false, problem };
+    return { rerun: false, rows: [], differences: [], identical: false, problem, perturbed: [] };
   }
   const others = new Map(second.scenarios.map((s) => [s.key, s]));
   const rows: DeterminismRow[] = [];
@@ -64,7 +66,11 @@ export function compareRuns(first: RunModel, second: RunModel | null, secondProb
   }
   const differences = rows.filter((row) => !row.same);
   const problem = rows.length === 0 ? 'no scenario to compare' : null;
-  return { rerun: true, rows, differences, identical: differences.length === 0 && problem === null, problem };
+  const differing = new Set(differences.map((row) => row.key));
+  const perturbed = second.scenarios
+    .filter((s) => s.perturbation !== null)
+    .map((s) => ({ key: s.key, name: s.name, note: s.perturbation!, caught: differing.has(s.key) }));
+  return { rerun: true, rows, differences, identical: differences.length === 0 && problem === null, problem, perturbed };
 }
 
 /** Where two pieces of evidence differ, in words a reviewer can follow up ("KV batches: 1 vs 2"). */

@@ -1,13 +1,19 @@
 // signoff.md: the reviewed artefact, rendered from the sign-off model. Plain Markdown (GitHub /
 // GitLab flavour) that also reads well as text; every scenario-supplied string is escaped, steps
-// are fenced, and figures are linked from signoff-assets/.
+// are fenced, and figures are linked from signoff-assets/. The first screen holds the verdict, the
+// gates, what needs attention, what was qualified and the approval block; the requirement view
+// lists each requirement once, the traceability matrix each scenario once, and the scenarios fold
+// (<details>) unless they did not pass or changed.
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
-import type { MatrixRow, ScenarioView, SignoffModel } from './signoff';
-import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './signoff';
-import { escapeMarkdown as md, markdownCode as code, markdownFence } from './text';
+import type { MatrixRow, ScenarioView, SignoffModel } from './model';
+import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { BaselineDiff, baselineSummary } from './baseline';
+import { escapeMarkdown as md, markdownCode as code, markdownFence, plainWords } from './text';
 
 export const ASSETS_DIR = 'signoff-assets';
+/** The summary chart's file in the assets folder (the HTML inlines the same SVG). */
+export const SUMMARY_CHART = 'summary.svg';
 
 const mark = (ok: boolean) => (ok ? '✅' : '❌');
 
@@ -37,24 +43,26 @@ function stepsBlock(view: ScenarioView): string {
   return markdownFence(lines.join('\n'), 'gherkin');
 }
 
-function matrixRows(matrix: MatrixRow[]): string[][] {
-  const rows: string[][] = [];
+/** The requirement view: each requirement once, its scenarios, results and measured values. */
+function requirementLines(matrix: MatrixRow[]): string[] {
+  const out: string[] = [];
   for (const row of matrix) {
-    const head = `**${md(row.requirement.id)}** ${md(row.requirement.title)}<br>${md(row.requirement.source)} · owner: ${md(row.requirement.owner)}`;
-    if (row.scenarios.length === 0) {
-      rows.push([head, '—', `${mark(false)} ${md(row.status)}`, '—']);
-      continue;
+    out.push(`- ${mark(row.ok)} **${md(row.requirement.id)}** ${md(row.requirement.title)} — ${md(row.status)} · owner: ${md(row.requirement.owner)} · ${md(row.requirement.source)}`);
+    for (const { view, measured } of row.scenarios) {
+      out.push(`  - ${mark(view.scenario.status === 'PASSED')} ${scenarioLink(view)}${measured.length ? `: ${measured.map((m) => md(plainWords(m))).join('; ')}` : ''}`);
     }
-    row.scenarios.forEach(({ view, measured }, i) => {
-      rows.push([
-        i === 0 ? `${head}<br>${mark(row.ok)} ${md(row.status)}` : '',
-        scenarioLink(view),
-        `${mark(view.scenario.status === 'PASSED')} ${statusWord(view.scenario.status)}`,
-        measured.length === 0 ? '—' : measured.map(md).join('<br>'),
-      ]);
-    });
   }
-  return rows;
+  return out;
+}
+
+/** The traceability matrix: each scenario once, with every requirement it traces to. */
+function matrixRows(model: SignoffModel): string[][] {
+  return model.views.map((view) => [
+    scenarioLink(view),
+    view.requirements.length ? view.requirements.map(md).join(', ') : '❌ none',
+    `${mark(view.scenario.status === 'PASSED')} ${statusWord(view.scenario.status)}`,
+    (view.scenario.evidence?.measurements ?? []).map((m) => md(plainWords(m.text))).join('<br>') || '—',
+  ]);
 }
 
 function determinismRow(row: DeterminismRow): string[] {
@@ -66,7 +74,9 @@ function scenarioSection(view: ScenarioView): string {
   const ev = s.evidence;
   const parts: string[] = [
     `<a id="${view.anchor}"></a>`,
-    `#### ${mark(s.status === 'PASSED')} ${md(s.name)}`,
+    `#### ${mark(s.status === 'PASSED')} ${md(s.name)}${view.changed ? ' (changed)' : ''}`,
+    '',
+    `<details${view.open ? ' open' : ''}><summary>${statusWord(s.status)}: steps, seed, digest, measured values, figure</summary>`,
     '',
     table(
       ['', ''],
@@ -85,15 +95,19 @@ function scenarioSection(view: ScenarioView): string {
   ];
   const failures = s.steps.filter((step) => step.message);
   for (const step of failures) {
-    parts.push('', `**${step.kind === 'step' ? `${md(step.keyword)} ${md(step.text)}` : md(step.kind)} — ${statusWord(step.status)}:**`, '', markdownFence(step.message!));
+    parts.push('', `**${step.kind === 'step' ? `${md(step.keyword)} ${md(step.text)}` : md(step.kind)} — ${statusWord(step.status)}:**`, '', markdownFence(plainWords(step.message!)));
   }
-  if (ev && ev.measurements.length > 0) parts.push('', '**Measured:**', '', ...ev.measurements.map((m) => `- ${md(m.text)}`));
+  for (const { step, phrases } of view.suggestions) {
+    parts.push('', `**${md(step.keyword)} ${md(step.text)} — undefined. Did you mean:**`, '', ...phrases.map((p) => `- ${code(p)}`), '', 'Every phrase is listed in `docs/steps.md` of the repository.');
+  }
+  if (ev && ev.measurements.length > 0) parts.push('', '**Measured:**', '', ...ev.measurements.map((m) => `- ${md(plainWords(m.text))}`));
   if (ev && ev.timeline.placements.length > 0) {
-    parts.push('', '**Routing decisions, in plain words:**', '', ...ev.timeline.placements.map((p) => `- ${md(p.sentence)}`));
+    parts.push('', '**Routing decisions, in plain words:**', '', ...ev.timeline.placements.map((p) => `- ${md(plainWords(p.sentence))}`));
   }
-  if (ev?.timeline.failure) parts.push('', `**The replay stopped at ${formatNs(ev.timeline.failure.at_ns)}:** ${md(ev.timeline.failure.message)}`);
+  if (ev?.timeline.failure) parts.push('', `**The replay stopped at ${formatNs(ev.timeline.failure.at_ns)}:** ${md(plainWords(ev.timeline.failure.message))}`);
   if (view.figureFile) parts.push('', `![Timeline and residency of this scenario](${ASSETS_DIR}/${view.figureFile})`);
   for (const note of view.notes) parts.push('', `**${md(note.title)}:**`, '', markdownFence(note.text));
+  parts.push('', '</details>');
   return parts.join('\n');
 }
 
@@ -126,6 +140,9 @@ export function renderMarkdown(model: SignoffModel): string {
     '',
   );
 
+  push('## Needs attention', '');
+  push(...(model.attention.length ? model.attention.map((a) => `- ${md(a.text)}`) : ['Nothing: every gate passed, the working tree is clean and coverage was measured.']), '');
+
   push('## What was qualified', '');
   const subject = input.subject;
   push(
@@ -143,6 +160,29 @@ export function renderMarkdown(model: SignoffModel): string {
     ),
     '',
   );
+
+  push('## Approval', '', 'To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.', '');
+  push(table(['Role', 'Name', 'Date', 'Signature'], [['Prepared by', '', '', ''], ['Reviewed by', '', '', ''], ['Approved by', '', '', '']]), '');
+
+  push('## Scenarios by requirement and result', '', `![Scenarios by requirement and result: passed and not passed per requirement](${ASSETS_DIR}/${SUMMARY_CHART})`, '');
+
+  if (model.baseline !== null) {
+    const b = model.baseline;
+    push('## Since the baseline', '', `Compared with the sign-off of ${md(b.date)} (${md(b.campaign)}, commit ${code(b.commit)}, ${b.verdict}): ${md(baselineSummary(b))}.`, '');
+    const section = (title: string, rows: BaselineDiff['added'], show: (c: BaselineDiff['added'][number]) => string) => {
+      if (rows.length === 0) return;
+      push(`### ${title}`, '', ...rows.map((c) => `- ${show(c)}`), '');
+    };
+    section('Scenarios added', b.added, (c) => `${md(c.name)} (${code(c.key)}): ${statusWord(c.after as 'PASSED')}`);
+    section('Scenarios removed', b.removed, (c) => `${md(c.name)} (${code(c.key)}), was ${statusWord(c.before as 'PASSED')}`);
+    section('Scenarios renamed', b.renamed, (c) => `${code(c.key)}: "${md(c.before ?? '')}" → "${md(c.after ?? '')}"`);
+    section('Results changed', b.results, (c) => `${md(c.name)}: ${statusWord(c.before as 'PASSED')} → ${statusWord(c.after as 'PASSED')}`);
+    section('Digests changed', b.digests, (c) => `${md(c.name)}: ${code(shortDigest(c.before))} → ${code(shortDigest(c.after))}`);
+    section('Measured values changed', b.measurements, (c) => `${md(c.name)}: ${md(plainWords(c.before ?? '(not measured)'))} → ${md(plainWords(c.after ?? '(not measured)'))}`);
+  }
+
+  push('## Requirements', '', 'Each requirement once, with its scenarios and the values they measured.', '');
+  push('<details><summary>Every requirement and its scenarios</summary>', '', ...requirementLines(model.matrix), '', '</details>', '');
 
   const det = input.determinism;
   push('## Determinism', '');
@@ -163,8 +203,8 @@ export function renderMarkdown(model: SignoffModel): string {
   }
 
   push('## Traceability matrix', '');
-  push('Requirement → scenarios → result, with the values each scenario measured when it asserted them.', '');
-  push(table(['Requirement', 'Scenario', 'Result', 'Measured'], matrixRows(model.matrix)), '');
+  push('Each scenario once: the requirements it traces to, its result, and the values it measured when it asserted them.', '');
+  push(table(['Scenario', 'Requirements', 'Result', 'Measured'], matrixRows(model)), '');
 
   push('## Gaps', '', 'Everything that keeps this report from QUALIFIED is listed here; nothing is folded into "passed".', '');
   push('### Requirements without a scenario', '');
@@ -178,11 +218,29 @@ export function renderMarkdown(model: SignoffModel): string {
   push('### Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)', '');
   push(
     ...(model.stepsNotPassed.length
-      ? [table(['Scenario', 'Step', 'Status'], model.stepsNotPassed.map(({ view, step }) => [scenarioLink(view), step.kind === 'step' ? `${md(step.keyword)} ${md(step.text)}` : md(step.kind), statusWord(step.status)]))]
+      ? [
+          table(
+            ['Scenario', 'Step', 'Status'],
+            model.stepsNotPassed.map(({ view, step, suggestions }) => [
+              scenarioLink(view),
+              step.kind === 'step' ? `${md(step.keyword)} ${md(step.text)}` : md(step.kind),
+              statusWord(step.status) + (suggestions.length ? `; did you mean: ${suggestions.map((p) => code(p)).join(' · ')}` : ''),
+            ]),
+          ),
+        ]
       : ['None.']),
     '',
   );
   if (input.run.runErrors.length) push('### Problems of the run itself', '', ...input.run.runErrors.map((e) => `- ${md(e)}`), '');
+  if (input.coverageRun !== null) {
+    const run = input.coverageRun;
+    push('### Failures of the compiled coverage run', '');
+    const lines = [
+      ...run.failures.map((f) => `- ${f.kind} "${md(f.name)}" (${code(f.where)})${f.why ? `: ${md(f.why)}` : ''}`),
+      ...run.problems.map((p) => `- the run could not complete: ${md(p)}`),
+    ];
+    push(...(lines.length ? lines : ['None.']), '');
+  }
 
   push('## Coverage of src/', '');
   const cov = input.coverage;
@@ -199,7 +257,9 @@ export function renderMarkdown(model: SignoffModel): string {
     for (const view of feature.views) push(scenarioSection(view), '');
   }
 
-  push('## Approval', '', 'To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.', '');
-  push(table(['Role', 'Name', 'Date', 'Signature'], [['Prepared by', '', '', ''], ['Reviewed by', '', '', ''], ['Approved by', '', '', '']]), '');
+  if (input.glossary.length > 0) {
+    push('## Glossary', '', 'The domain words of this report (from `docs/glossary.md` of the repository).', '');
+    push('<details><summary>Glossary</summary>', '', table(['Term', 'Meaning'], input.glossary.map((g) => [g.term, g.meaning])), '', '</details>', '');
+  }
   return `${out.join('\n').replace(/\n{3,}/g, '\n\n')}\n`;
 }

@@ -3,7 +3,7 @@
 // per scenario (per Examples row): its steps as written with their results, its worst status,
 // its tags and its kvqual evidence. Local types cover only the fields used, so this library
 // needs no cucumber package.
-import { EVIDENCE_MEDIA_TYPE, parseEvidence, ScenarioEvidence } from './evidence';
+import { EVIDENCE_MEDIA_TYPE, HOOK_ATTACHMENT_FILES, parseEvidence, ScenarioEvidence } from '../report/evidence';
 
 export type StepStatus = 'PASSED' | 'SKIPPED' | 'PENDING' | 'UNDEFINED' | 'AMBIGUOUS' | 'FAILED' | 'UNKNOWN';
 /** A scenario's status is its worst step's; NOT RUN when cucumber never started it. */
@@ -42,12 +42,16 @@ export interface RunScenario {
   evidence: ScenarioEvidence | null;
   evidenceError: string | null;
   attachments: RunAttachment[];
+  /** The note of the perturbation test double when it perturbed this scenario, else null. */
+  perturbation: string | null;
 }
 
 export interface RunModel {
   scenarios: RunScenario[];
   sources: { uri: string; data: string }[];
   cucumberVersion: string | null;
+  /** The phrases (cucumber expressions or regexps) of every step definition the run loaded, in load order. */
+  phrases: string[];
   /** Problems of the run as a whole: parse errors, a run that did not finish, an exception. */
   runErrors: string[];
   finished: boolean;
@@ -113,6 +117,7 @@ interface Envelope {
   attachment?: { body: string; contentEncoding: 'IDENTITY' | 'BASE64'; mediaType: string; fileName?: string; testCaseStartedId?: string };
   parseError?: { source: { uri?: string; location?: { line: number } }; message: string };
   testRunFinished?: { success: boolean; message?: string; exception?: { message?: string } };
+  stepDefinition?: { id: string; pattern: { source: string; type: string } };
 }
 
 /** Parses NDJSON text into envelopes; a line that is not JSON is a run error, not a crash. */
@@ -141,6 +146,7 @@ export function parseRun(ndjson: string): RunModel {
   const keywords = new Map<string, string>();
   const context = new Map<string, { feature: { name: string; description: string }; rule: string | null }>();
   const pickles: Pickle[] = [];
+  const phrases: string[] = [];
   const testCases = new Map<string, TestCase>();
   const latestStart = new Map<string, { id: string; attempt: number }>();
   const results = new Map<string, Map<string, StepResult>>();
@@ -167,6 +173,7 @@ export function parseRun(ndjson: string): RunModel {
       indexChildren(children, { name, description: description.trim() }, null);
     }
     if (envelope.pickle) pickles.push(envelope.pickle);
+    if (envelope.stepDefinition) phrases.push(envelope.stepDefinition.pattern.source);
     if (envelope.testCase) testCases.set(envelope.testCase.id, envelope.testCase);
     if (envelope.testCaseStarted) {
       const { id, testCaseId, attempt } = envelope.testCaseStarted;
@@ -213,7 +220,8 @@ export function parseRun(ndjson: string): RunModel {
       const result = stepResults.get(testStep.id);
       const stepStatus = result?.status ?? (started ? 'UNKNOWN' : 'NOT RUN');
       if (stepStatus !== 'NOT RUN') worstStep = worst(worstStep, stepStatus);
-      const message = result?.message ?? result?.exception?.message ?? null;
+      // The error's own message (one plain sentence for an assertion); the stack stays in cucumber's reports.
+      const message = result?.exception?.message ?? result?.message?.split('\n    at ')[0] ?? null;
       const pickleStep = testStep.pickleStepId ? pickleSteps.get(testStep.pickleStepId) : undefined;
       if (pickleStep) {
         seenStep = true;
@@ -262,9 +270,10 @@ export function parseRun(ndjson: string): RunModel {
       evidence,
       evidenceError,
       attachments: own.filter((a) => a !== evidenceAttachment),
+      perturbation: own.find((a) => a.fileName === HOOK_ATTACHMENT_FILES.perturbation)?.text ?? null,
     };
   });
   scenarios.sort((a, b) => a.uri.localeCompare(b.uri) || a.line - b.line);
   sources.sort((a, b) => a.uri.localeCompare(b.uri));
-  return { scenarios, sources, cucumberVersion, runErrors, finished };
+  return { scenarios, sources, cucumberVersion, phrases, runErrors, finished };
 }

@@ -74,3 +74,64 @@ export function summariseCoverage(summary: Record<string, FileSummary>, root: st
       })),
   };
 }
+
+/** One test or scenario that did not pass in the compiled coverage run. */
+export interface CoverageRunFailure {
+  kind: 'unit test' | 'scenario';
+  name: string;
+  /** File (and line) it is defined at, relative to the repository. */
+  where: string;
+  /** Why, in one line (the assertion's message, or the scenario's status). */
+  why: string;
+}
+
+/**
+ * The compiled run that measured coverage: the same unit tests and feature files run once more,
+ * from the JavaScript tsc wrote. Any failure here fails the "coverage run" gate.
+ */
+export interface CoverageRun {
+  unitFiles: number;
+  unitTests: number;
+  scenarios: number;
+  failures: CoverageRunFailure[];
+  /** What kept the run from completing (tsc errors, no JavaScript, c8 could not report). */
+  problems: string[];
+}
+
+/**
+ * The failed tests of a `node --test --test-reporter=tap` run, named with their file and line
+ * (from the diagnostic's `location`) and the first line of their error, in output order. A test
+ * that failed only because subtests failed is left out: its subtests are listed.
+ */
+export function failedTapTests(tap: string, root: string): CoverageRunFailure[] {
+  const lines = tap.split('\n');
+  const out: CoverageRunFailure[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const match = /^\s*not ok \d+ - (.*)$/.exec(lines[i]);
+    if (!match) continue;
+    let where = '';
+    let why = '';
+    let onlySubtests = false;
+    for (let j = i + 1; j < lines.length; j++) {
+      const line = lines[j];
+      if (/^\s+\.\.\.$/.test(line) || /^\s*(?:ok|not ok) \d+ /.test(line)) break;
+      const location = /^\s+location: '(.*)'$/.exec(line);
+      if (location && !where) where = relativeLocation(location[1], root);
+      if (/^\s+failureType: 'subtestsFailed'$/.test(line)) onlySubtests = true;
+      const error = /^\s+error: (.*)$/.exec(line);
+      if (error && !why) why = /^[|>]-?$/.test(error[1].trim()) ? (lines[j + 1] ?? '').trim() : unquote(error[1]);
+    }
+    if (onlySubtests) continue;
+    out.push({ kind: 'unit test', name: match[1].replace(/\\#/g, '#'), where, why });
+  }
+  return out;
+}
+
+function unquote(text: string): string {
+  return text.trim().replace(/^'(.*)'$/, '$1').replace(/''/g, "'");
+}
+
+function relativeLocation(location: string, root: string): string {
+  const relative = location.startsWith(root) ? location.slice(root.length).replace(/^[/\\]+/, '') : location;
+  return relative.split(path.sep).join('/');
+}

@@ -36,3 +36,11 @@ export function slug(text: string): string {
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '');
 }
+
+/**
+ * A plain-words line without raw machine identifiers: a 64-bit block hash becomes its first and
+ * last four digits ("block 1629…5538"), a SHA-256 digest its first twelve hex digits.
+ */
+export function plainWords(text: string): string {
+  return text.replace(/sha256:([0-9a-f]{12})[0-9a-f]{52}/g, 'sha256:$1…').replace(/\b(\d{4})\d{5,}(\d{4})\b/g, '$1…$2');
+}

@@ -1,0 +1,463 @@
+// signoff.html: one self-contained page rendered from the sign-off model (inline CSS, SVG figures,
+// no external resource). Its first screen holds the verdict, the gates, what was qualified, what
+// needs attention and the approval block; then a chart of scenarios by requirement and result, a
+// requirement view (each requirement once), the traceability matrix (each scenario once), the
+// determinism proof, the gaps, coverage, and the scenarios, folded by feature and by scenario
+// (failed and changed ones open). One small inline script adds filtering by result and by tag and
+// a text search; the Content-Security-Policy allows that script alone, by its SHA-256, and the page
+// reads completely without it. Print CSS prints everything unfolded, with table headers repeated.
+// Every scenario-supplied string is HTML-escaped, so a scenario named `<script>…` reads as text.
+import { createHash } from 'node:crypto';
+import type { DeterminismRow } from './determinism';
+import { formatNs } from '../time';
+import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './model';
+import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { BaselineDiff, baselineSummary } from './baseline';
+import type { RunStep } from './messages';
+import { escapeHtml as h, plainWords } from './text';
+
+const CSS = `
+:root { --ok: #2b8a3e; --ok-bg: #ebfbee; --bad: #c92a2a; --bad-bg: #fff5f5; --warn: #e67700; --ink: #212529; --muted: #6c757d; --line: #dee2e6; --head: #f1f3f5; }
+* { box-sizing: border-box; }
+[hidden] { display: none !important; }
+body { margin: 0; font: 14px/1.4 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; color: var(--ink); background: #f8f9fa; }
+main { max-width: 1200px; margin: 0 auto; padding: 16px 28px 40px; background: white; }
+h1 { font-size: 21px; margin: 0; }
+h2 { font-size: 18px; margin: 28px 0 8px; padding-bottom: 3px; border-bottom: 2px solid var(--line); }
+h3 { font-size: 15px; margin: 18px 0 6px; }
+h4 { font-size: 14px; margin: 0; display: inline; }
+p { margin: 4px 0 8px; }
+code, pre, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: 12px; }
+pre { background: #f8f9fa; border: 1px solid var(--line); border-radius: 4px; padding: 6px 8px; white-space: pre-wrap; word-break: break-word; margin: 4px 0; }
+table { border-collapse: collapse; width: 100%; margin: 4px 0 10px; }
+th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
+th { background: var(--head); font-weight: 600; }
+table.facts th { width: 170px; }
+.subtitle { color: var(--muted); margin: 0; }
+.first { display: grid; grid-template-columns: 1fr 1fr; gap: 6px 22px; margin-top: 8px; }
+.first > .wide { grid-column: 1 / span 2; }
+.first h3 { margin: 4px 0 4px; }
+.verdict { display: flex; align-items: center; gap: 14px; padding: 8px 14px; border-radius: 6px; border: 2px solid; }
+.verdict.ok { background: var(--ok-bg); border-color: var(--ok); }
+.verdict.bad { background: var(--bad-bg); border-color: var(--bad); }
+.verdict .word { font-size: 24px; font-weight: 800; letter-spacing: .5px; white-space: nowrap; }
+.verdict.ok .word { color: var(--ok); }
+.verdict.bad .word { color: var(--bad); }
+.banner { background: #fff4e6; border: 2px solid var(--warn); color: #7a3e00; padding: 6px 12px; border-radius: 6px; margin: 6px 0; font-weight: 600; }
+.badge { display: inline-block; padding: 0 7px; border-radius: 10px; font-size: 11.5px; font-weight: 700; white-space: nowrap; }
+.badge.ok { background: var(--ok-bg); color: var(--ok); border: 1px solid var(--ok); }
+.badge.bad { background: var(--bad-bg); color: var(--bad); border: 1px solid var(--bad); }
+.badge.warn { background: #fff9db; color: var(--warn); border: 1px solid var(--warn); }
+.muted { color: var(--muted); }
+.req-id { font-weight: 700; white-space: nowrap; }
+ul.plain { margin: 2px 0; padding-left: 18px; }
+ul.attention { margin: 2px 0; padding-left: 18px; }
+ul.attention li { margin: 2px 0; }
+.approval td { height: 30px; }
+details > summary { cursor: pointer; }
+details.req, details.feature { border: 1px solid var(--line); border-radius: 5px; margin: 4px 0; padding: 3px 10px; }
+details.req > summary, details.feature > summary { padding: 2px 0; }
+details.feature > summary { font-weight: 600; }
+details.scenario { border: 1px solid var(--line); border-radius: 5px; padding: 4px 12px; margin: 6px 0; break-inside: avoid; }
+details.scenario.bad { border-left: 5px solid var(--bad); }
+details.scenario.ok { border-left: 5px solid var(--ok); }
+details.scenario[open] { padding-bottom: 10px; }
+.steps { list-style: none; margin: 6px 0; padding: 6px 10px; background: #f8f9fa; border: 1px solid var(--line); border-radius: 4px; }
+.steps li { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; padding: 1px 0; }
+.steps .kw { color: #5f3dc4; font-weight: 700; }
+.steps .st { float: right; }
+.steps table { width: auto; margin: 2px 0 4px 24px; }
+.steps table td { padding: 1px 8px; font-size: 12px; }
+.suggest { color: var(--bad); font-size: 12px; }
+figure { margin: 8px 0; overflow-x: auto; }
+figure svg { max-width: 100%; height: auto; }
+figcaption { color: var(--muted); font-size: 12px; }
+.feature-desc { color: #495057; border-left: 3px solid var(--line); padding-left: 10px; margin: 4px 0 8px; font-weight: normal; }
+nav.toc { background: #f8f9fa; border: 1px solid var(--line); border-radius: 6px; padding: 5px 12px; margin: 12px 0 0; }
+nav.toc a { margin-right: 12px; }
+#filters { position: sticky; top: 0; z-index: 2; background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 6px 12px; margin: 10px 0; display: flex; gap: 14px; align-items: center; flex-wrap: wrap; }
+#filters input[type=search] { width: 280px; }
+.chart svg { max-width: 100%; height: auto; }
+footer { margin-top: 28px; color: var(--muted); font-size: 12px; }
+@media print {
+  body { background: white; }
+  main { padding: 0; max-width: none; }
+  nav.toc, #filters { display: none !important; }
+  details::details-content { content-visibility: visible; display: contents; }
+  details > summary { list-style: none; }
+  tr[hidden] { display: table-row !important; }
+  details[hidden] { display: block !important; }
+  thead { display: table-header-group; }
+  tr, details.scenario, figure { break-inside: avoid; }
+  .first { display: block; }
+}
+`;
+
+/** The page's one script: filters by result and tag, text search, everything open for printing. */
+export const FILTER_SCRIPT = `(function () {
+  var bar = document.getElementById('filters');
+  if (!bar) return;
+  bar.hidden = false;
+  var search = document.getElementById('filter-text'), result = document.getElementById('filter-result'), tag = document.getElementById('filter-tag'), shown = document.getElementById('filter-shown');
+  function apply() {
+    var text = search.value.trim().toLowerCase(), wanted = result.value, wantedTag = tag.value, count = 0;
+    document.querySelectorAll('[data-result]').forEach(function (el) {
+      var ok = (wanted === 'all' || el.getAttribute('data-result') === wanted) &&
+        (wantedTag === '' || (' ' + el.getAttribute('data-tags') + ' ').indexOf(' ' + wantedTag + ' ') >= 0) &&
+        (text === '' || el.getAttribute('data-text').indexOf(text) >= 0);
+      el.hidden = !ok;
+      if (ok && el.classList.contains('scenario')) count++;
+      if (ok && text !== '' && el.tagName === 'DETAILS') el.open = true;
+    });
+    document.querySelectorAll('details.feature, details.req').forEach(function (group) {
+      group.hidden = group.querySelector('[data-result]:not([hidden])') === null;
+      if (!group.hidden && (text !== '' || wanted !== 'all' || wantedTag !== '') && group.classList.contains('feature')) group.open = true;
+    });
+    shown.textContent = count + ' of ' + document.querySelectorAll('details.scenario').length + ' scenarios shown';
+  }
+  [search, result, tag].forEach(function (el) { el.addEventListener('input', apply); el.addEventListener('change', apply); });
+  window.addEventListener('beforeprint', function () { document.querySelectorAll('details').forEach(function (d) { d.open = true; }); });
+  apply();
+})();`;
+
+/** The CSP source of the page's script: its SHA-256, base64. */
+export function scriptHash(script: string): string {
+  return `sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}`;
+}
+
+const badge = (ok: boolean, text: string, warn = false) => `<span class="badge ${ok ? 'ok' : warn ? 'warn' : 'bad'}">${h(text)}</span>`;
+
+function statusBadge(status: RunStep['status']): string {
+  return badge(status === 'PASSED', statusWord(status).toUpperCase(), status === 'SKIPPED' || status === 'PENDING' || status === 'NOT RUN');
+}
+
+function facts(rows: [string, string][]): string {
+  return `<table class="facts">${rows.map(([k, v]) => `<tr><th>${h(k)}</th><td>${v}</td></tr>`).join('')}</table>`;
+}
+
+function link(view: ScenarioView): string {
+  return `<a href="#${h(view.anchor)}">${h(view.scenario.name)}</a>`;
+}
+
+/** The attributes the filter reads: result, tags and searchable text. */
+function filterData(view: ScenarioView): string {
+  const s = view.scenario;
+  const text = [s.name, s.key, s.feature.name, ...s.tags, ...s.steps.map((st) => st.text)].join(' ').toLowerCase();
+  return `data-result="${s.status === 'PASSED' ? 'passed' : 'not-passed'}" data-tags="${h(s.tags.join(' '))}" data-text="${h(text)}"`;
+}
+
+function gateRow(gate: Gate): string {
+  return `<tr><td>${h(gate.title)}</td><td>${h(gate.summary)}</td><td>${badge(gate.passed, gate.passed ? 'PASS' : 'FAIL')}</td></tr>`;
+}
+
+function measuredList(measured: string[]): string {
+  return measured.length ? `<ul class="plain">${measured.map((m) => `<li>${h(plainWords(m))}</li>`).join('')}</ul>` : '<span class="muted">—</span>';
+}
+
+/** The requirement view: each requirement once, folded unless it is not covered and passed. */
+function requirementView(rows: MatrixRow[]): string {
+  return rows
+    .map((row) => {
+      const head =
+        `<summary><span class="req-id">${h(row.requirement.id)}</span> ${h(row.requirement.title)} ${badge(row.ok, row.status)} ` +
+        `<span class="muted">owner: ${h(row.requirement.owner)}</span></summary>`;
+      const body =
+        row.scenarios.length === 0
+          ? `<p class="muted">No scenario. Source: ${h(row.requirement.source)}.</p>`
+          : `<p class="muted">Source: ${h(row.requirement.source)}</p><table><thead><tr><th style="width:45%">Scenario</th><th style="width:110px">Result</th><th>Measured values</th></tr></thead><tbody>${row.scenarios
+              .map(({ view, measured }) => `<tr ${filterData(view)}><td>${link(view)}</td><td>${statusBadge(view.scenario.status)}</td><td>${measuredList(measured)}</td></tr>`)
+              .join('')}</tbody></table>`;
+      return `<details class="req" id="req-${h(row.requirement.id)}"${row.ok ? '' : ' open'}>${head}${body}</details>`;
+    })
+    .join('\n');
+}
+
+/** The traceability matrix: each scenario once, with all the requirements it traces to. */
+function matrix(model: SignoffModel): string {
+  const rows = model.views.map((view) => {
+    const requirements = view.requirements.length ? view.requirements.map((id) => `<a href="#req-${h(id)}">${h(id)}</a>`).join(', ') : badge(false, 'NONE');
+    return `<tr ${filterData(view)}><td>${link(view)}<div class="muted mono">${h(view.scenario.key)}</div></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${measuredList((view.scenario.evidence?.measurements ?? []).map((m) => m.text))}</td></tr>`;
+  });
+  return `<table id="traceability-matrix"><thead><tr><th style="width:38%">Scenario</th><th style="width:16%">Requirements</th><th style="width:90px">Result</th><th>Measured values</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+}
+
+function determinismRow(row: DeterminismRow): string {
+  return (
+    `<tr><td>${h(row.name)}</td><td class="mono">${h(row.key)}</td><td class="mono">${h(shortDigest(row.first))}</td>` +
+    `<td class="mono">${h(shortDigest(row.second))}</td><td>${row.same ? badge(true, 'same') : `${badge(false, 'DIFFERENT')} ${h(row.reason)}`}</td></tr>`
+  );
+}
+
+function determinismTable(rows: DeterminismRow[]): string {
+  return `<table><thead><tr><th>Scenario</th><th>Where</th><th>Run 1 digest</th><th>Run 2 digest</th><th>Same?</th></tr></thead><tbody>${rows.map(determinismRow).join('')}</tbody></table>`;
+}
+
+function steps(view: ScenarioView): string {
+  const items = view.scenario.steps.map((step) => {
+    const status = step.status === 'PASSED' ? '' : `<span class="st">${statusBadge(step.status)}</span>`;
+    if (step.kind !== 'step') return `<li><span class="kw">(${h(step.kind)})</span>${status}</li>`;
+    const table = step.table ? `<table>${step.table.map((row) => `<tr>${row.map((c) => `<td>${h(c)}</td>`).join('')}</tr>`).join('')}</table>` : '';
+    const doc = step.docString !== null ? `<pre>${h(step.docString)}</pre>` : '';
+    return `<li><span class="kw">${h(step.keyword)}</span> ${h(step.text)}${status}${table}${doc}</li>`;
+  });
+  return `<ol class="steps">${items.join('')}</ol>`;
+}
+
+function scenario(view: ScenarioView): string {
+  const s = view.scenario;
+  const ev = s.evidence;
+  const ok = s.status === 'PASSED';
+  const changed = view.changed ? ` ${badge(false, 'CHANGED', true)}` : '';
+  const parts: string[] = [
+    `<details class="scenario ${ok ? 'ok' : 'bad'}" id="${h(view.anchor)}" ${filterData(view)}${view.open ? ' open' : ''}>`,
+    `<summary>${statusBadge(s.status)}${changed} <h4>${h(s.name)}</h4></summary>`,
+  ];
+  parts.push(
+    facts([
+      ['Where', `<span class="mono">${h(s.key)}</span>${s.rule ? ` — rule: ${h(s.rule)}` : ''}`],
+      ['Requirements', view.requirements.length ? view.requirements.map(h).join(', ') : badge(false, 'NONE')],
+      ...(view.otherTags.length ? ([['Other tags', view.otherTags.map(h).join(', ')]] as [string, string][]) : []),
+      ['Seed', view.seed === null ? '—' : h(String(view.seed))],
+      ['Replay it', `<code>${h(view.replay)}</code>`],
+      ['Digest', ev?.digest ? `<span class="mono">${h(ev.digest)}</span>` : `<span class="muted">— (${h(s.evidenceError ?? 'no simulation ran')})</span>`],
+    ]),
+  );
+  parts.push(steps(view));
+  for (const step of s.steps.filter((st) => st.message)) {
+    const what = step.kind === 'step' ? `${step.keyword} ${step.text}` : step.kind;
+    parts.push(`<p><strong>${h(what)} — ${h(statusWord(step.status))}:</strong></p><pre>${h(plainWords(step.message!))}</pre>`);
+  }
+  for (const { step, phrases } of view.suggestions) {
+    parts.push(`<p><strong>${h(step.keyword)} ${h(step.text)} — undefined. Did you mean:</strong></p><ul class="plain">${phrases.map((p) => `<li><code>${h(p)}</code></li>`).join('')}</ul>`);
+  }
+  if (ev && ev.measurements.length) parts.push(`<p><strong>Measured:</strong></p>${measuredList(ev.measurements.map((m) => m.text))}`);
+  if (ev && ev.timeline.placements.length) {
+    parts.push(`<p><strong>Routing decisions, in plain words:</strong></p><ul class="plain">${ev.timeline.placements.map((p) => `<li>${h(plainWords(p.sentence))}</li>`).join('')}</ul>`);
+  }
+  if (ev?.timeline.failure) parts.push(`<p><strong>The replay stopped at ${h(formatNs(ev.timeline.failure.at_ns))}:</strong> ${h(plainWords(ev.timeline.failure.message))}</p>`);
+  if (view.figure) {
+    parts.push(
+      `<figure class="timeline">${view.figure}<figcaption>Top: arrivals, KV event batches from emission to the instant the router saw them, and placements per worker. ` +
+        `Bottom: per rank, the blocks the engine held (engine truth) and the blocks the router could see (router view); dashed orange lines mark placements.</figcaption></figure>`,
+    );
+  }
+  for (const note of view.notes) parts.push(`<p><strong>${h(note.title)}:</strong></p><pre>${h(note.text)}</pre>`);
+  parts.push('</details>');
+  return parts.join('\n');
+}
+
+function list(items: string[]): string {
+  return items.length ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : '<p class="muted">None.</p>';
+}
+
+/** Scenarios by requirement and result: one stacked column per requirement (inline SVG). */
+export function summaryChart(rows: MatrixRow[]): string {
+  const barWidth = 22;
+  const gap = 8;
+  const plotHeight = 110;
+  const labelHeight = 58;
+  const left = 34;
+  const max = Math.max(1, ...rows.map((r) => r.scenarios.length));
+  const step = max <= 5 ? 1 : max <= 10 ? 2 : max <= 25 ? 5 : 10;
+  const top = Math.ceil(max / step) * step;
+  const width = left + rows.length * (barWidth + gap) + 150;
+  const height = plotHeight + labelHeight + 14;
+  const y = (n: number) => 8 + plotHeight - (n / top) * plotHeight;
+  const parts: string[] = [];
+  for (let n = 0; n <= top; n += step) {
+    parts.push(`<line x1="${left}" x2="${left + rows.length * (barWidth + gap)}" y1="${y(n)}" y2="${y(n)}" stroke="#eef0f2"/>`, `<text x="${left - 5}" y="${y(n) + 4}" text-anchor="end" font-size="10" fill="#495057">${n}</text>`);
+  }
+  rows.forEach((row, i) => {
+    const x = left + gap / 2 + i * (barWidth + gap);
+    const passed = row.scenarios.filter((s) => s.view.scenario.status === 'PASSED').length;
+    const other = row.scenarios.length - passed;
+    const title = `${row.requirement.id}: ${passed} passed, ${other} not passed`;
+    if (row.scenarios.length === 0) parts.push(`<rect x="${x}" y="${y(0) - 3}" width="${barWidth}" height="3" fill="#c92a2a"><title>${h(row.requirement.id)}: no scenario</title></rect>`);
+    if (passed > 0) parts.push(`<rect x="${x}" y="${y(passed)}" width="${barWidth}" height="${y(0) - y(passed)}" fill="#2f9e44"><title>${h(title)}</title></rect>`);
+    if (other > 0) parts.push(`<rect x="${x}" y="${y(passed + other)}" width="${barWidth}" height="${y(passed) - y(passed + other)}" fill="#e03131"><title>${h(title)}</title></rect>`);
+    const lx = x + barWidth / 2;
+    const ly = y(0) + 8;
+    parts.push(`<text x="${lx}" y="${ly}" font-size="10" fill="#343a40" text-anchor="end" transform="rotate(-55 ${lx} ${ly})">${h(row.requirement.id)}</text>`);
+  });
+  const legendX = left + rows.length * (barWidth + gap) + 14;
+  parts.push(
+    `<rect x="${legendX}" y="14" width="12" height="12" fill="#2f9e44"/><text x="${legendX + 18}" y="24" font-size="11">passed</text>`,
+    `<rect x="${legendX}" y="34" width="12" height="12" fill="#e03131"/><text x="${legendX + 18}" y="44" font-size="11">not passed / no scenario</text>`,
+    `<text x="${left - 28}" y="${8 + plotHeight / 2}" font-size="10" fill="#495057" transform="rotate(-90 ${left - 28} ${8 + plotHeight / 2})" text-anchor="middle">scenarios</text>`,
+  );
+  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="Helvetica, Arial, sans-serif" role="img" aria-label="Scenarios by requirement and result">${parts.join('')}</svg>`;
+}
+
+/** Renders signoff.html. */
+export function renderHtml(model: SignoffModel): string {
+  const { input } = model;
+  const subject = input.subject;
+  const det = input.determinism;
+  const cov = input.coverage;
+  const tags = [...new Set(model.views.flatMap((v) => v.scenario.tags))].sort();
+  const out: string[] = [];
+  out.push(
+    '<!DOCTYPE html>',
+    '<html lang="en"><head><meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '${scriptHash(FILTER_SCRIPT)}'">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${h(`Sign-off: ${input.campaign} — ${model.verdict}`)}</title>`,
+    `<style>${CSS}</style></head><body><main>`,
+    `<h1>Qualification sign-off</h1><p class="subtitle">${h(input.campaign)} · ${h(input.date)}</p>`,
+  );
+  if (input.perturbation !== null) {
+    out.push(
+      `<div class="banner" id="perturbation">⚠ TEST DOUBLE ACTIVE — not a valid sign-off. The second run was perturbed on purpose (KVQUAL_PERTURB=${h(input.perturbation)}) to prove that the determinism check catches a difference.</div>`,
+    );
+  }
+  // ── the first screen ──
+  const attention = model.attention.length
+    ? `<ul class="attention">${model.attention.map((a) => `<li>${h(a.text)} <a href="${h(a.href)}">details</a></li>`).join('')}</ul>`
+    : '<p>Nothing: every gate passed, the working tree is clean and coverage was measured.</p>';
+  out.push(
+    '<section class="first" id="first-screen">',
+    `<div><div class="verdict ${model.qualified ? 'ok' : 'bad'}" id="verdict"><div class="word">${h(model.verdict)}</div>` +
+      `<div>Computed from the results below, never typed by hand: QUALIFIED only when every gate passes.</div></div>` +
+      `<table id="gates"><thead><tr><th style="width:150px">Gate</th><th>Result</th><th style="width:56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table></div>`,
+    `<div><h3 id="attention">Needs attention</h3>${attention}` +
+      `<h3 id="qualified">What was qualified</h3>${facts([
+        ['Package', h(`${subject.packageName} ${subject.packageVersion}`)],
+        ['Git commit', `<span class="mono">${h(subject.commit.slice(0, 12))}</span> (${h(subject.worktree)})`],
+        ['Scenario set', `<span class="mono" title="${h(model.scenarioSet.digest)}">${h(shortDigest(model.scenarioSet.digest))}</span>: ${h(countOf(model.scenarioSet.scenarios, 'scenario'))} in ${h(countOf(model.scenarioSet.files, 'feature file'))}`],
+        ['Run with', h(`Node.js ${subject.node}, cucumber-js ${model.cucumberVersion}`)],
+      ])}</div>`,
+    `<div class="wide" id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>` +
+      '<table class="approval"><thead><tr><th style="width:140px">Role</th><th>Name</th><th style="width:140px">Date</th><th>Signature</th></tr></thead><tbody>' +
+      ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
+      '</tbody></table></div>',
+    '</section>',
+    '<nav class="toc"><a href="#summary">Summary</a><a href="#requirements">Requirements</a><a href="#matrix">Traceability matrix</a><a href="#determinism">Determinism</a>' +
+      '<a href="#gaps">Gaps</a><a href="#coverage">Coverage</a><a href="#scenarios">Scenarios</a><a href="#details-of-the-run">The run</a><a href="#glossary">Glossary</a></nav>',
+  );
+
+  out.push(
+    '<h2 id="summary">Scenarios by requirement and result</h2>',
+    `<figure class="chart">${summaryChart(model.matrix)}<figcaption>Each column is one requirement: how many of its scenarios passed (green) and did not (red). A scenario counts under every requirement it traces to.</figcaption></figure>`,
+  );
+  out.push(
+    '<div id="filters" hidden><label>Result <select id="filter-result"><option value="all">all</option><option value="passed">passed</option><option value="not-passed">not passed</option></select></label>' +
+      `<label>Tag <select id="filter-tag"><option value="">any</option>${tags.map((t) => `<option value="${h(t)}">${h(t)}</option>`).join('')}</select></label>` +
+      '<label>Search <input type="search" id="filter-text" placeholder="scenario, step, tag…"></label><span id="filter-shown" class="muted"></span></div>',
+  );
+
+  if (model.baseline !== null) {
+    const b = model.baseline;
+    const section = (title: string, rows: BaselineDiff['added'], show: (c: BaselineDiff['added'][number]) => string) =>
+      rows.length === 0 ? '' : `<h3>${h(title)}</h3><ul>${rows.map((c) => `<li>${show(c)}</li>`).join('')}</ul>`;
+    const name = (c: BaselineDiff['added'][number]) => `${h(c.name)} <span class="mono muted">${h(c.key)}</span>`;
+    out.push(
+      '<h2 id="baseline">Since the baseline</h2>',
+      `<p>Compared with the sign-off of ${h(b.date)} (${h(b.campaign)}, commit <span class="mono">${h(b.commit.slice(0, 12))}</span>, ${h(b.verdict)}): <strong>${h(baselineSummary(b))}</strong>.</p>`,
+      section('Scenarios added', b.added, (c) => `${name(c)}: ${h(statusWord(c.after as 'PASSED'))}`),
+      section('Scenarios removed', b.removed, (c) => `${name(c)}, was ${h(statusWord(c.before as 'PASSED'))}`),
+      section('Scenarios renamed', b.renamed, (c) => `<span class="mono muted">${h(c.key)}</span>: “${h(c.before ?? '')}” → “${h(c.after ?? '')}”`),
+      section('Results changed', b.results, (c) => `${name(c)}: ${h(statusWord(c.before as 'PASSED'))} → ${h(statusWord(c.after as 'PASSED'))}`),
+      section('Digests changed', b.digests, (c) => `${name(c)}: <span class="mono">${h(shortDigest(c.before))} → ${h(shortDigest(c.after))}</span>`),
+      section('Measured values changed', b.measurements, (c) => `${name(c)}: ${h(plainWords(c.before ?? '(not measured)'))} → ${h(plainWords(c.after ?? '(not measured)'))}`),
+    );
+  }
+  out.push(
+    '<h2 id="requirements">Requirements</h2>',
+    '<p>Each requirement once, with its scenarios, their results and what they measured. Requirements that are covered and passed are folded.</p>',
+    requirementView(model.matrix),
+  );
+  out.push('<h2 id="matrix">Traceability matrix</h2>', '<p>Each scenario once: the requirements it traces to, its result and the values it measured when it asserted them.</p>', matrix(model));
+
+  out.push(
+    '<h2 id="determinism">Determinism</h2>',
+    '<p>The suite ran twice. Each scenario attaches the canonical digest (SHA-256 of the canonical JSON) of what its simulation did: placements with their cost breakdowns, ' +
+      'KV event batches (emitted, visible, applied or lost), membership changes and failures; a scenario that only sets up or rejects a cluster, the digest of its configuration and verdict. ' +
+      'The two runs must agree on every digest and every result.</p>',
+  );
+  if (det.problem) out.push(`<p>${badge(false, 'NOT PROVEN')} ${h(det.problem)}</p>`);
+  else if (det.identical) out.push(`<p>${badge(true, 'IDENTICAL')} all ${det.rows.length} scenarios have the same digest and result in both runs.</p>`);
+  else {
+    out.push(
+      `<p>${badge(false, 'DIFFERENT')} ${h(countOf(det.differences.length, 'scenario'))} differed (the second run's message stream is kept as <code>${h(RERUN_MESSAGES)}</code>):</p>`,
+      determinismTable(det.differences),
+    );
+  }
+  if (det.rows.length) out.push(`<details><summary>Digests of every scenario</summary>${determinismTable(det.rows)}</details>`);
+
+  out.push('<h2 id="gaps">Gaps</h2>', '<p>Everything that keeps this report from QUALIFIED is listed here; nothing is folded into "passed".</p>');
+  out.push('<h3>Requirements without a scenario</h3>', list(model.uncovered.map((r) => `<strong>${h(r.id)}</strong> ${h(r.title)} <span class="muted">— source: ${h(r.source)} · owner: ${h(r.owner)} · status: ${h(r.status)}</span>`)));
+  out.push('<h3>Scenarios without a requirement tag</h3>', list(model.untraced.map((v) => `${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));
+  out.push('<h3>Tags naming no registered requirement</h3>', list(model.unknownTags.map(({ view, tag }) => `${h(tag)} on ${link(view)}`)));
+  out.push('<h3>Scenarios that did not pass</h3>', list(model.notPassed.map((v) => `${statusBadge(v.scenario.status)} ${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));
+  out.push('<h3>Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)</h3>');
+  out.push(
+    model.stepsNotPassed.length
+      ? `<table id="steps-not-passed"><thead><tr><th>Scenario</th><th>Step</th><th>Status</th></tr></thead><tbody>${model.stepsNotPassed
+          .map(
+            ({ view, step, suggestions }) =>
+              `<tr><td>${link(view)}</td><td>${step.kind === 'step' ? `${h(step.keyword)} ${h(step.text)}` : h(step.kind)}` +
+              (suggestions.length ? `<div class="suggest">did you mean: ${suggestions.map((p) => `<code>${h(p)}</code>`).join(' · ')}</div>` : '') +
+              `</td><td>${statusBadge(step.status)}</td></tr>`,
+          )
+          .join('')}</tbody></table>`
+      : '<p class="muted">None.</p>',
+  );
+  if (input.run.runErrors.length) out.push('<h3>Problems of the run itself</h3>', list(input.run.runErrors.map(h)));
+  if (input.coverageRun !== null) {
+    const run = input.coverageRun;
+    out.push(
+      '<h3 id="coverage-run">Failures of the compiled coverage run</h3>',
+      list([
+        ...run.failures.map((f) => `${h(f.kind)} “${h(f.name)}” <span class="mono muted">${h(f.where)}</span>${f.why ? `: ${h(f.why)}` : ''}`),
+        ...run.problems.map((p) => `the run could not complete: ${h(p)}`),
+      ]),
+    );
+  }
+
+  out.push('<h2 id="coverage">Coverage of src/</h2>');
+  if (cov) {
+    out.push(
+      `<p><strong>Lines ${cov.lines.pct}%</strong> (${cov.lines.covered}/${cov.lines.total}), <strong>branches ${cov.branches.pct}%</strong> (${cov.branches.covered}/${cov.branches.total}), ` +
+        `functions ${cov.functions.pct}% (${cov.functions.covered}/${cov.functions.total}).</p><p class="muted">${h(cov.scope)}</p>`,
+      `<details><summary>By folder of src/</summary><table><thead><tr><th>Directory</th><th>Files</th><th>Lines</th><th>Branches</th><th>Functions</th></tr></thead><tbody>${cov.groups
+        .map((g) => `<tr><td class="mono">${h(g.path)}</td><td>${g.files}</td><td>${g.lines.pct}%</td><td>${g.branches.pct}%</td><td>${g.functions.pct}%</td></tr>`)
+        .join('')}</tbody></table></details>`,
+    );
+  } else out.push(`<p class="muted">Not measured: ${h(input.coverageNote)}</p>`);
+
+  out.push('<h2 id="scenarios">Scenarios</h2>', '<p>By feature; a feature or scenario that did not pass or changed is open, the others are folded.</p>');
+  for (const feature of model.features) {
+    const passed = feature.views.filter((v) => v.scenario.status === 'PASSED').length;
+    const open = feature.views.some((v) => v.open);
+    out.push(
+      `<details class="feature"${open ? ' open' : ''}><summary>${h(feature.name)} ${badge(passed === feature.views.length, `${passed}/${feature.views.length} passed`)} <span class="mono muted">${h(feature.uri)}</span></summary>`,
+    );
+    if (feature.description) out.push(`<div class="feature-desc">${h(feature.description).replace(/\n/g, '<br>')}</div>`);
+    for (const view of feature.views) out.push(scenario(view));
+    out.push('</details>');
+  }
+
+  out.push(
+    '<h2 id="details-of-the-run">The run</h2>',
+    facts([
+      ['Campaign', h(input.campaign)],
+      ['Git commit', `<span class="mono">${h(subject.commit)}</span>`],
+      ['Scenario set', `<span class="mono">${h(model.scenarioSet.digest)}</span>`],
+      ['Produced by', `<code>${h(input.command)}</code>`],
+      ['Beside this report', input.companions.map((c) => `${h(c.label)}: <code>${h(c.file)}</code>`).join('<br>')],
+    ]),
+  );
+  if (input.glossary.length > 0) {
+    out.push(
+      '<h2 id="glossary">Glossary</h2>',
+      `<details><summary>The domain words of this report (from docs/glossary.md)</summary><table><thead><tr><th>Term</th><th>Meaning</th></tr></thead><tbody>${input.glossary
+        .map((g) => `<tr><td><strong>${h(g.term)}</strong></td><td>${h(g.meaning.replace(/\x60/g, '').replace(/\[([^\]]+)\]\([^)]+\)/g, '$1'))}</td></tr>`)
+        .join('')}</tbody></table></details>`,
+    );
+  }
+  out.push(
+    `<footer>Generated by <code>${h(input.command)}</code> from cucumber's message streams (two runs), the requirement registry and c8's coverage summary.</footer>`,
+    `</main><script>${FILTER_SCRIPT}</script></body></html>`,
+  );
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,95 @@
+// Atomic output of a qualification run. A run writes its whole set (sign-off, assets, cucumber's
+// reports, both message streams) into a fresh directory `<out>/.signoff-runs/<run id>/`, which
+// nothing points at until it is complete. `<out>/.signoff-current` is a symlink to the published
+// run's directory, and each name a reader opens (`<out>/signoff.md`, `<out>/junit.xml`, …) is a
+// symlink through it. Publishing is one rename of a new `.signoff-current` link over the old one,
+// so a kill at any moment leaves either the old complete set or the new complete set; the old
+// run's directory is removed afterwards, and at the start of the next run if the kill came between.
+import fs from 'node:fs';
+import path from 'node:path';
+
+export const CURRENT_LINK = '.signoff-current';
+export const RUNS_DIR = '.signoff-runs';
+
+/** The run directory `.signoff-current` points at, or null. */
+export function currentRun(out: string): string | null {
+  try {
+    return path.basename(fs.readlinkSync(path.join(out, CURRENT_LINK)));
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Removes what earlier runs left behind without publishing (run directories other than the
+ * current one, temporary files, and the staging folders of older kvqual versions). The published
+ * set stays until a new one replaces it.
+ */
+export function removeStale(out: string): string[] {
+  const removed: string[] = [];
+  const current = currentRun(out);
+  const runs = path.join(out, RUNS_DIR);
+  if (fs.existsSync(runs)) {
+    for (const name of fs.readdirSync(runs)) {
+      if (name === current) continue;
+      fs.rmSync(path.join(runs, name), { recursive: true, force: true });
+      removed.push(path.join(RUNS_DIR, name));
+    }
+  }
+  if (fs.existsSync(out)) {
+    for (const name of fs.readdirSync(out)) {
+      if (/^\.signoff-assets\.(new|old)-\d+$/.test(name) || /^\..+\.tmp-\d+$/.test(name) || /^\.signoff-current\.new-\d+$/.test(name)) {
+        fs.rmSync(path.join(out, name), { recursive: true, force: true });
+        removed.push(name);
+      }
+    }
+  }
+  return removed;
+}
+
+/** Makes the (empty) directory a new run writes its set into. */
+export function newRunDir(out: string, id: string): string {
+  if (!/^[\w.-]+$/.test(id)) throw new Error(`run id "${id}" must be a plain name`);
+  const dir = path.join(out, RUNS_DIR, id);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function replaceWithLink(where: string, target: string): void {
+  const temp = `${where}.link-${process.pid}`;
+  fs.rmSync(temp, { force: true });
+  fs.symlinkSync(target, temp);
+  let stat: fs.Stats | null = null;
+  try {
+    stat = fs.lstatSync(where);
+  } catch {
+    stat = null;
+  }
+  // A real directory of an older layout cannot be renamed over: it goes first (once).
+  if (stat !== null && stat.isDirectory() && !stat.isSymbolicLink()) fs.rmSync(where, { recursive: true, force: true });
+  fs.renameSync(temp, where);
+}
+
+/**
+ * Publishes a completed run directory: `.signoff-current` is switched to it in one rename, the
+ * reader-facing names are (once) made links through `.signoff-current`, and the previous run's
+ * directory is removed.
+ */
+export function publishRun(out: string, runDir: string, names: string[]): void {
+  const previous = currentRun(out);
+  const id = path.basename(runDir);
+  replaceWithLink(path.join(out, CURRENT_LINK), path.join(RUNS_DIR, id));
+  for (const name of names) {
+    const where = path.join(out, name);
+    const target = path.join(CURRENT_LINK, name);
+    let linked = false;
+    try {
+      linked = fs.readlinkSync(where) === target;
+    } catch {
+      linked = false;
+    }
+    if (!linked) replaceWithLink(where, target);
+  }
+  if (previous !== null && previous !== id) fs.rmSync(path.join(out, RUNS_DIR, previous), { recursive: true, force: true });
+}

@@ -1,0 +1,48 @@
+// docs/steps.md is generated from the step definitions and the features: the committed file is
+// current, the check fails on a stale copy, and every phrase of steps/ is listed with a level.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
+
+const SCRIPT = path.join(ROOT, 'scripts', 'steps-doc.ts');
+
+function check(file: string): { status: number | null; output: string } {
+  const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', SCRIPT, '--check', '--file', file], { cwd: ROOT, encoding: 'utf8' });
+  return { status: result.status, output: `${result.stdout}${result.stderr}` };
+}
+
+test('the committed docs/steps.md is current, and a stale copy fails the check with what to run', () => {
+  const current = check(path.join(ROOT, 'docs', 'steps.md'));
+  assert.equal(current.status, 0, current.output);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-steps-'));
+  try {
+    const stale = path.join(dir, 'steps.md');
+    fs.writeFileSync(stale, fs.readFileSync(path.join(ROOT, 'docs', 'steps.md'), 'utf8').replace('### When the replay runs twice', '### When the replay runs thrice'));
+    const result = check(stale);
+    assert.equal(result.status, 1);
+    assert.match(result.output, /steps\.md is stale: the step definitions or the features changed\. Run `npm run docs:steps` and commit the result\./);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('every phrase defined in steps/ is in docs/steps.md with its level, and the settings table keys are listed', () => {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs', 'steps.md'), 'utf8');
+  const sources = fs.readdirSync(path.join(ROOT, 'steps')).filter((f) => f.endsWith('.steps.ts'));
+  let phrases = 0;
+  for (const file of sources) {
+    const text = fs.readFileSync(path.join(ROOT, 'steps', file), 'utf8');
+    for (const match of text.matchAll(/\b(Given|When|Then)\(\s*(['"])((?:\\.|(?!\2).)*)\2/g)) {
+      phrases++;
+      const phrase = match[3].replace(/\\(.)/g, '$1');
+      assert.ok(doc.includes(`### ${match[1]} ${phrase}\n\n- `), `docs/steps.md lists "${match[1]} ${phrase}"`);
+    }
+  }
+  assert.ok(phrases > 50, `${phrases} phrases found`);
+  assert.match(doc, /\| host memory \| `private, 16 blocks`/);
+  assert.match(doc, /\[the glossary\]\(glossary\.md\)/);
+});
