@@ -197,10 +197,18 @@ export class Kernel {
     this.queue.push(time, phase, order, this.seq++, action);
   }
 
-  /** Runs every action due at or before `limit` (default: until the queue is empty). */
-  run(limit: Nanos = Number.MAX_SAFE_INTEGER): void {
+  /**
+   * Runs every action due at or before `limit` (default: until the queue is empty). With
+   * `maxEvents`, a run that processes more actions than that (a livelock: work that never settles)
+   * fails loudly instead of running forever.
+   */
+  run(limit: Nanos = Number.MAX_SAFE_INTEGER, maxEvents = Number.POSITIVE_INFINITY): void {
     const queue = this.queue;
+    const budgetEnd = this.processed + maxEvents;
     while (queue.size > 0) {
+      if (this.processed >= budgetEnd) {
+        throw new InvariantError(`the simulation did not settle: ${maxEvents} kernel events processed by ${formatNs(this.nowNs)} and ${queue.size} still queued (a livelock?)`);
+      }
       const time = queue.topTime();
       if (time > limit) break;
       const action = queue.pop();

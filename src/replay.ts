@@ -23,6 +23,8 @@ export interface ReplayInputs {
   keep_event_history?: boolean;
   /** Which candidates each placement record keeps (default: the chosen rank and the runner-up). */
   kept_scores?: KeptScores;
+  /** A livelock guard: fail after this many kernel events (see ClusterSpec.max_kernel_events). */
+  max_kernel_events?: number;
   /** Called with the cluster once the workload is submitted, just before it runs (observers such as the fuzzer's). */
   observe?: (cluster: Cluster) => void;
 }
@@ -32,6 +34,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
   const cluster = new Cluster({
     ...spec,
     keep_event_history: inputs.keep_event_history ?? false,
+    max_kernel_events: inputs.max_kernel_events,
     router: { ...spec.router, kept_scores: inputs.kept_scores ?? 'chosen_and_runner_up' },
   });
   const explicit = requestSpecs(config);

@@ -57,7 +57,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs): Observe
     }
   };
   try {
-    const outcome = runReplay(config, { ...inputs, observe, keep_event_history: true });
+    const outcome = runReplay(config, { ...inputs, observe, keep_event_history: true, max_kernel_events: MAX_KERNEL_EVENTS });
     return { outcome, error: null, passes, failures, event_log: eventLogOf(outcome) };
   } catch (error) {
     if (!(error instanceof Error)) throw error;
@@ -66,6 +66,9 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs): Observe
 }
 
 /** Every invariant of a case, including determinism (a second run must match the first). */
+/** Generated cases are small: one that needs more kernel events than this never settles (a livelock). */
+const MAX_KERNEL_EVENTS = 2_000_000;
+
 export function runCase(fuzzCase: FuzzCase): CaseVerdict {
   const config = caseConfig(fuzzCase);
   const inputs = caseInputs(fuzzCase, config);

@@ -52,6 +52,8 @@ export interface ClusterSpec {
   seed: number;
   /** Needed when the cluster has prefill and decode roles. */
   kv_transfer?: KvTransferSpec;
+  /** Fail with an InvariantError after this many kernel events (a livelock guard for generated cases); unlimited by default. */
+  max_kernel_events?: number;
   /** Keep every delivered event batch (for --events-out, evidence and pictures); off by default, so memory grows with what was asked for. */
   keep_event_history?: boolean;
   roles: RoleSpec[];
@@ -352,7 +354,7 @@ export class Cluster implements RankListener {
   /** Runs until nothing is left to do; an impossible event stream stops the run and is reported. */
   run(): ClusterResult {
     try {
-      this.kernel.run();
+      this.kernel.run(Number.MAX_SAFE_INTEGER, this.spec.max_kernel_events);
     } catch (error) {
       if (!(error instanceof EventStreamError)) throw error;
       this.failure = error;
