@@ -12,6 +12,7 @@ import { loadConfiguration, loadSupport } from '@cucumber/cucumber/api';
 import { AstBuilder, compile, GherkinClassicTokenMatcher, Parser } from '@cucumber/gherkin';
 import { IdGenerator } from '@cucumber/messages';
 import { featureFiles } from './lint-requirements';
+import { RANK_PROFILES } from '../steps/support/profiles';
 import { EngineScenario } from '../steps/support/engineScenario';
 import { DEFAULT_ROUTER_SETTINGS } from '../src/router/router';
 
@@ -200,6 +201,11 @@ export async function generate(): Promise<string> {
     '|---|---|',
     ...settings.map((name) => `| ${cell(name)} | ${[...settingValues.get(name)!].map((v) => code(cell(v))).join(', ') || '(not used yet)'} |`),
     '',
+    '## Rank profiles',
+    '',
+    'A named set of settings-table rows a step refers to (`a cluster of 2 aggregated workers with the reference rank profile`, optionally `… and these settings:` for the rows that differ), so the table is not copied into every feature (`steps/support/profiles.ts`):',
+    '',
+    ...Object.entries(RANK_PROFILES).flatMap(([name, rows]) => [`### ${name}`, '', '| setting | value |', '|---|---|', ...rows.map(([setting, value]) => `| ${cell(setting)} | ${code(cell(value))} |`), '']),
   );
 
   const files = [...new Set(definitions.map((d) => d.uri))].sort();

@@ -55,10 +55,10 @@ When('the agentic workload runs', function (this: KvWorld) {
   this.engine.run(this.seed);
 });
 
-When('the agentic workload runs with 1 snapshot lane and again with 2', function (this: KvWorld) {
-  this.engine.agentic = { ...this.engine.agentic, assignment: 'snapshot', lanes: 1 };
+When('the agentic workload runs with {count} snapshot lane(s) and again with {count}', function (this: KvWorld, first: number, second: number) {
+  this.engine.agentic = { ...this.engine.agentic, assignment: 'snapshot', lanes: first };
   this.engine.run(this.seed);
-  this.engine.agentic = { ...this.engine.agentic, lanes: 2 };
+  this.engine.agentic = { ...this.engine.agentic, lanes: second };
   this.engine.run(this.seed);
 });
 
@@ -112,15 +112,19 @@ Then("no request of the recycled instance reuses a block of the first instance's
   expect(firstOfRecycled.g1_reused_tokens + firstOfRecycled.host_reused_tokens, `reuse of ${firstOfRecycled.request_id}, the recycled play's first request`).to.equal(0);
 });
 
-Then('the shared pool holds {int} blocks with 1 lane and exactly twice as many, {int}, with 2', function (this: KvWorld, oneLane: number, twoLanes: number) {
-  expect(twoLanes, 'the scenario itself: 2 lanes = 2 × 1 lane').to.equal(2 * oneLane);
-  const [one, two] = this.engine.outcomes.map((outcome) => outcome.report.summary.g2_domains?.[0]);
-  expect(one, 'g2_domains of the 1-lane run').to.not.equal(undefined);
-  expect(two, 'g2_domains of the 2-lane run').to.not.equal(undefined);
-  this.measure('pool residency, 1 lane', one!.resident_blocks, 'blocks');
-  this.measure(`pool residency, 2 lanes = ${two!.resident_blocks / one!.resident_blocks} × 1 lane`, two!.resident_blocks, 'blocks');
-  expect(one!.resident_blocks, '1-lane residency (blocks)').to.equal(oneLane);
-  expect(two!.resident_blocks, '2-lane residency (blocks)').to.equal(twoLanes);
+Then('the shared pool holds {int} blocks with {count} lane(s) and {int}, as many times more, with {count}', function (this: KvWorld, firstBlocks: number, firstLanes: number, secondBlocks: number, secondLanes: number) {
+  const runs = this.engine.outcomes.map((outcome) => outcome.report.summary.g2_domains?.[0]);
+  expect(runs.length, 'runs compared').to.equal(2);
+  const [one, two] = runs;
+  expect(one, `g2_domains of the ${firstLanes}-lane run`).to.not.equal(undefined);
+  expect(two, `g2_domains of the ${secondLanes}-lane run`).to.not.equal(undefined);
+  const lanes = this.engine.outcomes.map((outcome) => outcome.plays.reduce((set, play) => set.add(play.lane), new Set<number>()).size);
+  expect(lanes, 'lanes that ran in each run').to.deep.equal([firstLanes, secondLanes]);
+  expect(secondBlocks * firstLanes, 'the scenario itself: residency in proportion to the lanes').to.equal(firstBlocks * secondLanes);
+  this.measure(`pool residency, ${firstLanes} lane(s)`, one!.resident_blocks, 'blocks');
+  this.measure(`pool residency, ${secondLanes} lanes = ${two!.resident_blocks / one!.resident_blocks} × ${firstLanes} lane(s)`, two!.resident_blocks, 'blocks');
+  expect(one!.resident_blocks, `${firstLanes}-lane residency (blocks)`).to.equal(firstBlocks);
+  expect(two!.resident_blocks, `${secondLanes}-lane residency (blocks)`).to.equal(secondBlocks);
 });
 
 Then('request {string} of the play arrives at {duration}', function (this: KvWorld, name: string, at: number) {
@@ -156,15 +160,6 @@ Then('the lanes play:', function (this: KvWorld, table: DataTable) {
 // ── the guard (AGX-6) ───────────────────────────────────────────────────────────────────────
 
 const GUARD_CHANGES: Record<string, (world: KvWorld) => void> = {
-  'the cluster has 3 aggregated workers': (world) => (world.engine.workers = 3),
-  'the cluster has 1 prefill and 1 decode worker': (world) => {
-    world.engine.workers = 1;
-    world.engine.decodeWorkers = 1;
-  },
-  'the cluster has 2 prefill and 3 decode workers': (world) => {
-    world.engine.workers = 2;
-    world.engine.decodeWorkers = 3;
-  },
   'every role uses the sglang backend': (world) => world.engine.roleChanges.push((role) => (role.backend = 'sglang')),
   'every worker has 2 attention data-parallel ranks': (world) => world.engine.roleChanges.push((role) => (role.dp_size = 2)),
   'the workers scale with the "planner" policy': (world) => world.engine.roleChanges.push((role) => (role.scaling_policy = 'planner')),
@@ -174,6 +169,16 @@ const GUARD_CHANGES: Record<string, (world: KvWorld) => void> = {
       if (role.host_offload) (role.host_offload as Raw).disk_offload = { num_disk_blocks: 1024 };
     }),
 };
+
+Given('the cluster is changed to {count} aggregated worker(s)', function (this: KvWorld, workers: number) {
+  this.engine.workers = workers;
+  this.engine.decodeWorkers = 0;
+});
+
+Given('the cluster is changed to {count} prefill and {count} decode worker(s)', function (this: KvWorld, prefill: number, decode: number) {
+  this.engine.workers = prefill;
+  this.engine.decodeWorkers = decode;
+});
 
 Given('the deployment is changed so that {}', function (this: KvWorld, change: string) {
   const apply = GUARD_CHANGES[change];

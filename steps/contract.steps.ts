@@ -9,15 +9,15 @@ import { Cluster } from '../src/sim/cluster';
 
 type Raw = Record<string, unknown>;
 
+/** The terms of the shared-pool contract (G2-10) in a reader's words, and the config field each sets. */
 const CONTRACT_FIELDS: Record<string, (role: Raw, value: string) => void> = {
-  kv_layout_id: (role, value) => ((role.host_offload as Raw).kv_layout_id = value),
+  'KV layout': (role, value) => ((role.host_offload as Raw).kv_layout_id = value),
+  'tensor-parallel size': (role, value) => (role.tensor_parallel_size = Number(value)),
   'block size': (role, value) => ((role.engine as Raw).block_size = Number(value)),
-  block_size: (role, value) => ((role.engine as Raw).block_size = Number(value)),
-  num_host_blocks: (role, value) => ((role.host_offload as Raw).num_host_blocks = Number(value)),
-  shared_h2d_bandwidth_gbps: (role, value) => ((role.host_offload as Raw).shared_h2d_bandwidth_gbps = Number(value)),
-  shared_d2h_bandwidth_gbps: (role, value) => ((role.host_offload as Raw).shared_d2h_bandwidth_gbps = Number(value)),
-  tensor_parallel_size: (role, value) => (role.tensor_parallel_size = Number(value)),
-  kv_cache_bytes_per_token: (role, value) => ((role.engine as Raw).kv_cache_bytes_per_token = Number(value)),
+  'KV bytes per token': (role, value) => ((role.engine as Raw).kv_cache_bytes_per_token = Number(value)),
+  'host memory blocks': (role, value) => ((role.host_offload as Raw).num_host_blocks = Number(value)),
+  'pool D2H bandwidth': (role, value) => ((role.host_offload as Raw).shared_d2h_bandwidth_gbps = Number(value)),
+  'pool H2D bandwidth': (role, value) => ((role.host_offload as Raw).shared_h2d_bandwidth_gbps = Number(value)),
 };
 
 Given('a second group of {int} aggregated workers joins the same pool', function (this: KvWorld, replicas: number) {
@@ -25,9 +25,9 @@ Given('a second group of {int} aggregated workers joins the same pool', function
 });
 
 Given(
-  'a second group of {int} aggregated workers joins the pool but with {word} set to {word}',
+  'a second group of {int} aggregated workers joins the pool but with its {string} set to {word}',
   function (this: KvWorld, replicas: number, field: string, value: string) {
-    const change = CONTRACT_FIELDS[field.replaceAll('_', ' ')] ?? CONTRACT_FIELDS[field];
+    const change = CONTRACT_FIELDS[field];
     if (!change) throw new Error(`unknown contract field "${field}"; known: ${Object.keys(CONTRACT_FIELDS).join(', ')}`);
     const role = { ...this.engine.role(), replicas };
     change(role, value);

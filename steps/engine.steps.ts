@@ -2,12 +2,40 @@
 // that start on a worker, other requests that keep workers busy, and resumes the router places.
 import { DataTable, Given, When } from '@cucumber/cucumber';
 import type { KvWorld } from './support/world';
+import { RANK_PROFILES } from './support/profiles';
 import type { Nanos } from '../src/time';
 
 Given('a cluster of {count} aggregated worker(s) with these settings:', function (this: KvWorld, workers: number, table: DataTable) {
   this.engine.workers = workers;
   for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
 });
+
+function applyProfile(world: KvWorld, name: string): void {
+  const rows = RANK_PROFILES[name];
+  if (!rows) throw new Error(`unknown rank profile "${name}"; known: ${Object.keys(RANK_PROFILES).join(', ')}`);
+  for (const [setting, value] of rows) world.engine.applySetting(setting, value);
+}
+
+Given('a cluster of {count} aggregated worker(s) with the {word} rank profile', function (this: KvWorld, workers: number, profile: string) {
+  this.engine.workers = workers;
+  applyProfile(this, profile);
+});
+
+Given('a cluster of {count} aggregated worker(s) with the {word} rank profile and these settings:', function (this: KvWorld, workers: number, profile: string, table: DataTable) {
+  this.engine.workers = workers;
+  applyProfile(this, profile);
+  for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
+});
+
+Given(
+  'a disaggregated cluster of {count} prefill and {count} decode worker(s) with the {word} rank profile and these settings:',
+  function (this: KvWorld, prefill: number, decode: number, profile: string, table: DataTable) {
+    this.engine.workers = prefill;
+    this.engine.decodeWorkers = decode;
+    applyProfile(this, profile);
+    for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
+  },
+);
 
 Given('the workers have no host memory', function (this: KvWorld) {
   this.engine.applySetting('host memory', 'none');

@@ -4,6 +4,7 @@ import { Then } from '@cucumber/cucumber';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import type { StreamViolation } from '../src/router/mirror';
+import { formatNs } from '../src/time';
 
 const REASONS: Record<string, StreamViolation> = {
   'the block is already stored on that rank': 'duplicate-store',
@@ -58,4 +59,12 @@ Then('the router no longer lists worker {int} as a candidate', function (this: K
   const workers = [...new Set(this.replay.router.ranks.map((rank) => rank.worker_id))];
   this.measure('candidate workers', workers.length, 'workers', `candidates: ${workers.map((w) => `worker ${w}`).join(', ') || 'none'}`);
   expect(workers).to.not.include(worker);
+});
+
+Then("worker {int}'s store became visible to the router at exactly {duration}", function (this: KvWorld, worker: number, at: number) {
+  const batch = this.replay.batches.find((b) => b.rank.worker_id === worker);
+  expect(batch, `a batch from worker ${worker}`).to.not.equal(undefined);
+  expect(batch!.visible_ns, `worker ${worker}'s batch reached the router`).to.not.equal(null);
+  this.measure(`store of worker ${worker} visible to the router at`, batch!.visible_ns! / 1_000_000, 'ms');
+  expect(formatNs(batch!.visible_ns!), `visibility of worker ${worker}'s batch emitted at ${formatNs(batch!.emitted_ns)}`).to.equal(formatNs(at));
 });

@@ -7,14 +7,8 @@ Feature: In a prefill/decode deployment, prefill routing follows the prefill wor
   events never reach the router.
 
   Background:
-    Given a disaggregated cluster of 2 prefill and 2 decode workers with these settings:
-      | block size              | 4 tokens           |
-      | GPU blocks per rank     | 8                  |
-      | KV bytes per token      | 250000             |
-      | prefill pass            | 1 ms               |
-      | decode pass             | 0.5 ms             |
-      | host memory             | private, 16 blocks |
-      | host bandwidth per rank | 1 GB/s             |
+    Given a disaggregated cluster of 2 prefill and 2 decode workers with the reference rank profile and these settings:
+      | host memory | private, 16 blocks |
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 5 ms
 

@@ -19,16 +19,16 @@ Feature: The agentic G2 guard admits any worker counts and rejects what AgentX G
       | agent | ask     | main    | 9     | 2      | 1,2,3    | 0 ms       |       |            |       |
       | agent | resume  | main    | 13    | 2      | 1,2,3,4  | 0 ms       | ask   | completion | 10 ms |
 
-  Scenario Outline: agentic G2 with <deployment> is accepted
-    Given the deployment is changed so that <deployment>
+  Scenario Outline: agentic G2 on <workers> is accepted
+    Given the cluster is changed to <workers>
     When the agentic workload is submitted
     Then it is accepted and every request finishes
 
     Examples:
-      | deployment                                     |
-      | the cluster has 3 aggregated workers           |
-      | the cluster has 1 prefill and 1 decode worker  |
-      | the cluster has 2 prefill and 3 decode workers |
+      | workers                        |
+      | 3 aggregated workers           |
+      | 1 prefill and 1 decode worker  |
+      | 2 prefill and 3 decode workers |
 
   Scenario Outline: agentic G2 is rejected when <change>
     Given the deployment is changed so that <change>

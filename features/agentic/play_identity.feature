@@ -7,14 +7,8 @@ Feature: Each play instance has its own cache identity
   from the play that stored it, and two lanes replaying the same play hold two copies.
 
   Background:
-    Given a cluster of 2 aggregated workers with these settings:
-      | block size              | 4 tokens          |
-      | GPU blocks per rank     | 8                 |
-      | KV bytes per token      | 250000            |
-      | prefill pass            | 1 ms              |
-      | decode pass             | 0.5 ms            |
-      | host memory             | shared, 64 blocks |
-      | host bandwidth per rank | 1 GB/s            |
+    Given a cluster of 2 aggregated workers with the reference rank profile and these settings:
+      | host memory | shared, 64 blocks |
     And an agentic trace with 4-token trace blocks:
       | play   | request | session | input | output | hash ids                 | not before | after   | on         | delay |
       | triage | first   | main    | 9     | 2      | 1,2,3                    | 0 ms       |         |            |       |
@@ -29,7 +23,11 @@ Feature: Each play instance has its own cache identity
 
   Scenario: two lanes double pool residency
     When the agentic workload runs with 1 snapshot lane and again with 2
-    Then the shared pool holds 9 blocks with 1 lane and exactly twice as many, 18, with 2
+    Then the shared pool holds 9 blocks with 1 lane and 18, as many times more, with 2
+
+  Scenario: three lanes triple pool residency
+    When the agentic workload runs with 1 snapshot lane and again with 3
+    Then the shared pool holds 9 blocks with 1 lane and 27, as many times more, with 3
 
   @AISIM-1893 @AGX-5
   Scenario: recycled snapshot plays never share G2 identity

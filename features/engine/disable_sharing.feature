@@ -5,15 +5,9 @@ Feature: Naming the shared-pool settings without choosing cluster_shared changes
   shared-pool settings (pool bandwidths, layout id) but keeps `scope: dp_rank_local` must
   reproduce the private baseline exactly, whatever the number of workers.
 
-  Scenario Outline: shared-pool settings under dp_rank_local reproduce the private baseline with <workers> worker(s)
-    Given a cluster of <workers> aggregated workers with these settings:
-      | block size              | 4 tokens           |
-      | GPU blocks per rank     | 8                  |
-      | KV bytes per token      | 250000             |
-      | prefill pass            | 1 ms               |
-      | decode pass             | 0.5 ms             |
-      | host memory             | private, 16 blocks |
-      | host bandwidth per rank | 1 GB/s             |
+  Scenario Outline: naming the shared-pool settings while host memory stays private reproduces the private baseline on <workers>
+    Given a cluster of <count> aggregated workers with the reference rank profile and these settings:
+      | host memory | private, 16 blocks |
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 5 ms
     And conversation "A" is to resume at 20 ms with 4 more tokens
@@ -22,6 +16,6 @@ Feature: Naming the shared-pool settings without choosing cluster_shared changes
     And the report lists no shared G2 domain
 
     Examples:
-      | workers |
-      | 1       |
-      | 2       |
+      | workers   | count |
+      | 1 worker  | 1     |
+      | 2 workers | 2     |

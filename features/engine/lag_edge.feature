@@ -7,16 +7,10 @@ Feature: With real engines, a G2 store steers the resume from exactly emission +
   cannot know about the copy and is placed by load; at 10 ms it follows its prefix into G2.
 
   Background:
-    Given a cluster of 2 aggregated workers with these settings:
-      | block size              | 4 tokens           |
-      | GPU blocks per rank     | 8                  |
-      | KV bytes per token      | 250000             |
-      | prefill pass            | 1 ms               |
-      | decode pass             | 0.5 ms             |
-      | host memory             | private, 16 blocks |
-      | host bandwidth per rank | 1 GB/s             |
-      | time to first byte      | 2 ms               |
-      | KV event lag            | 5 ms               |
+    Given a cluster of 2 aggregated workers with the reference rank profile and these settings:
+      | host memory        | private, 16 blocks |
+      | time to first byte | 2 ms               |
+      | KV event lag       | 5 ms               |
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 1 ms
     And worker 0 serves a 4-token request with 8 output tokens at 9 ms

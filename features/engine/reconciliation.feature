@@ -7,19 +7,13 @@ Feature: The router's predicted overlap is reconciled with the reuse each admiss
   reviewer can tell an expected difference from a bug.
 
   Background:
-    Given a cluster of 2 aggregated workers with these settings:
-      | block size              | 4 tokens           |
-      | GPU blocks per rank     | 8                  |
-      | KV bytes per token      | 250000             |
-      | prefill pass            | 1 ms               |
-      | decode pass             | 0.5 ms             |
-      | host memory             | private, 16 blocks |
-      | host bandwidth per rank | 1 GB/s             |
-      | host block weight       | 1.0                |
+    Given a cluster of 2 aggregated workers with the reference rank profile and these settings:
+      | host memory       | private, 16 blocks |
+      | host block weight | 1.0                |
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 5 ms
 
-  Scenario: with host_cache_hit_weight 1.0, reported overlap equals realised G1 + G2 reuse at every admission
+  Scenario: with a host block weighing 1.0 of a GPU block, reported overlap equals realised G1 + G2 reuse at every admission
     Given conversation "B" starts at 1 ms with a 12-token prompt and 3 output tokens
     And conversation "C" starts at 2 ms with a 6-token prompt and 1 output token
     And conversation "B" is to resume at 30 ms with 5 more tokens

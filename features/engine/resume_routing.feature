@@ -7,13 +7,7 @@ Feature: A resumed conversation goes where its prefix is, once the router can se
   it places by load and the prefix is computed again.
 
   Background:
-    Given a cluster of 2 aggregated workers with these settings:
-      | block size              | 4 tokens |
-      | GPU blocks per rank     | 8        |
-      | KV bytes per token      | 250000   |
-      | prefill pass            | 1 ms     |
-      | decode pass             | 0.5 ms   |
-      | host bandwidth per rank | 1 GB/s   |
+    Given a cluster of 2 aggregated workers with the reference rank profile
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 5 ms
     And worker 0 serves a 4-token request with 8 output tokens at 19 ms

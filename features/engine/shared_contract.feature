@@ -18,17 +18,17 @@ Feature: Every participant of a shared G2 pool agrees on its contract
     When the cluster is set up
     Then one shared pool serves all 4 ranks
 
-  Scenario Outline: participants that disagree on <field> are rejected before the run
-    Given a second group of 2 aggregated workers joins the pool but with <field> set to <value>
+  Scenario Outline: participants that disagree on the <term> are rejected before the run
+    Given a second group of 2 aggregated workers joins the pool but with its "<term>" set to <value>
     When the cluster is set up
     Then setup fails with an error naming "<named>"
 
     Examples:
-      | field                     | value        | named                                   |
-      | kv_layout_id              | other-layout | host_offload.kv_layout_id               |
-      | tensor_parallel_size      | 2            | tensor_parallel_size                    |
-      | block_size                | 8            | engine.block_size                       |
-      | kv_cache_bytes_per_token  | 125000       | block bytes                             |
-      | num_host_blocks           | 32           | host_offload.num_host_blocks            |
-      | shared_d2h_bandwidth_gbps | 40           | host_offload.shared_d2h_bandwidth_gbps  |
-      | shared_h2d_bandwidth_gbps | 40           | host_offload.shared_h2d_bandwidth_gbps  |
+      | term                 | value        | named                                  |
+      | KV layout            | other-layout | host_offload.kv_layout_id              |
+      | tensor-parallel size | 2            | tensor_parallel_size                   |
+      | block size           | 8            | engine.block_size                      |
+      | KV bytes per token   | 125000       | block bytes                            |
+      | host memory blocks   | 32           | host_offload.num_host_blocks           |
+      | pool D2H bandwidth   | 40           | host_offload.shared_d2h_bandwidth_gbps |
+      | pool H2D bandwidth   | 40           | host_offload.shared_h2d_bandwidth_gbps |

@@ -7,19 +7,13 @@ Feature: One cluster-shared G2 pool serves every replica
   pool's bandwidth evenly.
 
   Background:
-    Given a cluster of 2 aggregated workers with these settings:
-      | block size              | 4 tokens           |
-      | GPU blocks per rank     | 8                  |
-      | KV bytes per token      | 250000             |
-      | prefill pass            | 1 ms               |
-      | decode pass             | 0.5 ms             |
-      | host memory             | shared, 16 blocks  |
-      | host bandwidth per rank | 1 GB/s             |
+    Given a cluster of 2 aggregated workers with the reference rank profile and these settings:
+      | host memory | shared, 16 blocks |
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 5 ms
 
   @AISIM-1893 @SCORE-1 @EVT-3
-  Scenario: a cluster_shared pool is visible to every replica, and load picks among them
+  Scenario: a shared host memory pool is visible to every replica, and load picks among them
     Given worker 0 serves a 4-token request with 8 output tokens at 19 ms
     When conversation "A" resumes at 20 ms with 4 more tokens
     Then the resume is placed on worker 1, the less loaded of the workers that all see its prefix in G2

@@ -6,15 +6,9 @@ Feature: A G2 entry evicted while the request waits is recomputed, not an error
   misses and the prefix is computed again. That is normal operation: the event stream stays valid.
 
   Background:
-    Given a cluster of 1 aggregated worker with these settings:
-      | block size                | 4 tokens          |
-      | GPU blocks per rank       | 8                 |
+    Given a cluster of 1 aggregated worker with the reference rank profile and these settings:
       | running requests per rank | 1                 |
-      | KV bytes per token        | 250000            |
-      | prefill pass              | 1 ms              |
-      | decode pass               | 0.5 ms            |
       | host memory               | private, 2 blocks |
-      | host bandwidth per rank   | 1 GB/s            |
       | host block weight         | 1.0               |
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 32-token request with 1 output token at 5 ms

@@ -28,6 +28,7 @@ Feature: Events emitted at an instant are applied before arrivals at that instan
     And worker 1 finishes storing "system prompt" in host memory at 10 ms
     When a request starting with "system prompt" arrives at <arrival>
     Then the router counted <blocks> host blocks on worker 1 for it
+    And worker 1's store became visible to the router at exactly <visible>
 
     Examples:
       | arrival      | visible  | blocks |

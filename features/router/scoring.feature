@@ -17,7 +17,8 @@ Feature: How the router chooses among ranks
     And a second replay with the same seed places every request on the same worker
 
   Scenario: the reported overlap rounds host blocks weighted at 0.75 half away from zero
-    Given worker 1 finishes storing "system prompt" in host memory at 10 ms
+    Given the router weighs a host-memory block at 0.75 of a GPU block
+    And worker 1 finishes storing "system prompt" in host memory at 10 ms
     When a request starting with "system prompt" arrives at 11 ms
     Then it is placed on worker 1, which holds it in G2
     And it reports an overlap of 2 blocks, 8 tokens, the best available
