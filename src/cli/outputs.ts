@@ -89,16 +89,27 @@ function temporaryName(absolute: string): string {
  * Writes every output: first each to a temporary file beside it (any failure removes them all and
  * throws OutputError), then renames them into place.
  */
-export function writeOutputs(outputs: readonly { output: PlannedOutput; text: string }[]): void {
+export function writeOutputs(outputs: readonly { output: PlannedOutput; text?: string; write?: (sink: (text: string) => void) => void }[]): void {
   const written: string[] = [];
   try {
-    for (const { output, text } of outputs) {
+    for (const { output, text, write } of outputs) {
       const temporary = temporaryName(output.absolute);
       try {
         const fd = fs.openSync(temporary, 'wx');
         written.push(temporary);
         try {
-          fs.writeFileSync(fd, text);
+          // A large output is streamed to the file piece by piece, never built as one string.
+          if (write) {
+            let buffered = '';
+            write((piece) => {
+              buffered += piece;
+              if (buffered.length >= 1 << 16) {
+                fs.writeSync(fd, buffered);
+                buffered = '';
+              }
+            });
+            fs.writeSync(fd, buffered);
+          } else fs.writeFileSync(fd, text ?? '');
           fs.fsyncSync(fd);
         } finally {
           fs.closeSync(fd);

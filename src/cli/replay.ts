@@ -15,7 +15,7 @@ import { parseMooncakeLines } from '../config/mooncake';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import type { KeptScores } from '../router/router';
-import { canonicalJsonPretty } from '../report/canonical';
+import { writeCanonicalPretty } from '../report/canonical';
 import { DurationError } from '../time';
 import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
 import { LIMITS, limitText } from '../limits';
@@ -79,15 +79,20 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     throw error;
   }
   const report = outcome.report;
-  const json = `${canonicalJsonPretty(report)}\n`;
+  // The report is streamed (same bytes as canonicalJsonPretty), never built as one string.
+  const writeReport = (sink: (text: string) => void) => {
+    writeCanonicalPretty(report, sink);
+    sink('\n');
+  };
   try {
-    writeOutputs(outputs.map((output) => ({ output, text: output.option === '--out' ? json : eventLog(outcome) })));
+    writeOutputs(outputs.map((output) => ({ output, write: output.option === '--out' ? writeReport : (sink: (text: string) => void) => writeEventLog(outcome, sink) })));
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     io.stderr(`kvqual replay: ${error.message}\n`);
     return ExitCode.usage;
   }
-  io.stdout(options.json ? json : summaryText(file, report, options.out));
+  if (options.json) writeReport((text) => io.stdout(text));
+  else io.stdout(summaryText(file, report, options.out));
   const clean = report.summary.event_stream_failure === null && report.summary.stuck_requests === undefined;
   return clean ? ExitCode.clean : ExitCode.violation;
 }
@@ -105,9 +110,9 @@ function isInputError(error: unknown): error is Error {
   );
 }
 
-/** The batches the router received, in delivery order, in the wire format check-events reads. */
-function eventLog(outcome: ReplayOutcome): string {
-  return outcome.result.batches.map(({ batch }) => `${toWireLine(fromKvEventBatch(batch))}\n`).join('');
+/** The batches the router received, in delivery order, in the wire format check-events reads, a line at a time. */
+function writeEventLog(outcome: ReplayOutcome, sink: (text: string) => void): void {
+  for (const { batch } of outcome.result.batches) sink(`${toWireLine(fromKvEventBatch(batch))}\n`);
 }
 
 class SeedError extends Error {}

@@ -44,10 +44,21 @@ export function canonicalJsonPretty(value: unknown): string {
 
 /** SHA-256 of the canonical JSON, as "sha256:<hex>". Streams the text into the hash, never building it whole. */
 export function digestOf(value: unknown): string {
-  const writer = new CanonicalWriter(createHash('sha256'));
+  const hash: Hash = createHash('sha256');
+  const writer = new CanonicalWriter((text) => hash.update(text), false);
   writer.value(value, null, '$');
   writer.flush();
-  return `sha256:${writer.hash.digest('hex')}`;
+  return `sha256:${hash.digest('hex')}`;
+}
+
+/**
+ * Writes exactly the text of canonicalJsonPretty(value) to `sink`, in pieces of about 64 KB, never
+ * building it whole (a report of a large run is written as it is produced).
+ */
+export function writeCanonicalPretty(value: unknown, sink: (text: string) => void): void {
+  const writer = new CanonicalWriter(sink, true);
+  writer.value(value, null, '$');
+  writer.flush();
 }
 
 /**
@@ -75,19 +86,44 @@ interface KeyOrder {
   keys: string[];
   sorted: string[];
   labels: string[];
+  /** The key order of canonicalJsonPretty's text (see orderOf), and its labels. */
+  prettySorted: string[];
+  prettyLabels: string[];
 }
 
-/** Writes exactly the text of canonicalJson(value), piece by piece, into a hash. */
+/** A key JavaScript orders as an array index: a canonical decimal integer below 2^32 − 1. */
+function isArrayIndex(key: string): boolean {
+  if (!/^(0|[1-9]\d*)$/.test(key)) return false;
+  return Number(key) < 4294967295;
+}
+
+/**
+ * Writes exactly the text of canonicalJson(value) (or, pretty, of canonicalJsonPretty: two-space
+ * indentation as JSON.stringify(…, null, 2) lays it out), piece by piece, into a sink.
+ */
 class CanonicalWriter {
   private pending = '';
   /** Sorted key orders by the object's first key, for objects of the same shape written again and again. */
   private readonly orders = new Map<string, KeyOrder[]>();
+  /** Newline and indentation of each depth (pretty only). */
+  private readonly breaks: string[] = ['\n'];
+  private depth = 0;
 
-  constructor(readonly hash: Hash) {}
+  constructor(
+    private readonly sink: (text: string) => void,
+    private readonly pretty: boolean,
+  ) {}
 
   flush(): void {
-    this.hash.update(this.pending);
+    if (this.pending.length > 0) this.sink(this.pending);
     this.pending = '';
+  }
+
+  /** Pretty: a line break and the indentation of the current depth. */
+  private newline(): void {
+    if (!this.pretty) return;
+    while (this.breaks.length <= this.depth) this.breaks.push(`${this.breaks[this.breaks.length - 1]}  `);
+    this.write(this.breaks[this.depth]);
   }
 
   private write(text: string): void {
@@ -116,10 +152,15 @@ class CanonicalWriter {
 
   private array(items: unknown[], at: Location): void {
     this.write('[');
+    if (items.length === 0) return this.write(']');
+    this.depth++;
     for (let i = 0; i < items.length; i++) {
       if (i > 0) this.write(',');
+      this.newline();
       this.value(items[i], at, i);
     }
+    this.depth--;
+    this.newline();
     this.write(']');
   }
 
@@ -129,15 +170,20 @@ class CanonicalWriter {
     const at: Location = { parent, step };
     this.write('{');
     let first = true;
-    for (let i = 0; i < order.sorted.length; i++) {
-      const key = order.sorted[i];
+    this.depth++;
+    const keys = this.pretty ? order.prettySorted : order.sorted;
+    for (let i = 0; i < keys.length; i++) {
+      const key = keys[i];
       const field = (value as Record<string, unknown>)[key];
       if (field === undefined) continue;
       if (!first) this.write(',');
       first = false;
-      this.write(order.labels[i]);
+      this.newline();
+      this.write(this.pretty ? order.prettyLabels[i] : order.labels[i]);
       this.value(field, at, key);
     }
+    this.depth--;
+    if (!first) this.newline();
     this.write('}');
   }
 
@@ -151,7 +197,17 @@ class CanonicalWriter {
     }
     for (const order of known) if (sameKeys(order.keys, keys)) return order;
     const sorted = [...keys].sort();
-    const order: KeyOrder = { keys, sorted, labels: sorted.map((key) => `${JSON.stringify(key)}:`) };
+    // canonicalJsonPretty builds a new object from the sorted keys, and JavaScript lists an object's
+    // integer-like keys first, in numeric order: the pretty text keeps that order, byte for byte.
+    const integerLike = sorted.filter(isArrayIndex).sort((a, b) => Number(a) - Number(b));
+    const prettySorted = [...integerLike, ...sorted.filter((key) => !isArrayIndex(key))];
+    const order: KeyOrder = {
+      keys,
+      sorted,
+      labels: sorted.map((key) => `${JSON.stringify(key)}:`),
+      prettySorted,
+      prettyLabels: prettySorted.map((key) => `${JSON.stringify(key)}: `),
+    };
     if (known.length < 8) known.push(order);
     return order;
   }

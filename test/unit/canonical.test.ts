@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { canonicalJson, digestOf } from '../../src/report/canonical';
+import { canonicalJson, canonicalJsonPretty, digestOf, writeCanonicalPretty } from '../../src/report/canonical';
 
 const whole = (value: unknown) => `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
 
@@ -26,4 +26,26 @@ test('the streamed digest equals the digest of the whole canonical text', () => 
 test('a digest changes with any value and not with key order', () => {
   assert.equal(digestOf({ a: 1, b: 2 }), digestOf({ b: 2, a: 1 }));
   assert.notEqual(digestOf({ a: 1, b: 2 }), digestOf({ a: 1, b: 3 }));
+});
+
+test('the streamed pretty writer gives exactly canonicalJsonPretty, for generated values and a whole run report', async () => {
+  const fc = (await import('fast-check')).default;
+  const streamed = (value: unknown) => {
+    let text = '';
+    writeCanonicalPretty(value, (piece) => (text += piece));
+    return text;
+  };
+  fc.assert(
+    fc.property(fc.jsonValue(), (value) => streamed(value) === canonicalJsonPretty(value)),
+    { numRuns: 500, seed: 1893 },
+  );
+  for (const value of [{}, [], { a: [] }, { b: {} }, [[]], [{}], { z: 1, a: { y: [1, 2, { c: 3 }], x: null } }, 5n, 'text']) {
+    assert.equal(streamed(value), canonicalJsonPretty(value));
+  }
+  // A report large enough to cross the writer's 64 KB pieces.
+  const big = { rows: Array.from({ length: 3000 }, (_, i) => ({ id: `r${i}`, values: [i, i / 3, -i], nested: { ok: i % 2 === 0 } })) };
+  const pieces: string[] = [];
+  writeCanonicalPretty(big, (piece) => pieces.push(piece));
+  assert.ok(pieces.length > 1, 'written in pieces');
+  assert.equal(pieces.join(''), canonicalJsonPretty(big));
 });
