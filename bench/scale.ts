@@ -1,0 +1,45 @@
+// `npm run bench -- scale`: the whole Mooncake conversation trace (12,031 requests) on 16, 64 and
+// 256 aggregated workers, each in a fresh process (bench/traceRun.ts), one pass each: wall time,
+// peak memory and report size, with the targets of the large-cluster work (256 workers within
+// 1.5× the wall time of 16, every run within 300 MB) and whether each was met.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { TRACE } from './traceRun';
+
+const WORKER_COUNTS = [16, 64, 256];
+const PEAK_TARGET_MB = 300;
+const SCALE_TARGET = 1.5;
+
+interface TraceFigures {
+  workers: number;
+  requests: number;
+  finished: number;
+  wall_s: number;
+  peak_rss_mb: number;
+  report_mb: number;
+  digest: string;
+}
+
+const verdict = (met: boolean) => (met ? 'met' : 'MISSED');
+
+export function runScaleBenchmark(): void {
+  if (!fs.existsSync(TRACE)) {
+    process.stdout.write(`scale: skipped, the trace ${TRACE} is not there\n`);
+    return;
+  }
+  const figures: TraceFigures[] = [];
+  for (const workers of WORKER_COUNTS) {
+    const run = spawnSync(process.execPath, ['--require', 'tsx/cjs', path.join(__dirname, 'traceRun.ts'), String(workers)], { encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (run.status !== 0) throw new Error(`the ${workers}-worker replay failed: ${run.stderr.slice(0, 500)}`);
+    const figure = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as TraceFigures;
+    figures.push(figure);
+    process.stdout.write(
+      `scale: ${workers} workers: ${figure.finished}/${figure.requests} requests in ${figure.wall_s.toFixed(1)} s wall ` +
+        `(${Math.round(figure.requests / figure.wall_s)} requests/s), peak ${Math.round(figure.peak_rss_mb)} MB (target ≤ ${PEAK_TARGET_MB} MB: ${verdict(figure.peak_rss_mb <= PEAK_TARGET_MB)}), ` +
+        `report ${figure.report_mb.toFixed(1)} MB, ${figure.digest.slice(0, 19)}…\n`,
+    );
+  }
+  const ratio = figures[figures.length - 1].wall_s / figures[0].wall_s;
+  process.stdout.write(`scale: wall(256 workers) ÷ wall(16 workers) = ${ratio.toFixed(2)} (target ≤ ${SCALE_TARGET}: ${verdict(ratio <= SCALE_TARGET)})\n`);
+}
