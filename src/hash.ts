@@ -1,5 +1,7 @@
 // Block hashing (HASH-1, HASH-2): prompts as chunks of deterministic tokens, 64-bit local and
-// sequence hashes of complete blocks. Pure functions of the token sequence, stable across runs.
+// sequence hashes of complete blocks. Pure functions of the token sequence, stable across runs:
+// a block inside one chunk is hashed from the chunk key and its place (which fix its tokens), a
+// block across chunks from its tokens.
 
 /** A 64-bit block hash (u64 on the wire). */
 export type BlockHash = bigint;
@@ -119,38 +121,6 @@ export type BlockWords = Int32Array;
 /** Words per block in BlockWords. */
 export const WORDS_PER_BLOCK = 4;
 
-/**
- * Remembers the local hashes of the blocks that lie wholly inside a chunk, by chunk key, the
- * chunk offset where they start and the block size. A block's local hash depends only on its own
- * tokens, and a chunk's tokens only on its key, so a system prompt, or a conversation's history
- * behind different prefixes of the same length modulo the block size, is hashed once; only the
- * sequence hashes (cheap) and the blocks straddling chunk boundaries are computed per prompt.
- * Owned by one run; pure memoisation.
- */
-export class PrefixHashMemo {
-  /** Local hash words (low, high per block) of the first blocks of a chunk from an offset. */
-  private readonly localWords = new Map<string, Int32Array>();
-  /** At most this many chunk runs are kept; the oldest go first (insertion order is deterministic). */
-  constructor(readonly capacity = 4096) {}
-  get size(): number {
-    return this.localWords.size;
-  }
-
-  /** Local words of `count` whole blocks of `chunk` from token `start`, computed once. */
-  blocksOf(chunk: TokenChunk, start: number, count: number, blockSize: number): Int32Array {
-    const key = `${chunk.key_lo}:${chunk.key_hi}:${start}:${blockSize}`;
-    const known = this.localWords.get(key);
-    if (known && known.length >= 2 * count) return known;
-    const words = new Int32Array(2 * count);
-    if (known) words.set(known);
-    localBlockWords(chunk, start + (known ? known.length / 2 : 0) * blockSize, blockSize, words.subarray(known?.length ?? 0));
-    if (known) this.localWords.delete(key);
-    else if (this.localWords.size >= this.capacity) this.localWords.delete(this.localWords.keys().next().value!);
-    this.localWords.set(key, words);
-    return words;
-  }
-}
-
 /** Local-hash lanes [lo, hi] of the block being filled. */
 const lanes = new Int32Array(2);
 const LANE_LO = 0x12345678;
@@ -182,24 +152,33 @@ function mixTokens(chunk: TokenChunk, from: number, to: number): void {
   lanes[1] = hi;
 }
 
-/** Local words of consecutive whole blocks of a chunk from token `start`, as many as `out` holds. */
-function localBlockWords(chunk: TokenChunk, start: number, blockSize: number, out: Int32Array): void {
-  for (let at = 0, from = start; at < out.length; at += 2, from += blockSize) {
-    lanes[0] = LANE_LO;
-    lanes[1] = LANE_HI;
-    mixTokens(chunk, from, from + blockSize);
-    out[at] = fmix32(lanes[0] ^ blockSize);
-    out[at + 1] = fmix32(lanes[1] ^ blockSize);
-  }
+const KEYED_LO = 0x2f6b7c1d;
+const KEYED_HI = 0x63d83595;
+
+/**
+ * Local hash lanes of the block of `blockSize` tokens from token `start` of a chunk, when the block
+ * lies wholly inside the chunk (HASH-1/2). Its tokens are a pure function of (chunk key, start,
+ * block size), so hashing those three is hashing the tokens: equal token runs give equal local
+ * hashes, wherever they sit, and no token is generated (a 512-token trace block costs a few
+ * multiplications per engine block, not 512 token mixes). A block that straddles chunks is
+ * hashed from its tokens (mixTokens); no token run can be both.
+ */
+function keyedBlockLanes(chunk: TokenChunk, start: number, blockSize: number): void {
+  let lo = murmurStep(murmurStep(murmurStep(KEYED_LO, chunk.key_lo), chunk.key_hi), start);
+  let hi = murmurStep(murmurStep(murmurStep(KEYED_HI, chunk.key_hi), chunk.key_lo), start ^ 0x5bd1e995);
+  lo = murmurStep(lo, hi);
+  hi = murmurStep(hi, lo);
+  lanes[0] = fmix32(lo ^ blockSize);
+  lanes[1] = fmix32(hi ^ Math.imul(blockSize, 0x9e3779b1));
 }
 
 /**
  * Hashes the complete blocks of a prompt given as chunks. A partial last block is not hashed
- * (only complete blocks are cacheable). Tokens are generated on the fly, never stored. With a
- * memo, chunk prefixes seen before are not hashed again (same result).
+ * (only complete blocks are cacheable). A block inside one chunk is hashed from the chunk's key
+ * and its place (keyedBlockLanes); a block across chunks from its tokens, generated on the fly.
  */
-export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
-  const words = hashPromptWords(chunks, blockSize, memo);
+export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: number): HashedBlock[] {
+  const words = hashPromptWords(chunks, blockSize);
   const blocks: HashedBlock[] = [];
   for (let at = 0; at < words.length; at += WORDS_PER_BLOCK) {
     blocks.push({ block_hash: toU64(words[at], words[at + 1]), tokens_hash: toU64(words[at + 2], words[at + 3]) });
@@ -208,7 +187,7 @@ export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: numbe
 }
 
 /** hashPromptBlocks as BlockWords: the same hashes without a bigint or an object per block. */
-export function hashPromptWords(chunks: readonly TokenChunk[], blockSize: number, memo?: PrefixHashMemo): BlockWords {
+export function hashPromptWords(chunks: readonly TokenChunk[], blockSize: number): BlockWords {
   if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
   const words = new Int32Array(Math.floor(promptLength(chunks) / blockSize) * WORDS_PER_BLOCK);
   let written = 0;
@@ -234,10 +213,9 @@ export function hashPromptWords(chunks: readonly TokenChunk[], blockSize: number
     if (filled === blockSize) appendBlock(fmix32(lanes[0] ^ blockSize), fmix32(lanes[1] ^ blockSize));
     // The blocks wholly inside this chunk.
     const whole = Math.floor((length - head) / blockSize);
-    if (whole > 0) {
-      const locals = memo ? memo.blocksOf(chunk, head, whole, blockSize) : new Int32Array(2 * whole);
-      if (!memo) localBlockWords(chunk, head, blockSize, locals);
-      for (let block = 0; block < whole; block++) appendBlock(locals[2 * block], locals[2 * block + 1]);
+    for (let block = 0; block < whole; block++) {
+      keyedBlockLanes(chunk, head + block * blockSize, blockSize);
+      appendBlock(lanes[0], lanes[1]);
     }
     // The tokens after them start the next block.
     const tailStart = head + whole * blockSize;

@@ -1,7 +1,7 @@
 // Prompts as token chunks (HASH-2): named prefixes, trace hash ids and per-request unique text,
 // with their block hashes computed once per block size.
 import type { BlockWords } from './hash';
-import { HashedBlock, PrefixHashMemo, TokenChunk, hashPromptBlocks, hashPromptWords, idKey, promptLength, stringKey } from './hash';
+import { HashedBlock, TokenChunk, hashPromptBlocks, hashPromptWords, idKey, promptLength, stringKey } from './hash';
 
 export class Prompt {
   readonly length_tokens: number;
@@ -11,24 +11,24 @@ export class Prompt {
     this.length_tokens = promptLength(chunks);
   }
 
-  /** Complete blocks of this prompt for a block size, hashed once and cached (a run's memo shares prefixes). */
-  blocks(blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
+  /** Complete blocks of this prompt for a block size, hashed once and cached. */
+  blocks(blockSize: number): HashedBlock[] {
     let blocks = this.hashed.get(blockSize);
     if (!blocks) {
-      blocks = hashPromptBlocks(this.chunks, blockSize, memo);
+      blocks = hashPromptBlocks(this.chunks, blockSize);
       this.hashed.set(blockSize, blocks);
     }
     return blocks;
   }
 
   /** Hashes without keeping the result on the prompt (a simulation holds blocks only while needed). */
-  computeBlocks(blockSize: number, memo?: PrefixHashMemo): HashedBlock[] {
-    return this.hashed.get(blockSize) ?? hashPromptBlocks(this.chunks, blockSize, memo);
+  computeBlocks(blockSize: number): HashedBlock[] {
+    return this.hashed.get(blockSize) ?? hashPromptBlocks(this.chunks, blockSize);
   }
 
   /** The same hashes as 32-bit words, not kept on the prompt (what a simulation attaches to a request). */
-  computeBlockWords(blockSize: number, memo?: PrefixHashMemo): BlockWords {
-    return hashPromptWords(this.chunks, blockSize, memo);
+  computeBlockWords(blockSize: number): BlockWords {
+    return hashPromptWords(this.chunks, blockSize);
   }
 
   blockHashes(blockSize: number): bigint[] {

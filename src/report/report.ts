@@ -8,7 +8,7 @@ import { distributionMs, Distribution } from './metrics';
 import { digestOf } from './canonical';
 import type { PlayRecord } from '../agentic/driver';
 
-export const REPORT_VERSION = 1;
+export const REPORT_VERSION = 2;
 
 export interface RunReport {
   report_version: number;

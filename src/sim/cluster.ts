@@ -13,7 +13,6 @@ import { EngineSettings, HostDomain, RankEngine, RankListener } from '../engine/
 import { PrivateLanes, SharedBandwidth, TransferEngine, TransferLog, transferNs } from '../engine/transfers';
 import { SimRequest } from '../engine/request';
 import type { Prompt } from '../prompt';
-import { PrefixHashMemo } from '../hash';
 import { BlockIds } from '../blockIds';
 import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../valueCounts';
@@ -170,8 +169,6 @@ export class Cluster implements RankListener {
   private sharedDomain: HostDomain | null = null;
   /** Block hashes as small ids, shared by the engine ranks and the router's mirror of this run. */
   private readonly blockIds = new BlockIds();
-  /** Shares hashing work across prompts with common leading chunks (one run's memo). */
-  private readonly hashMemo = new PrefixHashMemo();
   /** Per-request block buffers, reused from requests that have ended. */
   private readonly requestBuffers = new Int32Pool();
   private readonly finishedTokenGaps = new ValueCounts();
@@ -247,7 +244,7 @@ export class Cluster implements RankListener {
     const prompt = spec.prompt;
     this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
       if (request.state !== 'created') return; // withdrawn before it arrived
-      request.attachBlocks(prompt.computeBlockWords(blockSize, this.hashMemo), this.blockIds, this.requestBuffers);
+      request.attachBlocks(prompt.computeBlockWords(blockSize), this.blockIds, this.requestBuffers);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
     });

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BlockIds, NO_BLOCK_ID } from '../../src/blockIds';
 import { SlotList } from '../../src/blockSlots';
-import { hashPromptBlocks, PrefixHashMemo } from '../../src/hash';
+import { hashPromptBlocks } from '../../src/hash';
 import { OpenIndex } from '../../src/openIndex';
 import { namedChunk } from '../../src/prompt';
 import { distributionMs } from '../../src/report/metrics';
@@ -135,14 +135,3 @@ test('counts per value give the same distribution as the values themselves', () 
   assert.deepEqual(distributionMs([]), { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 });
 });
 
-test('hashing with the memo gives the same blocks as without it, whatever the chunk offsets', () => {
-  const next = draws(2024);
-  const names = ['system', 'history a', 'history b', 'turn', 'tail'];
-  for (const blockSize of [1, 3, 4, 16]) {
-    const memo = new PrefixHashMemo(next(2) === 0 ? 2 : 64);
-    for (let prompt = 0; prompt < 150; prompt++) {
-      const chunks = Array.from({ length: next(5) }, () => namedChunk(names[next(names.length)], next(4) === 0 ? next(3) : next(90)));
-      assert.deepEqual(hashPromptBlocks(chunks, blockSize, memo), hashPromptBlocks(chunks, blockSize), `block size ${blockSize}, prompt ${prompt}`);
-    }
-  }
-});

@@ -24,19 +24,20 @@ function sharedPrefixBlocks(a: HashedBlock[], b: HashedBlock[]): number {
 
 // Pinned values: run twice in separate processes and on every CI machine they must not move,
 // since reports and captured event logs carry these hashes (HASH-1: deterministic across runs).
+// They moved once, on purpose, with report version 2 (blocks inside a chunk hashed from its key).
 test('hashes are pinned 64-bit values', () => {
   assert.deepEqual(stringKey('system prompt'), { key_lo: 2783318863, key_hi: 1810998189 });
   const blocks = hashPromptBlocks([namedChunk('system prompt', 8)], 4);
   assert.deepEqual(
     blocks.map((block) => [block.block_hash, block.tokens_hash]),
     [
-      [0xe216fd6aceea8882n, 0x59ae790be31d7ae5n],
-      [0xc4617686658cc886n, 0x4b3594e53ff3cb2en],
+      [0x9746a9b25b2117a5n, 0x28012c2c35522434n],
+      [0xb6c074fa4d7e229cn, 0x28d8e7d0a6aa4157n],
     ],
   );
   assert.equal(sequenceHash(null, 1n), 0x35bbfc58a0aa4155n);
   assert.equal(sequenceHash(0x35bbfc58a0aa4155n, 2n), 0x684d31d630fb9ec8n);
-  assert.deepEqual(tracePrompt([1, 2], 16, 8).blockHashes(8), [0x07f94a166a3348f2n, 0x5617d77cd5421472n]);
+  assert.deepEqual(tracePrompt([1, 2], 16, 8).blockHashes(8), [0x7e054fcac6f39bbdn, 0xca485d977bcf87b8n]);
 });
 
 test('every hash fits in 64 bits and hashing twice gives the same blocks', () => {
@@ -158,4 +159,18 @@ test('trace ids in different namespaces never share blocks', () => {
   const playB = tracePrompt([1, 2], 16, 8, 'play-b');
   assert.equal(sharedPrefixBlocks(playA.blocks(4), playB.blocks(4)), 0);
   assert.deepEqual(tracePrompt([1, 2], 16, 8, 'play-a').blockHashes(4), playA.blockHashes(4));
+});
+
+test('a block inside one chunk and the same tokens elsewhere inside that chunk kind hash alike; a block across chunks hashes from its tokens', () => {
+  // The same trace id at another place in another prompt: its whole blocks have the same local hashes.
+  const alone = hashPromptBlocks([traceChunk(7, 24)], 8);
+  const later = hashPromptBlocks([namedChunk('lead', 16), traceChunk(7, 24)], 8);
+  assert.deepEqual(localHashes(later.slice(2)), localHashes(alone));
+  // Starting 4 tokens into the chunk is another token run: other local hashes.
+  const shifted = hashPromptBlocks([namedChunk('lead', 4), traceChunk(7, 24)], 8);
+  assert.notDeepEqual(localHashes(shifted.slice(1, 3)), localHashes(alone.slice(0, 2)));
+  // A block across two chunks is hashed from its tokens, so it depends on both.
+  const across = hashPromptBlocks([namedChunk('a', 4), namedChunk('b', 4)], 8);
+  const acrossOther = hashPromptBlocks([namedChunk('a', 4), namedChunk('c', 4)], 8);
+  assert.notEqual(across[0].tokens_hash, acrossOther[0].tokens_hash);
 });
