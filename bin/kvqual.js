@@ -19,8 +19,10 @@ if (build) {
 const { runCli } = cli.main;
 const { processIo, ExitCode } = cli.io;
 
+const { replayProgress } = require('./progress.js');
+
 try {
-  process.exitCode = runCli(process.argv.slice(2), processIo);
+  process.exitCode = runCli(process.argv.slice(2), { ...processIo, cwd: processIo.cwd, progress: replayProgress });
 } catch (error) {
   process.stderr.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);
   process.exitCode = ExitCode.internal;

@@ -25,6 +25,8 @@ export interface ReplayInputs {
   kept_scores?: KeptScores;
   /** A livelock guard: fail after this many kernel events (see ClusterSpec.max_kernel_events). */
   max_kernel_events?: number;
+  /** Told as requests end (ended, submitted, virtual ns), for a progress display. */
+  progress?: (ended: number, submitted: number, now_ns: number) => void;
   /** Called with the cluster once the workload is submitted, just before it runs (observers such as the fuzzer's). */
   observe?: (cluster: Cluster) => void;
 }
@@ -50,6 +52,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
     driver = new AgenticDriver(cluster, inputs.agentic_trace, agentic, explicit.length);
     driver.start();
   }
+  if (inputs.progress) cluster.onProgress = inputs.progress;
   inputs.observe?.(cluster);
   const result = cluster.run();
   const plays = driver?.plays ?? [];

@@ -13,6 +13,16 @@ export interface CliIo {
   stderr(text: string): void;
   /** The folder relative paths on the command line are read from (the process's working folder). */
   readonly cwd: string;
+  /**
+   * A progress display for a long replay (a terminal's bar), or null; given by bin/kvqual.js, which
+   * may read the clock. Display only: it never changes a result.
+   */
+  progress?: () => ProgressDisplay | null;
+}
+
+export interface ProgressDisplay {
+  update(ended: number, total: number, virtual_ms: number): void;
+  stop(): void;
 }
 
 /** The real process: standard streams and the working folder. */

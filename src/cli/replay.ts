@@ -70,7 +70,13 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     ];
     outputs = planOutputs(requested, io.cwd, inputs);
     const kept_scores = keptScores(options.scores);
-    outcome = runReplay(config, { ...(trace ? loadTrace(config, file, trace) : {}), keep_event_history: options.eventsOut !== undefined, kept_scores });
+    const display = io.progress?.() ?? null;
+    const progress = display ? (ended: number, submitted: number, now_ns: number) => display.update(ended, submitted, now_ns / 1_000_000) : undefined;
+    try {
+      outcome = runReplay(config, { ...(trace ? loadTrace(config, file, trace) : {}), keep_event_history: options.eventsOut !== undefined, kept_scores, progress });
+    } finally {
+      display?.stop();
+    }
   } catch (error) {
     if (isInputError(error)) {
       io.stderr(`kvqual replay: ${error.message}\n`);

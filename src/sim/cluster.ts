@@ -177,6 +177,9 @@ export class Cluster implements RankListener {
   private failure: EventStreamError | null = null;
   /** Called when a request finishes or fails client-side (for workload drivers). */
   onFinished: ((request: SimRequest) => void) | null = null;
+  /** Told how many requests have ended of those submitted, as they end (a progress display). */
+  onProgress: ((ended: number, submitted: number, now_ns: Nanos) => void) | null = null;
+  private ended = 0;
   /** Called when a request has been dispatched to a rank (for dispatch-triggered dependencies). */
   onDispatched: ((request: SimRequest) => void) | null = null;
 
@@ -346,6 +349,8 @@ export class Cluster implements RankListener {
     request.releaseBlocks();
     if (request.state === 'finished') this.finishedTokenGaps.addCounts(request.token_gaps_ns);
     this.onFinished?.(request);
+    this.ended++;
+    this.onProgress?.(this.ended, this.requests.length, this.kernel.now);
   }
 
   /** Runs until nothing is left to do; an impossible event stream stops the run and is reported. */

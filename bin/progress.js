@@ -1,0 +1,45 @@
+// A progress bar for long replays on a terminal (cli-progress): requests ended of submitted,
+// virtual time reached, ETA. It appears only on a TTY and only once a replay has run for about a
+// second; piped output gets nothing extra. Display only: it reads the wall clock, which the
+// simulator never does (that is why it lives here, outside src/), and never changes a result.
+'use strict';
+const cliProgress = require('cli-progress');
+
+const SHOW_AFTER_MS = 1000;
+
+/** A display for one replay, or null when standard error is not a terminal. */
+function replayProgress() {
+  if (!process.stderr.isTTY) return null;
+  const started = Date.now();
+  let bar = null;
+  let lastDraw = 0;
+  return {
+    update(ended, total, virtualMs) {
+      const now = Date.now();
+      if (bar === null) {
+        if (now - started < SHOW_AFTER_MS) return;
+        bar = new cliProgress.SingleBar(
+          {
+            stream: process.stderr,
+            format: 'replay |{bar}| {value}/{total} requests ended · virtual {virtual} s · ETA {eta_formatted}',
+            hideCursor: true,
+            clearOnComplete: true,
+            synchronousUpdate: true,
+            noTTYOutput: false,
+          },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(total, ended, { virtual: (virtualMs / 1000).toFixed(1) });
+      }
+      if (now - lastDraw < 100 && ended < total) return;
+      lastDraw = now;
+      bar.setTotal(total);
+      bar.update(ended, { virtual: (virtualMs / 1000).toFixed(1) });
+    },
+    stop() {
+      if (bar !== null) bar.stop();
+    },
+  };
+}
+
+module.exports = { replayProgress };
