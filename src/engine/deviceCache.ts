@@ -4,9 +4,9 @@
 // the rank can emit Device Stored / Removed events.
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
-import type { BlockId, BlockIds } from '../blockIds';
-import { grownInt32 } from '../typedArrays';
-import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
+import type { BlockId, BlockIds } from '../collections/blockIds';
+import { grownInt32 } from '../collections/typedArrays';
+import { BlockSlots, NO_SLOT, SlotList } from '../collections/blockSlots';
 
 export class DeviceCache {
   private readonly entries: BlockSlots;

@@ -3,9 +3,9 @@
 // back to G1. A private pool serves one rank; a shared pool serves every participating rank.
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
-import type { BlockId, BlockIds } from '../blockIds';
-import { grownInt32, grownUint8 } from '../typedArrays';
-import { BlockSlots, NO_SLOT, SlotList } from '../blockSlots';
+import type { BlockId, BlockIds } from '../collections/blockIds';
+import { grownInt32, grownUint8 } from '../collections/typedArrays';
+import { BlockSlots, NO_SLOT, SlotList } from '../collections/blockSlots';
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */

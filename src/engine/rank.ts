@@ -3,7 +3,7 @@
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockHash, HashedBlock } from '../hash';
-import type { BlockId, BlockIds } from '../blockIds';
+import type { BlockId, BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream } from '../events/model';
 import type { Nanos } from '../time';

@@ -2,12 +2,12 @@
 // was admitted (G1 / G2 reuse, H2D wait), its token timestamps and its terminal status.
 import type { BlockHash, BlockWords, HashedBlock } from '../hash';
 import { WORDS_PER_BLOCK, toU64 } from '../hash';
-import type { BlockId, BlockIds } from '../blockIds';
+import type { BlockId, BlockIds } from '../collections/blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
-import { ValueCounts } from '../valueCounts';
-import type { Int32Pool } from '../typedArrays';
+import { ValueCounts } from '../collections/valueCounts';
+import type { Int32Pool } from '../collections/typedArrays';
 
 export type RequestState = 'created' | 'waiting' | 'loading' | 'loaded' | 'running' | 'transferring' | 'finished' | 'failed' | 'skipped';
 

@@ -2,7 +2,7 @@
 // sorted values. Rank rule: the p-th percentile of n sorted values is the value at 1-based rank
 // ceil(p/100 × n) (p50 of [1,2,3,4] is 2; p99 of 10 values is the 10th). Values may be kept as
 // counts per distinct value (ValueCounts) when there are millions of them but few distinct ones.
-import { ValueCounts } from '../valueCounts';
+import { ValueCounts } from '../collections/valueCounts';
 
 export interface Distribution {
   count: number;

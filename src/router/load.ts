@@ -2,10 +2,10 @@
 // of the requests it placed, updated by placement, prefill-complete feedback and completion.
 // Blocks are counted by block id (see BlockIds); the tracker holds the ids of active blocks.
 import type { BlockHash } from '../hash';
-import type { BlockId, BlockIds } from '../blockIds';
-import { NO_BLOCK_ID } from '../blockIds';
-import { grownInt32, Int32Pool } from '../typedArrays';
-import { BlockSlots, NO_SLOT } from '../blockSlots';
+import type { BlockId, BlockIds } from '../collections/blockIds';
+import { NO_BLOCK_ID } from '../collections/blockIds';
+import { grownInt32, Int32Pool } from '../collections/typedArrays';
+import { BlockSlots, NO_SLOT } from '../collections/blockSlots';
 import { RankSetsByBlock } from './rankSets';
 
 interface ActiveRequest {

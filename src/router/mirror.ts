@@ -3,12 +3,12 @@
 // parent the rank does not hold in that tier or whose start position does not follow it, event-id
 // gap or reorder) with an error naming worker, dp rank, event id, tier and block.
 import type { BlockHash, HashedBlock } from '../hash';
-import type { BlockId } from '../blockIds';
-import { BlockIds } from '../blockIds';
+import type { BlockId } from '../collections/blockIds';
+import { BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
 import { TIERS } from '../events/model';
 import { TierIndex } from './residency';
-import { grownInt32, grownUint8 } from '../typedArrays';
+import { grownInt32, grownUint8 } from '../collections/typedArrays';
 
 export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'broken-chain' | 'event-id-gap' | 'unknown-rank';
 

@@ -1,8 +1,8 @@
 // Sets of rank indexes per block id, stored as bits: one 32-bit word per 32 ranks for each id,
 // in one typed array. Most blocks are held by one or two ranks, so a word per id replaces what
 // would otherwise be a Set object per block.
-import type { BlockId } from '../blockIds';
-import { grownInt32 } from '../typedArrays';
+import type { BlockId } from '../collections/blockIds';
+import { grownInt32 } from '../collections/typedArrays';
 
 export class RankSetsByBlock {
   private wordsPerBlock = 1;

@@ -3,8 +3,8 @@
 // up once for all ranks instead of walking one tree per rank (MIR-1). Keyed by block id (see
 // BlockIds); the methods taking a BlockHash are for callers that only have hashes.
 import type { BlockHash } from '../hash';
-import type { BlockId, BlockIds } from '../blockIds';
-import { NO_BLOCK_ID } from '../blockIds';
+import type { BlockId, BlockIds } from '../collections/blockIds';
+import { NO_BLOCK_ID } from '../collections/blockIds';
 import { RankSetsByBlock } from './rankSets';
 
 export class TierIndex {

@@ -2,8 +2,8 @@
 // (SCORE-1..3), places requests and records each decision with its breakdown (SCORE-4), or
 // cycles over ranks with the round_robin policy (SCORE-6).
 import type { BlockHash } from '../hash';
-import type { BlockId } from '../blockIds';
-import { BlockIds } from '../blockIds';
+import type { BlockId } from '../collections/blockIds';
+import { BlockIds } from '../collections/blockIds';
 import type { KvEventBatch, RankRef } from '../events/model';
 import type { RandomStream } from '../random';
 import type { Nanos } from '../time';

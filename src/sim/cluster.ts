@@ -13,10 +13,10 @@ import { EngineSettings, HostDomain, RankEngine, RankListener } from '../engine/
 import { PrivateLanes, SharedBandwidth, TransferEngine, TransferLog, transferNs } from '../engine/transfers';
 import { SimRequest } from '../engine/request';
 import type { Prompt } from '../prompt';
-import { BlockIds } from '../blockIds';
+import { BlockIds } from '../collections/blockIds';
 import type { RequestIdentity } from '../engine/request';
-import { ValueCounts } from '../valueCounts';
-import { Int32Pool } from '../typedArrays';
+import { ValueCounts } from '../collections/valueCounts';
+import { Int32Pool } from '../collections/typedArrays';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';

@@ -4,14 +4,14 @@
 // with or without it).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BlockIds, NO_BLOCK_ID } from '../../src/blockIds';
-import { SlotList } from '../../src/blockSlots';
+import { BlockIds, NO_BLOCK_ID } from '../../src/collections/blockIds';
+import { SlotList } from '../../src/collections/blockSlots';
 import { hashPromptBlocks } from '../../src/hash';
-import { OpenIndex } from '../../src/openIndex';
+import { OpenIndex } from '../../src/collections/openIndex';
 import { namedChunk } from '../../src/prompt';
 import { distributionMs } from '../../src/report/metrics';
 import { RankSetsByBlock } from '../../src/router/rankSets';
-import { ValueCounts } from '../../src/valueCounts';
+import { ValueCounts } from '../../src/collections/valueCounts';
 
 /** A small deterministic generator for the randomised comparisons. */
 function draws(seed: number): (bound: number) => number {

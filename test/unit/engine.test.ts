@@ -6,7 +6,7 @@ import { Kernel } from '../../src/kernel';
 import { PrivateLanes, SharedBandwidth, TransferLog, transferNs } from '../../src/engine/transfers';
 import { DeviceCache } from '../../src/engine/deviceCache';
 import { HostPool } from '../../src/engine/hostPool';
-import { BlockIds } from '../../src/blockIds';
+import { BlockIds } from '../../src/collections/blockIds';
 
 
 function job(direction: 'd2h' | 'h2d', rank_index: number, bytes: number, done: number[], kernel: Kernel) {

@@ -5,8 +5,8 @@
 // a cache entry, a pool entry, a mirror entry, an active request on the router) retains it and
 // releases it when done; an id nobody holds is forgotten and reused, so the table stays as small
 // as what is live. Ids never leak into results: which number a hash gets changes nothing.
-import type { BlockHash } from './hash';
-import { toU64 } from './hash';
+import type { BlockHash } from '../hash';
+import { toU64 } from '../hash';
 import { OpenIndex } from './openIndex';
 import { grownInt32 } from './typedArrays';
 

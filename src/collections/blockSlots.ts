@@ -2,7 +2,7 @@
 // blocks of a rank): which block id sits in which slot, the store keeping each entry's fields in
 // typed arrays indexed by slot; and an intrusive doubly linked list over slots for LRU orders
 // (O(1) append, unlink and move-to-back, instead of a Map delete + set per touch).
-import type { BlockHash } from './hash';
+import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from './blockIds';
 import { NO_BLOCK_ID } from './blockIds';
 import { grownInt32, grownUint8 } from './typedArrays';
