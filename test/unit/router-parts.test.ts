@@ -202,6 +202,9 @@ test('the mirror checks event ids from 0 unless told to take the first id seen',
 });
 
 test('a chain continues from the position of its parent, counted from the start of its Stored', () => {
+  const { mirror: first, stream: firstStream } = oneRankMirror();
+  first.apply(firstStream.stored('Device', storedBlocks(hashes(1)), null, 0));
+  assert.throws(() => first.apply(firstStream.stored('Device', storedBlocks(hashes(2)), 1n, 2)), /does not follow the parent/, 'the parent is at position 0');
   const { mirror, stream } = oneRankMirror();
   mirror.apply(stream.stored('Device', storedBlocks(hashes(1, 2, 3)), null, 0));
   mirror.apply(stream.stored('Device', storedBlocks(hashes(4)), 3n, 3));
@@ -217,6 +220,12 @@ test('a chain continues from the position of its parent, counted from the start 
   loose.apply(withId(3, looseStream.stored('Device', storedBlocks(hashes(4)), 3n, null)));
   loose.apply(withId(4, looseStream.stored('Device', storedBlocks(hashes(5)), 4n, 42)));
   assert.equal(loose.device.count(0), 5);
+});
+
+test('a rejected event without blocks names no block', () => {
+  const { mirror, stream } = oneRankMirror();
+  const empty = withId(3, stream.stored('Device', [], null, null));
+  assert.throws(() => mirror.apply(empty), (error: unknown) => error instanceof Error && /event 3 \(expected event 0\), tier Device, no block$/.test(error.message));
 });
 
 test('a Stored of a parent never seen anywhere is a broken chain naming that parent', () => {
@@ -257,7 +266,7 @@ test('rank sets hold ranks past 32 and 64 for many blocks, and widening keeps ev
   sets.add(4, 70);
   sets.add(7, 95);
   assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7].map((id) => sets.ranks(id)), [[0], [1, 33], [2], [3], [4, 70], [], [], [95]]);
-  assert.deepEqual([sets.has(1, 33), sets.has(1, 65), sets.has(4, 70), sets.has(4, 38), sets.has(20, 70), sets.has(3, 200)], [true, false, true, false, false, false]);
+  assert.deepEqual([sets.has(1, 33), sets.has(1, 65), sets.has(4, 70), sets.has(4, 38), sets.has(20, 70), sets.has(3, 200), sets.has(0, 97)], [true, false, true, false, false, false, false]);
   assert.deepEqual([sets.isEmpty(5), sets.isEmpty(7), sets.isEmpty(500)], [true, false, true]);
   sets.delete(4, 38);
   sets.delete(4, 4);
