@@ -250,7 +250,9 @@ test('a tier index answers by hash and lists a rank’s blocks in ascending hash
   index.remove(1, 30n);
   index.remove(1, 30n);
   index.remove(1, 999n);
-  assert.deepEqual([index.count(1), index.count(2), index.count(3)], [3, 1, 0]);
+  index.remove(3, 11n);
+  assert.deepEqual([index.count(1), index.count(2), index.count(3)], [3, 1, 0], 'removing a block a rank does not hold changes nothing');
+  assert.deepEqual([...index.holdersOf(11n)], [1, 2]);
   assert.equal(index.unheldId(ids.idOf(11n)), false);
   index.remove(1, 11n);
   index.remove(2, 11n);
@@ -265,12 +267,26 @@ test('rank sets hold ranks past 32 and 64 for many blocks, and widening keeps ev
   sets.add(1, 33);
   sets.add(4, 70);
   sets.add(7, 95);
+  sets.add(9, 2);
   assert.deepEqual([0, 1, 2, 3, 4, 5, 6, 7].map((id) => sets.ranks(id)), [[0], [1, 33], [2], [3], [4, 70], [], [], [95]]);
   assert.deepEqual([sets.has(1, 33), sets.has(1, 65), sets.has(4, 70), sets.has(4, 38), sets.has(20, 70), sets.has(3, 200), sets.has(0, 97)], [true, false, true, false, false, false, false]);
-  assert.deepEqual([sets.isEmpty(5), sets.isEmpty(7), sets.isEmpty(500)], [true, false, true]);
+  // Every id without ranks is empty, also right after one with ranks and past the last one stored.
+  for (let id = 5; id <= 40; id++) {
+    if (id === 7 || id === 9) continue;
+    assert.equal(sets.isEmpty(id), true, `id ${id} is empty`);
+    assert.deepEqual(sets.ranks(id), [], `id ${id} has no ranks`);
+  }
+  assert.equal(sets.isEmpty(500), true);
+  // Deleting a rank a block does not have, even past the last word, touches no other block.
+  sets.delete(0, 97);
   sets.delete(4, 38);
-  sets.delete(4, 4);
   sets.delete(9, 1);
+  assert.deepEqual([sets.ranks(0), sets.ranks(1), sets.ranks(4), sets.ranks(9)], [[0], [1, 33], [4, 70], [2]]);
+  // A low rank after widening, and a block id far past the others, keep everything in place.
+  sets.add(2, 5);
+  sets.add(20, 1);
+  assert.deepEqual([sets.ranks(1), sets.ranks(2), sets.ranks(7), sets.ranks(20)], [[1, 33], [2, 5], [95], [1]]);
+  sets.delete(4, 4);
   assert.deepEqual([sets.ranks(4), sets.isEmpty(4)], [[70], false]);
   sets.delete(4, 70);
   assert.equal(sets.isEmpty(4), true);
