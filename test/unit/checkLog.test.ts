@@ -198,3 +198,54 @@ test('a streamed log: the line is read once, the look-ahead for a reordered id s
   assert.equal(read, 4, 'every line (and the empty one after the last break) was read exactly once');
   assert.throws(() => checkEventLog(parseWireLines(textLines(`${text}{"worker_id": 1}\n`, 'log'))), /^WireFormatError: line 4: /);
 });
+
+test('the log span runs from the earliest to the latest stamp of any rank, ignoring lines and ranks without one', () => {
+  const onWorker = (worker_id: number, line: LogLine): LogLine => ({ ...line, batch: { ...line.batch, worker_id, events: line.batch.events.map((e) => ({ ...e, worker_id })) } });
+  const lines = [
+    onWorker(1, logLine(1, 0, 20n, [[0, store(1n)]])),
+    onWorker(1, logLine(2, 0, 30n, [[1, store(2n)]])),
+    onWorker(2, logLine(3, 0, 5n, [[0, store(1n)]])),
+    onWorker(2, logLine(4, 0, 40n, [[1, store(2n)]])),
+    onWorker(2, logLine(5, 0, null, [[2, store(3n)]])),
+    onWorker(3, logLine(6, 0, null, [[0, store(1n)]])),
+  ];
+  const report = checkEventLog(lines);
+  assert.ok(report.status === 'clean');
+  assert.deepEqual(
+    report.ranks.map((rank) => [rank.worker_id, rank.first_timestamp_ns, rank.last_timestamp_ns]),
+    [
+      [1, 20n, 30n],
+      [2, 5n, 40n],
+      [3, null, null],
+    ],
+  );
+  assert.deepEqual([report.first_timestamp_ns, report.last_timestamp_ns, report.span_ns], [5n, 40n, 35n]);
+});
+
+test('ranks of one worker are summarised in dp rank order, whatever order they first appear in', () => {
+  const lines = [2, 0, 3, 1].map((dp_rank, i) => logLine(i + 1, dp_rank, null, [[0, store(1n)]]));
+  const report = checkEventLog(lines);
+  assert.ok(report.status === 'clean');
+  assert.deepEqual(
+    report.ranks.map((rank) => rank.dp_rank),
+    [0, 1, 2, 3],
+  );
+});
+
+test('an event id lost on one rank is lost even when another rank later uses that id', () => {
+  const lines = [
+    logLine(1, 0, null, [[0, store(1n)]]),
+    logLine(2, 0, null, [[2, store(2n)]]),
+    logLine(3, 1, null, [[0, store(1n)], [1, store(2n)]]),
+  ];
+  const violation = violationOf(checkEventLog(lines));
+  assert.ok(violation.violation === 'event-id-gap');
+  assert.deepEqual([violation.line_number, violation.expected_event_id, violation.id_gap_cause], [2, 1, 'lost']);
+});
+
+test('timestamps going backwards on a line with no events name no event', () => {
+  const lines = [logLine(1, 0, 10n, [[0, store(1n)]]), logLine(2, 0, 9n, [])];
+  const violation = violationOf(checkEventLog(lines));
+  assert.ok(violation.violation === 'timestamp-backwards');
+  assert.deepEqual([violation.line_number, violation.event_id, violation.previous_line_number], [2, null, 1]);
+});

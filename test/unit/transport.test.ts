@@ -80,7 +80,11 @@ test('with lag 0 a batch emitted by a pass is applied before the arrivals of tha
 test('a batch must be emitted at the instant it is stamped with', () => {
   const { kernel, transport } = link('1 ms');
   kernel.at(ms('3 ms'), Phase.PassCompletion, 0, () => {
-    assert.throws(() => transport.emit(emptyBatch(1, ms('2 ms'))), InvariantError);
+    assert.throws(() => transport.emit(emptyBatch(1, ms('2 ms'))), (error: unknown) => {
+      assert.ok(error instanceof InvariantError);
+      assert.match(error.message, /batch from worker 1 stamped 2 ms emitted at 3 ms/);
+      return true;
+    });
   });
   kernel.run();
   assert.equal(kernel.eventsProcessed, 1);
@@ -88,5 +92,25 @@ test('a batch must be emitted at the instant it is stamped with', () => {
 
 test('the lag must be a non-negative whole number of nanoseconds', () => {
   const kernel = new Kernel();
-  for (const lag of [-1, 0.5, Number.NaN]) assert.throws(() => new EventTransport(kernel, lag, () => {}), RangeError);
+  for (const lag of [-1, 0.5, Number.NaN]) {
+    assert.throws(() => new EventTransport(kernel, lag, () => {}), { name: 'RangeError', message: `kv_event_lag ${lag} ns must be a non-negative integer` });
+  }
+});
+
+test('every delivered batch is counted; without history none is kept, with history each one is', () => {
+  for (const keepHistory of [false, true]) {
+    const kernel = new Kernel();
+    const seen: number[] = [];
+    const transport = new EventTransport(kernel, ms('1 ms'), (batch) => seen.push(batch.worker_id), keepHistory);
+    emitAt(kernel, transport, ms('2 ms'), 4);
+    emitAt(kernel, transport, ms('3 ms'), 5);
+    assert.equal(transport.deliveredBatches, 0, 'nothing is delivered before the run');
+    kernel.run();
+    assert.deepEqual(seen, [4, 5]);
+    assert.equal(transport.deliveredBatches, 2);
+    assert.deepEqual(
+      transport.delivered.map((d) => [d.batch.worker_id, d.visible_ns]),
+      keepHistory ? [[4, 3_000_000], [5, 4_000_000]] : [],
+    );
+  }
 });

@@ -224,3 +224,40 @@ test('toWireLine then parseWireLine gives back the same batch, every event kind 
   ];
   for (const batch of batches) assert.deepEqual(parseWireLine(toWireLine(batch), 1), batch);
 });
+
+test('storage_tier "device" is the Device tier; a line tier and an event medium must agree', () => {
+  const cleared = '{"event_id": 0, "data": "cleared"}';
+  assert.equal(parseWireLine(single(cleared, '"worker_id": 1, "storage_tier": "device"'), 1).events[0].tier, 'Device');
+  const agreeing = single('{"event_id": 0, "medium": "CPU_PINNED", "data": "cleared"}', '"worker_id": 1, "storage_tier": "host_pinned"');
+  assert.equal(parseWireLine(agreeing, 1).events[0].tier, 'HostPinned');
+  const clash = single('{"event_id": 0, "medium": "GPU", "data": "cleared"}', '"worker_id": 1, "storage_tier": "host_pinned"');
+  assert.equal(parseError(clash).message, 'line 7: event.medium: tier Device contradicts storage_tier (tier HostPinned)');
+});
+
+test("an event's dp_rank equal to the line's is accepted; a malformed one is named by its path", () => {
+  const same = single('{"event_id": 0, "dp_rank": 2, "data": "cleared"}', '"worker_id": 1, "dp_rank": 2');
+  assert.equal(parseWireLine(same, 1).dp_rank, 2);
+  const bad = single('{"event_id": 0, "dp_rank": "two", "data": "cleared"}', '"worker_id": 1');
+  assert.equal(parseError(bad).message, 'line 7: event.dp_rank: expected an integer from 0 to 9007199254740991, got "two"');
+});
+
+test('ids up to 2^53 − 1 are accepted', () => {
+  const line = single('{"event_id": 9007199254740991, "data": "cleared"}', '"worker_id": 9007199254740991');
+  const batch = parseWireLine(line, 1);
+  assert.deepEqual([batch.worker_id, batch.events[0].event_id], [Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER]);
+});
+
+test('a hash string must be all decimal digits or 0x and hex digits, nothing before or after', () => {
+  for (const text of ['x12', '12x', 'a0x1f', '0x1fz']) {
+    const line = single(`{"event_id": 0, "data": {"removed": {"block_hashes": ["${text}"]}}}`);
+    assert.equal(parseError(line).message, `line 7: event.data.removed.block_hashes[0]: expected an unsigned 64-bit integer, got "${text}"`);
+  }
+});
+
+test('a long unexpected string is quoted up to its 40th character', () => {
+  const long = 'A'.repeat(40) + 'BEYOND';
+  const line = single(`{"event_id": 0, "medium": "${long}", "data": "cleared"}`);
+  assert.match(parseError(line).message, new RegExp(`, got "${'A'.repeat(40)}…"$`));
+  const forty = single(`{"event_id": 0, "medium": "${'A'.repeat(40)}", "data": "cleared"}`);
+  assert.match(parseError(forty).message, new RegExp(`, got "${'A'.repeat(40)}"$`));
+});
