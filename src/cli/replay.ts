@@ -218,6 +218,7 @@ export function summaryText(file: string, report: RunReport, out: string | undef
     s.requests.finished === 0 ? `  ${label} none (no request finished)` : `  ${label} mean ${fixed(d.mean)}, p50 ${fixed(d.p50)}, p99 ${fixed(d.p99)}, max ${fixed(d.max)}`;
   const lines = [
     `${file}: ${s.requests.finished}/${s.requests.total} requests finished${ended.length > 0 ? ` (${ended.join(', ')})` : ''} in ${fixed(s.virtual_duration_ms)} ms of virtual time`,
+    `  pass times: ${s.fidelity}`,
     latency('TTFT ms:', s.ttft_ms),
     latency('E2E ms: ', s.e2e_ms),
     `  prefix reuse ${fixed(s.prefix_reuse_ratio * 100)}% of ${s.tokens.input} prompt tokens (G1 ${s.tokens.g1_reused}, G2 ${s.tokens.host_reused})`,

@@ -4,7 +4,8 @@ import { msToNs } from '../time';
 import type { ClusterSpec, RequestSpec, RoleSpec } from '../sim/cluster';
 import { namedChunk, Prompt, tracePrompt } from '../prompt';
 import type { TokenChunk } from '../hash';
-import type { ReplayConfig, RequestConfig } from './schema';
+import type { ReplayConfig, RequestConfig, TimingConfig } from './schema';
+import type { PassTimeModel } from '../engine/passTime';
 
 export function roleSpecs(config: ReplayConfig): RoleSpec[] {
   return config.cluster.workers.map((role, i) => {
@@ -22,8 +23,7 @@ export function roleSpecs(config: ReplayConfig): RoleSpec[] {
         max_num_batched_tokens: role.engine.max_num_batched_tokens,
         enable_prefix_caching: role.engine.enable_prefix_caching,
         kv_cache_bytes_per_token: role.engine.kv_cache_bytes_per_token ?? 0,
-        prefill_ns: msToNs(role.engine.timing.fixed.prefill_ms, `${at}.engine.timing.fixed.prefill_ms`),
-        decode_ns: msToNs(role.engine.timing.fixed.decode_ms, `${at}.engine.timing.fixed.decode_ms`),
+        pass_time: passTimeModel(role.engine.timing, `${at}.engine.timing`),
       },
       host_offload: offload
         ? {
@@ -39,6 +39,50 @@ export function roleSpecs(config: ReplayConfig): RoleSpec[] {
         : null,
     };
   });
+}
+
+/** Milliseconds with at most 9 decimals (checked by the schema) as exact picoseconds. */
+const msToPs = (ms: number): bigint => BigInt(Math.round(ms * 1e9));
+
+/** The engine's pass-time model, with exact integer times. */
+export function passTimeModel(timing: TimingConfig, at: string): PassTimeModel {
+  if ('fixed' in timing) {
+    return { model: 'fixed', prefill_ns: msToNs(timing.fixed.prefill_ms, `${at}.fixed.prefill_ms`), decode_ns: msToNs(timing.fixed.decode_ms, `${at}.fixed.decode_ms`) };
+  }
+  if ('linear' in timing) {
+    const linear = timing.linear;
+    return {
+      model: 'linear',
+      base_ps: msToPs(linear.base_ms),
+      prefill_token_ps: msToPs(linear.prefill_token_ms),
+      decode_sequence_ps: msToPs(linear.decode_seq_ms),
+      context_token_ps: msToPs(linear.context_token_ms),
+    };
+  }
+  const table = timing.table;
+  const batches = [...new Set(table.decode.map((p) => p.batch_size))].sort((a, b) => a - b);
+  const contexts = [...new Set(table.decode.map((p) => p.context_tokens))].sort((a, b) => a - b);
+  const grid = batches.map(() => contexts.map(() => 0));
+  table.decode.forEach((p, i) => (grid[batches.indexOf(p.batch_size)][contexts.indexOf(p.context_tokens)] = msToNs(p.ms, `${at}.table.decode[${i}].ms`)));
+  return {
+    model: 'table',
+    prefill_tokens: table.prefill.map((p) => p.tokens),
+    prefill_ns: table.prefill.map((p, i) => msToNs(p.ms, `${at}.table.prefill[${i}].ms`)),
+    decode_batch_sizes: batches,
+    decode_context_tokens: contexts,
+    decode_ns: grid,
+  };
+}
+
+/** What the report says about the pass times: "functional" (fixed), or where the model's numbers came from. */
+export function fidelityOf(config: ReplayConfig): string {
+  const labels = config.cluster.workers.map((role) => {
+    const timing = role.engine.timing;
+    if ('fixed' in timing) return 'functional';
+    const [model, source] = 'linear' in timing ? ['linear', timing.linear.source] : ['table', timing.table.source];
+    return source === undefined ? `uncalibrated ${model} model (no source named)` : `calibrated: ${source}`;
+  });
+  return [...new Set(labels)].join('; ');
 }
 
 export function clusterSpec(config: ReplayConfig): ClusterSpec {

@@ -18,6 +18,8 @@ export interface RunReport {
 }
 
 export interface RunSummary {
+  /** How far the pass times can be trusted: "functional" (fixed timing), "calibrated: <source>", or an uncalibrated model. */
+  fidelity: string;
   requests: { total: number; finished: number; failed: number; skipped: number; unfinished: number };
   tokens: { input: number; output: number; g1_reused: number; host_reused: number };
   virtual_duration_ms: number;
@@ -168,15 +170,15 @@ function record(request: SimRequest): RequestRecord {
   };
 }
 
-export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = []): RunReport {
+export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional'): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
-  const summary = summarize(result);
+  const summary = summarize(result, fidelity);
   if (plays.length > 0) summary.plays = plays;
   const per_request = result.requests.map(record);
   return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
 }
 
-function summarize(result: ClusterResult): RunSummary {
+function summarize(result: ClusterResult, fidelity: string): RunSummary {
   const requests = result.requests;
   const count = (state: string) => requests.filter((r) => r.state === state).length;
   const sum = (pick: (r: SimRequest) => number) => requests.reduce((total, r) => total + pick(r), 0);
@@ -189,6 +191,7 @@ function summarize(result: ClusterResult): RunSummary {
   for (const item of reconciled) if (!item.agree) byReason[item.reason ?? 'unexplained'] = (byReason[item.reason ?? 'unexplained'] ?? 0) + 1;
   const transfersOf = (direction: string) => result.transfers.filter((t) => t.direction === direction);
   const summary: RunSummary = {
+    fidelity,
     requests: {
       total: requests.length,
       finished: finished.length,
