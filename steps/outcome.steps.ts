@@ -284,3 +284,66 @@ Then('no worker ever reported a G2 store', function (this: KvWorld) {
   this.measure('G2 stores reported', stores.length, 'events');
   expect(stores.length, 'HostPinned Stored events').to.equal(0);
 });
+
+/** The one request of the last run with this prompt length. */
+function requestOfLength(world: KvWorld, tokens: number): RequestRecord {
+  const records = world.engine.outcome.report.per_request.filter((r) => r.input_length === tokens);
+  if (records.length !== 1) throw new Error(`${records.length} requests have a ${tokens}-token prompt; the claim needs exactly one`);
+  return records[0];
+}
+
+Then("the {tokens} request's time to first token is {duration}", function (this: KvWorld, tokens: number, ttft: Nanos) {
+  const record = requestOfLength(this, tokens);
+  expect(record.ttft_ms, `TTFT of the ${tokens}-token request in ms`).to.equal(msOf(ttft));
+  this.measure(`time to first token of the ${tokens}-token request`, record.ttft_ms!, 'ms');
+});
+
+Then("the {tokens} request's time to first token is {duration}, {duration} more than the {tokens} request's: the table's difference", function (
+  this: KvWorld,
+  tokens: number,
+  ttft: Nanos,
+  difference: Nanos,
+  shorter: number,
+) {
+  const record = requestOfLength(this, tokens);
+  const other = requestOfLength(this, shorter);
+  expect(record.ttft_ms, `TTFT of the ${tokens}-token request in ms`).to.equal(msOf(ttft));
+  expect(record.ttft_ms! - other.ttft_ms!, `TTFT difference in ms`).to.equal(msOf(difference));
+  const table = (this.engine.engine.timing as { table?: { prefill: { tokens: number; ms: number }[] } }).table;
+  if (!table) throw new Error('the claim compares with the measured table: the scenario needs one');
+  const point = (n: number) => table.prefill.find((p) => p.tokens === n)?.ms;
+  expect(point(tokens), `the table's prefill point at ${tokens} tokens`).to.not.equal(undefined);
+  expect(point(shorter), `the table's prefill point at ${shorter} tokens`).to.not.equal(undefined);
+  expect(msOf(difference), "the table's difference in ms").to.equal(point(tokens)! - point(shorter)!);
+  this.measure(`TTFT ${tokens} tokens − TTFT ${shorter} tokens`, record.ttft_ms! - other.ttft_ms!, 'ms');
+});
+
+Then('every decode pass of {count} sequence(s) lasts {duration}', function (this: KvWorld, sequences: number, duration: Nanos) {
+  const passes = this.engine.passes.filter((p) => !p.has_prefill && p.decode_sequences === sequences);
+  expect(passes.length, `decode passes of ${sequences} sequence(s)`).to.be.greaterThan(0);
+  for (const pass of passes) expect(pass.duration_ns, `decode pass of ${sequences} sequence(s) at ${formatNs(pass.start_ns)}`).to.equal(duration);
+  this.measure(`decode pass of ${sequences} sequence(s)`, msOf(passes[0].duration_ns), 'ms');
+});
+
+Then('every decode pass of {count} sequences lasts {duration}, longer than a pass of {count} sequence(s)', function (this: KvWorld, sequences: number, duration: Nanos, fewer: number) {
+  const of = (n: number) => this.engine.passes.filter((p) => !p.has_prefill && p.decode_sequences === n);
+  const passes = of(sequences);
+  const smaller = of(fewer);
+  expect(passes.length, `decode passes of ${sequences} sequences`).to.be.greaterThan(0);
+  expect(smaller.length, `decode passes of ${fewer} sequence(s)`).to.be.greaterThan(0);
+  for (const pass of passes) {
+    expect(pass.duration_ns, `decode pass of ${sequences} sequences at ${formatNs(pass.start_ns)}`).to.equal(duration);
+    for (const other of smaller) expect(pass.duration_ns, `longer than the ${fewer}-sequence pass at ${formatNs(other.start_ns)}`).to.be.greaterThan(other.duration_ns);
+  }
+  this.measure(`decode pass of ${sequences} sequences`, msOf(passes[0].duration_ns), 'ms');
+});
+
+Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (.+)$/, function (this: KvWorld, worker: string, tokenList: string, durationList: string) {
+  const list = (text: string) => text.split(/,\s*|\s+and\s+/).map((item) => item.trim()).filter(Boolean);
+  const expectedTokens = list(tokenList).map(Number);
+  const expectedNs = list(durationList).map((text) => this.parseDuration(text));
+  const passes = this.engine.passes.filter((p) => p.worker_id === Number(worker) && p.has_prefill);
+  expect(passes.map((p) => p.prefill_tokens), `new prefill tokens of each pass of worker ${worker}`).to.deep.equal(expectedTokens);
+  expect(passes.map((p) => p.duration_ns), `duration of each prefill pass, ns`).to.deep.equal(expectedNs);
+  this.measure(`prefill passes of worker ${worker}`, passes.length, 'passes');
+});
