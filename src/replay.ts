@@ -53,7 +53,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
   inputs.observe?.(cluster);
   const result = cluster.run();
   const plays = driver?.plays ?? [];
-  const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays, fidelityOf(config));
+  const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays, fidelityOf(config), config.slo ?? null);
   return { report, result, plays };
 }
 

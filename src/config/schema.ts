@@ -251,6 +251,14 @@ export const ReplayConfigSchema = z
     }),
     router: RouterSchema.default(RouterSchema.parse({})),
     workload: WorkloadSchema,
+    slo: z
+      .strictObject({
+        ttft_ms: milliseconds('slo.ttft_ms', LIMITS.time_ms, 'time to first token at most this', true).optional(),
+        tpot_ms: milliseconds('slo.tpot_ms', LIMITS.time_ms, 'time per output token after the first at most this', true).optional(),
+        e2e_ms: milliseconds('slo.e2e_ms', LIMITS.time_ms, 'end-to-end latency at most this', true).optional(),
+      })
+      .optional()
+      .describe('service-level objectives: the report counts the finished requests meeting every one given (goodput)'),
   })
   .describe('kvqual replay configuration');
 

@@ -564,7 +564,10 @@ export class RankEngine {
   private stampToken(request: SimRequest): void {
     const now = this.kernel.now;
     if (request.first_token_ns === null) request.first_token_ns = now;
-    else request.token_gaps_ns.add(now - request.last_token_ns!);
+    else {
+      if (request.second_token_ns === null) request.second_token_ns = now;
+      request.token_gaps_ns.add(now - request.last_token_ns!);
+    }
     request.last_token_ns = now;
     request.output_tokens++;
   }
