@@ -46,10 +46,10 @@ const msToPs = (ms: number): bigint => BigInt(Math.round(ms * 1e9));
 
 /** The engine's pass-time model, with exact integer times. */
 export function passTimeModel(timing: TimingConfig, at: string): PassTimeModel {
-  if ('fixed' in timing) {
+  if (timing.fixed) {
     return { model: 'fixed', prefill_ns: msToNs(timing.fixed.prefill_ms, `${at}.fixed.prefill_ms`), decode_ns: msToNs(timing.fixed.decode_ms, `${at}.fixed.decode_ms`) };
   }
-  if ('linear' in timing) {
+  if (timing.linear) {
     const linear = timing.linear;
     return {
       model: 'linear',
@@ -59,7 +59,7 @@ export function passTimeModel(timing: TimingConfig, at: string): PassTimeModel {
       context_token_ps: msToPs(linear.context_token_ms),
     };
   }
-  const table = timing.table;
+  const table = timing.table!;
   const batches = [...new Set(table.decode.map((p) => p.batch_size))].sort((a, b) => a - b);
   const contexts = [...new Set(table.decode.map((p) => p.context_tokens))].sort((a, b) => a - b);
   const grid = batches.map(() => contexts.map(() => 0));
@@ -78,8 +78,8 @@ export function passTimeModel(timing: TimingConfig, at: string): PassTimeModel {
 export function fidelityOf(config: ReplayConfig): string {
   const labels = config.cluster.workers.map((role) => {
     const timing = role.engine.timing;
-    if ('fixed' in timing) return 'functional';
-    const [model, source] = 'linear' in timing ? ['linear', timing.linear.source] : ['table', timing.table.source];
+    if (timing.fixed) return 'functional';
+    const [model, source] = timing.linear ? ['linear', timing.linear.source] : ['table', timing.table!.source];
     return source === undefined ? `uncalibrated ${model} model (no source named)` : `calibrated: ${source}`;
   });
   return [...new Set(labels)].join('; ');

@@ -108,10 +108,14 @@ export function decodeGridProblem(points: readonly { batch_size: number; context
 }
 
 export const TimingSchema = z
-  .union([z.strictObject({ fixed: FixedTimingSchema }), z.strictObject({ linear: LinearTimingSchema }), z.strictObject({ table: TableTimingSchema })], {
-    error: 'timing is exactly one of { fixed: … }, { linear: … } or { table: … }',
+  .strictObject({ fixed: FixedTimingSchema.optional(), linear: LinearTimingSchema.optional(), table: TableTimingSchema.optional() })
+  .superRefine((timing, ctx) => {
+    const given = (['fixed', 'linear', 'table'] as const).filter((model) => timing[model] !== undefined);
+    if (given.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: given.length === 0 ? 'give one pass-time model: fixed, linear or table' : given.length === 2 ? `give one pass-time model, not both ${given.join(' and ')}` : 'give one pass-time model, not fixed, linear and table', input: timing });
+    }
   })
-  .describe('the pass-time model: fixed (functional), linear (fitted coefficients) or table (measured points)');
+  .describe('the pass-time model, exactly one of: fixed (functional), linear (fitted coefficients) or table (measured points)');
 
 export const EngineSchema = z
   .strictObject({
