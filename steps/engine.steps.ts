@@ -166,3 +166,7 @@ Given('the workers time their passes by this linear model:', function (this: KvW
 Given('worker {int} serves {count} {tokens} requests with {int} output token(s) each at {duration}', function (this: KvWorld, worker: number, count: number, tokens: number, output: number, at: Nanos) {
   for (let i = 0; i < count; i++) this.engine.addRequest({ session: null, arrival_ns: at, own_tokens: tokens, output_length: output, worker, continues: false });
 });
+
+Given('the service-level objective is a time to first token of at most {duration}', function (this: KvWorld, ttft: Nanos) {
+  this.engine.slo = { ...(this.engine.slo ?? {}), ttft_ms: ttft / 1_000_000 };
+});

@@ -347,3 +347,76 @@ Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (
   expect(passes.map((p) => p.duration_ns), `duration of each prefill pass, ns`).to.deep.equal(expectedNs);
   this.measure(`prefill passes of worker ${worker}`, passes.length, 'passes');
 });
+
+/** The one request of the last run that arrived at this instant. */
+function requestArrivingAt(world: KvWorld, at: Nanos): RequestRecord {
+  const records = world.engine.outcome.report.per_request.filter((r) => r.arrival_ms === msOf(at) && r.request_id !== 'perturbation-probe');
+  if (records.length !== 1) throw new Error(`${records.length} requests arrived at ${formatNs(at)}; the claim needs exactly one`);
+  return records[0];
+}
+
+Then(
+  'the request arriving at {duration} waited {duration} in the queue, prefilled in a pass of {duration}, and its time to first token is {duration}',
+  function (this: KvWorld, at: Nanos, queue: Nanos, prefill: Nanos, ttft: Nanos) {
+    const record = requestArrivingAt(this, at);
+    expect(record.queue_ms, `queue time of ${record.request_id} in ms`).to.equal(msOf(queue));
+    const admitted = at + queue;
+    const pass = this.engine.passes.find((p) => p.worker_id === record.worker_id && p.start_ns === admitted);
+    if (!pass) throw new Error(`no pass of worker ${record.worker_id} started at ${formatNs(admitted)}`);
+    expect(pass.has_prefill, `the pass at ${formatNs(admitted)} computes a prefill`).to.equal(true);
+    expect(pass.duration_ns, `duration of the pass at ${formatNs(admitted)}`).to.equal(prefill);
+    expect(record.ttft_ms, `TTFT of ${record.request_id} in ms`).to.equal(msOf(ttft));
+    expect(msOf(ttft)).to.equal(msOf(queue) + msOf(prefill));
+    this.measure(`time to first token of the request arriving at ${formatNs(at)}`, record.ttft_ms!, 'ms');
+  },
+);
+
+Then(
+  'the request arriving at {duration} has its second token {duration} after its first, and {int} output tokens {duration} apart on average, its inter-token latency',
+  function (this: KvWorld, at: Nanos, ttst: Nanos, tokens: number, itl: Nanos) {
+    const record = requestArrivingAt(this, at);
+    expect(record.time_to_second_token_ms, `time to second token of ${record.request_id} in ms`).to.equal(msOf(ttst));
+    expect(record.output_length, `output tokens of ${record.request_id}`).to.equal(tokens);
+    expect(record.inter_token_latency_ms, `inter-token latency of ${record.request_id} in ms`).to.equal(msOf(itl));
+    expect(record.last_token_ms! - record.first_token_ms!, 'first to last token, ms').to.equal((msOf(itl) * (tokens - 1)));
+    this.measure(`inter-token latency of the request arriving at ${formatNs(at)}`, record.inter_token_latency_ms!, 'ms');
+  },
+);
+
+Then(
+  "the run's mean inter-token latency is {duration}, the mean over requests, not {duration}, the mean of all gaps pooled",
+  function (this: KvWorld, perRequest: Nanos, pooled: Nanos) {
+    const summary = this.engine.outcome.report.summary;
+    expect(summary.metrics.inter_token_latency_ms.mean, 'mean of per-request ITL, ms').to.equal(msOf(perRequest));
+    expect(summary.itl_ms.mean, 'mean of every gap pooled (the legacy itl_ms), ms').to.equal(msOf(pooled));
+    this.measure('mean inter-token latency over requests', summary.metrics.inter_token_latency_ms.mean, 'ms');
+  },
+);
+
+Then('the request arriving at {duration} ends {duration} after it arrived, its end-to-end latency', function (this: KvWorld, at: Nanos, e2e: Nanos) {
+  const record = requestArrivingAt(this, at);
+  expect(record.e2e_ms, `E2E of ${record.request_id} in ms`).to.equal(msOf(e2e));
+  this.measure(`end-to-end latency of the request arriving at ${formatNs(at)}`, record.e2e_ms!, 'ms');
+});
+
+Then(
+  'the run served {int} requests and {int} output tokens in {duration}: {float} requests and {float} output tokens per second',
+  function (this: KvWorld, requests: number, tokens: number, duration: Nanos, requestRate: number, tokenRate: number) {
+    const m = this.engine.outcome.report.summary.metrics;
+    expect(m.request_count, 'finished requests').to.equal(requests);
+    expect(m.benchmark_duration_ms, 'virtual duration, first arrival to last finish, ms').to.equal(msOf(duration));
+    expect(m.output_sequence_length.mean * m.request_count, 'output tokens').to.equal(tokens);
+    expect(m.request_throughput_per_s, 'requests per second').to.equal(requestRate);
+    expect(m.output_token_throughput_per_s, 'output tokens per second').to.equal(tokenRate);
+    this.measure('output token throughput', m.output_token_throughput_per_s, 'tokens/s');
+  },
+);
+
+Then('{int} of the {int} requests meet the objective: a goodput share of {int}%', function (this: KvWorld, meeting: number, total: number, percent: number) {
+  const goodput = this.engine.outcome.report.summary.metrics.goodput;
+  if (!goodput) throw new Error('the run has no goodput: the scenario sets no service-level objective');
+  expect(goodput.requests_meeting_slo, 'requests meeting every objective').to.equal(meeting);
+  expect(this.engine.outcome.report.summary.metrics.request_count, 'finished requests').to.equal(total);
+  expect(goodput.share * 100, 'goodput share, %').to.equal(percent);
+  this.measure('goodput share', goodput.share * 100, '%');
+});

@@ -200,6 +200,7 @@ export class EngineScenario {
         router_temperature: this.setup.router.router_temperature,
       },
       workload,
+      ...(this.slo === null ? {} : { slo: { ...this.slo } }),
     };
   }
 
@@ -254,6 +255,9 @@ export class EngineScenario {
     const history = { keep_event_history: true, kept_scores: 'all' as const };
     return this.agenticTrace === null ? history : { ...history, agentic_trace: parseAgenticTrace(this.agenticTrace, 'scenario trace') };
   }
+
+  /** Service-level objectives (config `slo`), when the scenario sets them. */
+  slo: Record<string, number> | null = null;
 
   /** Every pass of the last run, as it started: its worker, start, shape and duration (pass-time claims read them). */
   passes: PassRecord[] = [];
