@@ -12,6 +12,7 @@ import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import { agenticRequestCount, parseAgenticLines } from '../agentic/trace';
 import { parseMooncakeLines } from '../config/mooncake';
+import { parseTimingCsv, TimingCsvError } from '../config/timingCsv';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import type { RunMetrics, Statistics } from '../report/requestMetrics';
@@ -68,7 +69,8 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     const config = parseReplayConfig(readTextFile(configPath, file, LIMITS.config_bytes, 'config'), file);
     if (seed !== undefined) config.seed = seed;
     const trace = traceOf(config, file, options.traceRoot ?? [], io);
-    const inputs = [{ absolute: configPath, what: 'config' }, ...(trace ? [{ absolute: trace.absolute, what: `trace named by ${trace.field}` }] : [])];
+    const tables = loadTimingTables(config, file, io);
+    const inputs = [{ absolute: configPath, what: 'config' }, ...(trace ? [{ absolute: trace.absolute, what: `trace named by ${trace.field}` }] : []), ...tables];
     const requested = [
       ...(options.out === undefined ? [] : [{ option: '--out', file: options.out }]),
       ...(options.eventsOut === undefined ? [] : [{ option: '--events-out', file: options.eventsOut }]),
@@ -183,6 +185,39 @@ function traceOf(config: ReplayConfig, configFile: string, roots: readonly strin
     throw new InputError(`${configFile}: ${named.field}: ${shown} is outside the folders a trace may come from (${folders}); pass --trace-root DIR to allow another`);
   }
   return { field: named.field, absolute, shown };
+}
+
+/**
+ * Reads each `timing.table.csv` (relative to the config's folder, and inside it after following
+ * symbolic links) into the role's inline points; returns the files read, so no output overwrites one.
+ */
+function loadTimingTables(config: ReplayConfig, configFile: string, io: CliIo): { absolute: string; what: string }[] {
+  const configFolder = path.dirname(path.resolve(io.cwd, configFile));
+  const read: { absolute: string; what: string }[] = [];
+  config.cluster.workers.forEach((role, i) => {
+    const table = role.engine.timing.table;
+    if (table?.csv === undefined) return;
+    const field = `cluster.workers[${i}].engine.timing.table.csv`;
+    const absolute = path.resolve(configFolder, table.csv);
+    const shown = shownPath(absolute, io.cwd);
+    let real: string;
+    try {
+      real = fs.realpathSync(absolute);
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as NodeJS.ErrnoException).code;
+      throw new InputError(`${configFile}: ${field}: cannot read ${shown}: ${reason}`);
+    }
+    if (!isInside(real, fs.realpathSync(configFolder))) throw new InputError(`${configFile}: ${field}: ${shown} is outside the config's folder; keep the table beside the config`);
+    try {
+      const points = parseTimingCsv(readTextFile(absolute, shown, LIMITS.config_bytes, 'pass-time table'), shown);
+      role.engine.timing.table = { prefill: points.prefill, decode: points.decode, ...(table.source === undefined ? {} : { source: table.source }) };
+    } catch (error) {
+      if (error instanceof TimingCsvError || error instanceof InputFileError) throw new InputError(`${configFile}: ${field}: ${error.message}`);
+      throw error;
+    }
+    read.push({ absolute, what: `pass-time table named by ${field}` });
+  });
+  return read;
 }
 
 /** Reads the trace a config names, line by line; errors name the trace as shown and the config that referred to it. */

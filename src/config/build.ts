@@ -7,7 +7,13 @@ import type { TokenChunk } from '../hash';
 import type { ReplayConfig, RequestConfig, TimingConfig } from './schema';
 import type { PassTimeModel } from '../engine/passTime';
 
-export function roleSpecs(config: ReplayConfig): RoleSpec[] {
+/** How role specs get their pass-time model: built from the config, or a stand-in for checks that never run a pass. */
+export type PassTimeOf = (timing: TimingConfig, at: string) => PassTimeModel;
+
+/** For setup checks that read no pass time (shared contract, disaggregation): a table still in its CSV file needs no reading. */
+export const PASS_TIME_UNUSED: PassTimeOf = () => ({ model: 'fixed', prefill_ns: 1, decode_ns: 1 });
+
+export function roleSpecs(config: ReplayConfig, passTimeOf: PassTimeOf = passTimeModel): RoleSpec[] {
   return config.cluster.workers.map((role, i) => {
     const at = `cluster.workers[${i}]`;
     const offload = role.host_offload;
@@ -23,7 +29,7 @@ export function roleSpecs(config: ReplayConfig): RoleSpec[] {
         max_num_batched_tokens: role.engine.max_num_batched_tokens,
         enable_prefix_caching: role.engine.enable_prefix_caching,
         kv_cache_bytes_per_token: role.engine.kv_cache_bytes_per_token ?? 0,
-        pass_time: passTimeModel(role.engine.timing, `${at}.engine.timing`),
+        pass_time: passTimeOf(role.engine.timing, `${at}.engine.timing`),
       },
       host_offload: offload
         ? {
@@ -59,7 +65,9 @@ export function passTimeModel(timing: TimingConfig, at: string): PassTimeModel {
       context_token_ps: msToPs(linear.context_token_ms),
     };
   }
-  const table = timing.table!;
+  const named = timing.table!;
+  if (named.prefill === undefined || named.decode === undefined) throw new Error(`${at}.table.csv "${named.csv}" was not loaded (loadTimingTables reads it)`);
+  const table = { prefill: named.prefill, decode: named.decode };
   const batches = [...new Set(table.decode.map((p) => p.batch_size))].sort((a, b) => a - b);
   const contexts = [...new Set(table.decode.map((p) => p.context_tokens))].sort((a, b) => a - b);
   const grid = batches.map(() => contexts.map(() => 0));
@@ -85,12 +93,12 @@ export function fidelityOf(config: ReplayConfig): string {
   return [...new Set(labels)].join('; ');
 }
 
-export function clusterSpec(config: ReplayConfig): ClusterSpec {
+export function clusterSpec(config: ReplayConfig, passTimeOf: PassTimeOf = passTimeModel): ClusterSpec {
   const { kv_event_lag_ms, ...router } = config.router;
   const bandwidth = config.cluster.kv_transfer_bandwidth_gbps;
   return {
     seed: config.seed,
-    roles: roleSpecs(config),
+    roles: roleSpecs(config, passTimeOf),
     router: { ...router, kv_event_lag_ns: msToNs(kv_event_lag_ms, 'router.kv_event_lag_ms') },
     kv_transfer: bandwidth === undefined ? undefined : { bandwidth_gbps: bandwidth, latency_ns: msToNs(config.cluster.kv_transfer_latency_ms, 'cluster.kv_transfer_latency_ms') },
   };

@@ -64,8 +64,8 @@ export const LinearTimingSchema = z
   .describe('pass ms = base_ms + prefill_token_ms × new prefill tokens + decode_seq_ms × decode sequences + context_token_ms × context tokens, rounded up to a whole ns (the shape of a fitted step-time model)');
 
 const tablePoint = (what: string, max: number, unit: string) => boundedInt(what, max, '', unit);
-export const TableTimingSchema = z
-  .strictObject({
+/** Measured points: prefill ms by new tokens, decode ms by batch size and mean context. */
+export const TablePointsSchema = z.strictObject({
     prefill: z
       .array(z.strictObject({ tokens: tablePoint('tokens', LIMITS.max_num_batched_tokens, 'tokens'), ms: milliseconds('ms', LIMITS.step_ms, 'measured time of a prefill of that many new tokens', true) }))
       .min(1, { error: 'table.prefill needs at least one point' })
@@ -87,7 +87,25 @@ export const TableTimingSchema = z
         if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: points });
       })
       .describe(`measured decode points forming a full grid: every listed batch size with every listed context_tokens (mean context per sequence); at most ${limitText(LIMITS.table_points)} points`),
+  });
+
+export const TableTimingSchema = z
+  .strictObject({
+    prefill: TablePointsSchema.shape.prefill.optional(),
+    decode: TablePointsSchema.shape.decode.optional(),
+    csv: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(`a CSV file of the points instead of prefill and decode, relative to this config file and inside its folder; header pass,new_tokens,batch_size,context_tokens,ms; rows "prefill,TOKENS,,,MS" or "decode,,BATCH,CONTEXT,MS"; at most ${limitText(LIMITS.config_bytes)} bytes`),
     source,
+  })
+  .superRefine((table, ctx) => {
+    const inline = table.prefill !== undefined || table.decode !== undefined;
+    if (table.csv !== undefined && inline) ctx.addIssue({ code: 'custom', message: 'give the points either inline (prefill and decode) or in a csv file, not both', input: table });
+    else if (table.csv === undefined && (table.prefill === undefined || table.decode === undefined)) {
+      ctx.addIssue({ code: 'custom', message: `give both prefill and decode points (missing ${table.prefill === undefined ? 'prefill' : 'decode'}), or a csv file`, input: table });
+    }
   })
   .describe('measured pass times: a pass lasts prefill(new tokens) if it computes any prefill chunk, plus decode(batch size, mean context) if it has decode steps; piecewise-linear between points, extrapolated from the two end points, rounded up to a whole ns, at least 1 ns');
 
