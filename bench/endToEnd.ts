@@ -42,8 +42,7 @@ export function spec(): ClusterSpec {
           max_num_batched_tokens: 16384,
           enable_prefix_caching: true,
           kv_cache_bytes_per_token: 131072,
-          prefill_ns: 60_000_000,
-          decode_ns: 15_000_000,
+          pass_time: { model: 'fixed', prefill_ns: 60_000_000, decode_ns: 15_000_000 },
         },
         host_offload: {
           num_host_blocks: 16384,

@@ -44,6 +44,8 @@ export const LIMITS = {
   iterations: 10_000,
   /** `workload.mooncake.time_scale`. */
   time_scale: 1_000,
+  /** Points of one pass-time table (`timing.table.prefill`, `timing.table.decode`). */
+  table_points: 10_000,
   /** Bytes of a config file. */
   config_bytes: 4 * 1024 * 1024,
   /** Characters of one line of a trace or an event log. */

@@ -1,7 +1,7 @@
 // One replay from a validated configuration: build the cluster, submit the workload (explicit
 // requests, or an agentic trace driven by lanes), run, report.
 import type { ReplayConfig } from './config/schema';
-import { clusterSpec, requestSpecs } from './config/build';
+import { clusterSpec, fidelityOf, requestSpecs } from './config/build';
 import { Cluster, ClusterResult, type RequestSpec } from './sim/cluster';
 import { buildReport, RunReport } from './report/report';
 import type { AgenticTrace } from './agentic/trace';
@@ -56,7 +56,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
   inputs.observe?.(cluster);
   const result = cluster.run();
   const plays = driver?.plays ?? [];
-  const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays);
+  const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays, fidelityOf(config), config.slo ?? null);
   return { report, result, plays };
 }
 

@@ -3,6 +3,7 @@
 import { DataTable, Given, When } from '@cucumber/cucumber';
 import type { KvWorld } from './support/world';
 import { RANK_PROFILES } from './support/profiles';
+import { passTimeTable } from './support/engineScenario';
 import type { Nanos } from '../src/time';
 
 Given('a cluster of {count} aggregated worker(s) with these settings:', function (this: KvWorld, workers: number, table: DataTable) {
@@ -140,3 +141,32 @@ Given(
     for (const [name, value] of table.raw()) this.engine.applySetting(name.trim(), value.trim());
   },
 );
+
+Given('the workers time their passes by this measured table:', function (this: KvWorld, table: DataTable) {
+  this.engine.engine.timing = passTimeTable(table.hashes());
+});
+
+Given('the workers time their passes by this linear model:', function (this: KvWorld, table: DataTable) {
+  const names: Record<string, string> = {
+    'every pass': 'base_ms',
+    'each new prefill token': 'prefill_token_ms',
+    'each decode sequence': 'decode_seq_ms',
+    'each context token': 'context_token_ms',
+  };
+  const linear: Record<string, number> = {};
+  for (const [name, value] of table.raw()) {
+    const field = names[name.trim()];
+    if (!field) throw new Error(`linear model term "${name}": write one of ${Object.keys(names).join(', ')}`);
+    linear[field] = Number(/^\s*(\d+(?:\.\d+)?)\s*ms\s*$/.exec(value)?.[1] ?? NaN);
+    if (Number.isNaN(linear[field])) throw new Error(`linear model term "${name}": "${value}" is not a time in ms`);
+  }
+  this.engine.engine.timing = { linear };
+});
+
+Given('worker {int} serves {count} {tokens} requests with {int} output token(s) each at {duration}', function (this: KvWorld, worker: number, count: number, tokens: number, output: number, at: Nanos) {
+  for (let i = 0; i < count; i++) this.engine.addRequest({ session: null, arrival_ns: at, own_tokens: tokens, output_length: output, worker, continues: false });
+});
+
+Given('the service-level objective is a time to first token of at most {duration}', function (this: KvWorld, ttft: Nanos) {
+  this.engine.slo = { ...(this.engine.slo ?? {}), ttft_ms: ttft / 1_000_000 };
+});

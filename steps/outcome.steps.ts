@@ -284,3 +284,139 @@ Then('no worker ever reported a G2 store', function (this: KvWorld) {
   this.measure('G2 stores reported', stores.length, 'events');
   expect(stores.length, 'HostPinned Stored events').to.equal(0);
 });
+
+/** The one request of the last run with this prompt length. */
+function requestOfLength(world: KvWorld, tokens: number): RequestRecord {
+  const records = world.engine.outcome.report.per_request.filter((r) => r.input_length === tokens);
+  if (records.length !== 1) throw new Error(`${records.length} requests have a ${tokens}-token prompt; the claim needs exactly one`);
+  return records[0];
+}
+
+Then("the {tokens} request's time to first token is {duration}", function (this: KvWorld, tokens: number, ttft: Nanos) {
+  const record = requestOfLength(this, tokens);
+  expect(record.ttft_ms, `TTFT of the ${tokens}-token request in ms`).to.equal(msOf(ttft));
+  this.measure(`time to first token of the ${tokens}-token request`, record.ttft_ms!, 'ms');
+});
+
+Then("the {tokens} request's time to first token is {duration}, {duration} more than the {tokens} request's: the table's difference", function (
+  this: KvWorld,
+  tokens: number,
+  ttft: Nanos,
+  difference: Nanos,
+  shorter: number,
+) {
+  const record = requestOfLength(this, tokens);
+  const other = requestOfLength(this, shorter);
+  expect(record.ttft_ms, `TTFT of the ${tokens}-token request in ms`).to.equal(msOf(ttft));
+  expect(record.ttft_ms! - other.ttft_ms!, `TTFT difference in ms`).to.equal(msOf(difference));
+  const table = (this.engine.engine.timing as { table?: { prefill: { tokens: number; ms: number }[] } }).table;
+  if (!table) throw new Error('the claim compares with the measured table: the scenario needs one');
+  const point = (n: number) => table.prefill.find((p) => p.tokens === n)?.ms;
+  expect(point(tokens), `the table's prefill point at ${tokens} tokens`).to.not.equal(undefined);
+  expect(point(shorter), `the table's prefill point at ${shorter} tokens`).to.not.equal(undefined);
+  expect(msOf(difference), "the table's difference in ms").to.equal(point(tokens)! - point(shorter)!);
+  this.measure(`TTFT ${tokens} tokens − TTFT ${shorter} tokens`, record.ttft_ms! - other.ttft_ms!, 'ms');
+});
+
+Then('every decode pass of {count} sequence(s) lasts {duration}', function (this: KvWorld, sequences: number, duration: Nanos) {
+  const passes = this.engine.passes.filter((p) => !p.has_prefill && p.decode_sequences === sequences);
+  expect(passes.length, `decode passes of ${sequences} sequence(s)`).to.be.greaterThan(0);
+  for (const pass of passes) expect(pass.duration_ns, `decode pass of ${sequences} sequence(s) at ${formatNs(pass.start_ns)}`).to.equal(duration);
+  this.measure(`decode pass of ${sequences} sequence(s)`, msOf(passes[0].duration_ns), 'ms');
+});
+
+Then('every decode pass of {count} sequences lasts {duration}, longer than a pass of {count} sequence(s)', function (this: KvWorld, sequences: number, duration: Nanos, fewer: number) {
+  const of = (n: number) => this.engine.passes.filter((p) => !p.has_prefill && p.decode_sequences === n);
+  const passes = of(sequences);
+  const smaller = of(fewer);
+  expect(passes.length, `decode passes of ${sequences} sequences`).to.be.greaterThan(0);
+  expect(smaller.length, `decode passes of ${fewer} sequence(s)`).to.be.greaterThan(0);
+  for (const pass of passes) {
+    expect(pass.duration_ns, `decode pass of ${sequences} sequences at ${formatNs(pass.start_ns)}`).to.equal(duration);
+    for (const other of smaller) expect(pass.duration_ns, `longer than the ${fewer}-sequence pass at ${formatNs(other.start_ns)}`).to.be.greaterThan(other.duration_ns);
+  }
+  this.measure(`decode pass of ${sequences} sequences`, msOf(passes[0].duration_ns), 'ms');
+});
+
+Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (.+)$/, function (this: KvWorld, worker: string, tokenList: string, durationList: string) {
+  const list = (text: string) => text.split(/,\s*|\s+and\s+/).map((item) => item.trim()).filter(Boolean);
+  const expectedTokens = list(tokenList).map(Number);
+  const expectedNs = list(durationList).map((text) => this.parseDuration(text));
+  const passes = this.engine.passes.filter((p) => p.worker_id === Number(worker) && p.has_prefill);
+  expect(passes.map((p) => p.prefill_tokens), `new prefill tokens of each pass of worker ${worker}`).to.deep.equal(expectedTokens);
+  expect(passes.map((p) => p.duration_ns), `duration of each prefill pass, ns`).to.deep.equal(expectedNs);
+  this.measure(`prefill passes of worker ${worker}`, passes.length, 'passes');
+});
+
+/** The one request of the last run that arrived at this instant. */
+function requestArrivingAt(world: KvWorld, at: Nanos): RequestRecord {
+  const records = world.engine.outcome.report.per_request.filter((r) => r.arrival_ms === msOf(at) && r.request_id !== 'perturbation-probe');
+  if (records.length !== 1) throw new Error(`${records.length} requests arrived at ${formatNs(at)}; the claim needs exactly one`);
+  return records[0];
+}
+
+Then(
+  'the request arriving at {duration} waited {duration} in the queue, prefilled in a pass of {duration}, and its time to first token is {duration}',
+  function (this: KvWorld, at: Nanos, queue: Nanos, prefill: Nanos, ttft: Nanos) {
+    const record = requestArrivingAt(this, at);
+    expect(record.queue_ms, `queue time of ${record.request_id} in ms`).to.equal(msOf(queue));
+    const admitted = at + queue;
+    const pass = this.engine.passes.find((p) => p.worker_id === record.worker_id && p.start_ns === admitted);
+    if (!pass) throw new Error(`no pass of worker ${record.worker_id} started at ${formatNs(admitted)}`);
+    expect(pass.has_prefill, `the pass at ${formatNs(admitted)} computes a prefill`).to.equal(true);
+    expect(pass.duration_ns, `duration of the pass at ${formatNs(admitted)}`).to.equal(prefill);
+    expect(record.ttft_ms, `TTFT of ${record.request_id} in ms`).to.equal(msOf(ttft));
+    expect(msOf(ttft)).to.equal(msOf(queue) + msOf(prefill));
+    this.measure(`time to first token of the request arriving at ${formatNs(at)}`, record.ttft_ms!, 'ms');
+  },
+);
+
+Then(
+  'the request arriving at {duration} has its second token {duration} after its first, and {int} output tokens {duration} apart on average, its inter-token latency',
+  function (this: KvWorld, at: Nanos, ttst: Nanos, tokens: number, itl: Nanos) {
+    const record = requestArrivingAt(this, at);
+    expect(record.time_to_second_token_ms, `time to second token of ${record.request_id} in ms`).to.equal(msOf(ttst));
+    expect(record.output_length, `output tokens of ${record.request_id}`).to.equal(tokens);
+    expect(record.inter_token_latency_ms, `inter-token latency of ${record.request_id} in ms`).to.equal(msOf(itl));
+    expect(record.last_token_ms! - record.first_token_ms!, 'first to last token, ms').to.equal((msOf(itl) * (tokens - 1)));
+    this.measure(`inter-token latency of the request arriving at ${formatNs(at)}`, record.inter_token_latency_ms!, 'ms');
+  },
+);
+
+Then(
+  "the run's mean inter-token latency is {duration}, the mean over requests, not {duration}, the mean of all gaps pooled",
+  function (this: KvWorld, perRequest: Nanos, pooled: Nanos) {
+    const summary = this.engine.outcome.report.summary;
+    expect(summary.metrics.inter_token_latency_ms.mean, 'mean of per-request ITL, ms').to.equal(msOf(perRequest));
+    expect(summary.itl_ms.mean, 'mean of every gap pooled (the legacy itl_ms), ms').to.equal(msOf(pooled));
+    this.measure('mean inter-token latency over requests', summary.metrics.inter_token_latency_ms.mean, 'ms');
+  },
+);
+
+Then('the request arriving at {duration} ends {duration} after it arrived, its end-to-end latency', function (this: KvWorld, at: Nanos, e2e: Nanos) {
+  const record = requestArrivingAt(this, at);
+  expect(record.e2e_ms, `E2E of ${record.request_id} in ms`).to.equal(msOf(e2e));
+  this.measure(`end-to-end latency of the request arriving at ${formatNs(at)}`, record.e2e_ms!, 'ms');
+});
+
+Then(
+  'the run served {int} requests and {int} output tokens in {duration}: {float} requests and {float} output tokens per second',
+  function (this: KvWorld, requests: number, tokens: number, duration: Nanos, requestRate: number, tokenRate: number) {
+    const m = this.engine.outcome.report.summary.metrics;
+    expect(m.request_count, 'finished requests').to.equal(requests);
+    expect(m.benchmark_duration_ms, 'virtual duration, first arrival to last finish, ms').to.equal(msOf(duration));
+    expect(m.output_sequence_length.mean * m.request_count, 'output tokens').to.equal(tokens);
+    expect(m.request_throughput_per_s, 'requests per second').to.equal(requestRate);
+    expect(m.output_token_throughput_per_s, 'output tokens per second').to.equal(tokenRate);
+    this.measure('output token throughput', m.output_token_throughput_per_s, 'tokens/s');
+  },
+);
+
+Then('{int} of the {int} requests meet the objective: a goodput share of {int}%', function (this: KvWorld, meeting: number, total: number, percent: number) {
+  const goodput = this.engine.outcome.report.summary.metrics.goodput;
+  if (!goodput) throw new Error('the run has no goodput: the scenario sets no service-level objective');
+  expect(goodput.requests_meeting_slo, 'requests meeting every objective').to.equal(meeting);
+  expect(this.engine.outcome.report.summary.metrics.request_count, 'finished requests').to.equal(total);
+  expect(goodput.share * 100, 'goodput share, %').to.equal(percent);
+  this.measure('goodput share', goodput.share * 100, '%');
+});

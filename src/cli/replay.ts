@@ -12,10 +12,13 @@ import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import { agenticRequestCount, parseAgenticLines } from '../agentic/trace';
 import { parseMooncakeLines } from '../config/mooncake';
+import { parseTimingCsv, TimingCsvError } from '../config/timingCsv';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
+import type { RunMetrics, Statistics } from '../report/requestMetrics';
 import type { KeptScores } from '../router/router';
 import { writeCanonicalPretty } from '../report/canonical';
+import { requestsFormatOf, writeRequests } from '../report/requestsExport';
 import { DurationError } from '../time';
 import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
 import { LIMITS, limitText } from '../limits';
@@ -27,6 +30,8 @@ import { OutputError, planOutputs, writeOutputs, type PlannedOutput } from './ou
 export interface ReplayOptions {
   out?: string;
   eventsOut?: string;
+  /** One record per request, as JSON lines (.jsonl) or CSV (.csv). */
+  requestsOut?: string;
   json: boolean;
   seed?: string;
   /** Folders trace paths must lie in; empty: the config's folder and the working folder. */
@@ -43,6 +48,7 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
     .option('--out <file>', 'write the canonical report JSON to this file (atomically)')
     .option('--json', 'print the canonical report JSON instead of the summary', false)
     .option('--events-out <file>', 'write the KV event stream the router received, as JSON lines (the check-events format)')
+    .option('--requests-out <file>', 'write one record per request (AIPerf-style metric names), as JSON lines (.jsonl) or CSV (.csv)')
     .option('--seed <n>', "override the config's seed")
     .option('--scores <which>', 'candidates each placement record keeps: "chosen" (the chosen worker and the runner-up, default) or "all"', 'chosen')
     .option(
@@ -63,11 +69,16 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     const config = parseReplayConfig(readTextFile(configPath, file, LIMITS.config_bytes, 'config'), file);
     if (seed !== undefined) config.seed = seed;
     const trace = traceOf(config, file, options.traceRoot ?? [], io);
-    const inputs = [{ absolute: configPath, what: 'config' }, ...(trace ? [{ absolute: trace.absolute, what: `trace named by ${trace.field}` }] : [])];
+    const tables = loadTimingTables(config, file, io);
+    const inputs = [{ absolute: configPath, what: 'config' }, ...(trace ? [{ absolute: trace.absolute, what: `trace named by ${trace.field}` }] : []), ...tables];
     const requested = [
       ...(options.out === undefined ? [] : [{ option: '--out', file: options.out }]),
       ...(options.eventsOut === undefined ? [] : [{ option: '--events-out', file: options.eventsOut }]),
+      ...(options.requestsOut === undefined ? [] : [{ option: '--requests-out', file: options.requestsOut }]),
     ];
+    if (options.requestsOut !== undefined && requestsFormatOf(options.requestsOut) === null) {
+      throw new InputError(`--requests-out ${options.requestsOut}: name a .jsonl or a .csv file (the extension chooses the format)`);
+    }
     outputs = planOutputs(requested, io.cwd, inputs);
     const kept_scores = keptScores(options.scores);
     const display = io.progress?.() ?? null;
@@ -91,7 +102,12 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     sink('\n');
   };
   try {
-    writeOutputs(outputs.map((output) => ({ output, write: output.option === '--out' ? writeReport : (sink: (text: string) => void) => writeEventLog(outcome, sink) })));
+    const writerOf = (output: PlannedOutput) => {
+      if (output.option === '--out') return writeReport;
+      if (output.option === '--requests-out') return (sink: (text: string) => void) => writeRequests(report, requestsFormatOf(output.file)!, sink);
+      return (sink: (text: string) => void) => writeEventLog(outcome, sink);
+    };
+    writeOutputs(outputs.map((output) => ({ output, write: writerOf(output) })));
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     io.stderr(`kvqual replay: ${error.message}\n`);
@@ -177,6 +193,39 @@ function traceOf(config: ReplayConfig, configFile: string, roots: readonly strin
   return { field: named.field, absolute, shown };
 }
 
+/**
+ * Reads each `timing.table.csv` (relative to the config's folder, and inside it after following
+ * symbolic links) into the role's inline points; returns the files read, so no output overwrites one.
+ */
+function loadTimingTables(config: ReplayConfig, configFile: string, io: CliIo): { absolute: string; what: string }[] {
+  const configFolder = path.dirname(path.resolve(io.cwd, configFile));
+  const read: { absolute: string; what: string }[] = [];
+  config.cluster.workers.forEach((role, i) => {
+    const table = role.engine.timing.table;
+    if (table?.csv === undefined) return;
+    const field = `cluster.workers[${i}].engine.timing.table.csv`;
+    const absolute = path.resolve(configFolder, table.csv);
+    const shown = shownPath(absolute, io.cwd);
+    let real: string;
+    try {
+      real = fs.realpathSync(absolute);
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as NodeJS.ErrnoException).code;
+      throw new InputError(`${configFile}: ${field}: cannot read ${shown}: ${reason}`);
+    }
+    if (!isInside(real, fs.realpathSync(configFolder))) throw new InputError(`${configFile}: ${field}: ${shown} is outside the config's folder; keep the table beside the config`);
+    try {
+      const points = parseTimingCsv(readTextFile(absolute, shown, LIMITS.config_bytes, 'pass-time table'), shown);
+      role.engine.timing.table = { prefill: points.prefill, decode: points.decode, ...(table.source === undefined ? {} : { source: table.source }) };
+    } catch (error) {
+      if (error instanceof TimingCsvError || error instanceof InputFileError) throw new InputError(`${configFile}: ${field}: ${error.message}`);
+      throw error;
+    }
+    read.push({ absolute, what: `pass-time table named by ${field}` });
+  });
+  return read;
+}
+
 /** Reads the trace a config names, line by line; errors name the trace as shown and the config that referred to it. */
 function loadTrace(config: ReplayConfig, configFile: string, trace: TraceFile): ReplayInputs {
   const { agentic, mooncake } = config.workload;
@@ -220,12 +269,10 @@ const fixed = (value: number) => String(Number(value.toFixed(3)));
 export function summaryText(file: string, report: RunReport, out: string | undefined): string {
   const s = report.summary;
   const ended = [s.requests.failed > 0 ? `${s.requests.failed} failed` : '', s.requests.skipped > 0 ? `${s.requests.skipped} skipped` : ''].filter(Boolean);
-  const latency = (label: string, d: RunReport['summary']['ttft_ms']) =>
-    s.requests.finished === 0 ? `  ${label} none (no request finished)` : `  ${label} mean ${fixed(d.mean)}, p50 ${fixed(d.p50)}, p99 ${fixed(d.p99)}, max ${fixed(d.max)}`;
   const lines = [
     `${file}: ${s.requests.finished}/${s.requests.total} requests finished${ended.length > 0 ? ` (${ended.join(', ')})` : ''} in ${fixed(s.virtual_duration_ms)} ms of virtual time`,
-    latency('TTFT ms:', s.ttft_ms),
-    latency('E2E ms: ', s.e2e_ms),
+    `  pass times: ${s.fidelity}`,
+    ...metricsTable(s.metrics),
     `  prefix reuse ${fixed(s.prefix_reuse_ratio * 100)}% of ${s.tokens.input} prompt tokens (G1 ${s.tokens.g1_reused}, G2 ${s.tokens.host_reused})`,
     `  transfers: ${s.transfers.d2h} D2H, ${s.transfers.h2d} H2D; KV events: ${s.kv_events.emitted} emitted, ${s.kv_events.batches_delivered} batches reached the router`,
     `  reconciliation: ${s.reconciliation.agree}/${s.reconciliation.admissions} admissions as the router predicted${reasons(s.reconciliation.disagree_by_reason)}`,
@@ -258,6 +305,42 @@ function endings(report: RunReport): string[] {
     const ofStatus = report.per_request.filter((record) => record.status === status);
     for (const record of ofStatus.slice(0, LISTED_ENDINGS)) lines.push(`  ${status}: ${record.request_id}: ${reasonOf(record) ?? 'no reason recorded'}`);
     if (ofStatus.length > LISTED_ENDINGS) lines.push(`  … and ${ofStatus.length - LISTED_ENDINGS} more ${status} (see the report)`);
+  }
+  return lines;
+}
+
+/** The rows of the AIPerf-style table: label, unit, statistics. */
+const TABLE_ROWS: readonly [string, string, keyof RunMetrics][] = [
+  ['time to first token', 'ms', 'time_to_first_token_ms'],
+  ['time to second token', 'ms', 'time_to_second_token_ms'],
+  ['inter-token latency', 'ms', 'inter_token_latency_ms'],
+  ['time per output token', 'ms', 'time_per_output_token_ms'],
+  ['request latency (E2E)', 'ms', 'request_latency_ms'],
+  ['queue time', 'ms', 'queue_time_ms'],
+  ['H2D wait', 'ms', 'h2d_wait_ms'],
+  ['output tokens/s per user', 'tokens/s', 'output_token_throughput_per_user'],
+  ['input sequence length', 'tokens', 'input_sequence_length'],
+  ['output sequence length', 'tokens', 'output_sequence_length'],
+];
+const STATISTICS = ['mean', 'min', 'p50', 'p90', 'p95', 'p99', 'max'] as const;
+
+/** Metric × statistic with units (AIPerf's console table), then throughputs and goodput. */
+export function metricsTable(m: RunMetrics): string[] {
+  if (m.request_count === 0) return ['  metrics: none (no request finished)'];
+  const header = ['metric', 'unit', ...STATISTICS];
+  const rows = TABLE_ROWS.map(([label, unit, key]) => {
+    const stats = m[key] as Statistics;
+    return [label, unit, ...STATISTICS.map((name) => (stats.count === 0 ? '-' : fixed(stats[name])))];
+  });
+  const widths = header.map((_, i) => Math.max(header[i].length, ...rows.map((row) => row[i].length)));
+  const line = (cells: string[]) => `  ${cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')}`.trimEnd();
+  const lines = [line(header), ...rows.map(line)];
+  lines.push(
+    `  ${m.request_count} requests in ${fixed(m.benchmark_duration_ms)} ms (first arrival to last finish): ${fixed(m.request_throughput_per_s)} requests/s, ${fixed(m.output_token_throughput_per_s)} output tokens/s, ${fixed(m.total_token_throughput_per_s)} tokens/s in all`,
+  );
+  if (m.goodput) {
+    const slo = Object.entries(m.goodput.slo).map(([name, value]) => `${name.replace(/_ms$/, '')} ≤ ${value} ms`).join(', ');
+    lines.push(`  goodput: ${m.goodput.requests_meeting_slo}/${m.request_count} requests (${fixed(m.goodput.share * 100)}%) meet ${slo}: ${fixed(m.goodput.goodput_per_s)} requests/s`);
   }
   return lines;
 }

@@ -4,9 +4,16 @@ import { msToNs } from '../time';
 import type { ClusterSpec, RequestSpec, RoleSpec } from '../sim/cluster';
 import { namedChunk, Prompt, tracePrompt } from '../prompt';
 import type { TokenChunk } from '../hash';
-import type { ReplayConfig, RequestConfig } from './schema';
+import type { ReplayConfig, RequestConfig, TimingConfig } from './schema';
+import type { PassTimeModel } from '../engine/passTime';
 
-export function roleSpecs(config: ReplayConfig): RoleSpec[] {
+/** How role specs get their pass-time model: built from the config, or a stand-in for checks that never run a pass. */
+export type PassTimeOf = (timing: TimingConfig, at: string) => PassTimeModel;
+
+/** For setup checks that read no pass time (shared contract, disaggregation): a table still in its CSV file needs no reading. */
+export const PASS_TIME_UNUSED: PassTimeOf = () => ({ model: 'fixed', prefill_ns: 1, decode_ns: 1 });
+
+export function roleSpecs(config: ReplayConfig, passTimeOf: PassTimeOf = passTimeModel): RoleSpec[] {
   return config.cluster.workers.map((role, i) => {
     const at = `cluster.workers[${i}]`;
     const offload = role.host_offload;
@@ -22,8 +29,7 @@ export function roleSpecs(config: ReplayConfig): RoleSpec[] {
         max_num_batched_tokens: role.engine.max_num_batched_tokens,
         enable_prefix_caching: role.engine.enable_prefix_caching,
         kv_cache_bytes_per_token: role.engine.kv_cache_bytes_per_token ?? 0,
-        prefill_ns: msToNs(role.engine.timing.fixed.prefill_ms, `${at}.engine.timing.fixed.prefill_ms`),
-        decode_ns: msToNs(role.engine.timing.fixed.decode_ms, `${at}.engine.timing.fixed.decode_ms`),
+        pass_time: passTimeOf(role.engine.timing, `${at}.engine.timing`),
       },
       host_offload: offload
         ? {
@@ -41,12 +47,58 @@ export function roleSpecs(config: ReplayConfig): RoleSpec[] {
   });
 }
 
-export function clusterSpec(config: ReplayConfig): ClusterSpec {
+/** Milliseconds with at most 9 decimals (checked by the schema) as exact picoseconds. */
+const msToPs = (ms: number): bigint => BigInt(Math.round(ms * 1e9));
+
+/** The engine's pass-time model, with exact integer times. */
+export function passTimeModel(timing: TimingConfig, at: string): PassTimeModel {
+  if (timing.fixed) {
+    return { model: 'fixed', prefill_ns: msToNs(timing.fixed.prefill_ms, `${at}.fixed.prefill_ms`), decode_ns: msToNs(timing.fixed.decode_ms, `${at}.fixed.decode_ms`) };
+  }
+  if (timing.linear) {
+    const linear = timing.linear;
+    return {
+      model: 'linear',
+      base_ps: msToPs(linear.base_ms),
+      prefill_token_ps: msToPs(linear.prefill_token_ms),
+      decode_sequence_ps: msToPs(linear.decode_seq_ms),
+      context_token_ps: msToPs(linear.context_token_ms),
+    };
+  }
+  const named = timing.table!;
+  if (named.prefill === undefined || named.decode === undefined) throw new Error(`${at}.table.csv "${named.csv}" was not loaded (loadTimingTables reads it)`);
+  const table = { prefill: named.prefill, decode: named.decode };
+  const batches = [...new Set(table.decode.map((p) => p.batch_size))].sort((a, b) => a - b);
+  const contexts = [...new Set(table.decode.map((p) => p.context_tokens))].sort((a, b) => a - b);
+  const grid = batches.map(() => contexts.map(() => 0));
+  table.decode.forEach((p, i) => (grid[batches.indexOf(p.batch_size)][contexts.indexOf(p.context_tokens)] = msToNs(p.ms, `${at}.table.decode[${i}].ms`)));
+  return {
+    model: 'table',
+    prefill_tokens: table.prefill.map((p) => p.tokens),
+    prefill_ns: table.prefill.map((p, i) => msToNs(p.ms, `${at}.table.prefill[${i}].ms`)),
+    decode_batch_sizes: batches,
+    decode_context_tokens: contexts,
+    decode_ns: grid,
+  };
+}
+
+/** What the report says about the pass times: "functional" (fixed), or where the model's numbers came from. */
+export function fidelityOf(config: ReplayConfig): string {
+  const labels = config.cluster.workers.map((role) => {
+    const timing = role.engine.timing;
+    if (timing.fixed) return 'functional';
+    const [model, source] = timing.linear ? ['linear', timing.linear.source] : ['table', timing.table!.source];
+    return source === undefined ? `uncalibrated ${model} model (no source named)` : `calibrated: ${source}`;
+  });
+  return [...new Set(labels)].join('; ');
+}
+
+export function clusterSpec(config: ReplayConfig, passTimeOf: PassTimeOf = passTimeModel): ClusterSpec {
   const { kv_event_lag_ms, ...router } = config.router;
   const bandwidth = config.cluster.kv_transfer_bandwidth_gbps;
   return {
     seed: config.seed,
-    roles: roleSpecs(config),
+    roles: roleSpecs(config, passTimeOf),
     router: { ...router, kv_event_lag_ns: msToNs(kv_event_lag_ms, 'router.kv_event_lag_ms') },
     kv_transfer: bandwidth === undefined ? undefined : { bandwidth_gbps: bandwidth, latency_ns: msToNs(config.cluster.kv_transfer_latency_ms, 'cluster.kv_transfer_latency_ms') },
   };

@@ -4,7 +4,7 @@ import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ReplayConfig, ReplayConfigSchema, type RequestConfig } from './schema';
 import { checkDisaggregation, checkSharedContract, ClusterSetupError } from '../sim/cluster';
-import { clusterSpec, roleSpecs } from './build';
+import { clusterSpec, PASS_TIME_UNUSED, roleSpecs } from './build';
 import { guardViolations } from '../agentic/guard';
 import { LIMITS, limitText } from '../limits';
 import { didYouMean } from '../suggest';
@@ -151,8 +151,8 @@ function crossFieldProblems(config: ReplayConfig): ConfigProblem[] {
   }
   if (problems.length === 0) {
     try {
-      checkSharedContract(roleSpecs(config));
-    checkDisaggregation(clusterSpec(config));
+      checkSharedContract(roleSpecs(config, PASS_TIME_UNUSED));
+      checkDisaggregation(clusterSpec(config, PASS_TIME_UNUSED));
     } catch (error) {
       if (!(error instanceof ClusterSetupError)) throw error;
       problems.push({ path: error.path, message: error.message.slice(error.path.length + 2) });

@@ -45,6 +45,96 @@ export const FixedTimingSchema = z.strictObject({
   decode_ms: milliseconds('decode_ms', LIMITS.step_ms, 'added when a pass contains any pure decode step', true),
 });
 
+const source = z.string().min(1).optional().describe('where the coefficients or points were measured or fitted (a benchmark, a paper, a tool run); the report then states fidelity "calibrated: <source>"');
+/** A per-unit coefficient in milliseconds: exact down to a picosecond (at most 9 decimals). */
+const coefficientMs = (what: string, text: string) =>
+  nonNegative(what)
+    .max(LIMITS.step_ms, { error: aboveLimit(what, LIMITS.step_ms, 'ms') })
+    .refine((value) => Number.isInteger(Math.round(value * 1e9)) && Math.abs(value * 1e9 - Math.round(value * 1e9)) < 1e-3, { error: `${what} has more than 9 decimals (a picosecond is the finest step)` })
+    .describe(`${text}; from 0 to ${limitText(LIMITS.step_ms)} ms, at most 9 decimals`);
+
+export const LinearTimingSchema = z
+  .strictObject({
+    base_ms: coefficientMs('base_ms', 'ms added to every pass'),
+    prefill_token_ms: coefficientMs('prefill_token_ms', 'ms per new prefill token the pass computes (tokens reused from G1 or G2 are not computed)'),
+    decode_seq_ms: coefficientMs('decode_seq_ms', 'ms per sequence taking a decode step in the pass'),
+    context_token_ms: coefficientMs('context_token_ms', 'ms per context token the pass attends: for a prefill chunk the tokens before it plus the chunk, for a decode step its input plus outputs so far'),
+    source,
+  })
+  .describe('pass ms = base_ms + prefill_token_ms × new prefill tokens + decode_seq_ms × decode sequences + context_token_ms × context tokens, rounded up to a whole ns (the shape of a fitted step-time model)');
+
+const tablePoint = (what: string, max: number, unit: string) => boundedInt(what, max, '', unit);
+/** Measured points: prefill ms by new tokens, decode ms by batch size and mean context. */
+export const TablePointsSchema = z.strictObject({
+    prefill: z
+      .array(z.strictObject({ tokens: tablePoint('tokens', LIMITS.max_num_batched_tokens, 'tokens'), ms: milliseconds('ms', LIMITS.step_ms, 'measured time of a prefill of that many new tokens', true) }))
+      .min(1, { error: 'table.prefill needs at least one point' })
+      .max(LIMITS.table_points, { error: aboveLimit('the number of table.prefill points', LIMITS.table_points) })
+      .refine((points) => points.every((p, i) => i === 0 || p.tokens > points[i - 1].tokens), { error: 'table.prefill points must have strictly increasing tokens' })
+      .describe(`measured prefill points, tokens strictly increasing; at most ${limitText(LIMITS.table_points)} points`),
+    decode: z
+      .array(
+        z.strictObject({
+          batch_size: tablePoint('batch_size', LIMITS.max_num_seqs, 'sequences'),
+          context_tokens: tablePoint('context_tokens', LIMITS.prompt_tokens + LIMITS.output_tokens, 'tokens'),
+          ms: milliseconds('ms', LIMITS.step_ms, 'measured time of a decode step of that batch at that mean context per sequence', true),
+        }),
+      )
+      .min(1, { error: 'table.decode needs at least one point' })
+      .max(LIMITS.table_points, { error: aboveLimit('the number of table.decode points', LIMITS.table_points) })
+      .superRefine((points, ctx) => {
+        const problem = decodeGridProblem(points);
+        if (problem !== null) ctx.addIssue({ code: 'custom', message: problem, input: points });
+      })
+      .describe(`measured decode points forming a full grid: every listed batch size with every listed context_tokens (mean context per sequence); at most ${limitText(LIMITS.table_points)} points`),
+  });
+
+export const TableTimingSchema = z
+  .strictObject({
+    prefill: TablePointsSchema.shape.prefill.optional(),
+    decode: TablePointsSchema.shape.decode.optional(),
+    csv: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(`a CSV file of the points instead of prefill and decode, relative to this config file and inside its folder; header pass,new_tokens,batch_size,context_tokens,ms; rows "prefill,TOKENS,,,MS" or "decode,,BATCH,CONTEXT,MS"; at most ${limitText(LIMITS.config_bytes)} bytes`),
+    source,
+  })
+  .superRefine((table, ctx) => {
+    const inline = table.prefill !== undefined || table.decode !== undefined;
+    if (table.csv !== undefined && inline) ctx.addIssue({ code: 'custom', message: 'give the points either inline (prefill and decode) or in a csv file, not both', input: table });
+    else if (table.csv === undefined && (table.prefill === undefined || table.decode === undefined)) {
+      ctx.addIssue({ code: 'custom', message: `give both prefill and decode points (missing ${table.prefill === undefined ? 'prefill' : 'decode'}), or a csv file`, input: table });
+    }
+  })
+  .describe('measured pass times: a pass lasts prefill(new tokens) if it computes any prefill chunk, plus decode(batch size, mean context) if it has decode steps; piecewise-linear between points, extrapolated from the two end points, rounded up to a whole ns, at least 1 ns');
+
+/** Null when the decode points form a full grid of batch sizes × context tokens without duplicates. */
+export function decodeGridProblem(points: readonly { batch_size: number; context_tokens: number }[]): string | null {
+  const batches = [...new Set(points.map((p) => p.batch_size))];
+  const contexts = [...new Set(points.map((p) => p.context_tokens))];
+  const seen = new Set<string>();
+  for (const p of points) {
+    const key = `${p.batch_size}/${p.context_tokens}`;
+    if (seen.has(key)) return `table.decode lists batch_size ${p.batch_size} with context_tokens ${p.context_tokens} twice`;
+    seen.add(key);
+  }
+  if (seen.size !== batches.length * contexts.length) {
+    for (const b of batches) for (const c of contexts) if (!seen.has(`${b}/${c}`)) return `table.decode is not a full grid: batch_size ${b} has no point at context_tokens ${c}`;
+  }
+  return null;
+}
+
+export const TimingSchema = z
+  .strictObject({ fixed: FixedTimingSchema.optional(), linear: LinearTimingSchema.optional(), table: TableTimingSchema.optional() })
+  .superRefine((timing, ctx) => {
+    const given = (['fixed', 'linear', 'table'] as const).filter((model) => timing[model] !== undefined);
+    if (given.length !== 1) {
+      ctx.addIssue({ code: 'custom', message: given.length === 0 ? 'give one pass-time model: fixed, linear or table' : given.length === 2 ? `give one pass-time model, not both ${given.join(' and ')}` : 'give one pass-time model, not fixed, linear and table', input: timing });
+    }
+  })
+  .describe('the pass-time model, exactly one of: fixed (functional), linear (fitted coefficients) or table (measured points)');
+
 export const EngineSchema = z
   .strictObject({
     block_size: tokens('block_size', LIMITS.block_size, 'tokens per KV block'),
@@ -53,7 +143,7 @@ export const EngineSchema = z
     max_num_batched_tokens: tokens('max_num_batched_tokens', LIMITS.max_num_batched_tokens, 'token budget per pass').default(8192),
     enable_prefix_caching: z.boolean().default(true),
     kv_cache_bytes_per_token: boundedInt('kv_cache_bytes_per_token', LIMITS.kv_cache_bytes_per_token, 'needed when host_offload is set; block bytes = block_size × this', 'bytes').optional(),
-    timing: z.strictObject({ fixed: FixedTimingSchema }),
+    timing: TimingSchema,
   })
   .describe('vLLM-like engine settings (TOPO-2)');
 
@@ -183,10 +273,19 @@ export const ReplayConfigSchema = z
     }),
     router: RouterSchema.default(RouterSchema.parse({})),
     workload: WorkloadSchema,
+    slo: z
+      .strictObject({
+        ttft_ms: milliseconds('slo.ttft_ms', LIMITS.time_ms, 'time to first token at most this', true).optional(),
+        tpot_ms: milliseconds('slo.tpot_ms', LIMITS.time_ms, 'time per output token after the first at most this', true).optional(),
+        e2e_ms: milliseconds('slo.e2e_ms', LIMITS.time_ms, 'end-to-end latency at most this', true).optional(),
+      })
+      .optional()
+      .describe('service-level objectives: the report counts the finished requests meeting every one given (goodput)'),
   })
   .describe('kvqual replay configuration');
 
 export type ReplayConfig = z.infer<typeof ReplayConfigSchema>;
+export type TimingConfig = z.infer<typeof TimingSchema>;
 export type WorkerRoleConfig = z.infer<typeof WorkerRoleSchema>;
 export type RequestConfig = z.infer<typeof RequestSchema>;
 export type AgenticWorkloadConfig = z.infer<typeof AgenticWorkloadSchema>;

@@ -1,5 +1,5 @@
 // One vLLM-style engine rank (ENG-1..4, G2-2..7): waiting and running queues, passes under a
-// token budget and a sequence cap with chunked prefill, fixed pass timing, the G1 prefix cache
+// token budget and a sequence cap with chunked prefill, pass timing (fixed, linear or table), the G1 prefix cache
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockHash, HashedBlock } from '../hash';
@@ -11,6 +11,7 @@ import { DeviceCache } from './deviceCache';
 import type { HostPool } from './hostPool';
 import type { TransferEngine } from './transfers';
 import type { SimRequest } from './request';
+import { passDurationNs, PassShape, PassTimeModel } from './passTime';
 
 export interface EngineSettings {
   block_size: number;
@@ -20,8 +21,8 @@ export interface EngineSettings {
   enable_prefix_caching: boolean;
   /** Bytes of KV per token; block bytes = block_size × this. */
   kv_cache_bytes_per_token: number;
-  prefill_ns: Nanos;
-  decode_ns: Nanos;
+  /** How long a pass takes (fixed, linear or table; src/engine/passTime.ts). */
+  pass_time: PassTimeModel;
 }
 
 /** The G2 side of a rank: its pool (private or shared), the transfers that feed it, and who hears about it. */
@@ -52,6 +53,9 @@ export interface PassObservation {
   g1_occupied_blocks: number;
   /** G2 entries of the rank's pool (resident or being stored); null without G2. */
   host_used_blocks: number | null;
+  /** What the pass computes, and how long it lasts (fixed at its start). */
+  shape: PassShape;
+  duration_ns: Nanos;
 }
 
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
@@ -85,6 +89,8 @@ export class RankEngine {
   private readonly startPassAction = () => this.startPass();
   private readonly endPassAction = () => this.endPass();
   passes = 0;
+  /** Reused for every pass's shape (no object per pass). */
+  private readonly shape: PassShape = { has_prefill: false, prefill_tokens: 0, decode_sequences: 0, context_tokens: 0, decode_context_tokens: 0 };
   preemptionCount = 0;
   /** Told of every non-empty pass once it is planned (the fuzzer's capacity checks); observing never changes the run. */
   passObserver: ((rank: RankEngine, pass: PassObservation) => void) | null = null;
@@ -181,18 +187,38 @@ export class RankEngine {
     }
     this.busy = true;
     this.passes++;
-    if (this.passObserver !== null) this.passObserver(this, this.observePass());
-    let hasPrefill = false;
-    let hasDecode = false;
-    for (let i = 0; i < count; i++) {
-      if (plan[i] === DECODE) hasDecode = true;
-      else hasPrefill = true;
-    }
-    const duration = (hasPrefill ? this.settings.prefill_ns : 0) + (hasDecode ? this.settings.decode_ns : 0);
+    const shape = this.passShape();
+    const duration = passDurationNs(this.settings.pass_time, shape);
+    if (this.passObserver !== null) this.passObserver(this, this.observePass(shape, duration));
     this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
   }
 
-  private observePass(): PassObservation {
+  /** What the planned pass computes (its duration depends on nothing else). */
+  private passShape(): PassShape {
+    const shape = this.shape;
+    shape.has_prefill = false;
+    shape.prefill_tokens = 0;
+    shape.decode_sequences = 0;
+    shape.context_tokens = 0;
+    shape.decode_context_tokens = 0;
+    for (let i = 0; i < this.planCount; i++) {
+      const request = this.planRequests[i];
+      const work = this.planWork[i];
+      if (work === DECODE) {
+        const context = request.input_length + request.output_tokens;
+        shape.decode_sequences++;
+        shape.decode_context_tokens += context;
+        shape.context_tokens += context;
+      } else {
+        shape.has_prefill = true;
+        shape.prefill_tokens += work;
+        shape.context_tokens += request.computed_tokens + work;
+      }
+    }
+    return shape;
+  }
+
+  private observePass(shape: PassShape, duration_ns: Nanos): PassObservation {
     let scheduled_tokens = 0;
     for (let i = 0; i < this.planCount; i++) scheduled_tokens += this.planWork[i] === DECODE ? 1 : this.planWork[i];
     return {
@@ -201,6 +227,8 @@ export class RankEngine {
       scheduled_tokens,
       g1_occupied_blocks: this.settings.num_gpu_blocks - this.g1.freeBlocks,
       host_used_blocks: this.host === null ? null : this.host.pool.usedBlocks,
+      shape: { ...shape },
+      duration_ns,
     };
   }
 
@@ -536,7 +564,10 @@ export class RankEngine {
   private stampToken(request: SimRequest): void {
     const now = this.kernel.now;
     if (request.first_token_ns === null) request.first_token_ns = now;
-    else request.token_gaps_ns.add(now - request.last_token_ns!);
+    else {
+      if (request.second_token_ns === null) request.second_token_ns = now;
+      request.token_gaps_ns.add(now - request.last_token_ns!);
+    }
     request.last_token_ns = now;
     request.output_tokens++;
   }

@@ -50,6 +50,8 @@ export class SimRequest {
   dispatch_ns: Nanos | null = null;
   first_admission_ns: Nanos | null = null;
   first_token_ns: Nanos | null = null;
+  /** When its second output token was produced (TTST), if it has one. */
+  second_token_ns: Nanos | null = null;
   last_token_ns: Nanos | null = null;
   finished_ns: Nanos | null = null;
   /** Gaps between consecutive output tokens (ITL), counted per value. */

@@ -68,6 +68,53 @@ interface EngineDraw {
   enable_prefix_caching: boolean;
   prefill_ms: number;
   decode_ms: number;
+  /** The pass-time model: fixed (prefill_ms / decode_ms), linear or table (their shapes drawn below). */
+  timing: TimingDraw;
+}
+
+/** Linear coefficients and table points on small grids, so pass ends still often meet arrivals; fractions of a ns exercise rounding up. */
+type TimingDraw =
+  | { model: 'fixed' }
+  | { model: 'linear'; base_ms: number; prefill_token_ms: number; decode_seq_ms: number; context_token_ms: number }
+  | { model: 'table'; prefill: { tokens: number; ms: number }[]; decode_batches: number[]; decode_contexts: number[]; decode_ms: number[] };
+
+const timingDraw: fc.Arbitrary<TimingDraw> = fc.oneof(
+  { weight: 4, arbitrary: fc.constant({ model: 'fixed' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      model: fc.constant('linear' as const),
+      base_ms: fc.constantFrom(0, 0.25, 1),
+      prefill_token_ms: fc.constantFrom(0, 0.01, 0.0000003),
+      decode_seq_ms: fc.constantFrom(0, 0.1, 0.25),
+      context_token_ms: fc.constantFrom(0, 0.001, 0.0000001),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      model: fc.constant('table' as const),
+      prefill: fc.uniqueArray(fc.record({ tokens: fc.integer({ min: 1, max: 64 }), ms: fc.constantFrom(0.25, 0.5, 1, 2, 0.000001) }), { minLength: 1, maxLength: 3, selector: (p) => p.tokens }),
+      decode_batches: fc.uniqueArray(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 2 }),
+      decode_contexts: fc.uniqueArray(fc.integer({ min: 1, max: 200 }), { minLength: 1, maxLength: 2 }),
+      decode_ms: fc.array(fc.constantFrom(0.25, 0.5, 1, 3), { minLength: 4, maxLength: 4 }),
+    }),
+  },
+);
+
+/** The config's `timing` of a drawn engine. */
+function timingConfig(engine: EngineDraw): RawConfig {
+  const timing = engine.timing;
+  if (timing.model === 'fixed') return { fixed: { prefill_ms: engine.prefill_ms, decode_ms: engine.decode_ms } };
+  if (timing.model === 'linear') {
+    const { model: _, ...coefficients } = timing;
+    return { linear: coefficients };
+  }
+  const prefill = [...timing.prefill].sort((a, b) => a.tokens - b.tokens);
+  const decode = timing.decode_batches.flatMap((batch_size, i) =>
+    timing.decode_contexts.map((context_tokens, j) => ({ batch_size, context_tokens, ms: timing.decode_ms[(i * 2 + j) % timing.decode_ms.length] })),
+  );
+  return { table: { prefill, decode, source: 'generated' } };
 }
 
 interface RoleDraw {
@@ -87,6 +134,7 @@ const engineDraw: fc.Arbitrary<EngineDraw> = fc.record({
   enable_prefix_caching: fc.oneof({ weight: 5, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
   prefill_ms: fc.constantFrom(...PASS_MS),
   decode_ms: fc.constantFrom(...PASS_MS),
+  timing: timingDraw,
 });
 
 const roleDraw: fc.Arbitrary<RoleDraw> = fc.record({
@@ -304,7 +352,7 @@ function buildCase(draw: CaseDraw, exclude: Set<DefectArea>): FuzzCase {
     agentic_trace = built.trace;
   }
   const router = draw.router;
-  const firstPass = (roles[0].engine as { timing: { fixed: { prefill_ms: number } } }).timing.fixed.prefill_ms;
+  const firstPass = routed[0].engine.prefill_ms;
   const lag = router.lag;
   const kv_event_lag_ms =
     lag.kind === 'fixed' ? lag.ms : lag.kind === 'pass' ? firstPass : Math.abs((arrivals[lag.first % Math.max(arrivals.length, 1)] ?? 0) - (arrivals[lag.second % Math.max(arrivals.length, 1)] ?? 0));
@@ -341,7 +389,7 @@ function roleConfig(draw: RoleDraw, role: 'aggregated' | 'prefill' | 'decode', c
       max_num_batched_tokens: role === 'decode' && exclude.has('tight-decode-ranks') ? 8192 : engine.max_num_batched_tokens,
       enable_prefix_caching: engine.enable_prefix_caching,
       kv_cache_bytes_per_token: cluster.kv_cache_bytes_per_token,
-      timing: { fixed: { prefill_ms: engine.prefill_ms, decode_ms: engine.decode_ms } },
+      timing: timingConfig(engine),
     },
   };
   if (draw.host === 'private') {

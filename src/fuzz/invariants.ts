@@ -6,6 +6,7 @@
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
+import type { PassTimeModel } from '../engine/passTime';
 import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog } from '../events/checkLog';
 import { parseWireLog, WireFormatError } from '../events/wire';
@@ -18,6 +19,7 @@ export const INVARIANTS = [
   'mirror-matches-engines',
   'capacity',
   'time-order',
+  'pass-time',
   'transfer-bytes',
   'reuse-within-prompt',
   'reconciliation-reason',
@@ -34,6 +36,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'mirror-matches-engines': "after the last delivery the router's view equals every rank's G1 and G2",
   capacity: 'no rank ever exceeds its G1 blocks, host blocks, running requests or tokens per pass',
   'time-order': "every request's timestamps run forward",
+  'pass-time': 'every pass lasts a whole number of nanoseconds, at least 1, as its timing model gives for its shape',
   'transfer-bytes': 'every transfer moves whole blocks',
   'reuse-within-prompt': 'no request reuses more tokens than its prompt',
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
@@ -58,6 +61,8 @@ export interface PassRecord extends PassObservation {
   num_gpu_blocks: number;
   /** The G2 pool's capacity; null without G2. */
   host_capacity_blocks: number | null;
+  /** The rank's pass-time model. */
+  pass_time: PassTimeModel;
 }
 
 /** A request that failed, and when the cluster reported it (the instant its play fails, AGX-2). */
@@ -87,7 +92,7 @@ export function checkRun(run: ObservedRun): Violation[] {
       message: mirror ? run.error.message : `the run stopped with ${run.error.constructor.name}: ${run.error.message}`,
     });
   }
-  violations.push(...capacityViolations(run.passes));
+  violations.push(...capacityViolations(run.passes), ...passTimeViolations(run.passes));
   const outcome = run.outcome;
   if (outcome === null) return violations;
   const requests = outcome.result.requests;
@@ -258,6 +263,51 @@ function capacityViolations(passes: readonly PassRecord[]): Violation[] {
     if (pass.g1_occupied_blocks > pass.num_gpu_blocks) over('G1 blocks taken (num_gpu_blocks)', pass.g1_occupied_blocks, pass.num_gpu_blocks);
     if (pass.host_used_blocks !== null && pass.host_capacity_blocks !== null && pass.host_used_blocks > pass.host_capacity_blocks) {
       over('G2 entries (num_host_blocks)', pass.host_used_blocks, pass.host_capacity_blocks);
+    }
+  }
+  return violations;
+}
+
+// ── Pass time ───────────────────────────────────────────────────────────────────────────────
+
+/**
+ * Each pass's shape agrees with its plan and its duration is what its model promises: fixed
+ * exactly; linear the formula rounded up (the smallest whole ns at or above it, at least 1);
+ * table exactly a measured point when the pass sits on one. Checked as properties, not by
+ * recomputing the engine's arithmetic.
+ */
+function passTimeViolations(passes: readonly PassRecord[]): Violation[] {
+  const violations: Violation[] = [];
+  for (const pass of passes) {
+    const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
+    const fail = (message: string) => violations.push({ invariant: 'pass-time', message: `${at}: ${message}` });
+    const { shape, duration_ns: duration, pass_time: model } = pass;
+    if (shape.prefill_tokens + shape.decode_sequences !== pass.scheduled_tokens) {
+      fail(`its shape counts ${shape.prefill_tokens} prefill tokens + ${shape.decode_sequences} decode steps, but it schedules ${pass.scheduled_tokens} tokens`);
+    }
+    if (!Number.isSafeInteger(duration) || duration < 1) {
+      fail(`lasts ${duration} ns, not a whole number of at least 1`);
+      continue;
+    }
+    if (model.model === 'fixed') {
+      const expected = (shape.has_prefill ? model.prefill_ns : 0) + (shape.decode_sequences > 0 ? model.decode_ns : 0);
+      if (duration !== expected) fail(`lasts ${duration} ns; fixed timing gives ${expected} ns`);
+    } else if (model.model === 'linear') {
+      const ps = model.base_ps + model.prefill_token_ps * BigInt(shape.prefill_tokens) + model.decode_sequence_ps * BigInt(shape.decode_sequences) + model.context_token_ps * BigInt(shape.context_tokens);
+      const d = BigInt(duration);
+      const roundedUp = d * 1000n >= ps && (d === 1n || (d - 1n) * 1000n < ps);
+      if (!roundedUp) fail(`lasts ${duration} ns; the linear model gives ${ps} ps, which rounds up to another whole ns`);
+    } else {
+      const onlyPrefill = shape.has_prefill && shape.decode_sequences === 0;
+      const prefillPoint = model.prefill_tokens.indexOf(shape.prefill_tokens);
+      if (onlyPrefill && prefillPoint >= 0 && duration !== model.prefill_ns[prefillPoint]) {
+        fail(`a prefill of ${shape.prefill_tokens} tokens lasts ${duration} ns; the table's point is ${model.prefill_ns[prefillPoint]} ns`);
+      }
+      const batch = model.decode_batch_sizes.indexOf(shape.decode_sequences);
+      const context = model.decode_context_tokens.findIndex((c) => c * shape.decode_sequences === shape.decode_context_tokens);
+      if (!shape.has_prefill && batch >= 0 && context >= 0 && duration !== model.decode_ns[batch][context]) {
+        fail(`a decode of ${shape.decode_sequences} sequences at ${model.decode_context_tokens[context]} context tokens lasts ${duration} ns; the table's point is ${model.decode_ns[batch][context]} ns`);
+      }
     }
   }
   return violations;

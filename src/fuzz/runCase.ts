@@ -53,6 +53,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs): Observe
           max_num_batched_tokens: settings.max_num_batched_tokens,
           num_gpu_blocks: settings.num_gpu_blocks,
           host_capacity_blocks: engine.host === null ? null : engine.host.pool.capacity_blocks,
+          pass_time: settings.pass_time,
         });
     }
   };

@@ -94,6 +94,8 @@ export interface ScenarioEvidence {
   seed: number;
   /** Canonical digest of what the simulation did (for "setup": the configuration and its verdict); null when nothing ran. */
   digest: string | null;
+  /** A cluster run's pass-time fidelity ("functional", "calibrated: <source>", …); absent for other simulations. */
+  pass_times?: string;
   ranks: RankRef[];
   /** The last instant the simulation reached. */
   end_ns: Nanos;
@@ -429,6 +431,7 @@ export function evidenceFromCluster(outcome: { result: ClusterResult; report: Ru
     simulation: 'cluster',
     seed,
     digest: report.digest,
+    pass_times: report.summary.fidelity,
     ranks: result.ranks.map((rank) => ({ ...rank.rank })).sort(compareRanks),
     end_ns: result.end_ns,
     timeline: {

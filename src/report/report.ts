@@ -6,6 +6,7 @@ import type { SimRequest, Reconciliation, RequestIdentity } from '../engine/requ
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
 import { digestOf } from './canonical';
+import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
 
 export const REPORT_VERSION = 2;
@@ -18,6 +19,10 @@ export interface RunReport {
 }
 
 export interface RunSummary {
+  /** How far the pass times can be trusted: "functional" (fixed timing), "calibrated: <source>", or an uncalibrated model. */
+  fidelity: string;
+  /** AIPerf-style metrics: per-request values, then statistics over requests (docs/model.md, Reports). */
+  metrics: RunMetrics;
   requests: { total: number; finished: number; failed: number; skipped: number; unfinished: number };
   tokens: { input: number; output: number; g1_reused: number; host_reused: number };
   virtual_duration_ms: number;
@@ -61,6 +66,15 @@ export interface RequestRecord extends RequestIdentity {
   last_token_ms: number | null;
   ttft_ms: number | null;
   e2e_ms: number | null;
+  /** Second token − first token. */
+  time_to_second_token_ms: number | null;
+  /** The mean of this request's own inter-token gaps (needs 2 output tokens). */
+  inter_token_latency_ms: number | null;
+  time_per_output_token_ms: number | null;
+  /** Arrival → first admission into a pass. */
+  queue_ms: number | null;
+  /** Output tokens per second after the first token (1 / ITL). */
+  output_token_throughput_per_user: number | null;
   g1_reused_tokens: number;
   host_reused_tokens: number;
   h2d_wait_ms: number;
@@ -132,6 +146,7 @@ function record(request: SimRequest): RequestRecord {
   const identity = request.identity;
   const ttft = request.first_token_ns === null ? null : request.first_token_ns - request.arrival_ns;
   const e2e = request.finished_ns === null ? null : request.finished_ns - request.arrival_ns;
+  const metrics = requestMetricsNs(request);
   return {
     request_id: identity.request_id,
     ordinal: identity.ordinal,
@@ -152,6 +167,11 @@ function record(request: SimRequest): RequestRecord {
     last_token_ms: ms(request.last_token_ns),
     ttft_ms: ms(ttft),
     e2e_ms: ms(e2e),
+    time_to_second_token_ms: ms(metrics.time_to_second_token_ns),
+    inter_token_latency_ms: ms(metrics.inter_token_latency_ns),
+    time_per_output_token_ms: ms(metrics.time_per_output_token_ns),
+    queue_ms: ms(metrics.queue_ns),
+    output_token_throughput_per_user: metrics.output_token_throughput_per_user,
     g1_reused_tokens: request.g1_reused_tokens,
     host_reused_tokens: request.host_reused_tokens,
     h2d_wait_ms: ms(request.h2d_wait_ns)!,
@@ -168,15 +188,15 @@ function record(request: SimRequest): RequestRecord {
   };
 }
 
-export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = []): RunReport {
+export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
-  const summary = summarize(result);
+  const summary = summarize(result, fidelity, slo);
   if (plays.length > 0) summary.plays = plays;
   const per_request = result.requests.map(record);
   return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
 }
 
-function summarize(result: ClusterResult): RunSummary {
+function summarize(result: ClusterResult, fidelity: string, slo: Slo | null): RunSummary {
   const requests = result.requests;
   const count = (state: string) => requests.filter((r) => r.state === state).length;
   const sum = (pick: (r: SimRequest) => number) => requests.reduce((total, r) => total + pick(r), 0);
@@ -189,6 +209,8 @@ function summarize(result: ClusterResult): RunSummary {
   for (const item of reconciled) if (!item.agree) byReason[item.reason ?? 'unexplained'] = (byReason[item.reason ?? 'unexplained'] ?? 0) + 1;
   const transfersOf = (direction: string) => result.transfers.filter((t) => t.direction === direction);
   const summary: RunSummary = {
+    fidelity,
+    metrics: runMetrics(requests, slo),
     requests: {
       total: requests.length,
       finished: finished.length,

@@ -220,6 +220,7 @@ function scenario(view: ScenarioView): string {
       ['Seed', view.seed === null ? '—' : h(String(view.seed))],
       ['Replay it', `<code>${h(view.replay)}</code>`],
       ['Digest', ev?.digest ? `<span class="mono">${h(ev.digest)}</span>` : `<span class="muted">— (${h(s.evidenceError ?? 'no simulation ran')})</span>`],
+      ...(ev?.pass_times ? ([['Pass times', h(ev.pass_times)]] as [string, string][]) : []),
     ]),
   );
   parts.push(steps(view));

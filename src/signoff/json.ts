@@ -46,6 +46,7 @@ export function toSignoffJson(model: SignoffModel): SignoffJson {
         seed: view.seed,
         simulation: s.evidence?.simulation ?? null,
         digest: s.evidence?.digest ?? null,
+        pass_times: s.evidence?.pass_times ?? null,
         replay: view.replay,
         steps: s.steps.map((step) => ({ kind: step.kind, keyword: step.keyword, text: step.text, status: step.status, message: step.message })),
         measurements: (s.evidence?.measurements ?? []).map((m) => ({ ...m })),

@@ -30,6 +30,7 @@ const Scenario = z.strictObject({
   seed: z.number().int().nullable(),
   simulation: z.string().nullable().describe('router-replay, cluster, setup or none'),
   digest: z.string().nullable().describe('canonical digest of what its simulation did'),
+  pass_times: z.string().nullable().optional().describe('a cluster run\'s pass-time fidelity: "functional" (fixed timing), "calibrated: <source>" or an uncalibrated model; null otherwise (absent in sign-offs before issue 12)'),
   replay: z.string().describe('the command that replays exactly this scenario'),
   steps: z.array(Step),
   measurements: z.array(Measurement),

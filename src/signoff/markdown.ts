@@ -88,6 +88,7 @@ function scenarioSection(view: ScenarioView): string {
         ['Seed', view.seed === null ? '—' : String(view.seed)],
         ['Replay', code(view.replay)],
         ['Digest', ev?.digest ? code(ev.digest) : `— (${md(s.evidenceError ?? 'no simulation ran')})`],
+        ...(ev?.pass_times ? [['Pass times', md(ev.pass_times)]] : []),
       ],
     ),
     '',

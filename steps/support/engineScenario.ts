@@ -8,6 +8,7 @@ import { assertEveryRequestEnded, runReplay, ReplayInputs, ReplayOutcome } from 
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import { parseDurationNs } from '../../src/time';
 import type { ClusterSetup } from './setup';
+import type { PassShape } from '../../src/engine/passTime';
 
 type Raw = Record<string, unknown>;
 
@@ -34,6 +35,26 @@ export function parseHostMemory(text: string): HostMemory {
   const match = /^(private|shared), (\d+) blocks?$/.exec(value);
   if (!match) throw new Error(`host memory "${text}": write none, "private, N blocks" or "shared, N blocks"`);
   return { scope: match[1] === 'private' ? 'dp_rank_local' : 'cluster_shared', blocks: Number(match[2]) };
+}
+
+/** One pass of a run, as it started. */
+export interface PassRecord extends PassShape {
+  worker_id: number;
+  start_ns: number;
+  duration_ns: number;
+}
+
+/** Rows of a measured pass-time table: `| pass | new tokens | sequences | context tokens | time |`. */
+export function passTimeTable(rows: Record<string, string>[]): Raw {
+  const prefill: Raw[] = [];
+  const decode: Raw[] = [];
+  for (const row of rows) {
+    const ms = nsToMs(parseDurationNs(row.time));
+    if (row.pass === 'prefill') prefill.push({ tokens: number(row['new tokens'], 'new tokens'), ms });
+    else if (row.pass === 'decode') decode.push({ batch_size: number(row.sequences, 'sequences'), context_tokens: number(row['context tokens'], 'context tokens'), ms });
+    else throw new Error(`pass "${row.pass}": write prefill or decode`);
+  }
+  return { table: { prefill, decode } };
 }
 
 export class EngineScenario {
@@ -179,6 +200,7 @@ export class EngineScenario {
         router_temperature: this.setup.router.router_temperature,
       },
       workload,
+      ...(this.slo === null ? {} : { slo: { ...this.slo } }),
     };
   }
 
@@ -234,8 +256,19 @@ export class EngineScenario {
     return this.agenticTrace === null ? history : { ...history, agentic_trace: parseAgenticTrace(this.agenticTrace, 'scenario trace') };
   }
 
+  /** Service-level objectives (config `slo`), when the scenario sets them. */
+  slo: Record<string, number> | null = null;
+
+  /** Every pass of the last run, as it started: its worker, start, shape and duration (pass-time claims read them). */
+  passes: PassRecord[] = [];
+
   run(seed: number, change?: (raw: Raw) => void): ReplayOutcome {
-    const outcome = runReplay(this.config(seed, change), this.inputs());
+    const passes: PassRecord[] = [];
+    const observe = (cluster: Cluster) => {
+      for (const rank of cluster.ranks) rank.passObserver = (engine, pass) => passes.push({ worker_id: engine.rank.worker_id, start_ns: pass.time_ns, duration_ns: pass.duration_ns, ...pass.shape });
+    };
+    const outcome = runReplay(this.config(seed, change), { ...this.inputs(), observe });
+    this.passes = passes;
     assertEveryRequestEnded(outcome.result);
     this.outcomes.push(outcome);
     return outcome;

@@ -60,7 +60,14 @@ test('a failed or skipped request without a reason, or a finish short of its out
 test('a pass over any capacity is a violation', () => {
   const overs: [string, (pass: ObservedRun['passes'][number]) => void][] = [
     ['running requests', (pass) => (pass.running_requests = pass.max_num_seqs + 1)],
-    ['token budget', (pass) => (pass.scheduled_tokens = pass.max_num_batched_tokens + 1)],
+    [
+      'token budget',
+      (pass) => {
+        pass.shape.prefill_tokens += pass.max_num_batched_tokens + 1 - pass.scheduled_tokens; // the shape agrees with the plan
+        pass.shape.has_prefill = true;
+        pass.scheduled_tokens = pass.max_num_batched_tokens + 1;
+      },
+    ],
     ['G1', (pass) => (pass.g1_occupied_blocks = pass.num_gpu_blocks + 1)],
     ['G2', (pass) => (pass.host_used_blocks = pass.host_capacity_blocks! + 1)],
   ];
@@ -71,6 +78,43 @@ test('a pass over any capacity is a violation', () => {
     assert.deepEqual(violations.map((v) => v.invariant), ['capacity'], what);
     assert.match(violations[0].message, /worker \d dp rank 0, pass at .*: \d+ .* > \d+/);
   }
+});
+
+test('a pass whose duration is not what its timing model gives, or whose shape disagrees with its plan, is a violation', () => {
+  const breaks: [string, (pass: ObservedRun['passes'][number]) => void, RegExp][] = [
+    ['fixed, 1 ns longer', (pass) => (pass.duration_ns += 1), /fixed timing gives/],
+    ['zero', (pass) => (pass.duration_ns = 0), /not a whole number of at least 1/],
+    ['fraction', (pass) => (pass.duration_ns = 0.5), /not a whole number/],
+    ['shape', (pass) => (pass.shape.prefill_tokens += 1), /its shape counts/],
+    [
+      'linear, rounded down',
+      (pass) => {
+        pass.pass_time = { model: 'linear', base_ps: 1_500n, prefill_token_ps: 0n, decode_sequence_ps: 0n, context_token_ps: 0n };
+        pass.duration_ns = 1; // 1.5 ns rounds up to 2
+      },
+      /the linear model gives 1500 ps/,
+    ],
+    [
+      'table, off its point',
+      (pass) => {
+        pass.shape = { has_prefill: true, prefill_tokens: pass.scheduled_tokens, decode_sequences: 0, context_tokens: pass.scheduled_tokens, decode_context_tokens: 0 };
+        pass.pass_time = { model: 'table', prefill_tokens: [pass.scheduled_tokens], prefill_ns: [7_000], decode_batch_sizes: [1], decode_context_tokens: [1], decode_ns: [[1]] };
+        pass.duration_ns = 7_001;
+      },
+      /the table's point is 7000 ns/,
+    ],
+  ];
+  for (const [what, breakPass, message] of breaks) {
+    const run = cleanRun();
+    breakPass(run.passes[0]);
+    const violations = checkRun(run);
+    assert.deepEqual(violations.map((v) => v.invariant), ['pass-time'], what);
+    assert.match(violations[0].message, message, what);
+  }
+  const linear = cleanRun();
+  linear.passes[0].pass_time = { model: 'linear', base_ps: 1_500n, prefill_token_ps: 0n, decode_sequence_ps: 0n, context_token_ps: 0n };
+  linear.passes[0].duration_ns = 2;
+  assert.deepEqual(checkRun(linear), [], '1.5 ns rounded up to 2 ns holds');
 });
 
 test('an event log the strict checker rejects, or that does not parse, is a violation', () => {

@@ -107,3 +107,37 @@ test('a bad Mooncake row makes replay exit 2 naming its line', () => {
   assert.equal(run.status, 2, run.stdout);
   assert.match(run.stderr, /trace\.jsonl: line 2: hash_ids has 1 ids for input_length 600; expected 2 at 512 tokens per id/);
 });
+
+test('--requests-out writes one record per request as JSON lines or CSV, the same figures as the report', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const [jsonl, csv, out] = ['requests.jsonl', 'requests.csv', 'report.json'].map((name) => path.join(dir, name));
+  assert.equal(kvqual('replay', EXAMPLES[0], '--out', out, '--requests-out', jsonl).status, 0);
+  const run = kvqual('replay', EXAMPLES[0], '--requests-out', csv);
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /metric +unit +mean +min +p50 +p90 +p95 +p99 +max/);
+  assert.match(run.stdout, /time to first token +ms /);
+  const report = JSON.parse(readFileSync(out, 'utf8'));
+  const records = readFileSync(jsonl, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line));
+  assert.equal(records.length, report.per_request.length);
+  records.forEach((record, i) => {
+    assert.equal(record.request_id, report.per_request[i].request_id);
+    assert.equal(record.time_to_first_token_ms, report.per_request[i].ttft_ms);
+    assert.equal(record.request_latency_ms, report.per_request[i].e2e_ms);
+    assert.equal(record.inter_token_latency_ms, report.per_request[i].inter_token_latency_ms);
+  });
+  const lines = readFileSync(csv, 'utf8').trimEnd().split('\n');
+  const header = lines[0].split(',');
+  assert.equal(lines.length, records.length + 1);
+  assert.deepEqual(header, Object.keys(records[0]));
+  const ttft = header.indexOf('time_to_first_token_ms');
+  assert.equal(Number(lines[1].split(',')[ttft]), records[0].time_to_first_token_ms);
+});
+
+test('--requests-out with another extension exits 2 before the run and writes nothing', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const out = path.join(dir, 'report.json');
+  const run = kvqual('replay', EXAMPLES[0], '--out', out, '--requests-out', path.join(dir, 'requests.txt'));
+  assert.equal(run.status, 2);
+  assert.match(run.stderr, /--requests-out .*requests\.txt: name a \.jsonl or a \.csv file/);
+  assert.equal(existsSync(out), false);
+});

@@ -301,3 +301,15 @@ test('a baseline comparison names scenarios added, removed, renamed, results, di
   assert.match(model.attention.map((a) => a.text).join('\n'), /Since the baseline \(2030-01-01 00:00 UTC, commit abc, QUALIFIED\): 1 scenario added, 1 scenario removed, 1 scenario renamed, 1 digest changed, \d+ measured values? changed\./);
   assert.match(renderMarkdown(model), /### Scenarios renamed\n\n- `features\/router\/lag\.feature:20`: "old name" → "new name"/);
 });
+
+test("a cluster scenario's card and JSON carry its pass-time fidelity; other simulations have none", () => {
+  const calibrated = scenario('calibrated run', 30, { evidence: { ...evidence, pass_times: 'calibrated: bench H100' } });
+  const model = buildSignoff(input([calibrated, scenario('router replay', 40)]));
+  assert.match(renderMarkdown(model), /\| Pass times \| calibrated: bench H100 \|/);
+  assert.match(renderHtml(model), /Pass times<\/[^>]+>\s*<[^>]+>calibrated: bench H100/);
+  const json = toSignoffJson(model);
+  const cards = (json as unknown as { scenarios: { name: string; pass_times: string | null }[] }).scenarios;
+  assert.equal(cards.find((c) => c.name === 'calibrated run')!.pass_times, 'calibrated: bench H100');
+  assert.equal(cards.find((c) => c.name === 'router replay')!.pass_times, null);
+  assert.equal((renderMarkdown(model).match(/\| Pass times \|/g) ?? []).length, 1);
+});

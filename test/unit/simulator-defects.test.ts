@@ -111,7 +111,7 @@ workload:
   assertEveryRequestEnded(result);
   const text = summaryText('cfg.yaml', report, undefined);
   assert.match(text, /^cfg\.yaml: 0\/2 requests finished \(2 failed\) in /);
-  assert.match(text, /TTFT ms: none \(no request finished\)/);
+  assert.match(text, /metrics: none \(no request finished\)/);
   assert.match(text, /failed: big1: needs 11 G1 blocks for its prompt and output; the rank has 2/);
   assert.match(text, /failed: big2: needs 11 G1 blocks/);
 });
