@@ -12,9 +12,19 @@ import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { printable } from '../inputFiles';
 
-/** The version in package.json. */
+/**
+ * The version in kvqual's package.json: the nearest one above this module whose name is kvqual (the
+ * sources run from src/cli, the compiled coverage run from build/src/cli).
+ */
 export function kvqualVersion(): string {
-  return (JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (fs.existsSync(file)) {
+      const manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as { name?: string; version: string };
+      if (manifest.name === 'kvqual') return manifest.version;
+    }
+    if (path.dirname(dir) === dir) throw new Error(`kvqual's package.json was not found above ${__dirname}`);
+  }
 }
 
 /** Runs kvqual with the arguments after the program name; returns the exit code. */

@@ -16,8 +16,8 @@ import type { CliIo } from '../../src/cli/io';
 import { planOutputs, writeOutputs, OutputError } from '../../src/cli/outputs';
 import { LIMITS, limitText } from '../../src/limits';
 import { TraceLineError } from '../../src/traceLineError';
+import { ROOT } from '../support/paths';
 
-const ROOT = path.join(__dirname, '..', '..');
 const BOM = '\uFEFF';
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-input-files-'));
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));

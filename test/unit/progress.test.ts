@@ -2,11 +2,10 @@
 // (piped output gets nothing extra), and never part of what a run computes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { runCli } from '../../src/cli/main';
 import type { CliIo, ProgressDisplay } from '../../src/cli/io';
+import { ROOT } from '../support/paths';
 
-const ROOT = path.resolve(__dirname, '..', '..');
 
 function io(progress?: () => ProgressDisplay | null): { io: CliIo; out: string[] } {
   const out: string[] = [];
