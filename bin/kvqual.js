@@ -16,12 +16,15 @@ if (build) {
   require('tsx/cjs');
   cli = { main: require('../src/cli/main.ts'), io: require('../src/cli/io.ts') };
 }
-const { runCli } = cli.main;
+const { runCliAsync } = cli.main;
 const { processIo, ExitCode } = cli.io;
 
-try {
-  process.exitCode = runCli(process.argv.slice(2), processIo);
-} catch (error) {
-  process.stderr.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);
-  process.exitCode = ExitCode.internal;
-}
+runCliAsync(process.argv.slice(2), processIo).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);
+    process.exitCode = ExitCode.internal;
+  },
+);

@@ -13,6 +13,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** The folder relative paths on the command line are read from (the process's working folder). */
   readonly cwd: string;
+  /** Whether standard error is a terminal (a progress bar then redraws in place); absent: no. */
+  readonly stderrIsTty?: boolean;
 }
 
 /** The real process: standard streams and the working folder. */
@@ -21,6 +23,9 @@ export const processIo: CliIo = {
   stderr: (text) => void process.stderr.write(text),
   get cwd() {
     return process.cwd();
+  },
+  get stderrIsTty() {
+    return process.stderr.isTTY === true;
   },
 };
 
