@@ -48,6 +48,8 @@ function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode }
     .description('Executable-specification harness for KV-cache-aware LLM routing')
     .version(kvqualVersion(), '-V, --version', 'print the kvqual version')
     .exitOverride()
+    // A subcommand's options are its own wherever they stand (`sweep merge … --out DIR` is merge's --out, not sweep's).
+    .enablePositionalOptions()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   const finish = (code: ExitCode): void => {
     exitCode = code;

@@ -34,6 +34,8 @@ export interface SweepOptions {
 export function registerSweep(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
   const sweep = program
     .command('sweep')
+    // The options of `sweep` go before `merge`; `merge --out` is merge's own.
+    .enablePositionalOptions()
     .description('run a sweep: a base replay config with field paths varied over a grid, zipped lists and seeds (see examples/sweeps/)')
     .argument('<sweep>', 'the sweep file (YAML): base, grid, zip, seeds')
     .option('--out <dir>', 'the folder to write sweep.json, sweep.csv, sweep.html and charts/ into (created if absent)', 'sweep-results')

@@ -25,7 +25,7 @@ export class PointFailure extends Error {
 /** Starts a worker thread running sweepWorker (through tsx when running from the TypeScript sources). */
 function startWorker(): Worker {
   const file = __filename.replace(/sweepPool\.(ts|js)$/, 'sweepWorker.$1');
-  const code = file.endsWith('.ts') ? `require('tsx/cjs'); require(${JSON.stringify(file)});` : `require(${JSON.stringify(file)});`;
+  const code = file.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(file)});` : `require(${JSON.stringify(file)});`;
   return new Worker(code, { eval: true });
 }
 

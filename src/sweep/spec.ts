@@ -8,6 +8,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, formatPath, validateReplayConfig } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
+import { didYouMean } from '../suggest';
 
 /** The most points one sweep may have. */
 export const MAX_SWEEP_POINTS = 100_000;
@@ -71,8 +72,12 @@ export function parseSweepFile(text: string, source: string): SweepFile {
   const parsed = SweepFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    const keys = issue.code === 'unrecognized_keys' ? `: ${issue.keys.join(', ')} (the fields are base, grid, zip, seeds)` : '';
-    throw new SweepError(`${source}: ${formatPath(issue.path)}: ${issue.message}${keys}`);
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0];
+      throw new SweepError(`${source}: ${formatPath([...issue.path, key])}: unknown field${didYouMean(key, Object.keys(SweepFileSchema.shape))} (a sweep file has base, grid, zip and seeds)`);
+    }
+    const missing = issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
+    throw new SweepError(`${source}: ${formatPath(issue.path)}: ${missing ? 'required, but missing' : issue.message}`);
   }
   return parsed.data;
 }
