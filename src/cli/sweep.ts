@@ -80,7 +80,7 @@ interface Prepared {
 function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared {
   const sweepPath = path.resolve(io.cwd, file);
   const sweep = parseSweepFile(readTextFile(sweepPath, file, LIMITS.config_bytes, 'sweep file'), file);
-  const baseShown = path.join(path.dirname(file), sweep.base);
+  const baseShown = path.isAbsolute(sweep.base) ? sweep.base : path.join(path.dirname(file), sweep.base);
   const basePath = path.resolve(path.dirname(sweepPath), sweep.base);
   const baseText = readTextFile(basePath, baseShown, LIMITS.config_bytes, 'config');
   parseReplayConfig(baseText, baseShown); // the base alone first: its own errors name its own fields
