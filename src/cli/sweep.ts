@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import { parseDocument } from 'yaml';
 import { parseReplayConfig } from '../config/load';
 import { LIMITS } from '../limits';
-import { readTextFile } from '../inputFiles';
+import { InputFileError, readTextFile } from '../inputFiles';
 import { expandSweep, parseShard, parseSweepFile, pointLabel, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
 import { mergeShards, METRICS, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
 import { renderChart, sweepCharts, sweepHtml } from '../sweep/charts';
@@ -82,7 +82,13 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
   const sweep = parseSweepFile(readTextFile(sweepPath, file, LIMITS.config_bytes, 'sweep file'), file);
   const baseShown = path.isAbsolute(sweep.base) ? sweep.base : path.join(path.dirname(file), sweep.base);
   const basePath = path.resolve(path.dirname(sweepPath), sweep.base);
-  const baseText = readTextFile(basePath, baseShown, LIMITS.config_bytes, 'config');
+  let baseText: string;
+  try {
+    baseText = readTextFile(basePath, baseShown, LIMITS.config_bytes, 'config');
+  } catch (error) {
+    if (error instanceof InputFileError) throw new SweepError(`${file}: base: ${error.message}`);
+    throw error;
+  }
   parseReplayConfig(baseText, baseShown); // the base alone first: its own errors name its own fields
   const baseRaw: unknown = parseDocument(baseText, { uniqueKeys: true }).toJS({ maxAliasCount: 100 });
   const expanded = expandSweep(sweep, baseRaw, file);
