@@ -112,3 +112,18 @@ test('an invalid point exits 2 naming the point and the field, before anything r
   assert.equal(jobs.status, 2);
   assert.match(jobs.stderr, /--jobs 0: expected a whole number/);
 });
+
+test('on a terminal, progress is a bar with points done and the ETA, not a line per point', (t) => {
+  if (!fs.existsSync('/usr/bin/script')) {
+    t.skip('util-linux script (a pseudo-terminal) is not installed');
+    return;
+  }
+  const dir = sweepFolder();
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} sweep sweep.yaml --out out --jobs 2`;
+  const run = spawnSync('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: dir, encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stdout + run.stderr);
+  assert.match(run.stdout, /sweep \[[^\]]*\] 12\/12 points \| \d+s elapsed \| ETA \d+s/);
+  assert.match(run.stdout, /sweep \[[^\]]*\] \d+\/12 points \| \d+s elapsed \| ETA \d+s/);
+  assert.doesNotMatch(run.stdout, /sweep: \d+\/12 points \(/, 'no plain progress lines on a terminal');
+  assert.match(run.stdout, /sweep: 12 point\(s\) in [\d.]+ s, every run clean/);
+});
