@@ -66,7 +66,11 @@ function prepareFolder(out: string, cwd: string, charts: boolean): string {
   const parent = path.dirname(absolute);
   if (!fs.existsSync(parent)) throw new OutputError(`--out ${out}: the folder ${path.dirname(out) || '.'} does not exist; create it first`);
   if (fs.existsSync(absolute) && !fs.statSync(absolute).isDirectory()) throw new OutputError(`--out ${out}: exists and is not a folder`);
-  fs.mkdirSync(charts ? path.join(absolute, 'charts') : absolute, { recursive: true });
+  try {
+    fs.mkdirSync(charts ? path.join(absolute, 'charts') : absolute, { recursive: true });
+  } catch (error) {
+    throw new OutputError(`--out ${out}: cannot create it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
   return absolute;
 }
 
@@ -175,17 +179,17 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   const labels = new Map(expanded.points.map((point) => [point.index, pointLabel(point.parameters)]));
   const started = performance.now();
   let outcomes: PointOutcome[];
+  try {
+    prepareFolder(options.out, io.cwd, header.shard === undefined);
+  } catch (error) {
+    if (error instanceof OutputError) {
+      io.stderr(`kvqual sweep: ${error.message}\n`);
+      return ExitCode.usage;
+    }
+    throw error;
+  }
   const progress = progressReporter(io, tasks.length, labels);
   try {
-    try {
-      prepareFolder(options.out, io.cwd, header.shard === undefined);
-    } catch (error) {
-      if (error instanceof OutputError) {
-        io.stderr(`kvqual sweep: ${error.message}\n`);
-        return ExitCode.usage;
-      }
-      throw error;
-    }
     outcomes = await runPoints(tasks, jobs, progress.done);
   } catch (error) {
     progress.stop();
