@@ -67,7 +67,8 @@ function prepareFolder(out: string, cwd: string, charts: boolean): string {
   if (!fs.existsSync(parent)) throw new OutputError(`--out ${out}: the folder ${path.dirname(out) || '.'} does not exist; create it first`);
   if (fs.existsSync(absolute) && !fs.statSync(absolute).isDirectory()) throw new OutputError(`--out ${out}: exists and is not a folder`);
   try {
-    fs.mkdirSync(charts ? path.join(absolute, 'charts') : absolute, { recursive: true });
+    // One level at a time (the parent exists): a recursive mkdir can spin on special file systems such as /proc.
+    for (const folder of charts ? [absolute, path.join(absolute, 'charts')] : [absolute]) if (!fs.existsSync(folder)) fs.mkdirSync(folder);
   } catch (error) {
     throw new OutputError(`--out ${out}: cannot create it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }
