@@ -54,7 +54,7 @@ export function chartSpec(document: SweepDocument, chart: SweepChart): TopLevelS
     encoding: {
       x: { field: 'x', type: 'ordinal', sort: order(chart.parameter), title: chart.parameter, axis: { labelAngle: 0 } },
       y: { field: 'y', type: 'quantitative', aggregate: 'mean', title: chart.metric, axis: { format: '~r' } },
-      color: chart.series === null ? { value: '#4c78a8' } : { field: 'series', type: 'nominal', sort: order(chart.series), title: chart.series },
+      color: chart.series === null ? { value: '#4c78a8' } : { field: 'series', type: 'nominal', sort: order(chart.series), title: chart.series, legend: { titleLimit: 1000, orient: 'bottom', direction: 'horizontal' } },
     },
   };
 }
