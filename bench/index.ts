@@ -6,6 +6,7 @@ import { kernelBenchmark } from './kernel';
 import { routerBenchmark } from './router';
 import { endToEndBenchmark } from './endToEnd';
 import { runScaleBenchmark } from './scale';
+import { runSweepBenchmark } from './sweep';
 
 const BENCHMARKS: Record<string, () => Benchmark> = {
   kernel: kernelBenchmark,
@@ -16,6 +17,7 @@ const BENCHMARKS: Record<string, () => Benchmark> = {
 /** Benchmarks that print their own figures (whole-trace runs in fresh processes, one pass each); run only when named. */
 const RUNNERS: Record<string, () => void> = {
   scale: runScaleBenchmark,
+  sweep: runSweepBenchmark,
 };
 
 function selectedNames(args: string[]): string[] {

@@ -16,14 +16,17 @@ if (build) {
   require('tsx/cjs');
   cli = { main: require('../src/cli/main.ts'), io: require('../src/cli/io.ts') };
 }
-const { runCli } = cli.main;
+const { runCliAsync } = cli.main;
 const { processIo, ExitCode } = cli.io;
 
 const { replayProgress } = require('./progress.js');
 
-try {
-  process.exitCode = runCli(process.argv.slice(2), { ...processIo, cwd: processIo.cwd, progress: replayProgress });
-} catch (error) {
-  process.stderr.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);
-  process.exitCode = ExitCode.internal;
-}
+runCliAsync(process.argv.slice(2), { ...processIo, cwd: processIo.cwd, progress: replayProgress }).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error) => {
+    process.stderr.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);
+    process.exitCode = ExitCode.internal;
+  },
+);

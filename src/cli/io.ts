@@ -13,6 +13,8 @@ export interface CliIo {
   stderr(text: string): void;
   /** The folder relative paths on the command line are read from (the process's working folder). */
   readonly cwd: string;
+  /** Whether standard error is a terminal (a progress bar then redraws in place); absent: no. */
+  readonly stderrIsTty?: boolean;
   /**
    * A progress display for a long replay (a terminal's bar), or null; given by bin/kvqual.js, which
    * may read the clock. Display only: it never changes a result.
@@ -31,6 +33,9 @@ export const processIo: CliIo = {
   stderr: (text) => void process.stderr.write(text),
   get cwd() {
     return process.cwd();
+  },
+  get stderrIsTty() {
+    return process.stderr.isTTY === true;
   },
 };
 

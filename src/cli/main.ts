@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { registerCheckEvents } from './checkEvents';
 import { registerReplay } from './replay';
 import { registerSchema } from './schema';
+import { registerSweep } from './sweep';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { printable } from '../inputFiles';
@@ -27,13 +28,38 @@ export function kvqualVersion(): string {
   }
 }
 
-/** Runs kvqual with the arguments after the program name; returns the exit code. */
+/** Runs kvqual with the arguments after the program name; returns the exit code (synchronous commands only: not sweep). */
 export function runCli(args: readonly string[], io: CliIo): ExitCode {
+  const { program, exitCode } = buildProgram(io);
+  try {
+    program.parse([...args], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.clean : ExitCode.usage;
+    throw error;
+  }
+  return exitCode();
+}
+
+/** Runs kvqual with the arguments after the program name, awaiting asynchronous commands (sweep); resolves with the exit code. */
+export async function runCliAsync(args: readonly string[], io: CliIo): Promise<ExitCode> {
+  const { program, exitCode } = buildProgram(io);
+  try {
+    await program.parseAsync([...args], { from: 'user' });
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.clean : ExitCode.usage;
+    throw error;
+  }
+  return exitCode();
+}
+
+function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode } {
   let exitCode: ExitCode = ExitCode.clean;
   const program = new Command('kvqual')
     .description('Executable-specification harness for KV-cache-aware LLM routing')
     .version(kvqualVersion(), '-V, --version', 'print the kvqual version')
     .exitOverride()
+    // A subcommand's options are its own wherever they stand (`sweep merge … --out DIR` is merge's --out, not sweep's).
+    .enablePositionalOptions()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
   const finish = (code: ExitCode): void => {
     exitCode = code;
@@ -41,16 +67,13 @@ export function runCli(args: readonly string[], io: CliIo): ExitCode {
   registerCheckEvents(program, io, finish);
   registerReplay(program, io, finish);
   registerSchema(program, io, finish);
-  for (const command of [program, ...program.commands]) {
-    command.configureOutput({ outputError: (text, write) => write(`${usageLine(command, text)}\n`) });
+  registerSweep(program, io, finish);
+  const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];
+  for (const command of all(program)) {
+    command.exitOverride();
+    command.configureOutput({ writeOut: io.stdout, writeErr: io.stderr, outputError: (text, write) => write(`${usageLine(command, text)}\n`) });
   }
-  try {
-    program.parse([...args], { from: 'user' });
-  } catch (error) {
-    if (error instanceof CommanderError) return error.exitCode === 0 ? ExitCode.clean : ExitCode.usage;
-    throw error;
-  }
-  return exitCode;
+  return { program, exitCode: () => exitCode };
 }
 
 /** The full name of a command: "kvqual" or "kvqual replay". */

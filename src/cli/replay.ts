@@ -120,7 +120,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
 }
 
 /** Errors that mean the input (config, trace, option or output path) is bad: exit 2, one message. */
-function isInputError(error: unknown): error is Error {
+export function isInputError(error: unknown): error is Error {
   return (
     error instanceof ConfigError ||
     error instanceof DurationError ||
@@ -141,7 +141,7 @@ class SeedError extends Error {}
 class InputError extends Error {}
 
 /** The trace file a config names: where it is, how to show it, and which field named it. */
-interface TraceFile {
+export interface TraceFile {
   field: string;
   absolute: string;
   shown: string;
@@ -163,7 +163,7 @@ function isInside(file: string, folder: string): boolean {
  * an allowed folder (after following symbolic links): the --trace-root folders if given, else the
  * config's folder and the working folder. Reads nothing yet.
  */
-function traceOf(config: ReplayConfig, configFile: string, roots: readonly string[], io: CliIo): TraceFile | null {
+export function traceOf(config: ReplayConfig, configFile: string, roots: readonly string[], io: CliIo): TraceFile | null {
   const named = config.workload.agentic ? { field: 'workload.agentic.trace', name: config.workload.agentic.trace } : config.workload.mooncake ? { field: 'workload.mooncake.trace', name: config.workload.mooncake.trace } : null;
   if (named === null) return null;
   const configFolder = path.dirname(path.resolve(io.cwd, configFile));
@@ -227,7 +227,7 @@ function loadTimingTables(config: ReplayConfig, configFile: string, io: CliIo): 
 }
 
 /** Reads the trace a config names, line by line; errors name the trace as shown and the config that referred to it. */
-function loadTrace(config: ReplayConfig, configFile: string, trace: TraceFile): ReplayInputs {
+export function loadTrace(config: ReplayConfig, configFile: string, trace: TraceFile): ReplayInputs {
   const { agentic, mooncake } = config.workload;
   try {
     const lines = fileLines(trace.absolute, trace.shown, trace.shown);

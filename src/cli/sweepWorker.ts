@@ -1,0 +1,52 @@
+// The body of one sweep worker thread: receives points (a validated config and the trace it
+// names), runs each as `kvqual replay` would, and posts back its summary metrics, digest and wall
+// time. Parsed traces are kept per worker, so a trace is read once per thread. May read the clock
+// (wall time only; nothing simulated depends on it).
+import { performance } from 'node:perf_hooks';
+import { parentPort } from 'node:worker_threads';
+import { runReplay, type ReplayInputs } from '../replay';
+import { pointMetrics, runProblem, type PointOutcome } from '../sweep/results';
+import type { ReplayConfig } from '../config/schema';
+import { isInputError, loadTrace, type TraceFile } from './replay';
+
+export interface PointTask {
+  index: number;
+  config: ReplayConfig;
+  trace: TraceFile | null;
+  /** The base config as given, for messages and trace paths. */
+  configFile: string;
+}
+
+export type WorkerReply = { index: number; outcome: PointOutcome } | { index: number; inputError: string } | { index: number; internalError: string };
+
+const traces = new Map<string, ReplayInputs>();
+
+/** The key under which a parsed trace is reused: the file and the settings that shape its requests. */
+export function traceKey(config: ReplayConfig, trace: TraceFile): string {
+  return JSON.stringify([trace.absolute, config.workload.trace_block_size, config.workload.mooncake?.max_requests ?? null, config.workload.mooncake?.time_scale ?? null]);
+}
+
+/** Runs one point; the same function the pool's threads call. */
+export function runPoint(task: PointTask): WorkerReply {
+  try {
+    let inputs: ReplayInputs = {};
+    if (task.trace) {
+      const key = traceKey(task.config, task.trace);
+      inputs = traces.get(key) ?? loadTrace(task.config, task.configFile, task.trace);
+      traces.set(key, inputs);
+    }
+    const started = performance.now();
+    const { report } = runReplay(task.config, inputs);
+    const wall_ms = Math.round(performance.now() - started);
+    const problem = runProblem(report);
+    return { index: task.index, outcome: { index: task.index, clean: problem === null, problem, metrics: pointMetrics(report), digest: report.digest, wall_ms } };
+  } catch (error) {
+    if (isInputError(error)) return { index: task.index, inputError: error.message };
+    return { index: task.index, internalError: error instanceof Error ? (error.stack ?? error.message) : String(error) };
+  }
+}
+
+if (parentPort) {
+  const port = parentPort;
+  port.on('message', (task: PointTask) => port.postMessage(runPoint(task)));
+}

@@ -1,0 +1,230 @@
+// A sweep file and the points it names: a base replay config, a grid over config field paths
+// (every combination), optional zipped lists (varied together, one dimension each) and seeds.
+// Owns reading the sweep file, expanding it into numbered points in a fixed order, setting each
+// point's values into a copy of the base config and validating every point before anything runs;
+// also the stable shard assignment of points (point index modulo the shard count).
+import { createHash } from 'node:crypto';
+import { parseDocument } from 'yaml';
+import { z } from 'zod';
+import { ConfigError, formatPath, validateReplayConfig } from '../config/load';
+import type { ReplayConfig } from '../config/schema';
+import { didYouMean } from '../suggest';
+
+/** The most points one sweep may have. */
+export const MAX_SWEEP_POINTS = 100_000;
+
+/** A problem in the sweep file or one of its points; the message is one complete line. */
+export class SweepError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SweepError';
+  }
+}
+
+const ParameterValue = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+const ValueList = z.array(ParameterValue).min(1, 'give at least one value');
+
+export const SweepFileSchema = z.strictObject({
+  /** The base replay config, relative to the sweep file. */
+  base: z.string().min(1),
+  /** Field path → values; every combination is a point (the first path varies slowest). */
+  grid: z.record(z.string(), ValueList).default({}),
+  /** Groups of field paths whose lists (of equal length) are varied together. */
+  zip: z.array(z.record(z.string(), ValueList)).default([]),
+  /** Seeds; each point runs once per seed (the last dimension). */
+  seeds: z.array(z.number().int().refine(Number.isSafeInteger, 'a whole number within 2^53 − 1')).min(1).optional(),
+});
+export type SweepFile = z.infer<typeof SweepFileSchema>;
+export type ParameterValue = z.infer<typeof ParameterValue>;
+
+/** One varied dimension: one path (grid, seeds) or several varied together (zip), with its values per step. */
+interface Dimension {
+  paths: string[];
+  /** steps[k][j] is the value of paths[j] at step k. */
+  steps: ParameterValue[][];
+}
+
+/** A sweep point: its index, its values in parameter order, and its validated config. */
+export interface SweepPoint {
+  index: number;
+  parameters: [string, ParameterValue][];
+  config: ReplayConfig;
+}
+
+export interface ExpandedSweep {
+  /** Every varied field path in order (grid paths, zipped paths, then "seed"). */
+  parameters: string[];
+  /** The values of each parameter in sweep order. */
+  values: Record<string, ParameterValue[]>;
+  points: SweepPoint[];
+}
+
+/** Parses a sweep file's YAML text; errors name the sweep file and the field. */
+export function parseSweepFile(text: string, source: string): SweepFile {
+  const document = parseDocument(text, { uniqueKeys: true });
+  if (document.errors.length > 0) {
+    const error = document.errors[0];
+    const where = error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '(top level)';
+    throw new SweepError(`${source}: ${where}: ${error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
+  }
+  const raw: unknown = document.toJS({ maxAliasCount: 100 });
+  if (raw === null || raw === undefined) throw new SweepError(`${source}: the sweep file is empty; it needs base and grid, zip or seeds`);
+  const parsed = SweepFileSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    if (issue.code === 'unrecognized_keys') {
+      const key = issue.keys[0];
+      throw new SweepError(`${source}: ${formatPath([...issue.path, key])}: unknown field${didYouMean(key, Object.keys(SweepFileSchema.shape))} (a sweep file has base, grid, zip and seeds)`);
+    }
+    const missing = issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
+    throw new SweepError(`${source}: ${formatPath(issue.path)}: ${missing ? 'required, but missing' : issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** A field path's parts: "cluster.workers[0].host_offload" → ["cluster", "workers", 0, "host_offload"]. */
+export function parseFieldPath(text: string): (string | number)[] {
+  const parts: (string | number)[] = [];
+  const pattern = /([^.[\]]+)|\[(\d+)\]/y;
+  let position = 0;
+  while (position < text.length) {
+    if (parts.length > 0 && text[position] === '.') position++;
+    pattern.lastIndex = position;
+    const match = pattern.exec(text);
+    if (!match || (parts.length === 0 && match[2] !== undefined)) throw new SweepError(`"${text}" is not a field path (e.g. router.kv_event_lag_ms or cluster.workers[0].replicas)`);
+    parts.push(match[1] !== undefined ? match[1] : Number(match[2]));
+    position = pattern.lastIndex;
+  }
+  if (parts.length === 0) throw new SweepError('an empty field path');
+  return parts;
+}
+
+/** Sets a value at a field path in a plain object tree, creating missing objects (never array entries). */
+export function setFieldPath(root: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = parseFieldPath(path);
+  let current: unknown = root;
+  parts.forEach((part, i) => {
+    const here = formatPath(parts.slice(0, i)) === '(top level)' ? 'the config' : formatPath(parts.slice(0, i));
+    const last = i === parts.length - 1;
+    if (typeof part === 'number') {
+      if (!Array.isArray(current)) throw new SweepError(`${here} is not a list, so [${part}] does not exist`);
+      if (part >= current.length) throw new SweepError(`${here} has ${current.length} entr${current.length === 1 ? 'y' : 'ies'}, so [${part}] does not exist`);
+    } else if (current === null || typeof current !== 'object' || Array.isArray(current)) {
+      throw new SweepError(`${here} is not a mapping, so it has no field ${part}`);
+    }
+    const container = current as Record<string | number, unknown>;
+    if (last) container[part] = value;
+    else {
+      if (container[part] === undefined || container[part] === null) container[part] = {};
+      current = container[part];
+    }
+  });
+}
+
+function dimensionsOf(sweep: SweepFile, source: string): Dimension[] {
+  const dimensions: Dimension[] = [];
+  const seen = new Set<string>();
+  const claim = (path: string, where: string) => {
+    try {
+      parseFieldPath(path);
+    } catch (error) {
+      throw new SweepError(`${source}: ${where}: ${(error as Error).message}`);
+    }
+    if (path === 'seed' && sweep.seeds) throw new SweepError(`${source}: ${where}: seed is varied by seeds; give it in one place`);
+    if (seen.has(path)) throw new SweepError(`${source}: ${where}: ${path} is varied twice; give each field once`);
+    seen.add(path);
+  };
+  for (const [path, values] of Object.entries(sweep.grid)) {
+    claim(path, `grid.${path}`);
+    dimensions.push({ paths: [path], steps: values.map((value) => [value]) });
+  }
+  sweep.zip.forEach((group, g) => {
+    const entries = Object.entries(group);
+    if (entries.length === 0) throw new SweepError(`${source}: zip[${g}]: give at least one field path and its values`);
+    const length = entries[0][1].length;
+    for (const [path, values] of entries) {
+      claim(path, `zip[${g}].${path}`);
+      if (values.length !== length) throw new SweepError(`${source}: zip[${g}].${path}: ${values.length} values, but ${entries[0][0]} has ${length}; zipped lists must have the same length`);
+    }
+    dimensions.push({ paths: entries.map(([path]) => path), steps: Array.from({ length }, (_, k) => entries.map(([, values]) => values[k])) });
+  });
+  if (sweep.seeds) dimensions.push({ paths: ['seed'], steps: sweep.seeds.map((seed) => [seed]) });
+  return dimensions;
+}
+
+/** "router.kv_event_lag_ms=10, seed=2" */
+export function pointLabel(parameters: readonly [string, ParameterValue][]): string {
+  return parameters.length === 0 ? 'the base config' : parameters.map(([path, value]) => `${path}=${JSON.stringify(value)}`).join(', ');
+}
+
+/**
+ * Expands a sweep over a base config (its parsed YAML, not yet validated) into its points, in
+ * order (the first dimension varies slowest), and validates every point. The first invalid point
+ * throws a SweepError naming it, its values, the field and the problem (and how many more fail).
+ */
+export function expandSweep(sweep: SweepFile, baseRaw: unknown, source: string): ExpandedSweep {
+  const dimensions = dimensionsOf(sweep, source);
+  const total = dimensions.reduce((product, dimension) => product * dimension.steps.length, 1);
+  if (total > MAX_SWEEP_POINTS) throw new SweepError(`${source}: ${total} points, above the limit of ${MAX_SWEEP_POINTS.toLocaleString('en-US')}`);
+  const parameters = dimensions.flatMap((dimension) => dimension.paths);
+  const values: Record<string, ParameterValue[]> = {};
+  for (const dimension of dimensions) dimension.paths.forEach((path, j) => (values[path] = dimension.steps.map((step) => step[j])));
+  const points: SweepPoint[] = [];
+  const failures: string[] = [];
+  for (let index = 0; index < total; index++) {
+    const pointParameters: [string, ParameterValue][] = [];
+    let rest = index;
+    const stepOf: number[] = [];
+    for (let d = dimensions.length - 1; d >= 0; d--) {
+      stepOf[d] = rest % dimensions[d].steps.length;
+      rest = Math.floor(rest / dimensions[d].steps.length);
+    }
+    dimensions.forEach((dimension, d) => dimension.paths.forEach((path, j) => pointParameters.push([path, dimension.steps[stepOf[d]][j]])));
+    const where = `point ${index} of ${total} (${pointLabel(pointParameters)})`;
+    try {
+      const raw = structuredClone(baseRaw) as Record<string, unknown>;
+      for (const [path, value] of pointParameters) {
+        try {
+          setFieldPath(raw, path, value);
+        } catch (error) {
+          if (error instanceof SweepError) throw new SweepError(`${path}: ${error.message}`);
+          throw error;
+        }
+      }
+      points.push({ index, parameters: pointParameters, config: validateReplayConfig(raw, where) });
+    } catch (error) {
+      if (error instanceof ConfigError) failures.push(`${where}: ${error.problems[0].path}: ${error.problems[0].message}`);
+      else if (error instanceof SweepError) failures.push(`${where}: ${error.message}`);
+      else throw error;
+    }
+  }
+  if (failures.length > 0) {
+    const more = failures.length > 1 ? ` (${failures.length - 1} more point(s) are invalid too)` : '';
+    throw new SweepError(`${source}: ${failures[0]}${more}`);
+  }
+  return { parameters, values, points };
+}
+
+/** The shard (1-based, of `count`) a point belongs to: stable, by point index. */
+export function shardOfPoint(index: number, count: number): number {
+  return (index % count) + 1;
+}
+
+/** "2/3" → { index: 2, count: 3 }. */
+export function parseShard(text: string): { index: number; count: number } {
+  const match = /^(\d+)\/(\d+)$/.exec(text);
+  const index = match ? Number(match[1]) : NaN;
+  const count = match ? Number(match[2]) : NaN;
+  if (!match || count < 1 || count > MAX_SWEEP_POINTS || index < 1 || index > count) {
+    throw new SweepError(`--shard ${text}: expected i/n with 1 ≤ i ≤ n (e.g. 2/3)`);
+  }
+  return { index, count };
+}
+
+/** SHA-256 of the expanded sweep (every point's parameters and validated config): shards of one sweep share it. */
+export function sweepDigest(expanded: ExpandedSweep): string {
+  const hash = createHash('sha256');
+  hash.update(JSON.stringify(expanded.parameters));
+  for (const point of expanded.points) hash.update(`\n${JSON.stringify(point.parameters)}\n${JSON.stringify(point.config)}`);
+  return hash.digest('hex');
+}

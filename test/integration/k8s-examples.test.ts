@@ -1,0 +1,114 @@
+// The Kubernetes and CI-matrix sweep examples (examples/k8s/, examples/ci/) are never applied to
+// a cluster or run by a CI service here. This test checks their structure and wiring (an Indexed
+// Job of N completions runs shards 1..N of N into the volume the merge Job reads; the CI matrix
+// lists shards 1..N, uploads what the merge downloads) and then runs each pod's own shell command
+// on this machine, with /input, /results and /opt/kvqual mapped to local folders, so the shard
+// arithmetic, the sweep in the ConfigMap and the merge glob are exercised for real.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseAllDocuments, parse } from 'yaml';
+import { ROOT } from '../support/paths';
+
+type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const K8S = path.join(ROOT, 'examples', 'k8s');
+const docsOf = (file: string): Doc[] => parseAllDocuments(fs.readFileSync(file, 'utf8')).map((doc) => doc.toJS() as Doc);
+const KVQUAL_IN_IMAGE = '/opt/kvqual/bin/kvqual.js';
+
+function sweepParts() {
+  const docs = docsOf(path.join(K8S, 'sweep-job.yaml'));
+  assert.deepEqual(docs.map((doc) => doc.kind), ['PersistentVolumeClaim', 'ConfigMap', 'Job']);
+  const [claim, configMap, job] = docs;
+  const [merge] = docsOf(path.join(K8S, 'merge-job.yaml'));
+  return { claim, configMap, job, merge };
+}
+
+/** Where a path inside a container lives: the volume mounted above it (its source) and the path below the mount. */
+function volumeOf(pod: Doc, container: Doc, file: string): { volume: Doc; below: string } {
+  const mount = (container.volumeMounts as Doc[]).find((m) => file === m.mountPath || file.startsWith(`${m.mountPath}/`));
+  assert.ok(mount, `${file} is on a mounted volume`);
+  const volume = (pod.volumes as Doc[]).find((v) => v.name === mount.name);
+  assert.ok(volume, `volume ${mount.name} is defined`);
+  return { volume, below: path.posix.relative(mount.mountPath, file) };
+}
+
+test('the Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N into the claim the merge Job reads', () => {
+  const { claim, configMap, job, merge } = sweepParts();
+  const spec = job.spec;
+  assert.equal(spec.completionMode, 'Indexed');
+  const shards: number = spec.completions;
+  assert.ok(Number.isInteger(shards) && shards > 1);
+  assert.equal(spec.parallelism, shards);
+  const [container] = spec.template.spec.containers;
+  const command = container.args.join(' ');
+  const shard = /--shard "\$\(\(JOB_COMPLETION_INDEX \+ 1\)\)\/(\d+)"/.exec(command);
+  assert.ok(shard, `the shard comes from JOB_COMPLETION_INDEX: ${command}`);
+  assert.equal(Number(shard[1]), shards, '--shard i/N uses the Job completions as N');
+  const sweepFile = /sweep (\/\S+\.yaml)/.exec(command)![1];
+  const input = volumeOf(spec.template.spec, container, sweepFile);
+  assert.equal(input.volume.configMap.name, configMap.metadata.name);
+  assert.ok(input.below in configMap.data, `the ConfigMap holds ${input.below}`);
+  const out = / --out (\S+)/.exec(command)![1];
+  const results = volumeOf(spec.template.spec, container, out);
+  assert.equal(results.volume.persistentVolumeClaim.claimName, claim.metadata.name);
+  assert.ok(claim.spec.accessModes.includes('ReadWriteMany'), 'every shard pod writes the same volume');
+
+  assert.equal(merge.kind, 'Job');
+  const [mergeContainer] = merge.spec.template.spec.containers;
+  const mergeCommand = mergeContainer.args.join(' ');
+  const glob = /sweep merge (\S+)\/shard-\*-of-(\d+)\.json --out (\S+)/.exec(mergeCommand);
+  assert.ok(glob, mergeCommand);
+  assert.equal(Number(glob[2]), shards, 'the merge reads the files of N shards');
+  const mergeInput = volumeOf(merge.spec.template.spec, mergeContainer, glob[1]);
+  assert.equal(mergeInput.volume.persistentVolumeClaim.claimName, claim.metadata.name, 'the merge reads the claim the shards wrote');
+  assert.equal(mergeInput.below, results.below, 'the merge reads the folder the shards wrote');
+  for (const c of [container, mergeContainer]) assert.ok(c.args.join(' ').includes(KVQUAL_IN_IMAGE));
+  assert.match(fs.readFileSync(path.join(K8S, 'Dockerfile'), 'utf8'), new RegExp(`WORKDIR ${path.posix.dirname(path.posix.dirname(KVQUAL_IN_IMAGE))}\\n`));
+});
+
+test("each pod's command, run here with its volumes as local folders, gives the whole sweep", () => {
+  const { configMap, job, merge } = sweepParts();
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-k8s-'));
+  const [input, results] = [path.join(root, 'input'), path.join(root, 'results')];
+  fs.mkdirSync(input);
+  fs.mkdirSync(results);
+  for (const [name, text] of Object.entries(configMap.data as Record<string, string>)) fs.writeFileSync(path.join(input, name), text);
+  assert.deepEqual(parse(configMap.data['base.yaml']), parse(fs.readFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml'), 'utf8')), 'the ConfigMap carries the example config');
+  const local = (command: string) => command.replaceAll(KVQUAL_IN_IMAGE, path.join(ROOT, 'bin', 'kvqual.js')).replaceAll('/input', input).replaceAll('/results', results);
+  const run = (command: string, env: Record<string, string>) => spawnSync('/bin/sh', ['-c', local(command)], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  for (let index = 0; index < job.spec.completions; index++) {
+    const pod = run(job.spec.template.spec.containers[0].args[0], { JOB_COMPLETION_INDEX: String(index) });
+    assert.equal(pod.status, 0, pod.stderr);
+  }
+  const merged = run(merge.spec.template.spec.containers[0].args[0], {});
+  assert.equal(merged.status, 0, merged.stderr);
+  const sweep = JSON.parse(fs.readFileSync(path.join(results, 'sweep', 'sweep.json'), 'utf8'));
+  assert.equal(sweep.points.length, 24);
+  assert.ok(fs.existsSync(path.join(results, 'sweep', 'sweep.html')));
+});
+
+test('the CI matrix runs shards 1..N of N and the merge job downloads exactly what they upload', () => {
+  const workflow = parse(fs.readFileSync(path.join(ROOT, 'examples', 'ci', 'sweep-matrix.yml'), 'utf8')) as Doc;
+  const { sweep, merge } = workflow.jobs;
+  const shards: number[] = sweep.strategy.matrix.shard;
+  assert.deepEqual(shards, Array.from({ length: shards.length }, (_, i) => i + 1));
+  const runs = (job: Doc) => (job.steps as Doc[]).filter((step) => step.run).map((step) => step.run as string);
+  const shardRun = runs(sweep).find((line) => line.includes('--shard'))!;
+  const m = /--shard \$\{\{ matrix\.shard \}\}\/(\d+) --out (\S+)/.exec(shardRun);
+  assert.ok(m, shardRun);
+  assert.equal(Number(m[1]), shards.length);
+  assert.ok(fs.existsSync(path.join(ROOT, /sweep (\S+\.yaml)/.exec(shardRun)![1])), 'the sweep file exists');
+  const upload = (sweep.steps as Doc[]).find((step) => String(step.uses).startsWith('actions/upload-artifact'))!;
+  assert.equal(upload.with.path, `${m[2]}/shard-\${{ matrix.shard }}-of-${shards.length}.json`);
+  assert.equal(merge.needs, 'sweep');
+  const download = (merge.steps as Doc[]).find((step) => String(step.uses).startsWith('actions/download-artifact'))!;
+  assert.equal(download.with.pattern, upload.with.name.replace('${{ matrix.shard }}', '*'));
+  assert.equal(download.with['merge-multiple'], true);
+  const mergeRun = runs(merge).find((line) => line.includes('sweep merge'))!;
+  assert.equal(/sweep merge (\S+)\//.exec(mergeRun)![1], download.with.path);
+  assert.ok(mergeRun.includes(`shard-*-of-${shards.length}.json`));
+});
