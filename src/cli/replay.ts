@@ -18,6 +18,7 @@ import type { RunReport } from '../report/report';
 import type { RunMetrics, Statistics } from '../report/requestMetrics';
 import type { KeptScores } from '../router/router';
 import { writeCanonicalPretty } from '../report/canonical';
+import { renderRunChart, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
 import { DurationError } from '../time';
 import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
@@ -34,6 +35,8 @@ export interface ReplayOptions {
   requestsOut?: string;
   json: boolean;
   seed?: string;
+  /** A folder for the run's SVG charts. */
+  plot?: string;
   /** Folders trace paths must lie in; empty: the config's folder and the working folder. */
   traceRoot?: string[];
   /** "chosen" (the chosen rank and the runner-up) or "all". */
@@ -57,10 +60,17 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
       (dir: string, dirs: string[]) => [...dirs, dir],
       [] as string[],
     )
-    .action((file: string, options: ReplayOptions) => finish(replayFile(file, options, io)));
+    .option('--plot <dir>', 'write SVG charts into this existing folder: TTFT and ITL CDFs, throughput and queue depth over time, G1/G2 reuse per worker')
+    .action((file: string, options: ReplayOptions) => {
+      // Synchronous unless --plot renders charts (then only runCliAsync, which bin/kvqual.js uses, waits for it).
+      const result = replayFile(file, options, io);
+      if (result instanceof Promise) return result.then(finish);
+      finish(result);
+    });
 }
 
-export function replayFile(file: string, options: ReplayOptions, io: CliIo): ExitCode {
+/** Runs a replay; with --plot the charts render asynchronously, so the result is then a promise. */
+export function replayFile(file: string, options: ReplayOptions, io: CliIo): ExitCode | Promise<ExitCode> {
   let outcome: ReplayOutcome;
   let outputs: PlannedOutput[];
   try {
@@ -75,6 +85,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
       ...(options.out === undefined ? [] : [{ option: '--out', file: options.out }]),
       ...(options.eventsOut === undefined ? [] : [{ option: '--events-out', file: options.eventsOut }]),
       ...(options.requestsOut === undefined ? [] : [{ option: '--requests-out', file: options.requestsOut }]),
+      ...(options.plot === undefined ? [] : PLOT_FILES.map((name) => ({ option: '--plot', file: path.join(options.plot!, name) }))),
     ];
     if (options.requestsOut !== undefined && requestsFormatOf(options.requestsOut) === null) {
       throw new InputError(`--requests-out ${options.requestsOut}: name a .jsonl or a .csv file (the extension chooses the format)`);
@@ -95,6 +106,20 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     }
     throw error;
   }
+  if (options.plot === undefined) return writeAndSummarise(file, options, io, outcome, outputs, new Map());
+  const charts = runCharts(outcome.report);
+  const ready = outcome;
+  const planned = outputs;
+  return Promise.all(charts.map(async (chart) => [chart.file, await renderRunChart(chart)] as const)).then((rendered) =>
+    writeAndSummarise(file, options, io, ready, planned, new Map(rendered)),
+  );
+}
+
+/** The chart files --plot writes (see src/report/runCharts.ts). */
+const PLOT_FILES = ['ttft-cdf.svg', 'itl-cdf.svg', 'throughput.svg', 'queue-depth.svg', 'g1-reuse.svg', 'g2-reuse.svg'];
+
+/** Writes every output of a finished run (all or none), then prints the summary or the report; returns the exit status. */
+function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>): ExitCode {
   const report = outcome.report;
   // The report is streamed (same bytes as canonicalJsonPretty), never built as one string.
   const writeReport = (sink: (text: string) => void) => {
@@ -105,6 +130,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     const writerOf = (output: PlannedOutput) => {
       if (output.option === '--out') return writeReport;
       if (output.option === '--requests-out') return (sink: (text: string) => void) => writeRequests(report, requestsFormatOf(output.file)!, sink);
+      if (output.option === '--plot') return (sink: (text: string) => void) => sink(charts.get(path.basename(output.file)) ?? '');
       return (sink: (text: string) => void) => writeEventLog(outcome, sink);
     };
     writeOutputs(outputs.map((output) => ({ output, write: writerOf(output) })));

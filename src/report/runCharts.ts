@@ -1,0 +1,108 @@
+// Pictures of one run (`kvqual replay --plot DIR`): the cumulative distributions of TTFT and of
+// per-request ITL, request throughput and queue depth over virtual time, and G1 and G2 reuse over
+// time per worker, as vega-lite line charts rendered to SVG in Node. Pure functions of the report:
+// the same run gives the same bytes.
+import * as vega from 'vega';
+import { compile, type TopLevelSpec } from 'vega-lite';
+import { normaliseSvgIds } from './figure';
+import type { RequestRecord, RunReport } from './report';
+
+export interface RunChart {
+  /** File name in the plot folder. */
+  file: string;
+  spec: TopLevelSpec;
+}
+
+/** Time buckets over the run's virtual duration. */
+const BUCKETS = 50;
+
+function cdfRows(values: number[]): { value: number; fraction: number }[] {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.map((value, i) => ({ value, fraction: (i + 1) / sorted.length }));
+}
+
+function lineSpec(title: string, rows: object[], x: { field: string; title: string }, y: { field: string; title: string }, series?: { field: string; title: string }): TopLevelSpec {
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
+    title,
+    width: 480,
+    height: 240,
+    background: 'white',
+    data: { values: rows },
+    mark: { type: 'line', interpolate: series ? 'linear' : 'step-after' },
+    encoding: {
+      x: { field: x.field, type: 'quantitative', title: x.title, axis: { format: '~r' } },
+      y: { field: y.field, type: 'quantitative', title: y.title, axis: { format: '~r' } },
+      ...(series ? { color: { field: series.field, type: 'nominal' as const, title: series.title, legend: { orient: 'bottom' as const, direction: 'horizontal' as const } } } : {}),
+    },
+  };
+}
+
+/** Bucket edges (ms) over [0, end]: BUCKETS equal spans, at least 1 ms each. */
+function buckets(end_ms: number): { width: number; starts: number[] } {
+  const width = Math.max(end_ms / BUCKETS, 1);
+  const starts: number[] = [];
+  for (let start = 0; start < Math.max(end_ms, width); start += width) starts.push(start);
+  return { width, starts };
+}
+
+function throughputRows(records: readonly RequestRecord[], end_ms: number): object[] {
+  const { width, starts } = buckets(end_ms);
+  return starts.map((start) => {
+    const done = records.filter((r) => r.status === 'finished' && r.last_token_ms !== null && r.last_token_ms >= start && r.last_token_ms < start + width).length;
+    return { time_s: (start + width / 2) / 1000, requests_per_s: done / (width / 1000) };
+  });
+}
+
+/** Requests that have arrived and are not yet admitted into a pass, sampled at each bucket start. */
+function queueRows(records: readonly RequestRecord[], end_ms: number): object[] {
+  return buckets(end_ms).starts.map((at) => ({
+    time_s: at / 1000,
+    waiting: records.filter((r) => r.status !== 'skipped' && r.arrival_ms <= at && (r.first_admission_ms === null ? r.status !== 'failed' : r.first_admission_ms > at)).length,
+  }));
+}
+
+/** Reused tokens (G1 or G2) per worker, by the bucket of each request's first admission. */
+function reuseRows(records: readonly RequestRecord[], end_ms: number, tier: 'g1' | 'host'): object[] {
+  const { width, starts } = buckets(end_ms);
+  const workers = [...new Set(records.map((r) => r.worker_id).filter((w): w is number => w !== null))].sort((a, b) => a - b);
+  const rows: object[] = [];
+  for (const worker of workers) {
+    for (const start of starts) {
+      let tokens = 0;
+      for (const r of records) {
+        if (r.worker_id !== worker || r.first_admission_ms === null || r.first_admission_ms < start || r.first_admission_ms >= start + width) continue;
+        tokens += tier === 'g1' ? r.g1_reused_tokens : r.host_reused_tokens;
+      }
+      rows.push({ time_s: (start + width / 2) / 1000, tokens, worker: `worker ${worker}` });
+    }
+  }
+  return rows;
+}
+
+/** The charts of a run, in a fixed order. */
+export function runCharts(report: RunReport): RunChart[] {
+  const records = report.per_request;
+  const end_ms = report.summary.virtual_duration_ms;
+  const finished = records.filter((r) => r.status === 'finished');
+  const ttft = finished.map((r) => r.ttft_ms).filter((v): v is number => v !== null);
+  const itl = finished.map((r) => r.inter_token_latency_ms).filter((v): v is number => v !== null);
+  return [
+    { file: 'ttft-cdf.svg', spec: lineSpec('TTFT, cumulative distribution over finished requests', cdfRows(ttft), { field: 'value', title: 'TTFT (ms)' }, { field: 'fraction', title: 'fraction of requests' }) },
+    { file: 'itl-cdf.svg', spec: lineSpec('ITL (each request’s mean gap), cumulative distribution', cdfRows(itl), { field: 'value', title: 'ITL (ms)' }, { field: 'fraction', title: 'fraction of requests' }) },
+    { file: 'throughput.svg', spec: lineSpec('Requests finished per second of virtual time', throughputRows(records, end_ms), { field: 'time_s', title: 'virtual time (s)' }, { field: 'requests_per_s', title: 'requests / s' }) },
+    { file: 'queue-depth.svg', spec: lineSpec('Requests waiting for admission', queueRows(records, end_ms), { field: 'time_s', title: 'virtual time (s)' }, { field: 'waiting', title: 'requests waiting' }) },
+    { file: 'g1-reuse.svg', spec: lineSpec('G1 tokens reused at admission, per worker', reuseRows(records, end_ms, 'g1'), { field: 'time_s', title: 'virtual time (s)' }, { field: 'tokens', title: 'tokens' }, { field: 'worker', title: 'worker' }) },
+    { file: 'g2-reuse.svg', spec: lineSpec('G2 tokens restored at admission, per worker', reuseRows(records, end_ms, 'host'), { field: 'time_s', title: 'virtual time (s)' }, { field: 'tokens', title: 'tokens' }, { field: 'worker', title: 'worker' }) },
+  ];
+}
+
+/** Renders one chart to SVG (element ids prefixed by its file name). */
+export async function renderRunChart(chart: RunChart): Promise<string> {
+  const view = new vega.View(vega.parse(compile(chart.spec).spec), { renderer: 'none', logLevel: vega.Error });
+  try {
+    return normaliseSvgIds(await view.toSVG(), chart.file.replace(/\W+/g, '_'));
+  } finally {
+    view.finalize();
+  }
+}

@@ -1,0 +1,63 @@
+// `kvqual replay --plot DIR`: six SVG charts of one run, the same bytes for the same run, written
+// with the other outputs (all or none); a folder that does not exist is refused before the run.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { runCliAsync } from '../../src/cli/main';
+import type { CliIo } from '../../src/cli/io';
+import { runCharts } from '../../src/report/runCharts';
+import { parseReplayConfig } from '../../src/config/load';
+import { runReplay } from '../../src/replay';
+import { ROOT } from '../support/paths';
+
+const CONFIG = 'examples/configs/two-replicas-private.yaml';
+
+function io(): { io: CliIo; out: string[]; err: string[] } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { io: { stdout: (t) => void out.push(t), stderr: (t) => void err.push(t), cwd: ROOT }, out, err };
+}
+
+test('the chart data: CDFs rise to 1 over finished requests, throughput counts every finished request once', () => {
+  const report = runReplay(parseReplayConfig(fs.readFileSync(path.join(ROOT, CONFIG), 'utf8'), CONFIG)).report;
+  const charts = runCharts(report);
+  assert.deepEqual(charts.map((c) => c.file), ['ttft-cdf.svg', 'itl-cdf.svg', 'throughput.svg', 'queue-depth.svg', 'g1-reuse.svg', 'g2-reuse.svg']);
+  const rows = (file: string) => (charts.find((c) => c.file === file)!.spec as { data: { values: Record<string, number>[] } }).data.values;
+  const ttft = rows('ttft-cdf.svg');
+  assert.equal(ttft.length, report.summary.requests.finished);
+  assert.equal(ttft.at(-1)!.fraction, 1);
+  assert.ok(ttft.every((row, i) => i === 0 || (row.value >= ttft[i - 1].value && row.fraction > ttft[i - 1].fraction)));
+  const throughput = rows('throughput.svg');
+  const width_s = throughput.length > 1 ? throughput[1].time_s - throughput[0].time_s : 1;
+  const counted = throughput.reduce((sum, row) => sum + row.requests_per_s * width_s, 0);
+  assert.ok(Math.abs(counted - report.summary.requests.finished) < 1e-9, `${counted} requests counted`);
+  const restored = rows('g2-reuse.svg').reduce((sum, row) => sum + row.tokens, 0);
+  assert.equal(restored, report.summary.tokens.host_reused);
+});
+
+test('--plot writes six SVG charts, the same bytes twice; a missing folder is refused before the run and nothing is written', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-plot-'));
+  const first = path.join(dir, 'one');
+  const second = path.join(dir, 'two');
+  fs.mkdirSync(first);
+  fs.mkdirSync(second);
+  for (const folder of [first, second]) {
+    const run = io();
+    assert.equal(await runCliAsync(['replay', CONFIG, '--plot', folder], run.io), 0, run.err.join(''));
+  }
+  const files = fs.readdirSync(first).sort();
+  assert.deepEqual(files, ['g1-reuse.svg', 'g2-reuse.svg', 'itl-cdf.svg', 'queue-depth.svg', 'throughput.svg', 'ttft-cdf.svg']);
+  for (const file of files) {
+    const svg = fs.readFileSync(path.join(first, file), 'utf8');
+    assert.match(svg, /^<svg[\s\S]*<\/svg>$/);
+    assert.equal(svg, fs.readFileSync(path.join(second, file), 'utf8'), `${file} is the same twice`);
+  }
+  const missing = io();
+  const report = path.join(dir, 'report.json');
+  assert.equal(await runCliAsync(['replay', CONFIG, '--out', report, '--plot', path.join(dir, 'nowhere')], missing.io), 2);
+  assert.match(missing.err.join(''), /--plot .*nowhere/);
+  assert.equal(fs.existsSync(report), false, 'no report either');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
