@@ -57,6 +57,11 @@ export interface RunMetrics {
   queue_time_ms: Statistics;
   h2d_wait_ms: Statistics;
   output_token_throughput_per_user: Statistics;
+  /**
+   * Per session (a conversation; a request without one is its own session): output tokens of its
+   * finished requests ÷ (its last finish − its first arrival), in tokens/s, over sessions.
+   */
+  output_token_throughput_per_session: Statistics;
   input_sequence_length: Statistics;
   output_sequence_length: Statistics;
   /** Present when the config sets `slo`. */
@@ -142,6 +147,7 @@ export function runMetrics(requests: readonly SimRequest[], slo: Slo | null): Ru
     queue_time_ms: statistics(present((m) => m.queue_ns), ms),
     h2d_wait_ms: statistics(finished.map((r) => r.h2d_wait_ns), ms),
     output_token_throughput_per_user: statistics(present((m) => m.output_token_throughput_per_user)),
+    output_token_throughput_per_session: statistics(sessionThroughputs(finished)),
     input_sequence_length: statistics(finished.map((r) => r.input_length)),
     output_sequence_length: statistics(finished.map((r) => r.output_tokens)),
   };
@@ -150,4 +156,20 @@ export function runMetrics(requests: readonly SimRequest[], slo: Slo | null): Ru
     result.goodput = { slo, requests_meeting_slo: meeting, share: finished.length === 0 ? 0 : meeting / finished.length, goodput_per_s: perSecond(meeting) };
   }
   return result;
+}
+
+/** Output tokens per second of each session's span (first arrival to last finish); order does not matter (statistics sort). */
+function sessionThroughputs(finished: readonly SimRequest[]): number[] {
+  const sessions = new Map<string, { tokens: number; start: number; end: number }>();
+  for (const request of finished) {
+    const key = request.identity.session_id ?? `request:${request.request_id}`;
+    const session = sessions.get(key) ?? { tokens: 0, start: Infinity, end: -Infinity };
+    session.tokens += request.output_tokens;
+    session.start = Math.min(session.start, request.arrival_ns);
+    session.end = Math.max(session.end, request.finished_ns!);
+    sessions.set(key, session);
+  }
+  const rates: number[] = [];
+  for (const session of sessions.values()) if (session.end > session.start) rates.push(session.tokens / ((session.end - session.start) / 1e9));
+  return rates;
 }

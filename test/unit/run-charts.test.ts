@@ -61,3 +61,21 @@ test('--plot writes six SVG charts, the same bytes twice; a missing folder is re
   assert.equal(fs.existsSync(report), false, 'no report either');
   fs.rmSync(dir, { recursive: true, force: true });
 });
+
+test('per-session output throughput: a session\'s output tokens over its span, one value per session', () => {
+  const report = runReplay(parseReplayConfig(fs.readFileSync(path.join(ROOT, CONFIG), 'utf8'), CONFIG)).report;
+  const perSession = new Map<string, { tokens: number; start: number; end: number }>();
+  for (const r of report.per_request.filter((x) => x.status === 'finished')) {
+    const key = r.session_id ?? `request:${r.request_id}`;
+    const s = perSession.get(key) ?? { tokens: 0, start: Infinity, end: -Infinity };
+    s.tokens += r.output_length;
+    s.start = Math.min(s.start, r.arrival_ms);
+    s.end = Math.max(s.end, r.last_token_ms!);
+    perSession.set(key, s);
+  }
+  const expected = [...perSession.values()].map((s) => s.tokens / ((s.end - s.start) / 1000)).sort((a, b) => a - b);
+  const stats = report.summary.metrics!.output_token_throughput_per_session;
+  assert.equal(stats.count ?? expected.length, expected.length);
+  assert.ok(Math.abs(stats.max - expected.at(-1)!) < 1e-6, `max ${stats.max} vs ${expected.at(-1)}`);
+  assert.ok(Math.abs(stats.min - expected[0]) < 1e-6, `min ${stats.min} vs ${expected[0]}`);
+});
