@@ -124,10 +124,27 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   const out = path.resolve(options.out);
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new UsageError(`--out ${options.out}: exists and is not a folder`);
   checkOutFolder(out, options.out, root);
+  makeFolder(out, options.out);
   const seedText = env.KVQUAL_SEED;
   const fuzzSeed = seedText === undefined || seedText === '' ? DEFAULT_FUZZ_SEED : Number(seedText);
   if (!/^-?\d+$/.test(seedText ?? '0') || !Number.isSafeInteger(fuzzSeed)) throw new UsageError(`KVQUAL_SEED="${seedText}" is not a whole-number seed`);
   return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed };
+}
+
+/**
+ * Makes the --out folder one level at a time (a recursive mkdir can spin forever under /proc);
+ * a level that cannot be made is a usage error naming it. Making a folder deletes nothing.
+ */
+function makeFolder(out: string, given: string): void {
+  const missing: string[] = [];
+  for (let dir = out; !fs.existsSync(dir); dir = path.dirname(dir)) missing.unshift(dir);
+  for (const dir of missing) {
+    try {
+      fs.mkdirSync(dir);
+    } catch (error) {
+      throw new UsageError(`--out ${given}: cannot make the folder ${dir} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+  }
 }
 
 /**
@@ -292,7 +309,6 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     return value;
   };
 
-  fs.mkdirSync(out, { recursive: true });
   const removed = removeStale(out);
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
   const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);

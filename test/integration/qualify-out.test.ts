@@ -39,3 +39,8 @@ test('a file given as --out, and an unknown option, are refused in one line', ()
   assert.match(unknown.stderr, /^qualify: unknown option "--colour" \(options: --features/);
   assert.equal(fs.existsSync(path.join(scratch, 'new')), false);
 });
+
+test('an --out folder that cannot be made is refused at once in one line (no recursive mkdir spinning under /proc)', () => {
+  const run = qualify('/proc/kvqual-no-such/out');
+  assert.deepEqual(run, { status: 2, stderr: 'qualify: --out /proc/kvqual-no-such/out: cannot make the folder /proc/kvqual-no-such (ENOENT)\n' });
+});
