@@ -21,7 +21,11 @@ const { processIo, ExitCode } = cli.io;
 
 const { replayProgress } = require('./progress.js');
 
-runCliAsync(process.argv.slice(2), { ...processIo, cwd: processIo.cwd, progress: replayProgress }).then(
+const { performance } = require('node:perf_hooks');
+
+// The clock is read here, never under src/: progress bars and reported wall times only.
+const io = { ...processIo, cwd: processIo.cwd, stderrIsTty: processIo.stderrIsTty, progress: replayProgress, wallMs: () => performance.now() };
+runCliAsync(process.argv.slice(2), io).then(
   (code) => {
     process.exitCode = code;
   },

@@ -20,6 +20,11 @@ export interface CliIo {
    * may read the clock. Display only: it never changes a result.
    */
   progress?: () => ProgressDisplay | null;
+  /**
+   * Wall-clock milliseconds, for reporting how long work took (sweep points, a sweep's total);
+   * given by bin/kvqual.js, so nothing under src/ reads the clock. Absent: wall times read 0.
+   */
+  wallMs?: () => number;
 }
 
 export interface ProgressDisplay {

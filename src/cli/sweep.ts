@@ -7,7 +7,6 @@
 // Progress: a bar on a terminal, plain lines otherwise (both on standard error). May read the clock.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { parseDocument } from 'yaml';
@@ -123,8 +122,8 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
 }
 
 /** Progress on standard error: a bar redrawn in place on a terminal, else one line per point. */
-function progressReporter(io: CliIo, total: number, labels: Map<number, string>): { done: (outcome: PointOutcome, done: number) => void; stop: () => void } {
-  const started = performance.now();
+function progressReporter(io: CliIo, total: number, labels: Map<number, string>, wallMs: () => number): { done: (outcome: PointOutcome, done: number) => void; stop: () => void } {
+  const started = wallMs();
   if (io.stderrIsTty) {
     const bar = new SingleBar({ stream: process.stderr, format: 'sweep [{bar}] {value}/{total} points | {duration_formatted} elapsed | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
     bar.start(total, 0);
@@ -132,7 +131,7 @@ function progressReporter(io: CliIo, total: number, labels: Map<number, string>)
   }
   return {
     done: (outcome, done) => {
-      const elapsed = (performance.now() - started) / 1000;
+      const elapsed = (wallMs() - started) / 1000;
       const eta = done < total ? `, ETA ${((elapsed / done) * (total - done)).toFixed(1)} s` : '';
       io.stderr(`sweep: ${done}/${total} points (${elapsed.toFixed(1)} s${eta}); point ${outcome.index} (${labels.get(outcome.index)}) ${outcome.clean ? 'clean' : `NOT CLEAN: ${outcome.problem}`}, ${outcome.wall_ms} ms\n`);
     },
@@ -178,7 +177,8 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   }
   const { tasks, expanded, document: header } = prepared;
   const labels = new Map(expanded.points.map((point) => [point.index, pointLabel(point.parameters)]));
-  const started = performance.now();
+  const wallMs = io.wallMs ?? (() => 0);
+  const started = wallMs();
   let outcomes: PointOutcome[];
   try {
     prepareFolder(options.out, io.cwd, header.shard === undefined);
@@ -189,9 +189,9 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
     }
     throw error;
   }
-  const progress = progressReporter(io, tasks.length, labels);
+  const progress = progressReporter(io, tasks.length, labels, wallMs);
   try {
-    outcomes = await runPoints(tasks, jobs, progress.done);
+    outcomes = await runPoints(tasks, jobs, progress.done, wallMs);
   } catch (error) {
     progress.stop();
     if (error instanceof PointFailure && !error.internal) {
@@ -225,7 +225,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
       await writeWholeSweep(document, options.out, io);
       written = `written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)`;
     }
-    io.stdout(summaryLine(document, (performance.now() - started) / 1000, written));
+    io.stdout(summaryLine(document, (wallMs() - started) / 1000, written));
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     io.stderr(`kvqual sweep: ${error.message}\n`);

@@ -29,8 +29,12 @@ function startWorker(): Worker {
   return new Worker(code, { eval: true });
 }
 
-/** Runs every task on `jobs` threads; calls onDone after each point; resolves with the outcomes in index order. */
-export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (outcome: PointOutcome, done: number) => void): Promise<PointOutcome[]> {
+/**
+ * Runs every task on `jobs` threads; calls onDone after each point; resolves with the outcomes in
+ * index order. A point's wall time is measured here, from handing it to an idle thread to its
+ * reply, with the caller's clock (so the threads read none).
+ */
+export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (outcome: PointOutcome, done: number) => void, wallMs: () => number): Promise<PointOutcome[]> {
   const outcomes = new Map<number, PointOutcome>();
   if (tasks.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
@@ -44,8 +48,11 @@ export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (ou
       stopAll();
       reject(error);
     };
+    const handedAt = new Map<number, number>();
     const feed = (worker: Worker) => {
-      if (next < tasks.length) worker.postMessage(tasks[next++]);
+      if (next >= tasks.length) return;
+      handedAt.set(tasks[next].index, wallMs());
+      worker.postMessage(tasks[next++]);
     };
     for (let i = 0; i < Math.min(jobs, tasks.length); i++) {
       const worker = startWorker();
@@ -54,8 +61,9 @@ export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (ou
         if (failed) return;
         if ('inputError' in reply) return fail(new PointFailure(`point ${reply.index}: ${reply.inputError}`, false));
         if ('internalError' in reply) return fail(new PointFailure(`point ${reply.index}: ${reply.internalError}`, true));
-        outcomes.set(reply.index, reply.outcome);
-        onDone(reply.outcome, outcomes.size);
+        const outcome = { ...reply.outcome, wall_ms: Math.round(wallMs() - handedAt.get(reply.index)!) };
+        outcomes.set(reply.index, outcome);
+        onDone(outcome, outcomes.size);
         if (outcomes.size === tasks.length) {
           stopAll();
           resolve(tasks.map((task) => outcomes.get(task.index)!));

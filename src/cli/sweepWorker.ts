@@ -1,8 +1,6 @@
 // The body of one sweep worker thread: receives points (a validated config and the trace it
-// names), runs each as `kvqual replay` would, and posts back its summary metrics, digest and wall
-// time. Parsed traces are kept per worker, so a trace is read once per thread. May read the clock
-// (wall time only; nothing simulated depends on it).
-import { performance } from 'node:perf_hooks';
+// names), runs each as `kvqual replay` would, and posts back its summary metrics and digest (the
+// pool measures its wall time). Parsed traces are kept per worker, so a trace is read once per thread.
 import { parentPort } from 'node:worker_threads';
 import { runReplay, type ReplayInputs } from '../replay';
 import { pointMetrics, runProblem, type PointOutcome } from '../sweep/results';
@@ -35,11 +33,9 @@ export function runPoint(task: PointTask): WorkerReply {
       inputs = traces.get(key) ?? loadTrace(task.config, task.configFile, task.trace);
       traces.set(key, inputs);
     }
-    const started = performance.now();
     const { report } = runReplay(task.config, inputs);
-    const wall_ms = Math.round(performance.now() - started);
     const problem = runProblem(report);
-    return { index: task.index, outcome: { index: task.index, clean: problem === null, problem, metrics: pointMetrics(report), digest: report.digest, wall_ms } };
+    return { index: task.index, outcome: { index: task.index, clean: problem === null, problem, metrics: pointMetrics(report), digest: report.digest, wall_ms: 0 } };
   } catch (error) {
     if (isInputError(error)) return { index: task.index, inputError: error.message };
     return { index: task.index, internalError: error instanceof Error ? (error.stack ?? error.message) : String(error) };
