@@ -11,7 +11,7 @@ import { runFuzzCampaign } from '../src/fuzz/campaign';
 import { runCase } from '../src/fuzz/runCase';
 import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
-import { writeFileAtomic } from '../src/report/write';
+import { planOutputs, writeOutputs } from '../src/cli/outputs';
 import { ConfigError } from '../src/config/load';
 
 const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclude AREAS] [--out DIR] [--check FILE.yaml]
@@ -103,7 +103,9 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   const files = caseFiles(found.fuzz_case, { origin, violations: found.violations, folder: options.out });
   fs.mkdirSync(options.out, { recursive: true });
   const written = [files.config, files.trace, files.feature].filter((file): file is { name: string; content: string } => file !== null);
-  for (const file of written) writeFileAtomic(path.join(options.out, file.name), file.content);
+  // Written as kvqual's own outputs are: temporary files, renamed into place only when all are written.
+  const planned = planOutputs(written.map((file) => ({ option: '--out', file: path.join(options.out, file.name) })), process.cwd(), []);
+  writeOutputs(planned.map((output, i) => ({ output, text: written[i].content })));
   process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
   process.stdout.write(`check it:   npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);

@@ -150,7 +150,7 @@ export function isInputError(error: unknown): error is Error {
   return (
     error instanceof ConfigError ||
     error instanceof DurationError ||
-    error instanceof SeedError ||
+    error instanceof OptionError ||
     error instanceof TraceLineError ||
     error instanceof InputFileError ||
     error instanceof InputError ||
@@ -163,7 +163,7 @@ function writeEventLog(outcome: ReplayOutcome, sink: (text: string) => void): vo
   for (const { batch } of outcome.result.batches) sink(`${toWireLine(fromKvEventBatch(batch))}\n`);
 }
 
-class SeedError extends Error {}
+class OptionError extends Error {}
 class InputError extends Error {}
 
 /** The trace file a config names: where it is, how to show it, and which field named it. */
@@ -280,12 +280,12 @@ export function loadTrace(config: ReplayConfig, configFile: string, trace: Trace
 function keptScores(which: string | undefined): KeptScores {
   if (which === undefined || which === 'chosen') return 'chosen_and_runner_up';
   if (which === 'all') return 'all';
-  throw new SeedError(`--scores ${printable(which)}: expected "chosen" or "all"`);
+  throw new OptionError(`--scores ${printable(which)}: expected "chosen" or "all"`);
 }
 
 function parseSeed(text: string): number {
   const seed = Number(text);
-  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new SeedError(`--seed ${printable(text)}: the seed must be a whole number from −(2^53 − 1) to 2^53 − 1`);
+  if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(seed)) throw new OptionError(`--seed ${printable(text)}: the seed must be a whole number from −(2^53 − 1) to 2^53 − 1`);
   return seed;
 }
 

@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
-import type { PassObservation } from '../../src/engine/rank';
+import type { PassObservation, RankEngine } from '../../src/engine/rank';
 
-function run(engine: string, requests: string[], host = '') {
+function run(engine: string, requests: string[], host = '', observe?: (rank: RankEngine, pass: PassObservation) => void) {
   const yaml = [
     'seed: 1',
     'cluster:',
@@ -22,7 +22,13 @@ function run(engine: string, requests: string[], host = '') {
     ...requests.map((r) => `    - ${r}`),
   ].join('\n');
   const passes: PassObservation[] = [];
-  const outcome = runReplay(parseReplayConfig(yaml, 'passes test'), { observe: (cluster) => (cluster.ranks[0].passObserver = (_rank, pass) => void passes.push(pass)) });
+  const outcome = runReplay(parseReplayConfig(yaml, 'passes test'), {
+    observe: (cluster) =>
+      (cluster.ranks[0].passObserver = (rank, pass) => {
+        passes.push(pass);
+        observe?.(rank, pass);
+      }),
+  });
   return { outcome, passes };
 }
 
@@ -53,29 +59,21 @@ test('the gaps between a request’s output tokens are its decode passes', () =>
 
 test('a pass that preempted admits no new request', () => {
   // a and b grow past G1 together and one is preempted; c waits to be admitted meanwhile.
-  const yaml = [
-    'seed: 1',
-    'cluster:',
-    '  workers:',
-    '    - role: aggregated',
-    '      replicas: 1',
-    '      engine: { block_size: 4, num_gpu_blocks: 6, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }',
-    'router: { policy: kv }',
-    'workload:',
-    '  requests:',
-    '    - { id: a, arrival_ms: 0, prompt: [{ tokens: 7 }], output_length: 12 }',
-    '    - { id: b, arrival_ms: 0, prompt: [{ tokens: 7 }], output_length: 12 }',
-    '    - { id: c, arrival_ms: 1.5, prompt: [{ tokens: 3 }], output_length: 2 }',
-  ].join('\n');
   const preemptingPasses: number[] = [];
   let seen = 0;
-  const outcome = runReplay(parseReplayConfig(yaml, 'preemption test'), {
-    observe: (cluster) =>
-      (cluster.ranks[0].passObserver = (rank, pass) => {
-        if (rank.preemptionCount > seen) preemptingPasses.push(pass.time_ns);
-        seen = rank.preemptionCount;
-      }),
-  });
+  const { outcome } = run(
+    'num_gpu_blocks: 6, max_num_seqs: 4, max_num_batched_tokens: 64',
+    [
+      '{ id: a, arrival_ms: 0, prompt: [{ tokens: 7 }], output_length: 12 }',
+      '{ id: b, arrival_ms: 0, prompt: [{ tokens: 7 }], output_length: 12 }',
+      '{ id: c, arrival_ms: 1.5, prompt: [{ tokens: 3 }], output_length: 2 }',
+    ],
+    '',
+    (rank, pass) => {
+      if (rank.preemptionCount > seen) preemptingPasses.push(pass.time_ns);
+      seen = rank.preemptionCount;
+    },
+  );
   assert.ok(preemptingPasses.length > 0, 'the case preempts');
   for (const record of outcome.report.per_request) {
     // Not even tried: the waiting queue is not considered in a pass that preempted.

@@ -11,35 +11,50 @@ import { summaryText } from '../../src/cli/replay';
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import type { KvEvent } from '../../src/events/model';
 
-const engine = (extra = '') => `
+interface EngineOverrides {
+  num_gpu_blocks?: number;
+  max_num_seqs?: number;
+  max_num_batched_tokens?: number;
+}
+
+/** One aggregated role's engine (4-token blocks, 1 ms prefill, 0.5 ms decode), as YAML under `- role: …`. */
+const engine = (overrides: EngineOverrides = {}) => `
       engine:
         block_size: 4
-        num_gpu_blocks: ${/num_gpu_blocks: (\d+)/.exec(extra)?.[1] ?? 6}
-        max_num_seqs: ${/max_num_seqs: (\d+)/.exec(extra)?.[1] ?? 4}
-        max_num_batched_tokens: ${/max_num_batched_tokens: (\d+)/.exec(extra)?.[1] ?? 64}
+        num_gpu_blocks: ${overrides.num_gpu_blocks ?? 6}
+        max_num_seqs: ${overrides.max_num_seqs ?? 4}
+        max_num_batched_tokens: ${overrides.max_num_batched_tokens ?? 64}
         kv_cache_bytes_per_token: 250000
         timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } }`;
+
+/** A config of one aggregated role: `replicas` workers, optional host memory, requests as YAML flow maps. */
+function aggregated(options: { replicas?: number; engine?: EngineOverrides; host?: string; requests: string[] }): string {
+  return [
+    'seed: 1',
+    'cluster:',
+    '  workers:',
+    '    - role: aggregated',
+    `      replicas: ${options.replicas ?? 1}${engine(options.engine)}`,
+    ...(options.host ? [`      host_offload: { ${options.host} }`] : []),
+    'router: { policy: kv }',
+    'workload:',
+    '  requests:',
+    ...options.requests.map((request) => `    - ${request}`),
+    '',
+  ].join('\n');
+}
 
 function replay(yaml: string) {
   const config = parseReplayConfig(yaml, 'test config');
   return runReplay(config, { keep_event_history: true });
 }
 
-const STALL = `
-seed: 1
-cluster:
-  workers:
-    - role: aggregated
-      replicas: 1${engine()}
-      host_offload: { num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 0.1 }
-router: { policy: kv }
-workload:
-  requests:
-    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }
-    - { id: b, session: B, arrival_ms: 5, prompt: [{ tokens: 24 }], output_length: 1 }
-    - { id: x, session: X, arrival_ms: 20, prompt: [{ tokens: 8 }], output_length: 12 }
-    - { id: y, session: A, arrival_ms: 20.25, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }
-`;
+const STALL = aggregated({ host: 'num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 0.1', requests: [
+    '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
+    '{ id: b, session: B, arrival_ms: 5, prompt: [{ tokens: 24 }], output_length: 1 }',
+    '{ id: x, session: X, arrival_ms: 20, prompt: [{ tokens: 8 }], output_length: 12 }',
+    '{ id: y, session: A, arrival_ms: 20.25, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }',
+  ] });
 
 test('defect 1: a preempted request and a finished restore no longer wait for each other (every request finishes)', () => {
   const { report, result } = replay(STALL);
@@ -49,22 +64,13 @@ test('defect 1: a preempted request and a finished restore no longer wait for ea
 });
 
 test('defect 1: two restores on a rank with one running slot run one after the other', () => {
-  const yaml = `
-seed: 1
-cluster:
-  workers:
-    - role: aggregated
-      replicas: 1${engine('num_gpu_blocks: 5 max_num_seqs: 1')}
-      host_offload: { num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1 }
-router: { policy: kv }
-workload:
-  requests:
-    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }
-    - { id: c1, session: C, arrival_ms: 2, prompt: [{ tokens: 9 }], output_length: 2 }
-    - { id: f, session: F, arrival_ms: 5, prompt: [{ tokens: 20 }], output_length: 1 }
-    - { id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }
-    - { id: c2, session: C, arrival_ms: 20, extends: c1, prompt: [{ tokens: 4 }], output_length: 2 }
-`;
+  const yaml = aggregated({ engine: { num_gpu_blocks: 5, max_num_seqs: 1 }, host: 'num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1', requests: [
+    '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
+    '{ id: c1, session: C, arrival_ms: 2, prompt: [{ tokens: 9 }], output_length: 2 }',
+    '{ id: f, session: F, arrival_ms: 5, prompt: [{ tokens: 20 }], output_length: 1 }',
+    '{ id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }',
+    '{ id: c2, session: C, arrival_ms: 20, extends: c1, prompt: [{ tokens: 4 }], output_length: 2 }',
+  ] });
   const { report, result } = replay(yaml);
   assert.deepEqual(result.stuck, []);
   assert.equal(report.summary.requests.finished, 5);
@@ -95,18 +101,10 @@ test('defect 2: a request left waiting when the simulation runs out of work is n
 });
 
 test('defect 2: the summary of an all-failed run lists each failure with its reason and shows no latency figures', () => {
-  const yaml = `
-seed: 1
-cluster:
-  workers:
-    - role: aggregated
-      replicas: 1${engine('num_gpu_blocks: 2')}
-router: { policy: kv }
-workload:
-  requests:
-    - { id: big1, arrival_ms: 0, prompt: [{ tokens: 40 }], output_length: 2 }
-    - { id: big2, arrival_ms: 1, prompt: [{ tokens: 40 }], output_length: 2 }
-`;
+  const yaml = aggregated({ engine: { num_gpu_blocks: 2 }, requests: [
+    '{ id: big1, arrival_ms: 0, prompt: [{ tokens: 40 }], output_length: 2 }',
+    '{ id: big2, arrival_ms: 1, prompt: [{ tokens: 40 }], output_length: 2 }',
+  ] });
   const { report, result } = replay(yaml);
   assertEveryRequestEnded(result);
   const text = summaryText('cfg.yaml', report, undefined);
@@ -116,21 +114,12 @@ workload:
   assert.match(text, /failed: big2: needs 11 G1 blocks/);
 });
 
-const sharedPool = (bandwidths: string) => `
-seed: 1
-cluster:
-  workers:
-    - role: aggregated
-      replicas: 2${engine()}
-      host_offload: { num_host_blocks: 16, scope: cluster_shared, ${bandwidths} }
-router: { policy: kv }
-workload:
-  requests:
-    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }
-    - { id: f1, arrival_ms: 2, prompt: [{ tokens: 20 }], output_length: 1 }
-    - { id: f2, arrival_ms: 2, prompt: [{ tokens: 20 }], output_length: 1 }
-    - { id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }
-`;
+const sharedPool = (bandwidths: string) => aggregated({ replicas: 2, host: `num_host_blocks: 16, scope: cluster_shared, ${bandwidths}`, requests: [
+    '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
+    '{ id: f1, arrival_ms: 2, prompt: [{ tokens: 20 }], output_length: 1 }',
+    '{ id: f2, arrival_ms: 2, prompt: [{ tokens: 20 }], output_length: 1 }',
+    '{ id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }',
+  ] });
 
 test('defect 3: a shared pool with unlimited bandwidth (0) restores instantly instead of crashing', () => {
   const { report, result } = replay(sharedPool('d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0, shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0'));
@@ -145,20 +134,11 @@ function hostStoredEvents(result: ReturnType<typeof replay>['result']): KvEvent[
 }
 
 test('defect 4: a write-through cohort with a hole goes out as parent-linked runs, and the mirror accepts the chain', () => {
-  const yaml = `
-seed: 1
-cluster:
-  workers:
-    - role: aggregated
-      replicas: 1${engine('num_gpu_blocks: 16 max_num_batched_tokens: 8')}
-      host_offload: { num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0 }
-router: { policy: kv }
-workload:
-  requests:
-    - { id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }
-    - { id: b, session: B, arrival_ms: 10, prompt: [{ tokens: 4 }], output_length: 1 }
-    - { id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 1 }
-`;
+  const yaml = aggregated({ engine: { num_gpu_blocks: 16, max_num_batched_tokens: 8 }, host: 'num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0', requests: [
+    '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }',
+    '{ id: b, session: B, arrival_ms: 10, prompt: [{ tokens: 4 }], output_length: 1 }',
+    '{ id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 1 }',
+  ] });
   const outcome = replay(yaml);
   assert.equal(outcome.report.summary.event_stream_failure, null);
   assertEveryRequestEnded(outcome.result);
@@ -169,19 +149,10 @@ workload:
 });
 
 test('defect 4: a completed cohort is evicted children first, so its first block outlives the others', () => {
-  const yaml = `
-seed: 1
-cluster:
-  workers:
-    - role: aggregated
-      replicas: 1${engine('num_gpu_blocks: 16')}
-      host_offload: { num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0 }
-router: { policy: kv }
-workload:
-  requests:
-    - { id: a1, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }
-    - { id: b, arrival_ms: 10, prompt: [{ tokens: 4 }], output_length: 1 }
-`;
+  const yaml = aggregated({ engine: { num_gpu_blocks: 16 }, host: 'num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0', requests: [
+    '{ id: a1, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }',
+    '{ id: b, arrival_ms: 10, prompt: [{ tokens: 4 }], output_length: 1 }',
+  ] });
   const { result, report } = replay(yaml);
   assert.equal(report.summary.event_stream_failure, null);
   const removed = result.batches.flatMap(({ batch }) => batch.events).filter((event) => event.tier === 'HostPinned' && event.data.type === 'Removed');
