@@ -23,6 +23,8 @@ export interface ReplayInputs {
   keep_event_history?: boolean;
   /** Which candidates each placement record keeps (default: the chosen rank and the runner-up). */
   kept_scores?: KeptScores;
+  /** Step every decode pass through the kernel (see ClusterSpec.step_every_pass). */
+  step_every_pass?: boolean;
   /** A livelock guard: fail after this many kernel events (see ClusterSpec.max_kernel_events). */
   max_kernel_events?: number;
   /** Told as requests end (ended, submitted, virtual ns), for a progress display. */
@@ -37,6 +39,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
     ...spec,
     keep_event_history: inputs.keep_event_history ?? false,
     max_kernel_events: inputs.max_kernel_events,
+    step_every_pass: inputs.step_every_pass ?? false,
     router: { ...spec.router, kept_scores: inputs.kept_scores ?? 'chosen_and_runner_up' },
   });
   const explicit = requestSpecs(config);

@@ -94,6 +94,24 @@ export class RankEngine {
   preemptionCount = 0;
   /** Told of every non-empty pass once it is planned (the fuzzer's capacity checks); observing never changes the run. */
   passObserver: ((rank: RankEngine, pass: PassObservation) => void) | null = null;
+  /**
+   * Runs of identical decode-only passes go through the kernel as one action (see startDecodeRun);
+   * false steps every pass through the kernel. Both give the same run, to the nanosecond.
+   */
+  batchDecodeRuns = true;
+  /** The decode run under way: its passes (0 when none), and the end of each (index p − 1 for pass p). */
+  private runPasses = 0;
+  private readonly runEnds_ns: Nanos[] = [];
+  /** Start of the run's first pass. */
+  private runStart_ns: Nanos = 0;
+  /** Passes of the run whose tokens are stamped, and passes counted as started. */
+  private runCompleted = 0;
+  private runStarted = 0;
+  /** The decode-context tokens of the run's first pass (each later pass adds one per sequence). */
+  private runContextTokens = 0;
+  /** Kernel handle of the run's end. */
+  private runEndHandle = -1;
+  private readonly endDecodeRunAction = () => this.endDecodeRun();
 
   constructor(
     readonly rank: RankRef,
@@ -143,6 +161,7 @@ export class RankEngine {
 
   /** A request routed here joins the waiting queue (FCFS). */
   enqueue(request: SimRequest): void {
+    this.cutDecodeRun();
     request.state = 'waiting';
     request.rank_index = this.rank_index;
     request.worker_id = this.rank.worker_id;
@@ -153,6 +172,7 @@ export class RankEngine {
 
   /** A disaggregated request whose prompt KV has arrived from a prefill worker joins the queue. */
   enqueueDecode(request: SimRequest): void {
+    this.cutDecodeRun();
     request.stage = 'decode';
     request.kv_transferred = true;
     request.computed_tokens = 0;
@@ -189,8 +209,115 @@ export class RankEngine {
     this.passes++;
     const shape = this.passShape();
     const duration = passDurationNs(this.settings.pass_time, shape);
-    if (this.passObserver !== null) this.passObserver(this, this.observePass(shape, duration));
-    this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
+    if (this.passObserver !== null) this.passObserver(this, this.observePass(this.kernel.now, shape, duration));
+    const runPasses = this.batchDecodeRuns ? this.decodeRunLength() : 1;
+    if (runPasses > 1) this.startDecodeRun(runPasses, shape, duration);
+    else this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
+  }
+
+  /**
+   * How many passes, from the one just planned, are the same decode-only pass: every running
+   * request takes one decode step, none needs a new G1 block or has anything to write to G2, no
+   * request waits, and no event is due. The run stops at the first pass that finishes a request.
+   * Nothing from outside changes such passes but a request joining this rank (cutDecodeRun).
+   */
+  private decodeRunLength(): number {
+    const count = this.planCount;
+    if (count === 0 || count !== this.running.length || this.waiting.length > 0 || this.outbox.length > 0 || this.loadsDoneMidPass.length > 0) return 1;
+    const B = this.settings.block_size;
+    let passes = Number.MAX_SAFE_INTEGER;
+    for (let i = 0; i < count; i++) {
+      if (this.planWork[i] !== DECODE) return 1;
+      const request = this.planRequests[i];
+      if (this.host !== null && Math.min(Math.floor(request.computed_tokens / B), request.blockCount) > request.write_through_blocks) return 1;
+      const untilFinished = request.output_length - request.output_tokens;
+      // Pass p plans input + outputs + p − 1 tokens of KV: within the blocks held while p ≤ room + 1.
+      const untilNewBlock = request.heldBlocks * B - (request.input_length + request.output_tokens) + 1;
+      passes = Math.min(passes, untilFinished, untilNewBlock);
+    }
+    return Math.max(passes, 1);
+  }
+
+  /** Schedules only the end of a run of identical decode passes; each pass's tokens are stamped as if stepped. */
+  private startDecodeRun(passes: number, shape: PassShape, firstDuration: Nanos): void {
+    const ends = this.runEnds_ns;
+    ends.length = passes;
+    this.runStart_ns = this.kernel.now;
+    this.runContextTokens = shape.decode_context_tokens;
+    let end = this.kernel.now + firstDuration;
+    ends[0] = end;
+    for (let p = 2; p <= passes; p++) {
+      end += passDurationNs(this.settings.pass_time, this.decodeRunShape(p));
+      ends[p - 1] = end;
+    }
+    this.runPasses = passes;
+    this.runCompleted = 0;
+    this.runStarted = 1;
+    this.runEndHandle = this.kernel.at(ends[passes - 1], Phase.PassCompletion, this.rank_index, this.endDecodeRunAction);
+  }
+
+  /** The shape of pass p of the decode run (written into the reused shape object). */
+  private decodeRunShape(p: number): PassShape {
+    const shape = this.shape;
+    const sequences = this.planCount;
+    shape.has_prefill = false;
+    shape.prefill_tokens = 0;
+    shape.decode_sequences = sequences;
+    shape.decode_context_tokens = this.runContextTokens + sequences * (p - 1);
+    shape.context_tokens = shape.decode_context_tokens;
+    return shape;
+  }
+
+  /** The run's last pass ends now: the passes before it are accounted, then it ends as any pass does. */
+  private endDecodeRun(): void {
+    this.advanceDecodeRun(this.runPasses - 1, this.runPasses);
+    this.runPasses = 0;
+    this.endPass();
+  }
+
+  /**
+   * A request joins this rank during a decode run: the run is cut where stepping would have
+   * changed course. Passes that ended before now are accounted; the pass under way (if one
+   * started) becomes the run's last, and otherwise the next pass starts now as stepping would.
+   */
+  private cutDecodeRun(): void {
+    if (this.runPasses === 0) return;
+    const kernel = this.kernel;
+    const ends = this.runEnds_ns;
+    let completed = this.runCompleted;
+    while (completed < this.runPasses && kernel.ranBefore(ends[completed], Phase.PassCompletion, this.rank_index)) completed++;
+    if (completed >= this.runPasses) throw new InvariantError(`rank ${this.rank.worker_id}/${this.rank.dp_rank}: its decode run ended at ${ends[this.runPasses - 1]} ns but was still under way at ${kernel.now} ns`);
+    const nextStarted = completed === 0 || kernel.ranBefore(ends[completed - 1], Phase.PassStart, this.rank_index);
+    this.advanceDecodeRun(completed, nextStarted ? completed + 1 : completed);
+    kernel.cancel(this.runEndHandle);
+    if (nextStarted) {
+      this.runPasses = completed + 1;
+      this.runEndHandle = kernel.at(ends[completed], Phase.PassCompletion, this.rank_index, this.endDecodeRunAction);
+      return;
+    }
+    // Stepping ended pass `completed` at this instant and asked for the next pass to start now.
+    this.runPasses = 0;
+    this.planCount = 0;
+    this.busy = false;
+    this.kick();
+  }
+
+  /** Accounts the run's passes up to `completed` (their tokens) and `started` (counted and observed). */
+  private advanceDecodeRun(completed: number, started: number): void {
+    const ends = this.runEnds_ns;
+    for (let p = this.runStarted + 1; p <= started; p++) {
+      this.passes++;
+      if (this.passObserver === null) continue;
+      const start = ends[p - 2];
+      const shape = this.decodeRunShape(p);
+      this.passObserver(this, this.observePass(start, shape, ends[p - 1] - start));
+    }
+    this.runStarted = Math.max(this.runStarted, started);
+    for (let p = this.runCompleted + 1; p <= completed; p++) {
+      const end = ends[p - 1];
+      for (let i = 0; i < this.planCount; i++) this.stampTokenAt(this.planRequests[i], end);
+    }
+    this.runCompleted = Math.max(this.runCompleted, completed);
   }
 
   /** What the planned pass computes (its duration depends on nothing else). */
@@ -218,11 +345,11 @@ export class RankEngine {
     return shape;
   }
 
-  private observePass(shape: PassShape, duration_ns: Nanos): PassObservation {
+  private observePass(time_ns: Nanos, shape: PassShape, duration_ns: Nanos): PassObservation {
     let scheduled_tokens = 0;
     for (let i = 0; i < this.planCount; i++) scheduled_tokens += this.planWork[i] === DECODE ? 1 : this.planWork[i];
     return {
-      time_ns: this.kernel.now,
+      time_ns,
       running_requests: this.running.length,
       scheduled_tokens,
       g1_occupied_blocks: this.settings.num_gpu_blocks - this.g1.freeBlocks,
@@ -562,7 +689,10 @@ export class RankEngine {
   }
 
   private stampToken(request: SimRequest): void {
-    const now = this.kernel.now;
+    this.stampTokenAt(request, this.kernel.now);
+  }
+
+  private stampTokenAt(request: SimRequest, now: Nanos): void {
     if (request.first_token_ns === null) request.first_token_ns = now;
     else {
       if (request.second_token_ns === null) request.second_token_ns = now;

@@ -55,6 +55,8 @@ export interface ClusterSpec {
   max_kernel_events?: number;
   /** Keep every delivered event batch (for --events-out, evidence and pictures); off by default, so memory grows with what was asked for. */
   keep_event_history?: boolean;
+  /** Step every decode pass through the kernel instead of batching runs of identical ones (same run either way; for tests that compare the two). */
+  step_every_pass?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
 }
@@ -214,6 +216,7 @@ export class Cluster implements RankListener {
         for (let dp_rank = 0; dp_rank < role.dp_size; dp_rank++) {
           const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this, this.blockIds);
           rank.host = this.hostDomainFor(role, rank);
+          rank.batchDecodeRuns = !(this.spec.step_every_pass ?? false);
           this.ranks.push(rank);
         }
       }
