@@ -45,6 +45,14 @@ export class BlockSlots {
     return hashes;
   }
 
+  /** Ids of the entries, ascending. */
+  sortedIds(): Int32Array {
+    const ids = new Int32Array(this.size);
+    let n = 0;
+    for (let slot = 0; slot < this.slotsIssued; slot++) if (this.idBySlot[slot] !== NO_BLOCK_ID) ids[n++] = this.idBySlot[slot];
+    return ids.sort();
+  }
+
   /** Puts a block in a free slot (the id must not be here yet) and returns the slot. */
   insert(id: BlockId): number {
     const slot = this.freeSlots.pop() ?? this.slotsIssued++;

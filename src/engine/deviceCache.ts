@@ -50,6 +50,11 @@ export class DeviceCache {
     return this.entries.hashes();
   }
 
+  /** Ids of the cache entries, ascending (the router's mirror must hold the same). */
+  sortedIds(): Int32Array {
+    return this.entries.sortedIds();
+  }
+
   /** Length of the longest prefix of `ids` resident in G1 (0 when prefix caching is off). */
   prefixLength(ids: ArrayLike<BlockId>): number {
     if (!this.prefix_caching) return 0;

@@ -57,6 +57,13 @@ export class HostPool {
   contains(id: BlockId): boolean {
     return this.entries.has(id);
   }
+  /** Ids of the resident entries (not those still being stored), ascending. */
+  residentSortedIds(): Int32Array {
+    const ids = new Int32Array(this.residentBlocks);
+    let n = 0;
+    for (let slot = this.lru.first(); slot !== NO_SLOT; slot = this.lru.after(slot)) if (this.pending[slot] === 0) ids[n++] = this.entries.idAt(slot);
+    return ids.subarray(0, n).sort();
+  }
   residentHashes(): BlockHash[] {
     const hashes: BlockHash[] = [];
     for (let slot = this.lru.first(); slot !== NO_SLOT; slot = this.lru.after(slot)) hashes.push(this.entries.hashAt(slot));

@@ -409,20 +409,23 @@ export class Cluster implements RankListener {
    * exactly what that rank's G1 and G2 hold. A difference means an event was lost or invented.
    */
   private checkMirrorMatchesEngines(): void {
+    const mirror = this.router.mirror;
+    const rankCount = this.ranks.length;
+    const deviceIds = mirror.device.idsByRank(rankCount);
+    const hostIds = mirror.host.idsByRank(rankCount);
     for (const rank of this.ranks) {
       if (rank.role === 'decode') continue;
-      const index = this.router.mirror.rankIndex(rank.rank);
+      const index = mirror.rankIndex(rank.rank);
       if (index === undefined) continue;
-      const views: [string, bigint[], bigint[]][] = [
-        ['Device', this.router.mirror.device.blocksOf(index), rank.g1.residentHashes()],
-        ['HostPinned', this.router.mirror.host.blocksOf(index), rank.host?.pool.residentHashes() ?? []],
+      const views: [string, Int32Array, Int32Array][] = [
+        ['Device', deviceIds[index] ?? new Int32Array(0), rank.g1.sortedIds()],
+        ['HostPinned', hostIds[index] ?? new Int32Array(0), rank.host?.pool.residentSortedIds() ?? new Int32Array(0)],
       ];
       for (const [tier, routerView, engineTruth] of views) {
-        const sortedTruth = [...engineTruth].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        const sortedView = [...routerView].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        if (sortedView.length !== sortedTruth.length || sortedView.some((hash, i) => hash !== sortedTruth[i])) {
+        if (routerView.length !== engineTruth.length || routerView.some((id, i) => id !== engineTruth[i])) {
           throw new InvariantError(
-            `router mirror of worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank} (${tier}) holds ${sortedView.length} blocks but the engine holds ${sortedTruth.length} after every event was delivered`,
+            `router mirror of worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank} (${tier}) holds ${routerView.length} blocks but the engine holds ${engineTruth.length} after every event was delivered` +
+              (routerView.length === engineTruth.length ? ' (different blocks)' : ''),
           );
         }
       }
