@@ -20,7 +20,8 @@ export class DeviceCache {
   constructor(
     readonly capacity_blocks: number,
     readonly prefix_caching: boolean,
-    private readonly onEvicted: (hash: BlockHash) => void,
+    /** Told of each evicted entry's id while the cache still holds it (retain it to keep it). */
+    private readonly onEvicted: (id: BlockId) => void,
     blockIds: BlockIds,
   ) {
     if (!Number.isInteger(capacity_blocks) || capacity_blocks <= 0) throw new RangeError(`num_gpu_blocks ${capacity_blocks} must be a positive integer`);
@@ -128,7 +129,8 @@ export class DeviceCache {
     const victim = this.idle.first();
     if (victim === NO_SLOT) throw new InvariantError('G1 eviction with no idle entry');
     this.idle.remove(victim);
-    this.onEvicted(this.entries.removeAt(victim));
+    this.onEvicted(this.entries.idAt(victim));
+    this.entries.removeAt(victim);
   }
 
   private checkCapacity(): void {

@@ -9,7 +9,8 @@ import { BlockSlots, NO_SLOT, SlotList } from '../collections/blockSlots';
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
-  victims: BlockHash[];
+  /** Ids of the entries evicted to make room, each held once for the caller (who releases it). */
+  victims: BlockId[];
 }
 
 export type HostLookup =
@@ -123,10 +124,13 @@ export class HostPool {
       }
       if (victimSlots.length < shortfall) return null;
     }
-    const victims: BlockHash[] = [];
+    const victims: BlockId[] = [];
     for (const slot of victimSlots) {
       this.lru.remove(slot);
-      victims.push(this.entries.removeAt(slot));
+      const id = this.entries.idAt(slot);
+      this.entries.blockIds.retain(id);
+      victims.push(id);
+      this.entries.removeAt(slot);
     }
     for (let i = 0; i < cohort.length; i++) {
       const id = cohort[i];

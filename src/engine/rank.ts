@@ -2,10 +2,10 @@
 // token budget and a sequence cap with chunked prefill, pass timing (fixed, linear or table), the G1 prefix cache
 // and G2 write-through / restore, and the KV events all of that produces.
 import { InvariantError, Kernel, Phase } from '../kernel';
-import type { BlockHash, HashedBlock } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
+import { NO_BLOCK_ID } from '../collections/blockIds';
 import type { KvEvent, RankRef } from '../events/model';
-import { RankEventStream } from '../events/model';
+import { RankEventStream, RemovedIds, StoredIds } from '../events/model';
 import type { Nanos } from '../time';
 import { DeviceCache } from './deviceCache';
 import type { HostPool } from './hostPool';
@@ -71,8 +71,8 @@ export class RankEngine {
   host: HostDomain | null = null;
   private readonly waiting: SimRequest[] = [];
   private readonly running: SimRequest[] = [];
-  /** Events due at the end of the pass, in order; a bare hash stands for a Device Removed of that one block (an eviction). */
-  private outbox: (EventDraft | BlockHash)[] = [];
+  /** Events due at the end of the pass, in order; a bare block id (held by the outbox) stands for a Device Removed of that one block (an eviction). */
+  private outbox: (EventDraft | BlockId)[] = [];
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
@@ -121,13 +121,16 @@ export class RankEngine {
     private readonly kernel: Kernel,
     private readonly listener: RankListener,
     /** The run's block id table, shared with the router's mirror. */
-    blockIds: BlockIds,
+    private readonly blockIds: BlockIds,
   ) {
     this.events = new RankEventStream(rank);
     this.g1 = new DeviceCache(
       settings.num_gpu_blocks,
       settings.enable_prefix_caching,
-      (hash) => this.outbox.push(hash),
+      (id) => {
+        blockIds.retain(id);
+        this.outbox.push(id);
+      },
       blockIds,
     );
   }
@@ -720,9 +723,14 @@ export class RankEngine {
 
   /** A Device Stored is due for `length` new cache entries from prompt block `start`. */
   private storedRun(request: SimRequest, start: number, length: number): void {
-    const blocks = request.blocksIn(start, start + length);
-    const parent = start === 0 ? null : request.hashAt(start - 1);
-    this.outbox.push((stream) => stream.stored('Device', blocks, parent, start));
+    const data = this.storedData(request, start, start + length);
+    this.outbox.push((stream) => stream.numbered('Device', data));
+  }
+
+  /** A Stored of prompt blocks [from, to) of a request, holding their ids (and the parent's) until the router has it. */
+  private storedData(request: SimRequest, from: number, to: number): StoredIds {
+    const parent = from === 0 ? NO_BLOCK_ID : request.block_ids[from - 1];
+    return new StoredIds(this.blockIds, request.block_ids.slice(from, to), request.tokenWordsIn(from, to), parent, from);
   }
 
   /**
@@ -765,13 +773,15 @@ export class RankEngine {
     }
     request.write_through_blocks = complete;
     if (reservation.victims.length > 0) {
-      const victims = reservation.victims;
+      const victims = Int32Array.from(reservation.victims);
       for (const subscriber of this.host.subscribers) {
-        if (subscriber === this) this.outbox.push((stream) => stream.removed('HostPinned', victims));
-        else subscriber.emitNow([subscriber.events.removed('HostPinned', victims)]);
+        const data = new RemovedIds(this.blockIds, victims);
+        if (subscriber === this) this.outbox.push((stream) => stream.numbered('HostPinned', data));
+        else subscriber.emitNow([subscriber.events.numbered('HostPinned', data)]);
       }
+      for (const id of reservation.victims) this.blockIds.release(id);
     }
-    // The Stored events are described now: the request may have finished when the copy completes.
+    // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
     const runs = this.hostRuns(request, cohortIndexes);
     const host = this.host;
     const completeCohort = (): void => {
@@ -784,9 +794,10 @@ export class RankEngine {
       pool.complete(cohort);
       for (const parent of parents) pool.unanchor(parent);
       for (const subscriber of host.subscribers) {
-        subscriber.emitNow(runs.map((run) => subscriber.events.stored('HostPinned', run.blocks, run.parent, run.start)));
+        subscriber.emitNow(runs.map((run) => subscriber.events.numbered('HostPinned', run.copy())));
         subscriber.kick();
       }
+      for (const run of runs) run.release();
       pool.releaseWaiters(cohort);
     };
     host.transfers.submit({
@@ -801,13 +812,14 @@ export class RankEngine {
     });
   }
 
-  /** The contiguous runs of a cohort (prompt block indexes in order), each with its parent and start position. */
-  private hostRuns(request: SimRequest, indexes: readonly number[]): { blocks: HashedBlock[]; parent: BlockHash | null; start: number }[] {
-    const runs: { blocks: HashedBlock[]; parent: BlockHash | null; start: number }[] = [];
-    for (let n = 0; n < indexes.length; n++) {
-      const index = indexes[n];
-      if (n === 0 || indexes[n - 1] !== index - 1) runs.push({ blocks: [], parent: index > 0 ? request.hashAt(index - 1) : null, start: index });
-      runs[runs.length - 1].blocks.push(request.block(index));
+  /** The contiguous runs of a cohort (prompt block indexes in order), each a Stored with its parent and start position. */
+  private hostRuns(request: SimRequest, indexes: readonly number[]): StoredIds[] {
+    const runs: StoredIds[] = [];
+    for (let n = 0; n < indexes.length; ) {
+      let end = n + 1;
+      while (end < indexes.length && indexes[end] === indexes[end - 1] + 1) end++;
+      runs.push(this.storedData(request, indexes[n], indexes[end - 1] + 1));
+      n = end;
     }
     return runs;
   }
@@ -842,14 +854,16 @@ export class RankEngine {
     const events: KvEvent[] = [];
     for (let i = 0; i < drafts.length; ) {
       const draft = drafts[i];
-      if (typeof draft !== 'bigint') {
+      if (typeof draft !== 'number') {
         events.push(draft(this.events));
         i++;
         continue;
       }
       let end = i + 1;
-      while (end < drafts.length && typeof drafts[end] === 'bigint') end++;
-      events.push(this.events.removed('Device', drafts.slice(i, end) as BlockHash[]));
+      while (end < drafts.length && typeof drafts[end] === 'number') end++;
+      const ids = Int32Array.from(drafts.slice(i, end) as BlockId[]);
+      events.push(this.events.numbered('Device', new RemovedIds(this.blockIds, ids)));
+      for (let k = 0; k < ids.length; k++) this.blockIds.release(ids[k]);
       i = end;
     }
     this.listener.emit(this, events);

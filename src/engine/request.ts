@@ -184,6 +184,11 @@ export class SimRequest {
     return { block_hash: this.hashAt(index), tokens_hash: this.tokensHash(index) };
   }
 
+  /** The token-hash words (low, high) of prompt blocks [from, to), copied. */
+  tokenWordsIn(from: number, to: number): Int32Array {
+    return this.tokensWords!.slice(2 * from, 2 * to);
+  }
+
   /** Local (tokens-only) hash of prompt block `index`. */
   tokensHash(index: number): BlockHash {
     return toU64(this.tokensWords![2 * index], this.tokensWords![2 * index + 1]);

@@ -4,6 +4,7 @@ import { Kernel, Phase, InvariantError } from '../kernel';
 import type { Nanos } from '../time';
 import { formatNs } from '../time';
 import type { KvEventBatch } from './model';
+import { plainEvent } from './model';
 
 export interface DeliveredBatch {
   batch: KvEventBatch;
@@ -45,7 +46,8 @@ export class EventTransport {
     this.lastVisibleNs = visible_ns;
     this.kernel.at(visible_ns, Phase.EventVisibility, this.fifoNumber++, () => {
       this.deliveredCount++;
-      if (this.keepHistory) this.delivered.push({ batch, visible_ns });
+      // History keeps hashes: an event's block ids are released once the router has applied it.
+      if (this.keepHistory) this.delivered.push({ batch: { ...batch, events: batch.events.map(plainEvent) }, visible_ns });
       this.deliver(batch);
     });
   }

@@ -5,6 +5,7 @@ import { InvariantError, Kernel, Phase } from '../kernel';
 import { RandomStreams } from '../random';
 import type { Nanos } from '../time';
 import type { KvEvent, KvEventBatch } from '../events/model';
+import { releaseEvent } from '../events/model';
 import { EventTransport } from '../events/transport';
 import { Router, RouterSettings } from '../router/router';
 import { EventStreamError } from '../router/mirror';
@@ -203,7 +204,7 @@ export class Cluster implements RankListener {
           this.blockIds,
         )
       : null;
-    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch), spec.keep_event_history ?? false);
+    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.deliver(batch), spec.keep_event_history ?? false);
     this.buildRanks();
   }
 
@@ -310,9 +311,16 @@ export class Cluster implements RankListener {
     this.eventsEmitted += events.length;
     if (rank.role === 'decode') {
       this.eventsWithheld += events.length;
+      for (const event of events) releaseEvent(event);
       return;
     }
     this.transport.emit({ ...rank.rank, emitted_ns: this.kernel.now, events });
+  }
+
+  /** The router applies a batch; then the events' hold on their block ids ends. */
+  private deliver(batch: KvEventBatch): void {
+    this.router.applyBatch(batch);
+    for (const event of batch.events) releaseEvent(event);
   }
 
   /** PD-1: the prompt's KV moves to a decode worker, chosen by load when the transfer completes. */
