@@ -23,6 +23,8 @@ export class EventTransport {
     readonly lag_ns: Nanos,
     private readonly deliver: (batch: KvEventBatch) => void,
     private readonly keepHistory = true,
+    /** Told of each batch as it is delivered, before the router applies it (e.g. to stream an event log). */
+    private readonly onDelivered: ((batch: KvEventBatch, visible_ns: Nanos) => void) | null = null,
   ) {
     if (!Number.isSafeInteger(lag_ns) || lag_ns < 0) throw new RangeError(`kv_event_lag ${lag_ns} ns must be a non-negative integer`);
   }
@@ -48,6 +50,7 @@ export class EventTransport {
       this.deliveredCount++;
       // History keeps hashes: an event's block ids are released once the router has applied it.
       if (this.keepHistory) this.delivered.push({ batch: { ...batch, events: batch.events.map(plainEvent) }, visible_ns });
+      this.onDelivered?.(batch, visible_ns);
       this.deliver(batch);
     });
   }

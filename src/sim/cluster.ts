@@ -56,6 +56,8 @@ export interface ClusterSpec {
   max_kernel_events?: number;
   /** Keep every delivered event batch (for --events-out, evidence and pictures); off by default, so memory grows with what was asked for. */
   keep_event_history?: boolean;
+  /** Told of each event batch as the router receives it, before it is applied (streams `--events-out` without keeping the history). */
+  on_delivered?: (batch: KvEventBatch, visible_ns: Nanos) => void;
   /** Step every decode pass through the kernel instead of batching runs of identical ones (same run either way; for tests that compare the two). */
   step_every_pass?: boolean;
   roles: RoleSpec[];
@@ -204,7 +206,7 @@ export class Cluster implements RankListener {
           this.blockIds,
         )
       : null;
-    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.deliver(batch), spec.keep_event_history ?? false);
+    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.deliver(batch), spec.keep_event_history ?? false, spec.on_delivered ?? null);
     this.buildRanks();
   }
 
