@@ -63,15 +63,13 @@ export class BlockSlots {
     return slot;
   }
 
-  /** Frees a slot and returns the hash of the block that was in it. */
-  removeAt(slot: number): BlockHash {
+  /** Frees a slot (the entry's hold on its block id ends). */
+  removeAt(slot: number): void {
     const id = this.idBySlot[slot];
-    const hash = this.blockIds.hashOf(id);
     this.slotById.remove(id);
     this.idBySlot[slot] = NO_BLOCK_ID;
     this.freeSlots.push(slot);
     this.blockIds.release(id);
-    return hash;
   }
 }
 

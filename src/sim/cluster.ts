@@ -261,7 +261,16 @@ export class Cluster implements RankListener {
   }
 
   private routeRequest(request: SimRequest) {
-    return { request_id: request.request_id, ordinal: request.ordinal, isl_tokens: request.input_length, block_hashes: request.hashes, block_ids: request.block_ids };
+    // The router reads the ids; the hashes are made only if something asks for them.
+    return {
+      request_id: request.request_id,
+      ordinal: request.ordinal,
+      isl_tokens: request.input_length,
+      get block_hashes() {
+        return request.hashes;
+      },
+      block_ids: request.block_ids,
+    };
   }
 
   private place(request: SimRequest): void {
