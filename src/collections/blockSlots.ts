@@ -63,6 +63,18 @@ export class BlockSlots {
     return slot;
   }
 
+  /** Puts a block in a free slot and returns the slot, or NO_SLOT (changing nothing) when it is here already. */
+  insertIfAbsent(id: BlockId): number {
+    const slot = this.freeSlots.length > 0 ? this.freeSlots[this.freeSlots.length - 1] : this.slotsIssued;
+    if (this.slotById.insertAbsent(slot, id) !== NO_SLOT) return NO_SLOT;
+    if (slot === this.slotsIssued) this.slotsIssued++;
+    else this.freeSlots.pop();
+    if (slot >= this.idBySlot.length) this.idBySlot = grownInt32(this.idBySlot, slot + 1);
+    this.idBySlot[slot] = id;
+    this.blockIds.retain(id);
+    return slot;
+  }
+
   /** Frees a slot (the entry's hold on its block id ends). */
   removeAt(slot: number): void {
     const id = this.idBySlot[slot];

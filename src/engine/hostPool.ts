@@ -11,6 +11,8 @@ export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
   /** Ids of the entries evicted to make room, each held once for the caller (who releases it). */
   victims: BlockId[];
+  /** The slot each cohort block took (complete takes them back, with no lookup). */
+  slots: Int32Array;
 }
 
 export type HostLookup =
@@ -132,10 +134,12 @@ export class HostPool {
       victims.push(id);
       this.entries.removeAt(slot);
     }
+    const slots = new Int32Array(cohort.length);
     for (let i = 0; i < cohort.length; i++) {
       const id = cohort[i];
-      if (this.entries.has(id)) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${this.entries.blockIds.hashOf(id)} is already in the pool`);
-      const slot = this.entries.insert(id);
+      const slot = this.entries.insertIfAbsent(id);
+      slots[i] = slot;
+      if (slot === NO_SLOT) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${this.entries.blockIds.hashOf(id)} is already in the pool`);
       if (slot >= this.pins.length) this.growFields(slot + 1);
       this.pending[slot] = 1;
       this.pins[slot] = 0;
@@ -143,7 +147,7 @@ export class HostPool {
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
-    return { victims };
+    return { victims, slots };
   }
 
   /**
@@ -151,9 +155,9 @@ export class HostPool {
    * reverse prompt order like a lookup, so its first block (the parent of the others) is the most
    * recent and children are evicted before their parents.
    */
-  complete(cohort: ArrayLike<BlockId>): void {
+  complete(cohort: ArrayLike<BlockId>, slots: ArrayLike<number> | null = null): void {
     for (let i = cohort.length - 1; i >= 0; i--) {
-      const slot = this.entries.slotOf(cohort[i]);
+      const slot = slots !== null && this.entries.idAt(slots[i]) === cohort[i] ? slots[i] : this.entries.slotOf(cohort[i]);
       if (slot === NO_SLOT || this.pending[slot] === 0) {
         throw new InvariantError(`G2 ${this.domain_id}: completing block ${this.entries.blockIds.hashOf(cohort[i])} that is not pending`);
       }

@@ -4,6 +4,7 @@
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID } from '../collections/blockIds';
+import { NO_SLOT } from '../collections/blockSlots';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream, RemovedIds, StoredIds } from '../events/model';
 import type { Nanos } from '../time';
@@ -467,7 +468,7 @@ export class RankEngine {
   /** Recompute preemption: the request lets go of its G1 blocks and waits at the head of the queue. */
   private preempt(request: SimRequest): void {
     this.running.splice(this.running.indexOf(request), 1);
-    this.g1.release(request.entry_ids, request.private_blocks);
+    this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;
     request.computed_tokens = 0;
@@ -481,7 +482,7 @@ export class RankEngine {
   private fail(request: SimRequest, reason: string): void {
     const index = this.running.indexOf(request);
     if (index >= 0) this.running.splice(index, 1);
-    this.g1.release(request.entry_ids, request.private_blocks);
+    this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;
     request.state = 'failed';
@@ -530,8 +531,7 @@ export class RankEngine {
     }
     const hostBlocks = lookup ? lookup.blocks : 0;
     const g1Ids = request.block_ids.subarray(0, g1Blocks);
-    this.g1.acquire(g1Ids);
-    request.setEntries(g1Ids);
+    request.setEntries(this.g1.acquireSlots(g1Ids));
     if (hostBlocks > 0) return this.startRestore(request, g1Blocks, hostBlocks);
     request.computed_tokens = g1Blocks * this.settings.block_size;
     const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
@@ -546,7 +546,7 @@ export class RankEngine {
   }
 
   private undoAcquire(request: SimRequest): void {
-    this.g1.release(request.entry_ids, 0);
+    this.g1.releaseSlots(request.entry_slots, 0);
     request.clearEntries();
   }
 
@@ -647,14 +647,16 @@ export class RankEngine {
    * makes the request use the entry another request already stored for it (its copy is freed).
    */
   private promoteBlock(request: SimRequest, id: BlockId): boolean {
-    if (this.g1.promote(id)) {
+    const made = this.g1.promoteToSlot(id);
+    if (made !== NO_SLOT) {
       request.private_blocks--;
-      request.addEntry(id);
+      request.addEntry(made);
       return true;
     }
-    if (this.g1.adopt(id)) {
+    const adopted = this.g1.adoptSlot(id);
+    if (adopted !== NO_SLOT) {
       request.private_blocks--;
-      request.addEntry(id);
+      request.addEntry(adopted);
     }
     return false;
   }
@@ -746,19 +748,15 @@ export class RankEngine {
     const ids = request.block_ids;
     let firstIndex = request.write_through_blocks;
     while (firstIndex > 0 && !pool.contains(ids[firstIndex - 1])) firstIndex--;
-    let cohortSize = 0;
-    for (let i = firstIndex; i < complete; i++) if (!pool.contains(ids[i])) cohortSize++;
+    const cohortIndexes: number[] = [];
+    for (let i = firstIndex; i < complete; i++) if (!pool.contains(ids[i])) cohortIndexes.push(i);
+    const cohortSize = cohortIndexes.length;
     if (cohortSize === 0) {
       request.write_through_blocks = complete;
       return;
     }
-    const cohortIndexes: number[] = new Array(cohortSize);
     const cohort: BlockId[] = new Array(cohortSize);
-    for (let i = firstIndex, n = 0; n < cohortSize; i++) {
-      if (pool.contains(ids[i])) continue;
-      cohortIndexes[n] = i;
-      cohort[n++] = ids[i];
-    }
+    for (let n = 0; n < cohortSize; n++) cohort[n] = ids[cohortIndexes[n]];
     // The parent of each run is in the pool now; anchored, it stays there until the run's Stored is out.
     const parents: BlockId[] = [];
     for (let n = 0; n < cohortSize; n++) {
@@ -791,7 +789,7 @@ export class RankEngine {
         pool.whenComplete(pendingParent, completeCohort);
         return;
       }
-      pool.complete(cohort);
+      pool.complete(cohort, reservation.slots);
       for (const parent of parents) pool.unanchor(parent);
       for (const subscriber of host.subscribers) {
         subscriber.emitNow(runs.map((run) => subscriber.events.numbered('HostPinned', run.copy())));
@@ -833,7 +831,7 @@ export class RankEngine {
     const index = this.running.indexOf(request);
     if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
     this.running.splice(index, 1);
-    this.g1.release(request.entry_ids, request.private_blocks);
+    this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;
     if (request.stage === 'prefill' && request.output_tokens < request.output_length) {
