@@ -1,5 +1,6 @@
 // The deterministic event kernel: an integer-nanosecond clock and a priority queue that drains
-// each instant to a fixed point in the phase order of TIME-3, with stable tie-breaks.
+// each instant to a fixed point in the phase order of TIME-3, with stable tie-breaks; a scheduled
+// action can be cancelled, and the action running now can be compared with any (time, phase, order).
 import type { Nanos } from './time';
 import { formatNs } from './time';
 

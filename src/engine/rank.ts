@@ -1,6 +1,8 @@
 // One vLLM-style engine rank (ENG-1..4, G2-2..7): waiting and running queues, passes under a
 // token budget and a sequence cap with chunked prefill, pass timing (fixed, linear or table), the G1 prefix cache
-// and G2 write-through / restore, and the KV events all of that produces.
+// and G2 write-through / restore, and the KV events all of that produces. Runs of identical
+// decode-only passes go through the kernel as one action (startDecodeRun), with the same result as
+// stepping each pass.
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID } from '../collections/blockIds';
