@@ -7,8 +7,9 @@ import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import type { PassObservation, RankEngine } from '../../src/engine/rank';
 
-function run(engine: string, requests: string[], host = '', observe?: (rank: RankEngine, pass: PassObservation) => void) {
-  const yaml = [
+/** One aggregated worker (4-token blocks, 1 ms prefill, 0.5 ms decode) with these engine settings, host memory and requests. */
+function configYaml(engine: string, requests: string[], host: string): string {
+  return [
     'seed: 1',
     'cluster:',
     '  workers:',
@@ -21,6 +22,10 @@ function run(engine: string, requests: string[], host = '', observe?: (rank: Ran
     '  requests:',
     ...requests.map((r) => `    - ${r}`),
   ].join('\n');
+}
+
+function run(engine: string, requests: string[], host = '', observe?: (rank: RankEngine, pass: PassObservation) => void) {
+  const yaml = configYaml(engine, requests, host);
   const passes: PassObservation[] = [];
   const outcome = runReplay(parseReplayConfig(yaml, 'passes test'), {
     observe: (cluster) =>
@@ -104,19 +109,7 @@ test('restores in flight hold running slots: with one slot, a second resume wait
 
 /** The same config run twice: batching runs of identical decode passes, and stepping each one. */
 function batchedAndStepped(engine: string, requests: string[], host = '') {
-  const yaml = [
-    'seed: 1',
-    'cluster:',
-    '  workers:',
-    '    - role: aggregated',
-    '      replicas: 1',
-    `      engine: { block_size: 4, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } }, ${engine} }`,
-    ...(host ? [`      host_offload: { ${host} }`] : []),
-    'router: { policy: kv }',
-    'workload:',
-    '  requests:',
-    ...requests.map((r) => `    - ${r}`),
-  ].join('\n');
+  const yaml = configYaml(engine, requests, host);
   const runWith = (step_every_pass: boolean) => {
     const passes: PassObservation[] = [];
     let kernelEvents = 0;
