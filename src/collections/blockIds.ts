@@ -105,6 +105,10 @@ export class BlockIds {
     this.references[id]++;
   }
 
+  retainAll(ids: ArrayLike<BlockId>): void {
+    for (let i = 0; i < ids.length; i++) this.references[ids[i]]++;
+  }
+
   /** A holder lets go; the last one frees the id for reuse. */
   release(id: BlockId): void {
     const left = --this.references[id];

@@ -40,7 +40,7 @@ export class StoredIds {
     readonly parent_id: BlockId,
     readonly start_position: number | null,
   ) {
-    for (let i = 0; i < block_ids.length; i++) table.retain(block_ids[i]);
+    table.retainAll(block_ids);
     if (parent_id !== NO_BLOCK_ID) table.retain(parent_id);
   }
 
@@ -58,7 +58,7 @@ export class StoredIds {
 
   /** The event's hold on its ids ends (the hashes must have been read before, if they are needed). */
   release(): void {
-    for (let i = 0; i < this.block_ids.length; i++) this.table.release(this.block_ids[i]);
+    this.table.releaseAll(this.block_ids);
     if (this.parent_id !== NO_BLOCK_ID) this.table.release(this.parent_id);
   }
 
@@ -81,7 +81,7 @@ export class RemovedIds {
     readonly table: BlockIds,
     readonly block_ids: Int32Array,
   ) {
-    for (let i = 0; i < block_ids.length; i++) table.retain(block_ids[i]);
+    table.retainAll(block_ids);
   }
 
   get block_hashes(): BlockHash[] {
@@ -90,7 +90,7 @@ export class RemovedIds {
   }
 
   release(): void {
-    for (let i = 0; i < this.block_ids.length; i++) this.table.release(this.block_ids[i]);
+    this.table.releaseAll(this.block_ids);
   }
 
   plain(): KvEventData {
