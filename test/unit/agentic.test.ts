@@ -2,12 +2,12 @@
 // messages, and replaying the example agentic config through the CLI (identical digests).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { AgenticTraceError, parseAgenticTrace } from '../../src/agentic/trace';
 import { ConfigError, parseReplayConfig } from '../../src/config/load';
 import { ROOT } from '../support/paths';
+import { kvqualInProcess, kvqualProcess } from '../support/cli';
 
 const HEADER = '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4}';
 
@@ -104,8 +104,9 @@ test('without agentic G2 the same features are rejected as not modelled, without
 });
 
 test('the example agentic config replays through the CLI, and two runs give the same digest', () => {
-  const run = () => spawnSync(process.execPath, ['bin/kvqual.js', 'replay', 'examples/agentic/two-lanes-shared.yaml', '--json'], { cwd: ROOT, encoding: 'utf8' });
-  const [first, second] = [run(), run()];
+  // The first run is a real process, the second runs in this one: both must give the same digest.
+  const args = ['replay', 'examples/agentic/two-lanes-shared.yaml', '--json'];
+  const [first, second] = [kvqualProcess(args), kvqualInProcess(args)];
   assert.equal(first.status, 0, first.stderr);
   const report = JSON.parse(first.stdout);
   assert.equal(report.digest, JSON.parse(second.stdout).digest);
@@ -114,7 +115,7 @@ test('the example agentic config replays through the CLI, and two runs give the 
 });
 
 test('a bad agentic trace makes the CLI exit 2 naming the trace line', () => {
-  const result = spawnSync(process.execPath, ['bin/kvqual.js', 'replay', 'test/fixtures/agentic/bad-trace.yaml'], { cwd: ROOT, encoding: 'utf8' });
+  const result = kvqualInProcess(['replay', 'test/fixtures/agentic/bad-trace.yaml']);
   assert.equal(result.status, 2, result.stdout);
   assert.match(result.stderr, /bad-trace\.jsonl: line 3: predecessor "missing" does not exist/);
 });

@@ -1,8 +1,9 @@
 // Tests of `kvqual replay`: the example configs run, two runs give the same digest, --out writes
-// the canonical report, and bad input exits 2 with a clear message and no report written.
+// the canonical report, and bad input exits 2 with a clear message and no report written. The
+// command line runs in this process; each example's first run, and a missing file, go through a
+// real `node bin/kvqual.js` process (the process and the in-process run must print the same bytes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
@@ -11,17 +12,16 @@ import { replayFile } from '../../src/cli/replay';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
+import { kvqualInProcess, kvqualProcess } from '../support/cli';
 
 const EXAMPLES = ['two-replicas-private.yaml', 'two-replicas-shared.yaml', 'lagged-events.yaml'].map((name) => path.join('examples', 'configs', name));
 
-function kvqual(...args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ['bin/kvqual.js', ...args], { cwd: ROOT, encoding: 'utf8' });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
+const kvqual = (...args: string[]) => kvqualInProcess(args);
+const kvqualAsProcess = (...args: string[]) => kvqualProcess(args);
 
 test('each example config replays, and two runs give the same digest', () => {
   for (const example of EXAMPLES) {
-    const first = kvqual('replay', example, '--json');
+    const first = kvqualAsProcess('replay', example, '--json');
     const second = kvqual('replay', example, '--json');
     assert.equal(first.status, 0, first.stderr);
     const [a, b] = [JSON.parse(first.stdout), JSON.parse(second.stdout)];
@@ -61,7 +61,7 @@ test('a bad config exits 2, names the field and writes no report', () => {
 });
 
 test('a missing file and a bad seed exit 2', () => {
-  assert.equal(kvqual('replay', 'no/such/file.yaml').status, 2);
+  assert.equal(kvqualAsProcess('replay', 'no/such/file.yaml').status, 2);
   const run = kvqual('replay', EXAMPLES[0], '--seed', 'abc');
   assert.equal(run.status, 2);
   assert.match(run.stderr, /--seed abc/);

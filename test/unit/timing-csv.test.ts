@@ -1,13 +1,13 @@
 // Tests of pass-time tables read from a CSV file: the same points as inline, each problem named by
-// file and line, and the command line reading the file beside the config (same digest as inline).
+// file and line, and the command line (run in this process) reading the file beside the config
+// (same digest as inline).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseTimingCsv, TimingCsvError } from '../../src/config/timingCsv';
-import { ROOT } from '../support/paths';
+import { kvqualInProcess } from '../support/cli';
 
 const HEADER = 'pass,new_tokens,batch_size,context_tokens,ms';
 
@@ -37,7 +37,7 @@ test('a bad CSV table names the file, the line and the problem', () => {
 });
 
 test('kvqual replay reads timing.table.csv beside the config: the same digest as the inline table', () => {
-  const run = (file: string) => spawnSync(process.execPath, ['bin/kvqual.js', 'replay', file, '--json'], { cwd: ROOT, encoding: 'utf8' });
+  const run = (file: string) => kvqualInProcess(['replay', file, '--json']);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-csv-'));
   const timing = (table: string) => `
 cluster:

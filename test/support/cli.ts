@@ -1,0 +1,37 @@
+// Runs the kvqual command line for tests, two ways. In this process (runCli with an injected io):
+// what most command-line tests check is the command's behaviour (exit status, what it prints, what
+// it writes), and a process per case costs a Node start and a TypeScript load each. As a real
+// `node bin/kvqual.js` process: kept for the cases where the executable itself is what is tested
+// (its wiring, exit status and streams), a few per test file.
+import { spawnSync } from 'node:child_process';
+import * as path from 'node:path';
+import { runCli } from '../../src/cli/main';
+import type { CliIo } from '../../src/cli/io';
+import { ROOT } from './paths';
+
+export interface CliRun {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `kvqual ARGS` in this process, from `cwd` (the repository by default). An exception escaping the
+ * command is reported as bin/kvqual.js reports it: exit status 3 and "internal error" on stderr.
+ */
+export function kvqualInProcess(args: readonly string[], cwd = ROOT): CliRun {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd };
+  try {
+    return { status: runCli(args, io), stdout, stderr };
+  } catch (error) {
+    return { status: 3, stdout, stderr: `${stderr}kvqual: internal error (please report): ${(error as Error).stack}\n` };
+  }
+}
+
+/** `node bin/kvqual.js ARGS` as a real process, from `cwd` (the repository by default). */
+export function kvqualProcess(args: readonly string[], cwd = ROOT): CliRun {
+  const result = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), ...args], { cwd, encoding: 'utf8' });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
