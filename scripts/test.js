@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // `npm test`: type-check, the requirement-tag lint, the check that docs/steps.md is current, unit
-// and integration tests (node --test: test/unit, then test/integration, which runs the sign-off end
-// to end and in a browser), then every feature (cucumber). Compact: each phase prints one line with
-// its count and time; what failed is printed in full (the tool's own output for it); what passed
-// is a count. Ends with one line `N passed, N failed` (CI reads it) that counts tests and
-// scenarios; undefined, pending, ambiguous and failed steps all count as failed, and skipped tests
-// (e.g. the browser test without Chromium) as skipped, each named.
+// and integration tests (node --test: test/integration, which runs the sign-off end to end and in a
+// browser, and test/unit), and every feature (cucumber). Two lanes run at the same time, one per
+// core: the test files (two at a time, the longest first) and, beside them, the checks and the
+// features one after another. Compact: each phase prints one line with its count and time, in
+// this order whichever finishes first; what failed is printed in full (the tool's own output for
+// it); what passed is a count. Ends with one line `N passed, N failed` (CI reads it) that counts
+// tests and scenarios; undefined, pending, ambiguous and failed steps all count as failed, and
+// skipped tests (e.g. the browser test without Chromium) as skipped, each named.
 // KVQUAL_TEST_VERBOSE=1 prints every tool's whole output as well.
 'use strict';
-const { spawnSync } = require('node:child_process');
+const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
@@ -18,19 +20,42 @@ const reports = path.join(root, 'reports');
 const verbose = process.env.KVQUAL_TEST_VERBOSE === '1';
 
 const tally = { passed: 0, failed: 0, skipped: 0 };
-const problems = [];
 
+/** Test files started first: the longest (it runs `npm run qualify` about twenty times), so the rest fits beside it. */
+const LONGEST_TEST_FILES = [path.join('test', 'integration', 'signoff.test.ts')];
+/** Test files run at a time by node --test (its default on two cores is one). */
+const TEST_FILES_AT_ONCE = 2;
+
+/** Runs a tool to its end; resolves with its status and output (never rejects on a failing status). */
 function run(command, args) {
   const started = Date.now();
-  const result = spawnSync(command, args, { cwd: root, encoding: 'utf8', env: process.env, maxBuffer: 256 * 1024 * 1024 });
-  if (result.error) throw result.error;
-  const output = `${result.stdout ?? ''}${result.stderr ?? ''}`;
-  if (verbose) process.stdout.write(output);
-  return { status: result.status, stdout: result.stdout ?? '', output, seconds: ((Date.now() - started) / 1000).toFixed(1) };
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => {
+      resolve({ status, stdout, output: `${stdout}${stderr}`, seconds: ((Date.now() - started) / 1000).toFixed(1) });
+    });
+  });
 }
 
-function line(title, text, seconds) {
-  process.stdout.write(`${title.padEnd(26)} ${text} (${seconds} s)\n`);
+/**
+ * What a phase prints (its line, and in full what failed) and adds to the tally: collected while it
+ * runs beside others, printed in the phases' own order.
+ */
+function report() {
+  const printed = [];
+  const problems = [];
+  return {
+    problems,
+    problem: (text) => problems.push(text),
+    write: (text) => printed.push(text),
+    line: (title, text, seconds) => printed.push(`${title.padEnd(26)} ${text} (${seconds} s)\n`),
+    text: () => printed.join(''),
+  };
 }
 
 function indent(text) {
@@ -38,36 +63,39 @@ function indent(text) {
 }
 
 /** A check that passes or fails as a whole: its output is shown only when it fails. */
-function check(title, command, args, summary) {
-  const result = run(command, args);
+async function check(title, command, args, summary) {
+  const out = report();
+  const result = await run(command, args);
+  if (verbose) out.write(result.output);
   if (result.status === 0) {
     tally.passed++;
-    line(title, summary ? summary(result.output) : 'ok', result.seconds);
-    return;
+    out.line(title, summary ? summary(result.output) : 'ok', result.seconds);
+    return out;
   }
   tally.failed++;
-  problems.push(`${title} failed`);
-  line(title, 'FAILED', result.seconds);
-  process.stdout.write(indent(result.output || `exit status ${result.status}`));
+  out.problem(`${title} failed`);
+  out.line(title, 'FAILED', result.seconds);
+  out.write(indent(result.output || `exit status ${result.status}`));
+  return out;
 }
 
 function typecheck() {
-  check('type-check (tsc)', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
+  return check('type-check (tsc)', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json']);
 }
 
-function requirementLint() {
+async function requirementLint() {
   const lint = path.join(root, 'scripts', 'lint-requirements.ts');
-  if (!fs.existsSync(lint)) return;
-  check('requirement tags (lint)', process.execPath, ['--require', 'tsx/cjs', lint], (output) => {
+  if (!fs.existsSync(lint)) return report();
+  return check('requirement tags (lint)', process.execPath, ['--require', 'tsx/cjs', lint], (output) => {
     const summary = output.split('\n').find((l) => l.startsWith('requirement tags:'));
     return summary ? summary.replace(/^requirement tags: /, '') : 'ok';
   });
 }
 
-function stepsDoc() {
+async function stepsDoc() {
   const script = path.join(root, 'scripts', 'steps-doc.ts');
-  if (!fs.existsSync(script)) return;
-  check('docs/steps.md is current', process.execPath, ['--require', 'tsx/cjs', script, '--check']);
+  if (!fs.existsSync(script)) return report();
+  return check('docs/steps.md is current', process.execPath, ['--require', 'tsx/cjs', script, '--check']);
 }
 
 /** The TAP blocks of failed tests (from `not ok` to the end of its diagnostics), in full. */
@@ -87,28 +115,37 @@ function failedTapBlocks(tap) {
   return blocks;
 }
 
-function unitTests() {
+/** The test files, the longest first, then the rest of test/integration (each starts processes), then test/unit. */
+function testFiles() {
   const testsIn = (name) => {
     const dir = path.join(root, 'test', name);
     return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join('test', name, f)) : [];
   };
-  const files = [...testsIn('unit'), ...testsIn('integration')];
-  if (files.length === 0) return;
-  const result = run(process.execPath, ['--require', 'tsx/cjs', '--test', '--test-reporter=tap', ...files]);
+  const all = [...testsIn('integration'), ...testsIn('unit')];
+  return [...LONGEST_TEST_FILES.filter((f) => all.includes(f)), ...all.filter((f) => !LONGEST_TEST_FILES.includes(f))];
+}
+
+async function unitTests() {
+  const out = report();
+  const files = testFiles();
+  if (files.length === 0) return out;
+  const result = await run(process.execPath, ['--require', 'tsx/cjs', '--test', `--test-concurrency=${TEST_FILES_AT_ONCE}`, '--test-reporter=tap', ...files]);
+  if (verbose) out.write(result.output);
   const count = (label) => Number((result.stdout.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) || [0, 0])[1]);
   const failed = count('fail') + count('cancelled');
   const skipped = count('skipped') + count('todo');
   tally.passed += count('pass');
   tally.failed += failed;
   tally.skipped += skipped;
-  line('unit + integration tests', `${count('pass')} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${files.length} files`, result.seconds);
-  for (const match of result.stdout.matchAll(/^\s*ok \d+ - (.*) # SKIP(.*)$/gm)) process.stdout.write(`    skipped: ${match[1]}${match[2] ? ` (${match[2].trim()})` : ''}\n`);
-  for (const block of failedTapBlocks(result.stdout)) process.stdout.write(indent(block));
+  out.line('unit + integration tests', `${count('pass')} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${files.length} files`, result.seconds);
+  for (const match of result.stdout.matchAll(/^\s*ok \d+ - (.*) # SKIP(.*)$/gm)) out.write(`    skipped: ${match[1]}${match[2] ? ` (${match[2].trim()})` : ''}\n`);
+  for (const block of failedTapBlocks(result.stdout)) out.write(indent(block));
   if (result.status !== 0 && failed === 0) {
     tally.failed++;
-    problems.push('the unit test runner failed');
-    process.stdout.write(indent(result.output));
+    out.problem('the unit test runner failed');
+    out.write(indent(result.output));
   }
+  return out;
 }
 
 const RANK = { UNKNOWN: 6, PASSED: 0, SKIPPED: 1, PENDING: 3, UNDEFINED: 4, AMBIGUOUS: 5, FAILED: 6 };
@@ -135,38 +172,52 @@ function countScenarios(ndjson) {
   return counts;
 }
 
-function features() {
+async function features() {
+  const out = report();
   fs.mkdirSync(reports, { recursive: true });
   const messages = path.join(reports, 'test-messages.ndjson');
   fs.rmSync(messages, { force: true });
   // The summary formatter prints every failure in full (with "did you mean" for a misspelt step).
-  const result = run(bin('cucumber-js'), ['--format', 'summary', '--format', `message:${messages}`]);
+  const result = await run(bin('cucumber-js'), ['--format', 'summary', '--format', `message:${messages}`]);
+  if (verbose) out.write(result.output);
   if (!fs.existsSync(messages)) {
     tally.failed++;
-    problems.push('cucumber did not run');
-    line('features (cucumber)', 'DID NOT RUN', result.seconds);
-    process.stdout.write(indent(result.output));
-    return;
+    out.problem('cucumber did not run');
+    out.line('features (cucumber)', 'DID NOT RUN', result.seconds);
+    out.write(indent(result.output));
+    return out;
   }
   const counts = countScenarios(fs.readFileSync(messages, 'utf8'));
   tally.passed += counts.passed;
   tally.failed += counts.failed;
   tally.skipped += counts.skipped;
-  line('features (cucumber)', `${counts.passed} scenarios passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}`, result.seconds);
-  if (counts.failed > 0 || result.status !== 0) process.stdout.write(indent(result.output));
+  out.line('features (cucumber)', `${counts.passed} scenarios passed, ${counts.failed} failed${counts.skipped ? `, ${counts.skipped} skipped` : ''}`, result.seconds);
+  if (counts.failed > 0 || result.status !== 0) out.write(indent(result.output));
   if (result.status !== 0 && counts.failed === 0) {
     tally.failed++;
-    problems.push('cucumber exited with an error');
+    out.problem('cucumber exited with an error');
   }
+  return out;
 }
 
-function main() {
+/** Starts `first`, then each of `rest` when the one before it has finished; returns every phase's promise. */
+function oneAfterAnother(first, ...rest) {
+  const phases = [first()];
+  for (const next of rest) phases.push(phases[phases.length - 1].then(next));
+  return phases;
+}
+
+async function main() {
   const started = Date.now();
-  typecheck();
-  requirementLint();
-  stepsDoc();
-  unitTests();
-  features();
+  // Two lanes at once: the test files, and beside them the checks and the features in turn.
+  const tests = unitTests();
+  const [types, lint, steps, scenarios] = oneAfterAnother(typecheck, requirementLint, stepsDoc, features);
+  const problems = [];
+  for (const phase of [types, lint, steps, tests, scenarios]) {
+    const out = await phase;
+    process.stdout.write(out.text());
+    problems.push(...out.problems);
+  }
   process.stdout.write(`\nnpm test took ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   for (const problem of problems) process.stdout.write(`problem: ${problem}\n`);
   const skipped = tally.skipped > 0 ? `, ${tally.skipped} skipped` : '';
@@ -175,4 +226,9 @@ function main() {
 }
 
 module.exports = { countScenarios, failedTapBlocks };
-if (require.main === module) main();
+if (require.main === module) {
+  main().catch((error) => {
+    process.stdout.write(`npm test could not run: ${error && error.stack ? error.stack : error}\n0 passed, 1 failed\n`);
+    process.exit(1);
+  });
+}
