@@ -1,6 +1,9 @@
 // The benchmark harness: a warm-up pass, then timed repeats, and one line per figure with its
-// median rate, its target and whether it met it. Benchmarks live outside src/ and may read the
-// wall clock; nothing here is asserted, the figures are printed for people to read.
+// median rate, its target and whether it met it; every figure of every benchmark as a TargetFigure
+// (value, target, which way is better), and what `npm run bench -- --check` makes of them (exit 1
+// when a target is missed). Benchmarks live outside src/ and may read the wall clock; nothing here
+// is asserted by npm test, the figures are printed for people to read (the pure parts are unit-tested).
+import fs from 'node:fs';
 
 /** One timed pass: how many units of work it did and how long the measured part took. */
 export interface PassResult {
@@ -19,6 +22,8 @@ export interface Benchmark {
   runPass(): PassResult;
   /** More figures of the last pass, printed under the main line. */
   details?(): string;
+  /** Targets beside the rate (read after details): e.g. the peak memory of one run. */
+  targets?(): TargetFigure[];
 }
 
 export interface Figure {
@@ -85,4 +90,80 @@ export function describeFigure(figure: Figure): string {
     `(median of ${figure.ratesPerSecond.length} after ${WARM_UP_PASSES} warm-up: ${runs}), ` +
     `target ≥ ${grouped(figure.targetPerSecond)} ${unitRate}: ${verdict}`
   );
+}
+
+/** One figure of a benchmark with its target: `value` must be ≥ (or ≤) `target`. */
+export interface TargetFigure {
+  /** The benchmark that measured it: "trace". */
+  benchmark: string;
+  /** What was measured, in words: "simulated requests per wall second". */
+  label: string;
+  /** The measured value; NaN when it could not be measured (a missed target). */
+  value: number;
+  /** The unit after the number ("requests/s", "MB", "s", "×"); empty for none. */
+  unit: string;
+  target: number;
+  /** higher: the value must be at least the target; lower: at most. */
+  better: 'higher' | 'lower';
+  /** Decimals printed (0 by default). */
+  decimals?: number;
+}
+
+/** Whether a figure meets its target (a value that could not be measured never does). */
+export function targetMet(figure: TargetFigure): boolean {
+  if (!Number.isFinite(figure.value)) return false;
+  return figure.better === 'higher' ? figure.value >= figure.target : figure.value <= figure.target;
+}
+
+function number(value: number, decimals = 0): string {
+  return Number.isFinite(value) ? value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals }) : 'not measured';
+}
+
+/** "trace: simulated requests per wall second 1,025 requests/s (target ≥ 7,700 requests/s): MISSED" */
+export function describeTarget(figure: TargetFigure): string {
+  const unit = figure.unit ? ` ${figure.unit}` : '';
+  const sign = figure.better === 'higher' ? '≥' : '≤';
+  return `${figure.benchmark}: ${figure.label} ${number(figure.value, figure.decimals)}${Number.isFinite(figure.value) ? unit : ''} (target ${sign} ${number(figure.target, figure.decimals)}${unit}): ${targetMet(figure) ? 'met' : 'MISSED'}`;
+}
+
+/** A harness figure (a median rate) as a TargetFigure. */
+export function rateTarget(figure: Figure): TargetFigure {
+  return { benchmark: figure.name, label: `${figure.unit} per second (median)`, value: figure.medianPerSecond, unit: `${figure.unit}/s`, target: figure.targetPerSecond, better: 'higher' };
+}
+
+/** `npm run bench -- [name …] [--check]`: the benchmarks named (none: the default set) and whether to check. */
+export interface BenchArgs {
+  names: string[];
+  check: boolean;
+}
+
+export function parseBenchArgs(args: readonly string[]): BenchArgs {
+  const unknown = args.filter((arg) => arg.startsWith('-') && arg !== '--check');
+  if (unknown.length > 0) throw new Error(`unknown option ${unknown.join(', ')}; usage: npm run bench -- [name …] [--check]`);
+  return { names: args.filter((arg) => arg !== '--check'), check: args.includes('--check') };
+}
+
+/**
+ * What `--check` concludes from every figure printed: exit status 1 when any target was missed, 0
+ * otherwise (and always 0 without --check), with one line naming each miss.
+ */
+export function checkOutcome(figures: readonly TargetFigure[], check: boolean): { status: 0 | 1; lines: string[] } {
+  if (!check) return { status: 0, lines: [] };
+  const missed = figures.filter((figure) => !targetMet(figure));
+  if (missed.length === 0) return { status: 0, lines: [`bench --check: every target met (${figures.length} figure${figures.length === 1 ? '' : 's'})`] };
+  return {
+    status: 1,
+    lines: [`bench --check: ${missed.length} of ${figures.length} target${figures.length === 1 ? '' : 's'} missed:`, ...missed.map((figure) => `  ${describeTarget(figure)}`)],
+  };
+}
+
+/** CPU seconds (user + system) used by finished child processes so far (Linux /proc; null elsewhere). */
+export function childCpuSeconds(): number | null {
+  try {
+    const fields = fs.readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ');
+    // After the command name: state is field 3, so cutime (16) and cstime (17) are at 13 and 14 here.
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return null;
+  }
 }

@@ -1,45 +1,66 @@
-// `npm run bench [-- name …]`: runs the named benchmarks (all by default) and prints one figure
-// each, with its target and whether it met it. Add a benchmark by adding it to BENCHMARKS.
-import type { Benchmark } from './harness';
-import { describeFigure, measure } from './harness';
+// `npm run bench [-- name …] [--check]`: runs the named benchmarks (the default set when none is
+// named) and prints each figure with its target and whether it met it; with --check, exits 1 when
+// any target of the benchmarks run was missed (for people comparing before and after on one
+// machine, not a CI gate: timings are noisy). Add a benchmark to BENCHMARKS or RUNNERS.
+import type { Benchmark, TargetFigure } from './harness';
+import { checkOutcome, describeFigure, describeTarget, measure, parseBenchArgs, rateTarget } from './harness';
 import { kernelBenchmark } from './kernel';
 import { routerBenchmark } from './router';
 import { endToEndBenchmark } from './endToEnd';
 import { runScaleBenchmark } from './scale';
 import { runSweepBenchmark } from './sweep';
+import { runTraceBenchmark } from './trace';
+import { runQualifyBenchmark } from './qualify';
 
+/** Rate benchmarks run by the harness (warm-up, three timed passes): the default set. */
 const BENCHMARKS: Record<string, () => Benchmark> = {
   kernel: kernelBenchmark,
   router: routerBenchmark,
   e2e: endToEndBenchmark,
 };
 
-/** Benchmarks that print their own figures (whole-trace runs in fresh processes, one pass each); run only when named. */
-const RUNNERS: Record<string, () => void> = {
+/** Benchmarks that run fresh processes and print their own figures; run only when named. */
+const RUNNERS: Record<string, () => TargetFigure[]> = {
+  trace: runTraceBenchmark,
+  qualify: runQualifyBenchmark,
   scale: runScaleBenchmark,
   sweep: runSweepBenchmark,
 };
 
-function selectedNames(args: string[]): string[] {
-  const names = args.length === 0 ? Object.keys(BENCHMARKS) : args;
-  const unknown = names.filter((name) => !(name in BENCHMARKS) && !(name in RUNNERS));
+function selectedNames(names: string[]): string[] {
+  const chosen = names.length === 0 ? Object.keys(BENCHMARKS) : names;
+  const unknown = chosen.filter((name) => !(name in BENCHMARKS) && !(name in RUNNERS));
   if (unknown.length > 0) {
     throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${[...Object.keys(BENCHMARKS), ...Object.keys(RUNNERS)].join(', ')}`);
   }
-  return names;
+  return chosen;
 }
 
-function main(args: string[]): void {
+function main(argv: string[]): number {
+  const args = parseBenchArgs(argv);
+  const names = selectedNames(args.names);
   process.stdout.write(`node ${process.version}, ${process.platform} ${process.arch}\n`);
-  for (const name of selectedNames(args)) {
+  const figures: TargetFigure[] = [];
+  for (const name of names) {
     if (name in RUNNERS) {
-      RUNNERS[name]();
+      const measured = RUNNERS[name]();
+      for (const figure of measured) process.stdout.write(`${describeTarget(figure)}\n`);
+      figures.push(...measured);
       continue;
     }
     const benchmark = BENCHMARKS[name]();
-    process.stdout.write(`${describeFigure(measure(benchmark))}\n`);
+    const figure = measure(benchmark);
+    figures.push(rateTarget(figure));
+    process.stdout.write(`${describeFigure(figure)}\n`);
     if (benchmark.details) process.stdout.write(`  ${benchmark.details()}\n`);
+    for (const target of benchmark.targets?.() ?? []) {
+      process.stdout.write(`${describeTarget(target)}\n`);
+      figures.push(target);
+    }
   }
+  const outcome = checkOutcome(figures, args.check);
+  for (const line of outcome.lines) process.stdout.write(`${line}\n`);
+  return outcome.status;
 }
 
-main(process.argv.slice(2));
+process.exitCode = main(process.argv.slice(2));

@@ -8,22 +8,12 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TRACE } from './traceRun';
-import { wallSeconds } from './harness';
+import type { TargetFigure } from './harness';
+import { childCpuSeconds, wallSeconds } from './harness';
 
 const ROOT = path.resolve(__dirname, '..');
 const BASE = path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml');
 const JOB_COUNTS = [1, 2];
-
-/** CPU seconds used by finished child processes so far (Linux /proc; null elsewhere). */
-function childCpuSeconds(): number | null {
-  try {
-    const fields = fs.readFileSync('/proc/self/stat', 'utf8').replace(/^.*\) /, '').split(' ');
-    // After the command name: state is field 3, so cutime (16) and cstime (17) are at 13 and 14 here.
-    return (Number(fields[13]) + Number(fields[14])) / 100;
-  } catch {
-    return null;
-  }
-}
 
 function sweepText(): string {
   return `base: ${JSON.stringify(BASE)}
@@ -34,10 +24,10 @@ seeds: [1893, 7]
 `;
 }
 
-export function runSweepBenchmark(): void {
+export function runSweepBenchmark(): TargetFigure[] {
   if (!fs.existsSync(TRACE)) {
     process.stdout.write(`sweep: skipped, the trace ${TRACE} is not there\n`);
-    return;
+    return [];
   }
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-bench-sweep-'));
   const sweepFile = path.join(dir, 'sweep.yaml');
@@ -68,4 +58,6 @@ export function runSweepBenchmark(): void {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+  // Figures only: the sweep has no targets.
+  return [];
 }

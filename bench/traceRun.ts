@@ -1,29 +1,62 @@
-// One replay of the whole Mooncake conversation trace (shared/data/mooncake) on N aggregated
-// workers with the example engine settings and private G2, in this fresh process; prints one JSON
-// line: wall seconds, peak RSS, requests and digest. Run by the `scale` benchmark. May read the clock.
+// One pass over the whole Mooncake conversation trace (shared/data/mooncake) in this fresh process,
+// printing one JSON line. `traceRun.ts N`: a replay on N aggregated workers with the example engine
+// settings and private G2 (wall seconds, peak RSS, requests, report size, digest). `traceRun.ts
+// --ingest`: only what any replay of it must do first, read the file, parse its rows and hash
+// every request's engine blocks (wall seconds, requests, blocks, peak RSS), the floor the replay's
+// wall time is compared with. Run by the `trace` and `scale` benchmarks. May read the clock.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseReplayConfig } from '../src/config/load';
+import type { ReplayConfig } from '../src/config/schema';
 import { parseMooncakeTrace } from '../src/config/mooncake';
+import type { RequestSpec } from '../src/sim/cluster';
 import { runReplay } from '../src/replay';
 import { writeCanonicalPretty } from '../src/report/canonical';
+import { WORDS_PER_BLOCK } from '../src/hash';
 import { wallSeconds } from './harness';
 
 const ROOT = path.resolve(__dirname, '..');
 export const TRACE = path.resolve(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl');
 const CONFIG = path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml');
 
-function main(workers: number): void {
-  const started = wallSeconds();
+/** The example config on `workers` workers, over the whole trace (no max_requests). */
+function wholeTraceConfig(workers: number): ReplayConfig {
   const text = fs.readFileSync(CONFIG, 'utf8').replace(/replicas: \d+/, `replicas: ${workers}`).replace(/^\s*max_requests: \d+\s*$/m, '');
-  const config = parseReplayConfig(text, CONFIG);
-  const requests = parseMooncakeTrace(fs.readFileSync(TRACE, 'utf8'), TRACE, { trace_block_size: config.workload.trace_block_size, max_requests: null, time_scale: config.workload.mooncake!.time_scale, first_ordinal: 0 });
-  const outcome = runReplay(config, { mooncake_requests: requests });
+  return parseReplayConfig(text, CONFIG);
+}
+
+/** Reads and parses the whole trace as the config asks. */
+function readTrace(config: ReplayConfig): RequestSpec[] {
+  return parseMooncakeTrace(fs.readFileSync(TRACE, 'utf8'), TRACE, { trace_block_size: config.workload.trace_block_size, max_requests: null, time_scale: config.workload.mooncake!.time_scale, first_ordinal: 0 });
+}
+
+function peakRssMb(): number {
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+function replay(workers: number): void {
+  const started = wallSeconds();
+  const config = wholeTraceConfig(workers);
+  const outcome = runReplay(config, { mooncake_requests: readTrace(config) });
   let reportBytes = 0;
   writeCanonicalPretty(outcome.report, (piece) => (reportBytes += piece.length));
   const wall_s = wallSeconds() - started;
-  const peak_rss_mb = process.resourceUsage().maxRSS / 1024;
-  process.stdout.write(`${JSON.stringify({ workers, requests: outcome.report.summary.requests.total, finished: outcome.report.summary.requests.finished, wall_s, peak_rss_mb, report_mb: reportBytes / 1e6, digest: outcome.report.digest })}\n`);
+  process.stdout.write(`${JSON.stringify({ workers, requests: outcome.report.summary.requests.total, finished: outcome.report.summary.requests.finished, wall_s, peak_rss_mb: peakRssMb(), report_mb: reportBytes / 1e6, digest: outcome.report.digest })}\n`);
 }
 
-if (require.main === module) main(Number(process.argv[2] ?? 16));
+/** Read, parse and block-hash the trace (each prompt's engine blocks, as a replay attaches them to its request). */
+function ingest(): void {
+  const started = wallSeconds();
+  const config = wholeTraceConfig(1);
+  const blockSize = config.cluster.workers[0].engine.block_size;
+  const requests = readTrace(config);
+  let blocks = 0;
+  for (const request of requests) blocks += request.prompt.computeBlockWords(blockSize).length / WORDS_PER_BLOCK;
+  const wall_s = wallSeconds() - started;
+  process.stdout.write(`${JSON.stringify({ requests: requests.length, blocks, block_size: blockSize, wall_s, peak_rss_mb: peakRssMb() })}\n`);
+}
+
+if (require.main === module) {
+  if (process.argv[2] === '--ingest') ingest();
+  else replay(Number(process.argv[2] ?? 16));
+}

@@ -1,0 +1,60 @@
+// Unit tests of `npm run bench`'s targets (bench/harness.ts), on figures made up here, never timed:
+// a figure meets its target in its direction (at least, at most; the target itself meets it; an
+// unmeasured value never does), prints its target and met / MISSED, and `--check` exits 1 exactly
+// when a figure missed, naming each miss; without --check the bench exits 0 whatever it measured.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { TargetFigure } from '../../bench/harness';
+import { checkOutcome, describeTarget, parseBenchArgs, rateTarget, targetMet } from '../../bench/harness';
+
+const rate = (value: number): TargetFigure => ({ benchmark: 'trace', label: 'simulated requests per wall second', value, unit: 'requests/s', target: 7_700, better: 'higher' });
+const memory = (value: number): TargetFigure => ({ benchmark: 'trace', label: 'peak RSS', value, unit: 'MB', target: 300, better: 'lower' });
+
+test('a figure meets its target in its own direction, the target itself included; an unmeasured one never does', () => {
+  assert.equal(targetMet(rate(7_700)), true);
+  assert.equal(targetMet(rate(7_699.9)), false);
+  assert.equal(targetMet(rate(12_000)), true);
+  assert.equal(targetMet(memory(300)), true);
+  assert.equal(targetMet(memory(300.1)), false);
+  assert.equal(targetMet(memory(120)), true);
+  assert.equal(targetMet(memory(Number.NaN)), false);
+  assert.equal(targetMet(rate(Number.NaN)), false);
+  assert.equal(targetMet(rate(Number.POSITIVE_INFINITY)), false);
+});
+
+test('each figure prints its value, its target with its direction, and met or MISSED', () => {
+  assert.equal(describeTarget(rate(1_025.4)), 'trace: simulated requests per wall second 1,025 requests/s (target ≥ 7,700 requests/s): MISSED');
+  assert.equal(describeTarget(memory(250)), 'trace: peak RSS 250 MB (target ≤ 300 MB): met');
+  assert.equal(describeTarget({ benchmark: 'qualify', label: 'wall of npm run qualify', value: 9.94, unit: 's', target: 10, better: 'lower', decimals: 1 }), 'qualify: wall of npm run qualify 9.9 s (target ≤ 10.0 s): met');
+  assert.equal(describeTarget(memory(Number.NaN)), 'trace: peak RSS not measured (target ≤ 300 MB): MISSED');
+});
+
+test('a harness rate figure becomes an at-least target with its unit per second', () => {
+  const figure = rateTarget({ name: 'kernel', unit: 'events', targetPerSecond: 2_000_000, ratesPerSecond: [1, 2, 3], medianPerSecond: 1_900_000, met: false });
+  assert.deepEqual(figure, { benchmark: 'kernel', label: 'events per second (median)', value: 1_900_000, unit: 'events/s', target: 2_000_000, better: 'higher' });
+  assert.equal(targetMet(figure), false);
+});
+
+test('--check exits 1 when any figure missed its target, naming each miss, and 0 when all met', () => {
+  const missed = checkOutcome([rate(8_000), memory(450), rate(100)], true);
+  assert.equal(missed.status, 1);
+  assert.deepEqual(missed.lines, [
+    'bench --check: 2 of 3 targets missed:',
+    '  trace: peak RSS 450 MB (target ≤ 300 MB): MISSED',
+    '  trace: simulated requests per wall second 100 requests/s (target ≥ 7,700 requests/s): MISSED',
+  ]);
+  const met = checkOutcome([rate(8_000), memory(299)], true);
+  assert.deepEqual(met, { status: 0, lines: ['bench --check: every target met (2 figures)'] });
+  assert.equal(checkOutcome([memory(Number.NaN)], true).status, 1, 'a figure that could not be measured is a miss');
+});
+
+test('without --check the bench exits 0 whatever was missed', () => {
+  assert.deepEqual(checkOutcome([rate(100), memory(900)], false), { status: 0, lines: [] });
+});
+
+test('the command line: benchmark names and --check in any order; another option is refused', () => {
+  assert.deepEqual(parseBenchArgs([]), { names: [], check: false });
+  assert.deepEqual(parseBenchArgs(['--check']), { names: [], check: true });
+  assert.deepEqual(parseBenchArgs(['trace', '--check', 'qualify']), { names: ['trace', 'qualify'], check: true });
+  assert.throws(() => parseBenchArgs(['trace', '--chek']), /unknown option --chek; usage: npm run bench -- \[name …\] \[--check\]/);
+});
