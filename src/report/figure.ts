@@ -6,9 +6,11 @@
 // never use exponents; labels that would overlap go to another row (or are joined); two instants
 // closer than a pixel (a boundary claim: 14.999 ms vs 15 ms) get a zoomed panel of their own; a
 // scenario that compares runs ("twice", "double") shows every run it compares, one above the
-// other on the same axis. The SVG is deterministic: same evidence, same bytes.
-import * as vega from 'vega';
-import { compile, TopLevelSpec } from 'vega-lite';
+// other on the same axis. The SVG is deterministic: same evidence, same bytes. Rendering (vega,
+// loaded on first use) can be memoised by a FigureCache keyed by the spec and the renderer's
+// versions, so a suite run again draws nothing it drew before and gets the same bytes.
+import { createHash } from 'node:crypto';
+import type { TopLevelSpec } from 'vega-lite';
 import type { RankRef, Tier } from '../events/model';
 import type { ScenarioEvidence } from './evidence';
 
@@ -422,16 +424,62 @@ export function normaliseSvgIds(svg: string, prefix: string): string {
   return out;
 }
 
-/** Renders a scenario's figure to SVG; null when the evidence has nothing to draw. */
-export async function renderFigure(evidence: ScenarioEvidence, idPrefix = 'fig'): Promise<string | null> {
-  const spec = figureSpec(evidence);
-  if (spec === null) return null;
-  const compiled = compile(spec).spec;
+/**
+ * Remembers what vega drew for a figure spec (its SVG before ids are normalised), by a key that
+ * names the spec and the renderer's versions: the same key always stands for the same picture.
+ */
+export interface FigureCache {
+  get(key: string): string | null;
+  set(key: string, svg: string): void;
+}
+
+type Vega = typeof import('vega');
+type VegaLite = typeof import('vega-lite');
+let renderer: { vega: Vega; vegaLite: VegaLite } | null = null;
+
+/** vega and vega-lite, loaded on first use (a run whose figures all come from a cache never loads them). */
+function vegaRenderer(): { vega: Vega; vegaLite: VegaLite } {
+  renderer ??= { vega: require('vega') as Vega, vegaLite: require('vega-lite') as VegaLite };
+  return renderer;
+}
+
+/** The versions of vega and vega-lite, read from their package.json without loading them. */
+let versions: string | null = null;
+function rendererVersions(): string {
+  versions ??= ['vega', 'vega-lite'].map((name) => `${name}@${(require(`${name}/package.json`) as { version: string }).version}`).join(' ');
+  return versions;
+}
+
+/** The cache key of a figure spec: a SHA-256 of the renderer's versions and the spec. */
+export function figureCacheKey(spec: TopLevelSpec): string {
+  return createHash('sha256').update(`${rendererVersions()}\n${JSON.stringify(spec)}`).digest('hex');
+}
+
+/** What vega draws for a spec, with vega's own (process-wide numbered) ids. */
+async function drawSvg(spec: TopLevelSpec): Promise<string> {
+  const { vega, vegaLite } = vegaRenderer();
+  const compiled = vegaLite.compile(spec).spec;
   const view = new vega.View(vega.parse(compiled), { renderer: 'none', logLevel: vega.Error });
   try {
-    const svg = await view.toSVG();
-    return normaliseSvgIds(svg, idPrefix);
+    return await view.toSVG();
   } finally {
     view.finalize();
   }
+}
+
+/**
+ * Renders a scenario's figure to SVG; null when the evidence has nothing to draw. With a cache, a
+ * spec drawn before is not drawn again; the SVG is the same bytes either way.
+ */
+export async function renderFigure(evidence: ScenarioEvidence, idPrefix = 'fig', cache?: FigureCache): Promise<string | null> {
+  const spec = figureSpec(evidence);
+  if (spec === null) return null;
+  if (cache === undefined) return normaliseSvgIds(await drawSvg(spec), idPrefix);
+  const key = figureCacheKey(spec);
+  let svg = cache.get(key);
+  if (svg === null) {
+    svg = await drawSvg(spec);
+    cache.set(key, svg);
+  }
+  return normaliseSvgIds(svg, idPrefix);
 }

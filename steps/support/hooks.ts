@@ -1,13 +1,17 @@
 // Scenario hooks: every scenario attaches its evidence (application/vnd.kvqual.evidence+json:
 // seed, digest, timeline, residency strips, measured values) for the sign-off report, its
-// figure (SVG, shown by cucumber's HTML) and the router's decisions in plain words; every failing
-// scenario also prints its seed and a one-line command that replays exactly it.
+// figure (SVG, shown by cucumber's HTML; drawn once per machine, see figureCache.ts) and the
+// router's decisions in plain words; every failing scenario also prints its seed and a one-line
+// command that replays exactly it.
 import { After, Before, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
 import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromCluster, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
 import { replayCommand } from '../../src/report/replayCommand';
 import { PERTURB_ENV, perturbationApplied, perturbationAsked, perturbIfAsked } from './perturb';
+import { figureCacheFromEnv } from './figureCache';
+
+const figureCache = figureCacheFromEnv();
 
 Before(function (this: KvWorld, { pickle }) {
   perturbIfAsked(this, pickle.name);
@@ -34,7 +38,7 @@ function evidenceOf(world: KvWorld): ScenarioEvidence {
 After(async function (this: KvWorld, { pickle, result }) {
   const evidence = evidenceOf(this);
   this.attach(JSON.stringify(evidence), EVIDENCE_MEDIA_TYPE);
-  const figure = await renderFigure(evidence);
+  const figure = await renderFigure(evidence, undefined, figureCache);
   if (figure !== null) this.attach(Buffer.from(figure, 'utf8'), { mediaType: 'image/svg+xml', fileName: HOOK_ATTACHMENT_FILES.figure });
   const decisions = evidence.timeline.placements.map((placement) => placement.sentence);
   if (decisions.length > 0) this.attach(decisions.join('\n'), { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.decisions });

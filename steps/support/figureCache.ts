@@ -1,0 +1,50 @@
+// The figure cache of the cucumber runs: each scenario's figure (src/report/figure.ts) drawn by
+// vega once per machine and kept as a file named by its key (the spec and the renderer's
+// versions), so running the suite again (npm test, both runs of npm run qualify, the integration
+// tests' qualify runs) draws only what changed; the SVG is the same bytes either way. Files are
+// written whole (a temporary file renamed), so runs at the same time can share the folder; an
+// unreadable or unwritable entry is simply drawn again. KVQUAL_FIGURE_CACHE=off turns it off,
+// KVQUAL_FIGURE_CACHE=<folder> moves it (default: kvqual-figure-cache-<uid> in the system's
+// temporary folder). Read here, never in src/.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { FigureCache } from '../../src/report/figure';
+
+export const FIGURE_CACHE_ENV = 'KVQUAL_FIGURE_CACHE';
+
+/** A FigureCache kept as one file per key in `folder`. */
+export function folderFigureCache(folder: string): FigureCache {
+  const file = (key: string) => path.join(folder, `${key}.svg`);
+  return {
+    get(key) {
+      try {
+        return fs.readFileSync(file(key), 'utf8');
+      } catch {
+        return null;
+      }
+    },
+    set(key, svg) {
+      const temporary = `${file(key)}.${process.pid}.tmp`;
+      try {
+        fs.mkdirSync(folder, { recursive: true });
+        fs.writeFileSync(temporary, svg);
+        fs.renameSync(temporary, file(key));
+      } catch {
+        try {
+          fs.rmSync(temporary, { force: true });
+        } catch {
+          // Nothing was written.
+        }
+      }
+    },
+  };
+}
+
+/** The cache the hooks use, as the environment asks: undefined when it is turned off. */
+export function figureCacheFromEnv(env: NodeJS.ProcessEnv = process.env): FigureCache | undefined {
+  const setting = env[FIGURE_CACHE_ENV];
+  if (setting === 'off') return undefined;
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
+  return folderFigureCache(setting ? path.resolve(setting) : path.join(os.tmpdir(), `kvqual-figure-cache-${uid}`));
+}
