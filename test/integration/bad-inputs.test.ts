@@ -1,6 +1,6 @@
 // The bad-input corpus (issue 11): every case of test/fixtures/bad-inputs/cases.yaml goes through
-// the kvqual command line — most in this process through runCli, the cases marked `process: true`
-// as a real `node bin/kvqual.js` — and must exit with its status, print its one message (no stack
+// the kvqual command line — most in this process through runCliAsync (sweeps included), the cases
+// marked `process: true` as a real `node bin/kvqual.js` — and must exit with its status, print its one message (no stack
 // trace, no "internal error"), leave no output file behind (its --out folder stays empty and the
 // corpus folder unchanged), and finish in under 5 s.
 import { test, after } from 'node:test';
@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { runCli } from '../../src/cli/main';
+import { runCliAsync } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/io';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -83,12 +83,12 @@ const SETUPS: Record<string, (gen: string) => void> = {
   },
 };
 
-function inProcess(args: string[]): Run {
+async function inProcess(args: string[]): Promise<Run> {
   let stdout = '';
   let stderr = '';
   const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd: CORPUS };
   try {
-    return { status: runCli(args, io), stdout, stderr };
+    return { status: await runCliAsync(args, io), stdout, stderr };
   } catch (error) {
     return { status: 3, stdout, stderr: `${stderr}kvqual: internal error (please report): ${(error as Error).stack}\n` };
   }
@@ -107,7 +107,7 @@ test('the corpus holds at least 60 cases, each named once, some run as real proc
 });
 
 for (const c of cases) {
-  test(`bad input: ${c.case}`, () => {
+  test(`bad input: ${c.case}`, async () => {
     const dir = fs.mkdtempSync(path.join(scratch, `${c.case}-`));
     const out = path.join(dir, 'out');
     const gen = path.join(dir, 'gen');
@@ -124,7 +124,7 @@ for (const c of cases) {
       args.push('--out', path.join(out, 'report.json'), '--events-out', path.join(out, 'events.jsonl'));
     }
     const started = Date.now();
-    const run = c.process ? asProcess(args) : inProcess(args);
+    const run = c.process ? asProcess(args) : await inProcess(args);
     const elapsed = Date.now() - started;
     const output = `${run.stdout}${run.stderr}`;
     assert.equal(run.status, c.exit, `exit status; output:\n${output}`);
