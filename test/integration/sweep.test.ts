@@ -2,6 +2,7 @@
 // own process, run at the same time) then merged gives the same sweep.json and sweep.csv apart
 // from wall times, and byte-identical charts and HTML; a bad point, a missing shard or a repeated
 // one exits 2 with one line and leaves nothing behind; without a terminal, progress is plain lines.
+// (A misspelt option and --jobs 0 are refused by the command line in this process.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -9,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
+import { runCliAsync } from '../../src/cli/main';
 
 const BIN = path.join(ROOT, 'bin', 'kvqual.js');
 
@@ -21,6 +23,14 @@ interface Run {
 function kvqual(cwd: string, ...args: string[]): Run {
   const result = spawnSync(process.execPath, [BIN, ...args], { cwd, encoding: 'utf8' });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `kvqual ARGS` from `cwd` in this process (runCliAsync with an injected io). */
+async function kvqualInProcess(cwd: string, ...args: string[]): Promise<Run> {
+  let stdout = '';
+  let stderr = '';
+  const status = await runCliAsync(args, { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd });
+  return { status, stdout, stderr };
 }
 
 function kvqualAsync(cwd: string, ...args: string[]): Promise<Run> {
@@ -97,7 +107,7 @@ test('3 shards in separate processes, merged, give what the unsharded sweep give
   assert.ok(!fs.existsSync(path.join(dir, 'partial')), 'a refused merge writes nothing');
 });
 
-test('an invalid point exits 2 naming the point and the field, before anything runs or is created', () => {
+test('an invalid point exits 2 naming the point and the field, before anything runs or is created', async () => {
   const dir = sweepFolder();
   fs.writeFileSync(path.join(dir, 'bad.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 10]\n  cluster.workers[0].engine.max_num_seqs: [4, 0]\n');
   const run = kvqual(dir, 'sweep', 'bad.yaml', '--out', 'out');
@@ -105,10 +115,10 @@ test('an invalid point exits 2 naming the point and the field, before anything r
   assert.match(run.stderr, /^kvqual sweep: bad\.yaml: point 1 of 4 \(router\.kv_event_lag_ms=0, cluster\.workers\[0\]\.engine\.max_num_seqs=0\): cluster\.workers\[0\]\.engine\.max_num_seqs: .*\(1 more point\(s\) are invalid too\)\n$/);
   assert.equal(run.stdout, '');
   assert.ok(!fs.existsSync(path.join(dir, 'out')));
-  const typo = kvqual(dir, 'sweep', 'sweep.yaml', '--jbos', '2');
+  const typo = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--jbos', '2');
   assert.equal(typo.status, 2);
   assert.match(typo.stderr, /unknown option '--jbos'; did you mean --jobs\?/);
-  const jobs = kvqual(dir, 'sweep', 'sweep.yaml', '--jobs', '0');
+  const jobs = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--jobs', '0');
   assert.equal(jobs.status, 2);
   assert.match(jobs.stderr, /--jobs 0: expected a whole number/);
 });
