@@ -2,7 +2,6 @@
 // own process, run at the same time) then merged gives the same sweep.json and sweep.csv apart
 // from wall times, and byte-identical charts and HTML; a bad point, a missing shard or a repeated
 // one exits 2 with one line and leaves nothing behind; without a terminal, progress is plain lines.
-// (A misspelt option and --jobs 0 are refused by the command line in this process.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -25,7 +24,7 @@ function kvqual(cwd: string, ...args: string[]): Run {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** `kvqual ARGS` from `cwd` in this process (runCliAsync with an injected io). */
+/** `kvqual ARGS` from `cwd` in this process (runCliAsync with an injected io): for refusals where no process is what is tested. */
 async function kvqualInProcess(cwd: string, ...args: string[]): Promise<Run> {
   let stdout = '';
   let stderr = '';
