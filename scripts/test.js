@@ -21,8 +21,12 @@ const verbose = process.env.KVQUAL_TEST_VERBOSE === '1';
 
 const tally = { passed: 0, failed: 0, skipped: 0 };
 
-/** Test files started first: the longest (it runs `npm run qualify` about twenty times), so the rest fits beside it. */
-const LONGEST_TEST_FILES = [path.join('test', 'integration', 'signoff.test.ts')];
+/**
+ * Test files started first, longest first, so that the rest fits beside them: signoff.test.ts runs
+ * `npm run qualify` about twenty times; the shard tests run qualify in several processes and the
+ * Kubernetes examples' pods (a name that does not exist is passed over).
+ */
+const LONGEST_TEST_FILES = ['signoff', 'qualify-shards', 'k8s-examples', 'sweep'].map((name) => path.join('test', 'integration', `${name}.test.ts`));
 /** Test files run at a time by node --test (its default on two cores is one). */
 const TEST_FILES_AT_ONCE = 2;
 
