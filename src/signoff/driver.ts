@@ -3,8 +3,12 @@
 // simulator's invariants (src/fuzz, as `npm run fuzz`), measures coverage over the compiled
 // JavaScript (the same unit tests and features once more; any failure there fails a gate), builds
 // the sign-off and publishes the whole output set at once (see write.ts). Each phase is printed as
-// it starts and with its time when it ends. The clock, git facts and the console come from the
-// caller (scripts/qualify.ts), so this module reads no clock itself.
+// it starts and with its time when it ends. With `--shard i/n` it runs only its share of the
+// scenarios (both runs; shard 1 also the generated workloads and the coverage run) and publishes
+// its streams with a shard manifest instead of a sign-off; with `--merge DIR…` it runs nothing and
+// builds the one sign-off from the shards' streams (shards.ts). The clock, git facts, the console
+// and cucumber's report formatters come from the caller (scripts/qualify.ts), so this module
+// reads no clock itself.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -21,6 +25,7 @@ import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
 import { CURRENT_LINK, newRunDir, publishRun, removeStale, RUNS_DIR } from './write';
+import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
 
@@ -36,6 +41,10 @@ export interface QualifyOptions {
   baseline: string | null;
   /** Generated workloads to run (npm run fuzz); 0 leaves the campaign and its gate out. */
   fuzzRuns: number;
+  /** `--shard i/n`: run only this share of the scenarios and write its streams, no sign-off. */
+  shard: ShardSpec | null;
+  /** `--merge DIR…`: the shard folders to build one sign-off from (nothing runs). */
+  merge: string[] | null;
   argv: string[];
 }
 
@@ -43,13 +52,26 @@ export interface QualifyOptions {
 export const DEFAULT_FUZZ_RUNS = 1000;
 export const DEFAULT_FUZZ_SEED = 1893;
 
-const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N';
+const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --shard i/n, --merge DIR…';
 
 /** Parses `npm run qualify -- …`; throws UsageError naming the problem. */
 export function parseQualifyArgs(argv: string[]): QualifyOptions {
-  const options: QualifyOptions = { features: 'features', requirements: 'requirements.yaml', out: 'reports', campaign: null, coverage: true, baseline: null, fuzzRuns: DEFAULT_FUZZ_RUNS, argv };
+  const options: QualifyOptions = {
+    features: 'features',
+    requirements: 'requirements.yaml',
+    out: 'reports',
+    campaign: null,
+    coverage: true,
+    baseline: null,
+    fuzzRuns: DEFAULT_FUZZ_RUNS,
+    shard: null,
+    merge: null,
+    argv,
+  };
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
+    given.add(arg);
     const value = () => {
       const next = argv[++i];
       if (next === undefined || next.startsWith('--')) throw new UsageError(`${arg} needs a value (options: ${OPTIONS_HELP})`);
@@ -65,7 +87,25 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
       const text = value();
       if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--fuzz-runs ${text}: expected a whole number`);
       options.fuzzRuns = Number(text);
+    } else if (arg === '--shard') {
+      const spec = parseShardSpec(value());
+      if (typeof spec === 'string') throw new UsageError(spec);
+      options.shard = spec;
+    } else if (arg === '--merge') {
+      const dirs: string[] = [];
+      while (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) dirs.push(argv[++i]);
+      if (dirs.length === 0) throw new UsageError('--merge needs the shard folders to merge (--merge DIR…)');
+      options.merge = [...(options.merge ?? []), ...dirs];
     } else throw new UsageError(`unknown option "${arg}" (options: ${OPTIONS_HELP})`);
+  }
+  if (options.shard !== null && options.merge !== null) throw new UsageError('--shard and --merge cannot be combined: a shard runs its share, the merge runs nothing');
+  if (options.merge !== null) {
+    const shardOnly = ['--features', '--no-coverage', '--fuzz-runs'].filter((o) => given.has(o));
+    if (shardOnly.length > 0) throw new UsageError(`${shardOnly[0]} belongs to the shard runs, not to --merge (it merges what the shards ran)`);
+  }
+  if (options.shard !== null) {
+    const mergeOnly = ['--campaign', '--baseline'].filter((o) => given.has(o));
+    if (mergeOnly.length > 0) throw new UsageError(`${mergeOnly[0]} belongs to --merge, not to a --shard run (a shard writes no sign-off)`);
   }
   return options;
 }
@@ -80,6 +120,11 @@ export interface DriverContext {
   date(): string;
   subject(): Subject;
   write(text: string): void;
+  /**
+   * Cucumber's HTML and JUnit reports rendered from a message stream (the merge's merged stream);
+   * without it the merge leaves cucumber.html and junit.xml saying where the shards' own are.
+   */
+  cucumberReports?(ndjson: string): Promise<{ html: string; junit: string }>;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -92,6 +137,8 @@ export interface Prepared {
   baseline: SignoffJson | null;
   /** Seed of the generated workloads (KVQUAL_SEED, or DEFAULT_FUZZ_SEED). */
   fuzzSeed: number;
+  /** With --merge: every shard folder given, read (manifest and streams). */
+  shards: ShardInput[];
 }
 
 function countFeatures(dir: string): number {
@@ -101,8 +148,10 @@ function countFeatures(dir: string): number {
 /** Checks every argument and input before anything is deleted or run. */
 export function prepare(options: QualifyOptions, root: string, env: NodeJS.ProcessEnv = {}): Prepared {
   const featuresDir = path.resolve(options.features);
-  if (!fs.existsSync(featuresDir) || !fs.statSync(featuresDir).isDirectory()) throw new UsageError(`--features ${options.features}: no such folder`);
-  if (countFeatures(featuresDir) === 0) throw new UsageError(`--features ${options.features}: no .feature file in it`);
+  if (options.merge === null) {
+    if (!fs.existsSync(featuresDir) || !fs.statSync(featuresDir).isDirectory()) throw new UsageError(`--features ${options.features}: no such folder`);
+    if (countFeatures(featuresDir) === 0) throw new UsageError(`--features ${options.features}: no .feature file in it`);
+  }
   const requirementsFile = path.resolve(options.requirements);
   if (!fs.existsSync(requirementsFile) || !fs.statSync(requirementsFile).isFile()) throw new UsageError(`--requirements ${options.requirements}: no such file`);
   let registry: Registry;
@@ -123,12 +172,43 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   }
   const out = path.resolve(options.out);
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new UsageError(`--out ${options.out}: exists and is not a folder`);
+  const shards = (options.merge ?? []).map((dir) => readShardFolder(dir));
+  for (const shard of shards) {
+    if (path.resolve(shard.dir) === out) throw new UsageError(`--out ${options.out}: is one of the shard folders given to --merge; give the merged sign-off a folder of its own`);
+  }
   checkOutFolder(out, options.out, root);
-  makeFolder(out, options.out);
   const seedText = env.KVQUAL_SEED;
   const fuzzSeed = seedText === undefined || seedText === '' ? DEFAULT_FUZZ_SEED : Number(seedText);
   if (!/^-?\d+$/.test(seedText ?? '0') || !Number.isSafeInteger(fuzzSeed)) throw new UsageError(`KVQUAL_SEED="${seedText}" is not a whole-number seed`);
-  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed };
+  makeFolder(out, options.out);
+  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards };
+}
+
+/** Reads a shard folder for --merge: its manifest must be readable and valid (else a usage error); a missing stream is a gap the merge names. */
+function readShardFolder(dir: string): ShardInput {
+  const where = path.resolve(dir);
+  if (!fs.existsSync(where) || !fs.statSync(where).isDirectory()) throw new UsageError(`--merge ${dir}: no such folder`);
+  const file = path.join(where, SHARD_MANIFEST);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new UsageError(`--merge ${dir}: no readable ${SHARD_MANIFEST} (not the --out folder of a \`npm run qualify -- --shard i/n\` run)`);
+  }
+  let manifest: ShardManifest;
+  try {
+    manifest = parseShardManifest(text, `--merge ${dir}: ${SHARD_MANIFEST}`);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const stream = (name: string) => {
+    try {
+      return fs.readFileSync(path.join(where, name), 'utf8');
+    } catch {
+      return null;
+    }
+  };
+  return { dir, manifest, first: stream('messages.ndjson'), second: stream(RERUN_MESSAGES) };
 }
 
 /**
@@ -153,7 +233,7 @@ function makeFolder(out: string, given: string): void {
  */
 function checkOutFolder(out: string, given: string, root: string): void {
   if (!fs.existsSync(out) || out === path.join(root, 'reports')) return;
-  const own = new Set<string>([...SET_NAMES, RUNS_DIR, CURRENT_LINK]);
+  const own = new Set<string>([...SET_NAMES, ...SHARD_SET_NAMES, RUNS_DIR, CURRENT_LINK]);
   // signoff-assets is qualify's when it is a link of a published set, or (an older version's) a folder of figures only.
   const assets = path.join(out, ASSETS_DIR);
   const foreignAssets =
@@ -199,6 +279,8 @@ function readRun(file: string): { run: RunModel | null; problem: string | null }
 
 /** The names a reader opens in the output folder; each is one file (or folder) of the run's set. */
 export const SET_NAMES = ['signoff.md', 'signoff.html', 'signoff.json', ASSETS_DIR, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
+/** What a shard run publishes: its manifest and cucumber's reports of its share (no sign-off). */
+export const SHARD_SET_NAMES = [SHARD_MANIFEST, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
 
 interface Measured {
   summary: CoverageSummary | null;
@@ -283,24 +365,10 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED). */
-export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel }> {
-  const { options, out, features, registry } = prepared;
-  const started = ctx.now();
-  const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
-  const firstEnv = { ...ctx.env };
-  delete firstEnv[PERTURB_ENV];
-  const secondEnv = { ...ctx.env };
-  const glob = `${features}/**/*.feature`;
-  const phases = ['run 1 of 2: the suite, with cucumber.html, junit.xml and messages.ndjson', `run 2 of 2: the same suite again, to compare digests${perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : ''}`];
-  if (options.fuzzRuns > 0) {
-    const left = KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : '';
-    phases.push(`generated workloads: ${options.fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants${left}`);
-  }
-  if (options.coverage) phases.push('coverage run: tsc to build/, then the unit tests and the features again on the JavaScript, under c8');
-  phases.push('sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set');
+/** Prints each phase as it starts and its time when it ends ("[2/5] done in 3.1 s"). */
+function phaseRunner(ctx: DriverContext, phases: string[]): <T>(fn: () => T | Promise<T>) => Promise<T> {
   let index = 0;
-  const phase = async <T>(fn: () => T | Promise<T>): Promise<T> => {
+  return async <T>(fn: () => T | Promise<T>): Promise<T> => {
     const title = phases[index++];
     ctx.write(`\n── [${index}/${phases.length}] ${title} ──\n`);
     const t0 = ctx.now();
@@ -308,6 +376,37 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     ctx.write(`   [${index}/${phases.length}] done in ${seconds(ctx.now() - t0)}\n`);
     return value;
   };
+}
+
+function commandOf(options: QualifyOptions): string {
+  return ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
+}
+
+/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED; a shard: 0 when it ran). */
+export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel | null }> {
+  if (prepared.options.merge !== null) return mergeShards(prepared, ctx);
+  const { options, out, features } = prepared;
+  const shard = options.shard;
+  const started = ctx.now();
+  const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
+  const firstEnv = { ...ctx.env };
+  delete firstEnv[PERTURB_ENV];
+  const secondEnv = { ...ctx.env };
+  const glob = `${features}/**/*.feature`;
+  const shardArgs = shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`];
+  const share = shard === null ? '' : ` (shard ${shard.index} of ${shard.count}: its share of the scenarios)`;
+  // The generated workloads and the coverage run are not cut into shards: shard 1 makes them whole.
+  const wholeRuns = shard === null || shard.index === 1;
+  const fuzzRuns = wholeRuns ? options.fuzzRuns : 0;
+  const coverage = wholeRuns && options.coverage;
+  const phases = [`run 1 of 2: the suite${share}, with cucumber.html, junit.xml and messages.ndjson`, `run 2 of 2: the same${shard === null ? ' suite' : ' share'} again, to compare digests${perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : ''}`];
+  if (fuzzRuns > 0) {
+    const left = KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : '';
+    phases.push(`generated workloads: ${fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants${left}${shard === null ? '' : ' (shard 1 runs them all)'}`);
+  }
+  if (coverage) phases.push(`coverage run: tsc to build/, then the unit tests and the features again on the JavaScript, under c8${shard === null ? '' : ' (shard 1 makes it, over the whole suite)'}`);
+  phases.push(shard === null ? 'sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set' : `shard manifest: ${SHARD_MANIFEST}, published with the shard's reports as one set (no sign-off)`);
+  const phase = phaseRunner(ctx, phases);
 
   const removed = removeStale(out);
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
@@ -315,18 +414,24 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
 
   await phase(() =>
-    spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', glob, '--format', `html:${inRun('cucumber.html')}`, '--format', `junit:${inRun('junit.xml')}`, '--format', `message:${inRun('messages.ndjson')}`], firstEnv, false),
+    spawn(
+      ctx,
+      tool(ctx, 'cucumber-js'),
+      ['--profile', 'replay', glob, ...shardArgs, '--format', `html:${inRun('cucumber.html')}`, '--format', `junit:${inRun('junit.xml')}`, '--format', `message:${inRun('messages.ndjson')}`],
+      firstEnv,
+      false,
+    ),
   );
-  await phase(() => spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', glob, '--format', `message:${inRun(RERUN_MESSAGES)}`], secondEnv, false));
+  await phase(() => spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', glob, ...shardArgs, '--format', `message:${inRun(RERUN_MESSAGES)}`], secondEnv, false));
 
   let generated: CampaignResult | null = null;
-  if (options.fuzzRuns > 0) {
-    generated = await phase(() => runFuzzCampaign({ runs: options.fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS }));
+  if (fuzzRuns > 0) {
+    generated = await phase(() => runFuzzCampaign({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS }));
     ctx.write(`   ${generatedSummary(generated)}\n`);
   }
 
   let measured: Measured | null = null;
-  if (options.coverage) {
+  if (coverage) {
     measured = await phase(() => measureCoverage(ctx, features, firstEnv));
     const cov = measured.summary;
     ctx.write(cov ? `   lines ${cov.lines.pct}%, branches ${cov.branches.pct}%\n` : `   not measured: ${measured.note}\n`);
@@ -334,58 +439,186 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     for (const problem of measured.run.problems) ctx.write(`   ✗ ${problem}\n`);
   }
 
+  if (shard !== null) {
+    await phase(() => publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured }));
+    ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
+    return { status: 0, model: null };
+  }
+
   const model = await phase(async () => {
     const first = readRun(path.join(runDir, 'messages.ndjson'));
     const second = readRun(path.join(runDir, RERUN_MESSAGES));
-    const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
-    const determinism = compareRuns(runModel, second.run, second.problem);
-    const figures = new Map<string, string>();
-    for (const scenario of runModel.scenarios) {
-      if (!scenario.evidence) continue;
-      const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
-      if (svg !== null) figures.set(scenario.key, svg);
-    }
-    const subject = ctx.subject();
-    const built = buildSignoff({
-      campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
-      date: ctx.date(),
-      subject,
-      command: ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' '),
-      run: runModel,
-      determinism,
-      registry,
-      coverage: measured?.summary ?? null,
-      coverageNote: measured === null ? 'not requested (--no-coverage)' : measured.note,
-      coverageRun: measured?.run ?? null,
-      perturbation,
-      figures,
-      companions: [
-        { label: "cucumber's HTML report", file: 'cucumber.html' },
-        { label: 'JUnit XML', file: 'junit.xml' },
-        { label: 'message stream', file: 'messages.ndjson' },
-        { label: 'message stream of the second run', file: RERUN_MESSAGES },
-      ],
-      baseline: prepared.baseline,
-      generated,
-      glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
-    });
-    // Everything is written into the unpublished run folder, then published in one rename.
-    fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
-    for (const view of built.views) if (view.figure !== null) fs.writeFileSync(path.join(runDir, ASSETS_DIR, view.figureFile!), view.figure);
-    fs.writeFileSync(path.join(runDir, ASSETS_DIR, SUMMARY_CHART), summaryChart(built.matrix));
-    fs.writeFileSync(path.join(runDir, 'signoff.md'), renderMarkdown(built));
-    fs.writeFileSync(path.join(runDir, 'signoff.html'), renderHtml(built));
-    fs.writeFileSync(path.join(runDir, 'signoff.json'), `${JSON.stringify(toSignoffJson(built), null, 1)}\n`);
-    publishRun(out, runDir, SET_NAMES);
-    return built;
+    return publishSignoff(prepared, ctx, runDir, { first, second, perturbation, generated, measured, shardProblems: [] });
   });
+  reportVerdict(ctx, model, measured);
+  ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
+  return { status: model.qualified ? 0 : 1, model };
+}
 
+function reportVerdict(ctx: DriverContext, model: SignoffModel, measured: Measured | null): void {
   ctx.write(`\n── verdict: ${model.verdict} ──\n`);
   for (const gate of model.gates) ctx.write(`${gate.passed ? 'pass' : 'FAIL'}  ${gate.title}: ${gate.summary}\n`);
   if (measured !== null && measured.run.failures.length > 0) {
     ctx.write('\nFailed in the compiled coverage run:\n');
     for (const failure of measured.run.failures) ctx.write(`  ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
   }
+}
+
+/**
+ * Writes a shard's manifest into its run folder and publishes the shard's set. It prints what its
+ * share did, as a preview only: the verdict belongs to the merge of all n shards.
+ */
+function publishShard(
+  prepared: Prepared,
+  ctx: DriverContext,
+  runDir: string,
+  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null },
+): void {
+  const { shard } = made;
+  const firstFile = path.join(runDir, 'messages.ndjson');
+  const firstText = fs.existsSync(firstFile) ? fs.readFileSync(firstFile, 'utf8') : '';
+  const identity = suiteIdentity(firstText);
+  const manifest: ShardManifest = {
+    format: SHARD_FORMAT,
+    shard,
+    suite: { digest: identity.digest, scenarios: identity.pickles.length, features: prepared.features },
+    subject: ctx.subject(),
+    settings: { fuzzRuns: prepared.options.fuzzRuns, fuzzSeed: prepared.fuzzSeed, coverage: prepared.options.coverage },
+    perturbation: made.perturbation,
+    command: commandOf(prepared.options),
+    generated: made.generated,
+    coverage: made.measured === null ? null : { summary: made.measured.summary, run: made.measured.run, note: made.measured.note },
+  };
+  fs.writeFileSync(path.join(runDir, SHARD_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
+  publishRun(prepared.out, runDir, SHARD_SET_NAMES, SET_NAMES);
+  const first = readRun(firstFile);
+  const second = readRun(path.join(runDir, RERUN_MESSAGES));
+  const ran = new Set(identity.ran);
+  const mine = (first.run?.scenarios ?? []).filter((s) => ran.has(s.key));
+  const passed = mine.filter((s) => s.status === 'PASSED').length;
+  const determinism = first.run === null ? null : compareRuns({ ...first.run, scenarios: mine }, second.run === null ? null : { ...second.run, scenarios: second.run.scenarios.filter((s) => ran.has(s.key)) }, second.problem);
+  ctx.write(
+    `   its share: ${passed} of ${countOf(mine.length, 'scenario')} passed (of ${identity.pickles.length} in the suite); ` +
+      `${determinism === null ? 'no first run to compare' : determinism.identical ? 'both runs identical' : `determinism: ${determinism.problem ?? `${countOf(determinism.differences.length, 'scenario')} differed`}`}\n` +
+      `   not a verdict: merge all ${shard.count} shards with npm run qualify -- --merge <their --out folders>\n`,
+  );
+}
+
+interface SignoffParts {
+  first: { run: RunModel | null; problem: string | null };
+  second: { run: RunModel | null; problem: string | null };
+  perturbation: string | null;
+  generated: CampaignResult | null;
+  measured: Measured | null;
+  /** Gaps of a merge (missing, repeated or foreign shards); empty otherwise. */
+  shardProblems: string[];
+  /** The coverage note when the coverage run was not made here (a merge). */
+  coverageNote?: string;
+}
+
+/** Builds the sign-off from the run folder's streams, writes it there and publishes the set. */
+async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: string, parts: SignoffParts): Promise<SignoffModel> {
+  const { options, registry } = prepared;
+  const { first, second, measured } = parts;
+  const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
+  const determinism = compareRuns(runModel, second.run, second.problem);
+  const figures = new Map<string, string>();
+  for (const scenario of runModel.scenarios) {
+    if (!scenario.evidence) continue;
+    const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
+    if (svg !== null) figures.set(scenario.key, svg);
+  }
+  const subject = ctx.subject();
+  const built = buildSignoff({
+    campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
+    date: ctx.date(),
+    subject,
+    command: commandOf(options),
+    run: runModel,
+    determinism,
+    registry,
+    coverage: measured?.summary ?? null,
+    coverageNote: parts.coverageNote ?? (measured === null ? 'not requested (--no-coverage)' : measured.note),
+    coverageRun: measured?.run ?? null,
+    perturbation: parts.perturbation,
+    figures,
+    companions: [
+      { label: "cucumber's HTML report", file: 'cucumber.html' },
+      { label: 'JUnit XML', file: 'junit.xml' },
+      { label: 'message stream', file: 'messages.ndjson' },
+      { label: 'message stream of the second run', file: RERUN_MESSAGES },
+    ],
+    baseline: prepared.baseline,
+    generated: parts.generated,
+    glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
+    shardProblems: parts.shardProblems,
+  });
+  // Everything is written into the unpublished run folder, then published in one rename.
+  fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
+  for (const view of built.views) if (view.figure !== null) fs.writeFileSync(path.join(runDir, ASSETS_DIR, view.figureFile!), view.figure);
+  fs.writeFileSync(path.join(runDir, ASSETS_DIR, SUMMARY_CHART), summaryChart(built.matrix));
+  fs.writeFileSync(path.join(runDir, 'signoff.md'), renderMarkdown(built));
+  fs.writeFileSync(path.join(runDir, 'signoff.html'), renderHtml(built));
+  fs.writeFileSync(path.join(runDir, 'signoff.json'), `${JSON.stringify(toSignoffJson(built), null, 1)}\n`);
+  publishRun(prepared.out, runDir, SET_NAMES, SHARD_SET_NAMES);
+  return built;
+}
+
+/**
+ * `--merge DIR…`: checks the shards (each of 1..n once, one suite, one commit, one set of
+ * options, each having run exactly its share), merges each run's streams into the stream an
+ * unsharded run writes, renders cucumber's reports from the merged stream and builds the one
+ * sign-off with the same gates. Every gap of the set fails a *Shards* gate that names it.
+ */
+async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel }> {
+  const { options, out } = prepared;
+  const started = ctx.now();
+  const check = checkShards(prepared.shards);
+  const n = check.reference.shard.count;
+  const phase = phaseRunner(ctx, [
+    `merge: ${countOf(prepared.shards.length, 'shard folder')} given for ${countOf(n, 'shard')}; the message streams of both runs merged, cucumber's reports rendered from them`,
+    'sign-off: signoff.md, signoff.html and signoff.json, published with the merged reports as one set',
+  ]);
+  const removed = removeStale(out);
+  if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
+  const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
+  await phase(async () => {
+    for (const problem of check.problems) ctx.write(`   ✗ ${problem}\n`);
+    const merged = (which: 'first' | 'second') =>
+      mergeStreams(check.used.filter((s) => s[which] !== null).map((s) => ({ shard: s.manifest.shard.index, text: s[which]! })));
+    const firstText = merged('first');
+    fs.writeFileSync(path.join(runDir, 'messages.ndjson'), firstText);
+    fs.writeFileSync(path.join(runDir, RERUN_MESSAGES), merged('second'));
+    if (ctx.cucumberReports) {
+      const reports = await ctx.cucumberReports(firstText);
+      fs.writeFileSync(path.join(runDir, 'cucumber.html'), reports.html);
+      fs.writeFileSync(path.join(runDir, 'junit.xml'), reports.junit);
+    } else {
+      const note = `the reports of each shard are in its own folder: ${check.used.map((s) => s.dir).join(', ')}\n`;
+      fs.writeFileSync(path.join(runDir, 'cucumber.html'), `<!doctype html><title>merged shards</title><p>${note.replace(/[<&]/g, '')}</p>\n`);
+      fs.writeFileSync(path.join(runDir, 'junit.xml'), `<?xml version="1.0" encoding="UTF-8"?>\n<!-- ${note.replace(/--/g, '- -').trim()} -->\n<testsuites/>\n`);
+    }
+  });
+  const shardOne = check.used.find((s) => s.manifest.shard.index === 1)?.manifest ?? null;
+  const settings = check.reference.settings;
+  const coverage = shardOne?.coverage ?? null;
+  const measured: Measured | null = settings.coverage
+    ? coverage !== null
+      ? { summary: coverage.summary, run: coverage.run, note: coverage.note }
+      : { summary: null, run: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [`shard 1 of ${n}, which makes the coverage run, is missing`] }, note: `shard 1 of ${n} is missing` }
+    : null;
+  const perturbations = [...new Set(check.used.map((s) => s.manifest.perturbation).filter((p): p is string => p !== null))];
+  const model = await phase(() =>
+    publishSignoff(prepared, ctx, runDir, {
+      first: readRun(path.join(runDir, 'messages.ndjson')),
+      second: readRun(path.join(runDir, RERUN_MESSAGES)),
+      perturbation: perturbations.length > 0 ? perturbations.join('|') : null,
+      generated: settings.fuzzRuns > 0 ? shardOne?.generated ?? null : null,
+      measured,
+      shardProblems: check.problems,
+    }),
+  );
+  reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
   return { status: model.qualified ? 0 : 1, model };
 }
