@@ -9,7 +9,7 @@
 // builds the one sign-off from the shards' streams (shards.ts). The clock, git facts, the console
 // and cucumber's report formatters come from the caller (scripts/qualify.ts), so this module
 // reads no clock itself.
-import { spawnSync } from 'node:child_process';
+import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderFigure } from '../report/figure';
@@ -19,7 +19,8 @@ import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
 import { parseRun, RunModel } from './messages';
 import { anchorOf, buildSignoff, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject } from './model';
-import { runFuzzCampaign, type CampaignResult } from '../fuzz/campaign';
+import type { CampaignResult } from '../fuzz/campaign';
+import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
@@ -262,10 +263,16 @@ interface Spawned {
   output: string;
 }
 
-function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean): Spawned {
-  const result = spawnSync(command, args, { cwd: ctx.root, env, encoding: 'utf8', stdio: quiet ? 'pipe' : 'inherit', maxBuffer: 256 * 1024 * 1024 });
-  if (result.error) throw result.error;
-  return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}` };
+/** Runs a tool; quiet ones have their output collected, the others print to the console as they run. */
+function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean): Promise<Spawned> {
+  return new Promise((resolve, reject) => {
+    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] });
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, output }));
+  });
 }
 
 function tool(ctx: DriverContext, name: string): string {
@@ -288,54 +295,78 @@ interface Measured {
   note: string;
 }
 
-/** Coverage of src/: tsc to build/, then the unit tests and the feature suite from the JavaScript, under c8. */
-function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.ProcessEnv): Measured {
-  const build = path.join(ctx.root, 'build');
-  const raw = path.join(build, '.v8-coverage');
-  const run: CoverageRun = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] };
-  fs.rmSync(build, { recursive: true, force: true });
-  const compiled = spawn(ctx, tool(ctx, 'tsc'), ['-p', 'tsconfig.json', '--outDir', 'build'], env, true);
-  if (compiled.status !== 0) run.problems.push(`tsc reported errors: ${compiled.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
-  if (!fs.existsSync(path.join(build, 'src'))) {
-    run.problems.push('tsc produced no JavaScript');
-    return { summary: null, run, note: 'tsc produced no JavaScript' };
-  }
-  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: raw, KVQUAL_BUILD: 'build' };
+const BUILD = 'build';
+const RAW_COVERAGE = path.join(BUILD, '.v8-coverage');
+
+function emptyCoverageRun(): CoverageRun {
+  return { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] };
+}
+
+/** The environment of the compiled runs: coverage collected, the command line from build/, no test double. */
+function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE), KVQUAL_BUILD: BUILD };
   delete covEnv[PERTURB_ENV];
   // Started from inside a `node --test` run, the nested runner would report to that parent instead of printing TAP.
   delete covEnv.NODE_TEST_CONTEXT;
+  return covEnv;
+}
+
+/** tsc to build/ (emptied first); false when it produced no JavaScript. Errors are problems of the coverage run. */
+async function compileBuild(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<boolean> {
+  const build = path.join(ctx.root, BUILD);
+  fs.rmSync(build, { recursive: true, force: true });
+  const compiled = await spawn(ctx, tool(ctx, 'tsc'), ['-p', 'tsconfig.json', '--outDir', BUILD], env, true);
+  if (compiled.status !== 0) run.problems.push(`tsc reported errors: ${compiled.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
+  if (!fs.existsSync(path.join(build, 'src'))) {
+    run.problems.push('tsc produced no JavaScript');
+    return false;
+  }
+  return true;
+}
+
+/** The unit test files of the compiled build under c8 (two files at a time); their failures and counts go into `run`. */
+async function runCompiledUnits(ctx: DriverContext, covEnv: NodeJS.ProcessEnv, run: CoverageRun): Promise<string> {
   // KVQUAL_COVERAGE_UNITS=<folder under build/> runs that folder's tests instead of test/unit's
   // (the integration test of this gate uses a fixture test that fails only when compiled).
-  const unitFolder = env.KVQUAL_COVERAGE_UNITS ?? path.join('build', 'test', 'unit');
+  const unitFolder = ctx.env.KVQUAL_COVERAGE_UNITS ?? path.join(BUILD, 'test', 'unit');
   const unitDir = path.join(ctx.root, unitFolder);
   const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(unitFolder, f)) : [];
   run.unitFiles = units.length;
   if (units.length > 0) {
-    const unit = spawn(ctx, process.execPath, ['--test', '--test-reporter=tap', ...units], covEnv, true);
+    const unit = await spawn(ctx, process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=tap', ...units], covEnv, true);
     const count = (label: string) => Number((unit.output.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) ?? [0, 0])[1]);
     run.unitTests = count('tests');
     run.failures.push(...failedTapTests(unit.output, ctx.root));
     if (unit.status !== 0 && run.failures.length === 0) run.problems.push(`node --test exited with status ${unit.status} and named no failed test`);
     if (run.unitTests === 0) run.problems.push(`node --test ran no test from ${countOf(units.length, 'file')} of ${unitFolder}`);
   }
-  const messages = path.join(build, 'coverage-messages.ndjson');
-  spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true);
-  const suite = readRun(messages);
-  if (suite.run === null) run.problems.push(`the compiled feature run: ${suite.problem}`);
-  else {
-    run.scenarios = suite.run.scenarios.length;
-    for (const scenario of suite.run.scenarios) {
-      if (scenario.status === 'PASSED') continue;
-      const step = scenario.steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
-      const why = step ? `${statusWord(step.status)}${step.message ? `: ${step.message.split('\n')[0]}` : ''}` : statusWord(scenario.status);
-      run.failures.push({ kind: 'scenario', name: scenario.name, where: scenario.key, why });
-    }
-    run.problems.push(...suite.run.runErrors.map((e) => `the compiled feature run: ${e}`));
+  return unitFolder;
+}
+
+/** Every scenario of a compiled feature run that did not pass is a failure of the coverage run. */
+function compiledScenarioFailures(suite: { run: RunModel | null; problem: string | null }, run: CoverageRun, share: Set<string> | null): void {
+  if (suite.run === null) {
+    run.problems.push(`the compiled feature run: ${suite.problem}`);
+    return;
   }
-  const report = spawn(
+  const scenarios = share === null ? suite.run.scenarios : suite.run.scenarios.filter((s) => share.has(s.key));
+  run.scenarios = scenarios.length;
+  for (const scenario of scenarios) {
+    if (scenario.status === 'PASSED') continue;
+    const step = scenario.steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
+    const why = step ? `${statusWord(step.status)}${step.message ? `: ${step.message.split('\n')[0]}` : ''}` : statusWord(scenario.status);
+    run.failures.push({ kind: 'scenario', name: scenario.name, where: scenario.key, why });
+  }
+  run.problems.push(...suite.run.runErrors.map((e) => `the compiled feature run: ${e}`));
+}
+
+/** c8's summary of what the compiled runs covered in build/src, mapped back to src/. */
+async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun, features: string, unitFolder: string): Promise<Measured> {
+  const build = path.join(ctx.root, BUILD);
+  const report = await spawn(
     ctx,
     tool(ctx, 'c8'),
-    ['report', '--temp-directory', raw, '--reporter', 'json-summary', '--report-dir', path.join(build, 'coverage'), '--include', 'build/src/**', '--all', '--src', 'build/src'],
+    ['report', '--temp-directory', path.join(ctx.root, RAW_COVERAGE), '--reporter', 'json-summary', '--report-dir', path.join(build, 'coverage'), '--include', 'build/src/**', '--all', '--src', 'build/src'],
     env,
     true,
   );
@@ -347,10 +378,24 @@ function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.Proce
   }
   const scope =
     `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that tsc compiled from src/ (mapped back to the TypeScript sources), while running ` +
-    `the ${countOf(units.length, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build) and the ${features}/ feature suite once more ` +
+    `the ${countOf(run.unitFiles, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build) and the ${features}/ feature suite once more ` +
     '(cucumber profile "compiled"). Every file of src/ counts, loaded or not. The integration tests (test/integration) drive the TypeScript sources through tsx and are not part of this run.';
   const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
   return { summary: summariseCoverage(summary, ctx.root, scope), run, note: '' };
+}
+
+/** Coverage of src/ in a run of its own (a shard's): tsc to build/, then the unit tests and the whole feature suite from the JavaScript, under c8. */
+async function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.ProcessEnv): Promise<Measured> {
+  const run = emptyCoverageRun();
+  if (!(await compileBuild(ctx, env, run))) return { summary: null, run, note: 'tsc produced no JavaScript' };
+  const covEnv = coverageEnv(ctx, env);
+  const messages = path.join(ctx.root, BUILD, 'coverage-messages.ndjson');
+  const [unitFolder] = await Promise.all([
+    runCompiledUnits(ctx, covEnv, run),
+    spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true),
+  ]);
+  compiledScenarioFailures(readRun(messages), run, null);
+  return coverageReport(ctx, env, run, features, unitFolder);
 }
 
 function countOf(n: number, one: string): string {
@@ -378,6 +423,20 @@ function phaseRunner(ctx: DriverContext, phases: string[]): <T>(fn: () => T | Pr
   };
 }
 
+/**
+ * Phases that may overlap: each is printed with its own number when it starts and with its time
+ * when it ends, whatever else runs meanwhile.
+ */
+function numberedPhases(ctx: DriverContext, phases: string[]): <T>(index: number, fn: () => T | Promise<T>) => Promise<T> {
+  return async <T>(index: number, fn: () => T | Promise<T>): Promise<T> => {
+    ctx.write(`\n── [${index + 1}/${phases.length}] ${phases[index]} ──\n`);
+    const t0 = ctx.now();
+    const value = await fn();
+    ctx.write(`   [${index + 1}/${phases.length}] done in ${seconds(ctx.now() - t0)}\n`);
+    return value;
+  };
+}
+
 function commandOf(options: QualifyOptions): string {
   return ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
 }
@@ -399,21 +458,46 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const wholeRuns = shard === null || shard.index === 1;
   const fuzzRuns = wholeRuns ? options.fuzzRuns : 0;
   const coverage = wholeRuns && options.coverage;
-  const phases = [`run 1 of 2: the suite${share}, with cucumber.html, junit.xml and messages.ndjson`, `run 2 of 2: the same${shard === null ? ' suite' : ' share'} again, to compare digests${perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : ''}`];
-  if (fuzzRuns > 0) {
-    const left = KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : '';
-    phases.push(`generated workloads: ${fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants${left}${shard === null ? '' : ' (shard 1 runs them all)'}`);
-  }
-  if (coverage) phases.push(`coverage run: tsc to build/, then the unit tests and the features again on the JavaScript, under c8${shard === null ? '' : ' (shard 1 makes it, over the whole suite)'}`);
-  phases.push(shard === null ? 'sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set' : `shard manifest: ${SHARD_MANIFEST}, published with the shard's reports as one set (no sign-off)`);
-  const phase = phaseRunner(ctx, phases);
+  // Without shards, the coverage run is the second run of the determinism proof: the suite on the
+  // compiled JavaScript under c8 (the proof then compares the tsx run with the compiled one), while
+  // the unit tests run compiled beside it. A shard keeps its second run on tsx, and shard 1 makes
+  // a coverage run of its own over the whole suite, as the merged sign-off's coverage must be.
+  const compiledRerun = coverage && shard === null;
+  const phases: string[] = [];
+  const add = (title: string) => phases.push(title) - 1;
+  const first = add(`run 1 of 2: the suite${share} through tsx, with cucumber.html, junit.xml and messages.ndjson`);
+  const perturbed = perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : '';
+  const sameAgain = `the same${shard === null ? ' suite' : ' share'} again`;
+  const secondOnTsx = compiledRerun ? -1 : add(`run 2 of 2: ${sameAgain} through tsx, to compare digests${perturbed}`);
+  const tscPhase = compiledRerun ? add('tsc: src/, steps/ and the tests compiled to build/') : -1;
+  const fuzzPhase =
+    fuzzRuns > 0
+      ? add(
+          `generated workloads: ${fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants, on a worker thread` +
+            `${KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : ''}${shard === null ? '' : ' (shard 1 runs them all)'}`,
+        )
+      : -1;
+  const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
+  const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), two files at a time') : -1;
+  const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
+  const ownCoverage = coverage && !compiledRerun ? add('coverage run: tsc to build/, then the unit tests and the whole suite again on the JavaScript, under c8 (shard 1 makes it)') : -1;
+  const last = add(shard === null ? 'sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set' : `shard manifest: ${SHARD_MANIFEST}, published with the shard's reports as one set (no sign-off)`);
+  const phase = numberedPhases(ctx, phases);
 
   const removed = removeStale(out);
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
   const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
+  const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--format', `message:${inRun(RERUN_MESSAGES)}`];
+  /** A quiet second run prints its output only when it did not pass. */
+  const secondRun = async (profile: string, env: NodeJS.ProcessEnv) => {
+    const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true);
+    if (result.status !== 0) ctx.write(`   run 2 of 2 exited with status ${result.status}:\n${result.output.split('\n').slice(-40).join('\n')}\n`);
+    return result;
+  };
 
-  await phase(() =>
+  // Independent work runs at once (two cores): run 1, the fuzz thread, and either run 2 or the compiled build and its runs.
+  const runOne = phase(first, () =>
     spawn(
       ctx,
       tool(ctx, 'cucumber-js'),
@@ -422,33 +506,50 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
       false,
     ),
   );
-  await phase(() => spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', glob, ...shardArgs, '--format', `message:${inRun(RERUN_MESSAGES)}`], secondEnv, false));
+  const fuzzing: Promise<CampaignResult | null> =
+    fuzzPhase < 0
+      ? Promise.resolve(null)
+      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS })).then((result) => {
+          ctx.write(`   ${generatedSummary(result)}\n`);
+          return result;
+        });
+  const secondAndCoverage: Promise<Measured | null> = compiledRerun
+    ? (async () => {
+        const run = emptyCoverageRun();
+        const built = await phase(tscPhase, () => compileBuild(ctx, firstEnv, run));
+        if (!built) {
+          // No JavaScript to run: the proof still gets its second run, through tsx.
+          await secondRun('replay', secondEnv);
+          return { summary: null, run, note: 'tsc produced no JavaScript' };
+        }
+        const covEnv = coverageEnv(ctx, firstEnv);
+        const perturbedEnv = perturbation ? { ...covEnv, [PERTURB_ENV]: perturbation } : covEnv;
+        const [unitFolder] = await Promise.all([phase(unitsPhase, () => runCompiledUnits(ctx, covEnv, run)), phase(secondCompiled, () => secondRun('compiled', perturbedEnv))]);
+        compiledScenarioFailures(readRun(path.join(runDir, RERUN_MESSAGES)), run, null);
+        return phase(reportPhase, () => coverageReport(ctx, firstEnv, run, features, unitFolder));
+      })()
+    : phase(secondOnTsx, () => secondRun('replay', secondEnv)).then(() => null);
+  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage]);
 
-  let generated: CampaignResult | null = null;
-  if (fuzzRuns > 0) {
-    generated = await phase(() => runFuzzCampaign({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS }));
-    ctx.write(`   ${generatedSummary(generated)}\n`);
-  }
-
-  let measured: Measured | null = null;
-  if (coverage) {
-    measured = await phase(() => measureCoverage(ctx, features, firstEnv));
+  let measured: Measured | null = compiledMeasured;
+  if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
+  if (measured !== null) {
     const cov = measured.summary;
-    ctx.write(cov ? `   lines ${cov.lines.pct}%, branches ${cov.branches.pct}%\n` : `   not measured: ${measured.note}\n`);
+    ctx.write(cov ? `   coverage: lines ${cov.lines.pct}%, branches ${cov.branches.pct}%\n` : `   coverage not measured: ${measured.note}\n`);
     for (const failure of measured.run.failures) ctx.write(`   ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
     for (const problem of measured.run.problems) ctx.write(`   ✗ ${problem}\n`);
   }
 
   if (shard !== null) {
-    await phase(() => publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured }));
+    await phase(last, () => publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured }));
     ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
     return { status: 0, model: null };
   }
 
-  const model = await phase(async () => {
-    const first = readRun(path.join(runDir, 'messages.ndjson'));
-    const second = readRun(path.join(runDir, RERUN_MESSAGES));
-    return publishSignoff(prepared, ctx, runDir, { first, second, perturbation, generated, measured, shardProblems: [] });
+  const model = await phase(last, async () => {
+    const firstRun = readRun(path.join(runDir, 'messages.ndjson'));
+    const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
+    return publishSignoff(prepared, ctx, runDir, { first: firstRun, second: secondRunRead, perturbation, generated, measured, shardProblems: [] });
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
