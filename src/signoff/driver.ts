@@ -1,14 +1,17 @@
 // The run driver of `npm run qualify`: checks its arguments and inputs before touching anything,
 // runs the feature suite twice with cucumber's reports, runs generated workloads against the
-// simulator's invariants (src/fuzz, as `npm run fuzz`), measures coverage over the compiled
-// JavaScript (the same unit tests and features once more; any failure there fails a gate), builds
-// the sign-off and publishes the whole output set at once (see write.ts). Each phase is printed as
-// it starts and with its time when it ends. With `--shard i/n` it runs only its share of the
-// scenarios (both runs; shard 1 also the generated workloads and the coverage run) and publishes
-// its streams with a shard manifest instead of a sign-off; with `--merge DIR…` it runs nothing and
-// builds the one sign-off from the shards' streams (shards.ts). The clock, git facts, the console
-// and cucumber's report formatters come from the caller (scripts/qualify.ts), so this module
-// reads no clock itself.
+// simulator's invariants (src/fuzz, as `npm run fuzz`, on a worker thread), measures coverage over
+// the compiled JavaScript (any failure there fails a gate), builds the sign-off and publishes the
+// whole output set at once (see write.ts). Independent phases run at once on the two cores: run 1
+// (tsx), tsc and the generated workloads; then the second run, which is the suite on the compiled
+// JavaScript under c8 (so the determinism proof compares tsx with compiled and no third suite run
+// is needed), beside the compiled unit tests under c8. Each phase is printed as it starts and with
+// its time when it ends. With `--shard i/n` it runs only its share of the scenarios (both runs
+// through tsx; shard 1 also the generated workloads and a coverage run of its own over the whole
+// suite) and publishes its streams with a shard manifest instead of a sign-off; with `--merge DIR…`
+// it runs nothing and builds the one sign-off from the shards' streams (shards.ts). The clock, git
+// facts, the console and cucumber's report formatters come from the caller (scripts/qualify.ts),
+// so this module reads no clock itself.
 import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -506,13 +509,6 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
       false,
     ),
   );
-  const fuzzing: Promise<CampaignResult | null> =
-    fuzzPhase < 0
-      ? Promise.resolve(null)
-      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS })).then((result) => {
-          ctx.write(`   ${generatedSummary(result)}\n`);
-          return result;
-        });
   const secondAndCoverage: Promise<Measured | null> = compiledRerun
     ? (async () => {
         const run = emptyCoverageRun();
@@ -529,7 +525,17 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
         return phase(reportPhase, () => coverageReport(ctx, firstEnv, run, features, unitFolder));
       })()
     : phase(secondOnTsx, () => secondRun('replay', secondEnv)).then(() => null);
-  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage]);
+  const fuzzing: Promise<CampaignResult | null> =
+    fuzzPhase < 0
+      ? Promise.resolve(null)
+      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS })).then((result) => {
+          ctx.write(`   ${generatedSummary(result)}\n`);
+          return result;
+        });
+  // The first run's figures are drawn as soon as it ends, while the other work goes on.
+  const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
+  const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run))) : Promise.resolve(undefined);
+  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
 
   let measured: Measured | null = compiledMeasured;
   if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
@@ -547,9 +553,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   }
 
   const model = await phase(last, async () => {
-    const firstRun = readRun(path.join(runDir, 'messages.ndjson'));
     const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
-    return publishSignoff(prepared, ctx, runDir, { first: firstRun, second: secondRunRead, perturbation, generated, measured, shardProblems: [] });
+    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures });
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
@@ -615,6 +620,19 @@ interface SignoffParts {
   shardProblems: string[];
   /** The coverage note when the coverage run was not made here (a merge). */
   coverageNote?: string;
+  /** The figures of the first run's scenarios, when already rendered (while other phases ran). */
+  figures?: Map<string, string>;
+}
+
+/** Each scenario's figure (SVG) by its key, from its evidence. */
+async function renderFigures(run: RunModel): Promise<Map<string, string>> {
+  const figures = new Map<string, string>();
+  for (const scenario of run.scenarios) {
+    if (!scenario.evidence) continue;
+    const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
+    if (svg !== null) figures.set(scenario.key, svg);
+  }
+  return figures;
 }
 
 /** Builds the sign-off from the run folder's streams, writes it there and publishes the set. */
@@ -623,12 +641,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
   const { first, second, measured } = parts;
   const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
   const determinism = compareRuns(runModel, second.run, second.problem);
-  const figures = new Map<string, string>();
-  for (const scenario of runModel.scenarios) {
-    if (!scenario.evidence) continue;
-    const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
-    if (svg !== null) figures.set(scenario.key, svg);
-  }
+  const figures = parts.figures ?? (await renderFigures(runModel));
   const subject = ctx.subject();
   const built = buildSignoff({
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,

@@ -228,8 +228,9 @@ test('a run killed at any moment leaves the old complete set or the new one, and
   const dir = path.join(scratch, 'killed');
   const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign'));
   assert.equal(first.status, 0, first.output);
-  // Kill the second run as each phase starts, and once as it publishes.
-  for (const when of ['[1/3]', '[2/3]', '[3/3]']) {
+  // Kill the second run as its runs start, as the generated workloads end, and as it publishes
+  // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, then the sign-off).
+  for (const when of ['── [1/4]', '[3/4] done', '── [4/4]']) {
     await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
       let seen = '';
       child.stdout!.on('data', (chunk) => {
