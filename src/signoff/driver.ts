@@ -314,11 +314,54 @@ function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.Process
   return covEnv;
 }
 
-/** tsc to build/ (emptied first); false when it produced no JavaScript. Errors are problems of the coverage run. */
+/** The folders of the repository tsc compiles into build/ (tsconfig.json's include). */
+const COMPILED_FOLDERS = ['src', 'steps', 'test', 'bench', 'scripts'];
+
+/**
+ * The compiled files whose TypeScript source is gone (they are removed: a deleted test must not
+ * run from an older build), and the sources that have no compiled file (then tsc compiles all).
+ */
+export function buildDrift(root: string): { orphans: string[]; missing: string[] } {
+  const orphans: string[] = [];
+  const missing: string[] = [];
+  for (const folder of COMPILED_FOLDERS) {
+    const built = path.join(root, BUILD, folder);
+    if (fs.existsSync(built)) {
+      for (const entry of fs.readdirSync(built, { recursive: true, encoding: 'utf8' })) {
+        const match = /^(.*)\.js(\.map)?$/.exec(entry);
+        if (match && !fs.existsSync(path.join(root, folder, `${match[1]}.ts`))) orphans.push(path.join(built, entry));
+      }
+    }
+    const source = path.join(root, folder);
+    if (!fs.existsSync(source)) continue;
+    for (const entry of fs.readdirSync(source, { recursive: true, encoding: 'utf8' })) {
+      if (entry.split(path.sep).includes('node_modules') || !entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
+      if (!fs.existsSync(path.join(built, entry.replace(/\.ts$/, '.js')))) missing.push(path.join(folder, entry));
+    }
+  }
+  return { orphans, missing };
+}
+
+/**
+ * tsc to build/, incrementally: what the last coverage run measured goes, the compiled JavaScript
+ * stays and tsc recompiles only what changed (its state in build/.tsbuildinfo, so an emptied
+ * build/ compiles everything), re-reporting every error, old or new. A compiled file whose source
+ * is gone is removed; a source without its compiled file makes tsc compile everything. False when
+ * it produced no JavaScript. Errors are problems of the coverage run.
+ */
 async function compileBuild(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<boolean> {
   const build = path.join(ctx.root, BUILD);
-  fs.rmSync(build, { recursive: true, force: true });
-  const compiled = await spawn(ctx, tool(ctx, 'tsc'), ['-p', 'tsconfig.json', '--outDir', BUILD], env, true);
+  for (const name of ['.v8-coverage', 'coverage', 'coverage-messages.ndjson']) fs.rmSync(path.join(build, name), { recursive: true, force: true });
+  const info = path.join(BUILD, '.tsbuildinfo');
+  const tsc = () => spawn(ctx, tool(ctx, 'tsc'), ['-p', 'tsconfig.json', '--outDir', BUILD, '--incremental', '--tsBuildInfoFile', info], env, true);
+  let compiled = await tsc();
+  let drift = buildDrift(ctx.root);
+  if (drift.missing.length > 0) {
+    fs.rmSync(path.join(ctx.root, info), { force: true });
+    compiled = await tsc();
+    drift = buildDrift(ctx.root);
+  }
+  for (const orphan of drift.orphans) fs.rmSync(orphan, { force: true });
   if (compiled.status !== 0) run.problems.push(`tsc reported errors: ${compiled.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
   if (!fs.existsSync(path.join(build, 'src'))) {
     run.problems.push('tsc produced no JavaScript');
