@@ -1,5 +1,6 @@
 // The deterministic event kernel: an integer-nanosecond clock and a priority queue that drains
-// each instant to a fixed point in the phase order of TIME-3, with stable tie-breaks.
+// each instant to a fixed point in the phase order of TIME-3, with stable tie-breaks; a scheduled
+// action can be cancelled, and the action running now can be compared with any (time, phase, order).
 import type { Nanos } from './time';
 import { formatNs } from './time';
 
@@ -52,9 +53,18 @@ class EntryHeap {
   get size(): number {
     return this.length;
   }
-  /** Time of the earliest entry; only meaningful when size > 0. */
+  /** Time of the earliest entry; only meaningful when size > 0 (as are the three below). */
   topTime(): Nanos {
     return this.times[0];
+  }
+  topPhase(): Phase {
+    return this.phases[0];
+  }
+  topOrder(): number {
+    return this.orders[0];
+  }
+  topSeq(): number {
+    return this.seqs[0];
   }
 
   push(time: Nanos, phase: Phase, order: number, seq: number, action: Action): void {
@@ -170,19 +180,43 @@ export class Kernel {
   private seq = 0;
   private processed = 0;
   private readonly queue = new EntryHeap();
+  /** Phase and order of the action running now (Arrival / 0 before the run). */
+  private phaseNow: Phase = Phase.Arrival;
+  private orderNow = 0;
+  /** Sequence numbers of scheduled actions that were cancelled and are still queued. */
+  private readonly cancelled = new Set<number>();
 
   get now(): Nanos {
     return this.nowNs;
   }
+  /** The phase of the action running now. */
+  get phase(): Phase {
+    return this.phaseNow;
+  }
+  /** The order key of the action running now. */
+  get order(): number {
+    return this.orderNow;
+  }
+
+  /**
+   * Whether an action at (time, phase, order) runs before the action running now; equal keys
+   * count as before only when scheduled earlier, which callers asking this never are.
+   */
+  ranBefore(time: Nanos, phase: Phase, order: number): boolean {
+    if (time !== this.nowNs) return time < this.nowNs;
+    if (phase !== this.phaseNow) return phase < this.phaseNow;
+    return order < this.orderNow;
+  }
   get eventsProcessed(): number {
     return this.processed;
   }
+  /** Actions queued and not cancelled. */
   get pending(): number {
-    return this.queue.size;
+    return this.queue.size - this.cancelled.size;
   }
 
-  /** Schedules an action at an absolute instant, in a phase, with a stable order key. */
-  at(time: Nanos, phase: Phase, order: number, action: Action): void {
+  /** Schedules an action at an absolute instant, in a phase, with a stable order key; returns its handle (for cancel). */
+  at(time: Nanos, phase: Phase, order: number, action: Action): number {
     if (!Number.isSafeInteger(time)) {
       throw new InvariantError(`cannot schedule at ${time}: virtual time is whole nanoseconds`);
     }
@@ -194,7 +228,15 @@ export class Kernel {
         `cannot schedule ${PHASE_NAMES[phase]} at ${formatNs(time)}: the clock is already at ${formatNs(this.nowNs)}`,
       );
     }
-    this.queue.push(time, phase, order, this.seq++, action);
+    const handle = this.seq++;
+    this.queue.push(time, phase, order, handle, action);
+    return handle;
+  }
+
+  /** Cancels a scheduled action that has not run: it will neither run nor move the clock. */
+  cancel(handle: number): void {
+    if (!Number.isInteger(handle) || handle < 0 || handle >= this.seq) throw new InvariantError(`cannot cancel action ${handle}: it was never scheduled`);
+    this.cancelled.add(handle);
   }
 
   /**
@@ -209,8 +251,14 @@ export class Kernel {
       if (this.processed >= budgetEnd) {
         throw new InvariantError(`the simulation did not settle: ${maxEvents} kernel events processed by ${formatNs(this.nowNs)} and ${queue.size} still queued (a livelock?)`);
       }
+      if (this.cancelled.size > 0 && this.cancelled.delete(queue.topSeq())) {
+        queue.pop();
+        continue;
+      }
       const time = queue.topTime();
       if (time > limit) break;
+      this.phaseNow = queue.topPhase();
+      this.orderNow = queue.topOrder();
       const action = queue.pop();
       if (time < this.nowNs) {
         throw new InvariantError(`time moved backwards: ${formatNs(this.nowNs)} → ${formatNs(time)}`);
@@ -223,6 +271,7 @@ export class Kernel {
 
   /** The time of the next queued action, if any. */
   nextTime(): Nanos | undefined {
+    while (this.queue.size > 0 && this.cancelled.size > 0 && this.cancelled.delete(this.queue.topSeq())) this.queue.pop();
     return this.queue.size > 0 ? this.queue.topTime() : undefined;
   }
 }

@@ -1,5 +1,6 @@
 // One replay from a validated configuration: build the cluster, submit the workload (explicit
 // requests, or an agentic trace driven by lanes), run, report.
+import type { KvEventBatch } from './events/model';
 import type { ReplayConfig } from './config/schema';
 import { clusterSpec, fidelityOf, requestSpecs } from './config/build';
 import { Cluster, ClusterResult, type RequestSpec } from './sim/cluster';
@@ -23,6 +24,10 @@ export interface ReplayInputs {
   keep_event_history?: boolean;
   /** Which candidates each placement record keeps (default: the chosen rank and the runner-up). */
   kept_scores?: KeptScores;
+  /** Told of each event batch as the router receives it (see ClusterSpec.on_delivered). */
+  on_delivered?: (batch: KvEventBatch, visible_ns: number) => void;
+  /** Step every decode pass through the kernel (see ClusterSpec.step_every_pass). */
+  step_every_pass?: boolean;
   /** A livelock guard: fail after this many kernel events (see ClusterSpec.max_kernel_events). */
   max_kernel_events?: number;
   /** Told as requests end (ended, submitted, virtual ns), for a progress display. */
@@ -37,6 +42,8 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
     ...spec,
     keep_event_history: inputs.keep_event_history ?? false,
     max_kernel_events: inputs.max_kernel_events,
+    step_every_pass: inputs.step_every_pass ?? false,
+    on_delivered: inputs.on_delivered,
     router: { ...spec.router, kept_scores: inputs.kept_scores ?? 'chosen_and_runner_up' },
   });
   const explicit = requestSpecs(config);

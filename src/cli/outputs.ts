@@ -86,13 +86,75 @@ function temporaryName(absolute: string): string {
 }
 
 /**
- * Writes every output: first each to a temporary file beside it (any failure removes them all and
- * throws OutputError), then renames them into place.
+ * An output written while the run goes on (the event log, as batches are delivered): a temporary
+ * file beside the output, put in place by writeOutputs with the others, or removed (discard) when
+ * the run does not get that far. Appends are buffered.
  */
-export function writeOutputs(outputs: readonly { output: PlannedOutput; text?: string; write?: (sink: (text: string) => void) => void }[]): void {
+export class SpooledOutput {
+  readonly temporary: string;
+  private fd: number | null;
+  private buffered = '';
+
+  constructor(readonly output: PlannedOutput) {
+    this.temporary = temporaryName(output.absolute);
+    try {
+      this.fd = fs.openSync(this.temporary, 'wx');
+    } catch (error) {
+      throw new OutputError(`${output.option} ${output.file}: cannot write it (${code(error)}); nothing was written`);
+    }
+  }
+
+  append(text: string): void {
+    this.buffered += text;
+    if (this.buffered.length >= 1 << 16) this.flush();
+  }
+
+  /** Writes what is buffered, syncs and closes the file (before it is put in place). */
+  finish(): void {
+    if (this.fd === null) return;
+    this.flush();
+    fs.fsyncSync(this.fd);
+    fs.closeSync(this.fd);
+    this.fd = null;
+  }
+
+  /** Closes and removes the file (the run or another output failed). */
+  discard(): void {
+    if (this.fd !== null) fs.closeSync(this.fd);
+    this.fd = null;
+    fs.rmSync(this.temporary, { force: true });
+  }
+
+  private flush(): void {
+    if (this.buffered === '' || this.fd === null) return;
+    try {
+      fs.writeSync(this.fd, this.buffered);
+    } catch (error) {
+      throw new OutputError(`${this.output.option} ${this.output.file}: cannot write it (${code(error)}); nothing was written`);
+    }
+    this.buffered = '';
+  }
+}
+
+/**
+ * Writes every output: first each to a temporary file beside it (any failure removes them all and
+ * throws OutputError), then renames them into place. A spooled output is already in its
+ * temporary file and only put in place (or removed with the others).
+ */
+export function writeOutputs(outputs: readonly { output: PlannedOutput; text?: string; write?: (sink: (text: string) => void) => void; spooled?: SpooledOutput }[]): void {
   const written: string[] = [];
   try {
-    for (const { output, text, write } of outputs) {
+    for (const { output, text, write, spooled } of outputs) {
+      if (spooled) {
+        written.push(spooled.temporary);
+        try {
+          spooled.finish();
+        } catch (error) {
+          if (error instanceof OutputError) throw error;
+          throw new OutputError(`${output.option} ${output.file}: cannot write it (${code(error)}); nothing was written`);
+        }
+        continue;
+      }
       const temporary = temporaryName(output.absolute);
       try {
         const fd = fs.openSync(temporary, 'wx');

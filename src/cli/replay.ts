@@ -26,7 +26,8 @@ import { LIMITS, limitText } from '../limits';
 import { TraceLineError } from '../traceLineError';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
-import { OutputError, planOutputs, writeOutputs, type PlannedOutput } from './outputs';
+import { OutputError, planOutputs, SpooledOutput, writeOutputs, type PlannedOutput } from './outputs';
+import type { KvEventBatch } from '../events/model';
 
 export interface ReplayOptions {
   out?: string;
@@ -73,6 +74,7 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
 export function replayFile(file: string, options: ReplayOptions, io: CliIo): ExitCode | Promise<ExitCode> {
   let outcome: ReplayOutcome;
   let outputs: PlannedOutput[];
+  let spooled: SpooledOutput | null = null;
   try {
     const seed = options.seed === undefined ? undefined : parseSeed(options.seed);
     const configPath = path.resolve(io.cwd, file);
@@ -92,26 +94,42 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     }
     outputs = planOutputs(requested, io.cwd, inputs);
     const kept_scores = keptScores(options.scores);
+    const loaded = trace ? loadTrace(config, file, trace) : {};
+    // The event log is written as batches are delivered, not kept in memory (put in place with the other outputs).
+    const eventLog = outputs.find((output) => output.option === '--events-out');
+    spooled = eventLog ? new SpooledOutput(eventLog) : null;
+    const log = spooled;
+    const on_delivered = log ? (batch: KvEventBatch) => log.append(`${toWireLine(fromKvEventBatch(batch))}\n`) : undefined;
     const display = io.progress?.() ?? null;
     const progress = display ? (ended: number, submitted: number, now_ns: number) => display.update(ended, submitted, now_ns / 1_000_000) : undefined;
     try {
-      outcome = runReplay(config, { ...(trace ? loadTrace(config, file, trace) : {}), keep_event_history: options.eventsOut !== undefined, kept_scores, progress });
+      outcome = runReplay(config, { ...loaded, on_delivered, kept_scores, progress });
     } finally {
       display?.stop();
     }
   } catch (error) {
+    spooled?.discard();
+    if (error instanceof OutputError) {
+      io.stderr(`kvqual replay: ${error.message}\n`);
+      return ExitCode.usage;
+    }
     if (isInputError(error)) {
       io.stderr(`kvqual replay: ${error.message}\n`);
       return ExitCode.usage;
     }
     throw error;
   }
-  if (options.plot === undefined) return writeAndSummarise(file, options, io, outcome, outputs, new Map());
+  const log = spooled;
+  if (options.plot === undefined) return writeAndSummarise(file, options, io, outcome, outputs, new Map(), log);
   const charts = runCharts(outcome.report);
   const ready = outcome;
   const planned = outputs;
-  return Promise.all(charts.map(async (chart) => [chart.file, await renderRunChart(chart)] as const)).then((rendered) =>
-    writeAndSummarise(file, options, io, ready, planned, new Map(rendered)),
+  return Promise.all(charts.map(async (chart) => [chart.file, await renderRunChart(chart)] as const)).then(
+    (rendered) => writeAndSummarise(file, options, io, ready, planned, new Map(rendered), log),
+    (error) => {
+      log?.discard();
+      throw error;
+    },
   );
 }
 
@@ -119,7 +137,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
 const PLOT_FILES = ['ttft-cdf.svg', 'itl-cdf.svg', 'throughput.svg', 'queue-depth.svg', 'g1-reuse.svg', 'g2-reuse.svg'];
 
 /** Writes every output of a finished run (all or none), then prints the summary or the report; returns the exit status. */
-function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>): ExitCode {
+function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>, eventLog: SpooledOutput | null): ExitCode {
   const report = outcome.report;
   // The report is streamed (same bytes as canonicalJsonPretty), never built as one string.
   const writeReport = (sink: (text: string) => void) => {
@@ -130,11 +148,11 @@ function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outc
     const writerOf = (output: PlannedOutput) => {
       if (output.option === '--out') return writeReport;
       if (output.option === '--requests-out') return (sink: (text: string) => void) => writeRequests(report, requestsFormatOf(output.file)!, sink);
-      if (output.option === '--plot') return (sink: (text: string) => void) => sink(charts.get(path.basename(output.file)) ?? '');
-      return (sink: (text: string) => void) => writeEventLog(outcome, sink);
+      return (sink: (text: string) => void) => sink(charts.get(path.basename(output.file)) ?? '');
     };
-    writeOutputs(outputs.map((output) => ({ output, write: writerOf(output) })));
+    writeOutputs(outputs.map((output) => (output.option === '--events-out' ? { output, spooled: eventLog! } : { output, write: writerOf(output) })));
   } catch (error) {
+    eventLog?.discard();
     if (!(error instanceof OutputError)) throw error;
     io.stderr(`kvqual replay: ${error.message}\n`);
     return ExitCode.usage;
@@ -159,10 +177,6 @@ export function isInputError(error: unknown): error is Error {
 }
 
 /** The batches the router received, in delivery order, in the wire format check-events reads, a line at a time. */
-function writeEventLog(outcome: ReplayOutcome, sink: (text: string) => void): void {
-  for (const { batch } of outcome.result.batches) sink(`${toWireLine(fromKvEventBatch(batch))}\n`);
-}
-
 class OptionError extends Error {}
 class InputError extends Error {}
 

@@ -32,7 +32,10 @@ function splitHash(hash: BlockHash): void {
 }
 
 export class BlockIds {
-  private readonly hashById: (BlockHash | undefined)[] = [];
+  /** The two 32-bit words (low, high) of each id's hash; the bigint is made only when asked for. */
+  private hashWords = new Int32Array(2 * INITIAL_CAPACITY);
+  /** Ids issued so far (ids are below this). */
+  private issued = 0;
   /** Ids by the two 32-bit words of their hash (compared as numbers, never as bigints). */
   private readonly idByHash = new OpenIndex(2);
   private references = new Int32Array(INITIAL_CAPACITY);
@@ -45,7 +48,7 @@ export class BlockIds {
   }
   /** One more than the highest id ever issued: arrays indexed by id need this length. */
   get capacity(): number {
-    return this.hashById.length;
+    return this.issued;
   }
 
   /** The id of a hash, or NO_BLOCK_ID when no one holds it. */
@@ -54,9 +57,9 @@ export class BlockIds {
     return this.idByHash.find(queryWords[LOW], queryWords[HIGH]);
   }
 
-  /** The hash an id stands for; the id must be held. */
+  /** The hash an id stands for (a new bigint); the id must be held. */
   hashOf(id: BlockId): BlockHash {
-    return this.hashById[id]!;
+    return toU64(this.hashWords[2 * id], this.hashWords[2 * id + 1]);
   }
 
   /** The id of a hash, issued if new, retained once for the caller. */
@@ -66,7 +69,7 @@ export class BlockIds {
       this.references[id]++;
       return id;
     }
-    return this.issue(hash, queryWords[LOW], queryWords[HIGH]);
+    return this.issue(queryWords[LOW], queryWords[HIGH]);
   }
 
   /** acquire for the hash (high << 32) | low given as 32-bit words; the bigint is made only for a new id. */
@@ -76,13 +79,14 @@ export class BlockIds {
       this.references[id]++;
       return id;
     }
-    return this.issue(toU64(low, high), low, high);
+    return this.issue(low, high);
   }
 
-  private issue(hash: BlockHash, low: number, high: number): BlockId {
-    const id = this.freeIds.pop() ?? this.hashById.length;
-    if (id === this.hashById.length) this.hashById.push(hash);
-    else this.hashById[id] = hash;
+  private issue(low: number, high: number): BlockId {
+    const id = this.freeIds.pop() ?? this.issued++;
+    if (2 * id + 1 >= this.hashWords.length) this.hashWords = grownInt32(this.hashWords, 2 * id + 2);
+    this.hashWords[2 * id] = low;
+    this.hashWords[2 * id + 1] = high;
     if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
     this.idByHash.insert(id, low, high);
     this.references[id] = 1;
@@ -101,14 +105,16 @@ export class BlockIds {
     this.references[id]++;
   }
 
+  retainAll(ids: ArrayLike<BlockId>): void {
+    for (let i = 0; i < ids.length; i++) this.references[ids[i]]++;
+  }
+
   /** A holder lets go; the last one frees the id for reuse. */
   release(id: BlockId): void {
     const left = --this.references[id];
     if (left > 0) return;
     if (left < 0) throw new Error(`block id ${id} released more often than retained`);
-    splitHash(this.hashById[id]!);
-    this.idByHash.remove(queryWords[LOW], queryWords[HIGH]);
-    this.hashById[id] = undefined;
+    this.idByHash.remove(this.hashWords[2 * id], this.hashWords[2 * id + 1]);
     this.freeIds.push(id);
   }
 

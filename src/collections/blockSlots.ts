@@ -45,6 +45,14 @@ export class BlockSlots {
     return hashes;
   }
 
+  /** Ids of the entries, ascending. */
+  sortedIds(): Int32Array {
+    const ids = new Int32Array(this.size);
+    let n = 0;
+    for (let slot = 0; slot < this.slotsIssued; slot++) if (this.idBySlot[slot] !== NO_BLOCK_ID) ids[n++] = this.idBySlot[slot];
+    return ids.sort();
+  }
+
   /** Puts a block in a free slot (the id must not be here yet) and returns the slot. */
   insert(id: BlockId): number {
     const slot = this.freeSlots.pop() ?? this.slotsIssued++;
@@ -55,15 +63,25 @@ export class BlockSlots {
     return slot;
   }
 
-  /** Frees a slot and returns the hash of the block that was in it. */
-  removeAt(slot: number): BlockHash {
+  /** Puts a block in a free slot and returns the slot, or NO_SLOT (changing nothing) when it is here already. */
+  insertIfAbsent(id: BlockId): number {
+    const slot = this.freeSlots.length > 0 ? this.freeSlots[this.freeSlots.length - 1] : this.slotsIssued;
+    if (this.slotById.insertAbsent(slot, id) !== NO_SLOT) return NO_SLOT;
+    if (slot === this.slotsIssued) this.slotsIssued++;
+    else this.freeSlots.pop();
+    if (slot >= this.idBySlot.length) this.idBySlot = grownInt32(this.idBySlot, slot + 1);
+    this.idBySlot[slot] = id;
+    this.blockIds.retain(id);
+    return slot;
+  }
+
+  /** Frees a slot (the entry's hold on its block id ends). */
+  removeAt(slot: number): void {
     const id = this.idBySlot[slot];
-    const hash = this.blockIds.hashOf(id);
     this.slotById.remove(id);
     this.idBySlot[slot] = NO_BLOCK_ID;
     this.freeSlots.push(slot);
     this.blockIds.release(id);
-    return hash;
   }
 }
 

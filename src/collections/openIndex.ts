@@ -41,6 +41,29 @@ export class OpenIndex {
     this.count++;
   }
 
+  /**
+   * Stores a value (≥ 0) for a key unless the key is there already: returns -1 when it stored it,
+   * or the value already stored (and changes nothing). One probe instead of find then insert.
+   */
+  insertAbsent(value: number, key0: number, key1 = 0): number {
+    if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.resize(2 * (this.mask + 1));
+    key0 |= 0;
+    key1 |= 0;
+    let cell = this.home(key0, key1);
+    for (; ; cell = (cell + 1) & this.mask) {
+      const at = cell * this.stride;
+      const stored = this.cells[at + this.keyWords];
+      if (stored === EMPTY) break;
+      if (this.cells[at] === key0 && (this.keyWords === 1 || this.cells[at + 1] === key1)) return stored;
+    }
+    const at = cell * this.stride;
+    this.cells[at] = key0;
+    if (this.keyWords === 2) this.cells[at + 1] = key1;
+    this.cells[at + this.keyWords] = value;
+    this.count++;
+    return EMPTY;
+  }
+
   /** Removes the key and returns its value, or -1 when it is not there. */
   remove(key0: number, key1 = 0): number {
     key0 |= 0;

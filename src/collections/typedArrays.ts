@@ -22,13 +22,23 @@ export function grownInt32(array: Int32Array, minLength: number): Int32Array<Arr
  */
 export class Int32Pool {
   private readonly free = new Map<number, Int32Array[]>();
+  /** Elements held in the pool now. */
+  private pooled = 0;
+
+  /** `limit`: the most elements the pool keeps (arrays handed back beyond it are left to the collector). */
+  constructor(private readonly limit = 1 << 20) {}
 
   take(length: number): Int32Array {
-    return this.free.get(length)?.pop() ?? new Int32Array(length);
+    const array = this.free.get(length)?.pop();
+    if (array === undefined) return new Int32Array(length);
+    this.pooled -= length;
+    return array;
   }
 
   /** Hands an array back; the giver must not use it (or any view of it) again. */
   give(array: Int32Array): void {
+    if (this.pooled + array.length > this.limit) return;
+    this.pooled += array.length;
     let list = this.free.get(array.length);
     if (list === undefined) {
       list = [];

@@ -5,6 +5,7 @@
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
+import { NO_BLOCK_ID } from '../collections/blockIds';
 import { grownInt32 } from '../collections/typedArrays';
 import { BlockSlots, NO_SLOT, SlotList } from '../collections/blockSlots';
 
@@ -16,11 +17,14 @@ export class DeviceCache {
   private readonly idle = new SlotList();
   /** Blocks held by requests that are not cache entries (partial, output, duplicate blocks). */
   private privateBlocks = 0;
+  /** The slots acquireSlots returns (reused). */
+  private slotScratch = new Int32Array(64);
 
   constructor(
     readonly capacity_blocks: number,
     readonly prefix_caching: boolean,
-    private readonly onEvicted: (hash: BlockHash) => void,
+    /** Told of each evicted entry's id while the cache still holds it (retain it to keep it). */
+    private readonly onEvicted: (id: BlockId) => void,
     blockIds: BlockIds,
   ) {
     if (!Number.isInteger(capacity_blocks) || capacity_blocks <= 0) throw new RangeError(`num_gpu_blocks ${capacity_blocks} must be a positive integer`);
@@ -50,6 +54,11 @@ export class DeviceCache {
     return this.entries.hashes();
   }
 
+  /** Ids of the cache entries, ascending (the router's mirror must hold the same). */
+  sortedIds(): Int32Array {
+    return this.entries.sortedIds();
+  }
+
   /** Length of the longest prefix of `ids` resident in G1 (0 when prefix caching is off). */
   prefixLength(ids: ArrayLike<BlockId>): number {
     if (!this.prefix_caching) return 0;
@@ -60,12 +69,20 @@ export class DeviceCache {
 
   /** A request starts using cached entries (they leave the idle list). */
   acquire(ids: ArrayLike<BlockId>): void {
+    this.acquireSlots(ids);
+  }
+
+  /** acquire, returning the entries' slots (a view valid until the next call). */
+  acquireSlots(ids: ArrayLike<BlockId>): Int32Array {
+    if (ids.length > this.slotScratch.length) this.slotScratch = new Int32Array(Math.max(ids.length, 2 * this.slotScratch.length));
     for (let i = 0; i < ids.length; i++) {
       const slot = this.entries.slotOf(ids[i]);
       if (slot === NO_SLOT) throw new InvariantError(`G1 acquire of block ${this.entries.blockIds.hashOf(ids[i])} that is not cached`);
       if (this.users[slot] === 0) this.idle.remove(slot);
       this.users[slot]++;
+      this.slotScratch[i] = slot;
     }
+    return this.slotScratch.subarray(0, ids.length);
   }
 
   /** Takes `count` empty blocks for a request, evicting idle entries LRU-first; false if impossible. */
@@ -82,35 +99,52 @@ export class DeviceCache {
    * (returns true: a Device Stored is due) unless an entry with that id already exists.
    */
   promote(id: BlockId): boolean {
-    if (!this.prefix_caching || this.entries.has(id)) return false;
+    return this.promoteToSlot(id) !== NO_SLOT;
+  }
+
+  /** promote, returning the new entry's slot, or NO_SLOT when none was made. */
+  promoteToSlot(id: BlockId): number {
+    if (!this.prefix_caching) return NO_SLOT;
+    const slot = this.entries.insertIfAbsent(id);
+    if (slot === NO_SLOT) return NO_SLOT;
     this.privateBlocks--;
-    const slot = this.entries.insert(id);
     if (slot >= this.users.length) this.users = grownInt32(this.users, slot + 1);
     this.users[slot] = 1;
-    return true;
+    return slot;
   }
 
   /**
    * A private block of a request holds a block that is already a cache entry (another request
    * computed it first): the request uses that entry instead, and its private copy is freed. So the
-   * parent of the blocks it stores next is an entry it holds, never evicted under it.
+   * parent of the blocks it stores next is an entry it holds, never evicted under it. Returns the
+   * entry's slot, or NO_SLOT when there is no such entry.
    */
-  adopt(id: BlockId): boolean {
-    if (!this.prefix_caching) return false;
+  adoptSlot(id: BlockId): number {
+    if (!this.prefix_caching) return NO_SLOT;
     const slot = this.entries.slotOf(id);
-    if (slot === NO_SLOT) return false;
+    if (slot === NO_SLOT) return NO_SLOT;
     if (this.users[slot] === 0) this.idle.remove(slot);
     this.users[slot]++;
     this.privateBlocks--;
-    return true;
+    return slot;
   }
 
   /** A request lets go of entries (tail first, so its last blocks are evicted first) and private blocks. */
   release(ids: ArrayLike<BlockId>, privateCount: number): void {
-    for (let i = ids.length - 1; i >= 0; i--) {
-      const slot = this.entries.slotOf(ids[i]);
-      if (slot === NO_SLOT || this.users[slot] === 0) {
-        throw new InvariantError(`G1 release of block ${this.entries.blockIds.hashOf(ids[i])} that the request does not use`);
+    const slots = new Int32Array(ids.length);
+    for (let i = 0; i < ids.length; i++) {
+      slots[i] = this.entries.slotOf(ids[i]);
+      if (slots[i] === NO_SLOT) throw new InvariantError(`G1 release of block ${this.entries.blockIds.hashOf(ids[i])} that the request does not use`);
+    }
+    this.releaseSlots(slots, privateCount);
+  }
+
+  /** release, by the entries' slots. */
+  releaseSlots(slots: ArrayLike<number>, privateCount: number): void {
+    for (let i = slots.length - 1; i >= 0; i--) {
+      const slot = slots[i];
+      if (this.users[slot] === 0 || this.entries.idAt(slot) === NO_BLOCK_ID) {
+        throw new InvariantError(`G1 release of block ${this.entries.hashAt(slot)} that the request does not use`);
       }
       this.users[slot]--;
       if (this.users[slot] === 0) this.idle.pushBack(slot);
@@ -123,7 +157,8 @@ export class DeviceCache {
     const victim = this.idle.first();
     if (victim === NO_SLOT) throw new InvariantError('G1 eviction with no idle entry');
     this.idle.remove(victim);
-    this.onEvicted(this.entries.removeAt(victim));
+    this.onEvicted(this.entries.idAt(victim));
+    this.entries.removeAt(victim);
   }
 
   private checkCapacity(): void {

@@ -9,7 +9,10 @@ import { BlockSlots, NO_SLOT, SlotList } from '../collections/blockSlots';
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
-  victims: BlockHash[];
+  /** Ids of the entries evicted to make room, each held once for the caller (who releases it). */
+  victims: BlockId[];
+  /** The slot each cohort block took (complete takes them back, with no lookup). */
+  slots: Int32Array;
 }
 
 export type HostLookup =
@@ -56,6 +59,13 @@ export class HostPool {
   }
   contains(id: BlockId): boolean {
     return this.entries.has(id);
+  }
+  /** Ids of the resident entries (not those still being stored), ascending. */
+  residentSortedIds(): Int32Array {
+    const ids = new Int32Array(this.residentBlocks);
+    let n = 0;
+    for (let slot = this.lru.first(); slot !== NO_SLOT; slot = this.lru.after(slot)) if (this.pending[slot] === 0) ids[n++] = this.entries.idAt(slot);
+    return ids.subarray(0, n).sort();
   }
   residentHashes(): BlockHash[] {
     const hashes: BlockHash[] = [];
@@ -116,15 +126,20 @@ export class HostPool {
       }
       if (victimSlots.length < shortfall) return null;
     }
-    const victims: BlockHash[] = [];
+    const victims: BlockId[] = [];
     for (const slot of victimSlots) {
       this.lru.remove(slot);
-      victims.push(this.entries.removeAt(slot));
+      const id = this.entries.idAt(slot);
+      this.entries.blockIds.retain(id);
+      victims.push(id);
+      this.entries.removeAt(slot);
     }
+    const slots = new Int32Array(cohort.length);
     for (let i = 0; i < cohort.length; i++) {
       const id = cohort[i];
-      if (this.entries.has(id)) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${this.entries.blockIds.hashOf(id)} is already in the pool`);
-      const slot = this.entries.insert(id);
+      const slot = this.entries.insertIfAbsent(id);
+      slots[i] = slot;
+      if (slot === NO_SLOT) throw new InvariantError(`G2 ${this.domain_id}: cohort block ${this.entries.blockIds.hashOf(id)} is already in the pool`);
       if (slot >= this.pins.length) this.growFields(slot + 1);
       this.pending[slot] = 1;
       this.pins[slot] = 0;
@@ -132,7 +147,7 @@ export class HostPool {
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
-    return { victims };
+    return { victims, slots };
   }
 
   /**
@@ -140,9 +155,9 @@ export class HostPool {
    * reverse prompt order like a lookup, so its first block (the parent of the others) is the most
    * recent and children are evicted before their parents.
    */
-  complete(cohort: ArrayLike<BlockId>): void {
+  complete(cohort: ArrayLike<BlockId>, slots: ArrayLike<number> | null = null): void {
     for (let i = cohort.length - 1; i >= 0; i--) {
-      const slot = this.entries.slotOf(cohort[i]);
+      const slot = slots !== null && this.entries.idAt(slots[i]) === cohort[i] ? slots[i] : this.entries.slotOf(cohort[i]);
       if (slot === NO_SLOT || this.pending[slot] === 0) {
         throw new InvariantError(`G2 ${this.domain_id}: completing block ${this.entries.blockIds.hashOf(cohort[i])} that is not pending`);
       }

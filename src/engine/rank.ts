@@ -1,11 +1,14 @@
 // One vLLM-style engine rank (ENG-1..4, G2-2..7): waiting and running queues, passes under a
 // token budget and a sequence cap with chunked prefill, pass timing (fixed, linear or table), the G1 prefix cache
-// and G2 write-through / restore, and the KV events all of that produces.
+// and G2 write-through / restore, and the KV events all of that produces. Runs of identical
+// decode-only passes go through the kernel as one action (startDecodeRun), with the same result as
+// stepping each pass.
 import { InvariantError, Kernel, Phase } from '../kernel';
-import type { BlockHash, HashedBlock } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
+import { NO_BLOCK_ID } from '../collections/blockIds';
+import { NO_SLOT } from '../collections/blockSlots';
 import type { KvEvent, RankRef } from '../events/model';
-import { RankEventStream } from '../events/model';
+import { RankEventStream, RemovedIds, StoredIds } from '../events/model';
 import type { Nanos } from '../time';
 import { DeviceCache } from './deviceCache';
 import type { HostPool } from './hostPool';
@@ -71,8 +74,8 @@ export class RankEngine {
   host: HostDomain | null = null;
   private readonly waiting: SimRequest[] = [];
   private readonly running: SimRequest[] = [];
-  /** Events due at the end of the pass, in order; a bare hash stands for a Device Removed of that one block (an eviction). */
-  private outbox: (EventDraft | BlockHash)[] = [];
+  /** Events due at the end of the pass, in order; a bare block id (held by the outbox) stands for a Device Removed of that one block (an eviction). */
+  private outbox: (EventDraft | BlockId)[] = [];
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
@@ -94,6 +97,24 @@ export class RankEngine {
   preemptionCount = 0;
   /** Told of every non-empty pass once it is planned (the fuzzer's capacity checks); observing never changes the run. */
   passObserver: ((rank: RankEngine, pass: PassObservation) => void) | null = null;
+  /**
+   * Runs of identical decode-only passes go through the kernel as one action (see startDecodeRun);
+   * false steps every pass through the kernel. Both give the same run, to the nanosecond.
+   */
+  batchDecodeRuns = true;
+  /** The decode run under way: its passes (0 when none), and the end of each (index p − 1 for pass p). */
+  private runPasses = 0;
+  private readonly runEnds_ns: Nanos[] = [];
+  /** Start of the run's first pass. */
+  private runStart_ns: Nanos = 0;
+  /** Passes of the run whose tokens are stamped, and passes counted as started. */
+  private runCompleted = 0;
+  private runStarted = 0;
+  /** The decode-context tokens of the run's first pass (each later pass adds one per sequence). */
+  private runContextTokens = 0;
+  /** Kernel handle of the run's end. */
+  private runEndHandle = -1;
+  private readonly endDecodeRunAction = () => this.endDecodeRun();
 
   constructor(
     readonly rank: RankRef,
@@ -103,13 +124,16 @@ export class RankEngine {
     private readonly kernel: Kernel,
     private readonly listener: RankListener,
     /** The run's block id table, shared with the router's mirror. */
-    blockIds: BlockIds,
+    private readonly blockIds: BlockIds,
   ) {
     this.events = new RankEventStream(rank);
     this.g1 = new DeviceCache(
       settings.num_gpu_blocks,
       settings.enable_prefix_caching,
-      (hash) => this.outbox.push(hash),
+      (id) => {
+        blockIds.retain(id);
+        this.outbox.push(id);
+      },
       blockIds,
     );
   }
@@ -143,6 +167,7 @@ export class RankEngine {
 
   /** A request routed here joins the waiting queue (FCFS). */
   enqueue(request: SimRequest): void {
+    this.cutDecodeRun();
     request.state = 'waiting';
     request.rank_index = this.rank_index;
     request.worker_id = this.rank.worker_id;
@@ -153,6 +178,7 @@ export class RankEngine {
 
   /** A disaggregated request whose prompt KV has arrived from a prefill worker joins the queue. */
   enqueueDecode(request: SimRequest): void {
+    this.cutDecodeRun();
     request.stage = 'decode';
     request.kv_transferred = true;
     request.computed_tokens = 0;
@@ -189,8 +215,115 @@ export class RankEngine {
     this.passes++;
     const shape = this.passShape();
     const duration = passDurationNs(this.settings.pass_time, shape);
-    if (this.passObserver !== null) this.passObserver(this, this.observePass(shape, duration));
-    this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
+    if (this.passObserver !== null) this.passObserver(this, this.observePass(this.kernel.now, shape, duration));
+    const runPasses = this.batchDecodeRuns ? this.decodeRunLength() : 1;
+    if (runPasses > 1) this.startDecodeRun(runPasses, shape, duration);
+    else this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
+  }
+
+  /**
+   * How many passes, from the one just planned, are the same decode-only pass: every running
+   * request takes one decode step, none needs a new G1 block or has anything to write to G2, no
+   * request waits, and no event is due. The run stops at the first pass that finishes a request.
+   * Nothing from outside changes such passes but a request joining this rank (cutDecodeRun).
+   */
+  private decodeRunLength(): number {
+    const count = this.planCount;
+    if (count === 0 || count !== this.running.length || this.waiting.length > 0 || this.outbox.length > 0 || this.loadsDoneMidPass.length > 0) return 1;
+    const B = this.settings.block_size;
+    let passes = Number.MAX_SAFE_INTEGER;
+    for (let i = 0; i < count; i++) {
+      if (this.planWork[i] !== DECODE) return 1;
+      const request = this.planRequests[i];
+      if (this.host !== null && Math.min(Math.floor(request.computed_tokens / B), request.blockCount) > request.write_through_blocks) return 1;
+      const untilFinished = request.output_length - request.output_tokens;
+      // Pass p plans input + outputs + p − 1 tokens of KV: within the blocks held while p ≤ room + 1.
+      const untilNewBlock = request.heldBlocks * B - (request.input_length + request.output_tokens) + 1;
+      passes = Math.min(passes, untilFinished, untilNewBlock);
+    }
+    return Math.max(passes, 1);
+  }
+
+  /** Schedules only the end of a run of identical decode passes; each pass's tokens are stamped as if stepped. */
+  private startDecodeRun(passes: number, shape: PassShape, firstDuration: Nanos): void {
+    const ends = this.runEnds_ns;
+    ends.length = passes;
+    this.runStart_ns = this.kernel.now;
+    this.runContextTokens = shape.decode_context_tokens;
+    let end = this.kernel.now + firstDuration;
+    ends[0] = end;
+    for (let p = 2; p <= passes; p++) {
+      end += passDurationNs(this.settings.pass_time, this.decodeRunShape(p));
+      ends[p - 1] = end;
+    }
+    this.runPasses = passes;
+    this.runCompleted = 0;
+    this.runStarted = 1;
+    this.runEndHandle = this.kernel.at(ends[passes - 1], Phase.PassCompletion, this.rank_index, this.endDecodeRunAction);
+  }
+
+  /** The shape of pass p of the decode run (written into the reused shape object). */
+  private decodeRunShape(p: number): PassShape {
+    const shape = this.shape;
+    const sequences = this.planCount;
+    shape.has_prefill = false;
+    shape.prefill_tokens = 0;
+    shape.decode_sequences = sequences;
+    shape.decode_context_tokens = this.runContextTokens + sequences * (p - 1);
+    shape.context_tokens = shape.decode_context_tokens;
+    return shape;
+  }
+
+  /** The run's last pass ends now: the passes before it are accounted, then it ends as any pass does. */
+  private endDecodeRun(): void {
+    this.advanceDecodeRun(this.runPasses - 1, this.runPasses);
+    this.runPasses = 0;
+    this.endPass();
+  }
+
+  /**
+   * A request joins this rank during a decode run: the run is cut where stepping would have
+   * changed course. Passes that ended before now are accounted; the pass under way (if one
+   * started) becomes the run's last, and otherwise the next pass starts now as stepping would.
+   */
+  private cutDecodeRun(): void {
+    if (this.runPasses === 0) return;
+    const kernel = this.kernel;
+    const ends = this.runEnds_ns;
+    let completed = this.runCompleted;
+    while (completed < this.runPasses && kernel.ranBefore(ends[completed], Phase.PassCompletion, this.rank_index)) completed++;
+    if (completed >= this.runPasses) throw new InvariantError(`rank ${this.rank.worker_id}/${this.rank.dp_rank}: its decode run ended at ${ends[this.runPasses - 1]} ns but was still under way at ${kernel.now} ns`);
+    const nextStarted = completed === 0 || kernel.ranBefore(ends[completed - 1], Phase.PassStart, this.rank_index);
+    this.advanceDecodeRun(completed, nextStarted ? completed + 1 : completed);
+    kernel.cancel(this.runEndHandle);
+    if (nextStarted) {
+      this.runPasses = completed + 1;
+      this.runEndHandle = kernel.at(ends[completed], Phase.PassCompletion, this.rank_index, this.endDecodeRunAction);
+      return;
+    }
+    // Stepping ended pass `completed` at this instant and asked for the next pass to start now.
+    this.runPasses = 0;
+    this.planCount = 0;
+    this.busy = false;
+    this.kick();
+  }
+
+  /** Accounts the run's passes up to `completed` (their tokens) and `started` (counted and observed). */
+  private advanceDecodeRun(completed: number, started: number): void {
+    const ends = this.runEnds_ns;
+    for (let p = this.runStarted + 1; p <= started; p++) {
+      this.passes++;
+      if (this.passObserver === null) continue;
+      const start = ends[p - 2];
+      const shape = this.decodeRunShape(p);
+      this.passObserver(this, this.observePass(start, shape, ends[p - 1] - start));
+    }
+    this.runStarted = Math.max(this.runStarted, started);
+    for (let p = this.runCompleted + 1; p <= completed; p++) {
+      const end = ends[p - 1];
+      for (let i = 0; i < this.planCount; i++) this.stampTokenAt(this.planRequests[i], end);
+    }
+    this.runCompleted = Math.max(this.runCompleted, completed);
   }
 
   /** What the planned pass computes (its duration depends on nothing else). */
@@ -218,11 +351,11 @@ export class RankEngine {
     return shape;
   }
 
-  private observePass(shape: PassShape, duration_ns: Nanos): PassObservation {
+  private observePass(time_ns: Nanos, shape: PassShape, duration_ns: Nanos): PassObservation {
     let scheduled_tokens = 0;
     for (let i = 0; i < this.planCount; i++) scheduled_tokens += this.planWork[i] === DECODE ? 1 : this.planWork[i];
     return {
-      time_ns: this.kernel.now,
+      time_ns,
       running_requests: this.running.length,
       scheduled_tokens,
       g1_occupied_blocks: this.settings.num_gpu_blocks - this.g1.freeBlocks,
@@ -337,7 +470,7 @@ export class RankEngine {
   /** Recompute preemption: the request lets go of its G1 blocks and waits at the head of the queue. */
   private preempt(request: SimRequest): void {
     this.running.splice(this.running.indexOf(request), 1);
-    this.g1.release(request.entry_ids, request.private_blocks);
+    this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;
     request.computed_tokens = 0;
@@ -351,7 +484,7 @@ export class RankEngine {
   private fail(request: SimRequest, reason: string): void {
     const index = this.running.indexOf(request);
     if (index >= 0) this.running.splice(index, 1);
-    this.g1.release(request.entry_ids, request.private_blocks);
+    this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;
     request.state = 'failed';
@@ -400,8 +533,7 @@ export class RankEngine {
     }
     const hostBlocks = lookup ? lookup.blocks : 0;
     const g1Ids = request.block_ids.subarray(0, g1Blocks);
-    this.g1.acquire(g1Ids);
-    request.setEntries(g1Ids);
+    request.setEntries(this.g1.acquireSlots(g1Ids));
     if (hostBlocks > 0) return this.startRestore(request, g1Blocks, hostBlocks);
     request.computed_tokens = g1Blocks * this.settings.block_size;
     const chunk = Math.min(request.prefill_target_tokens - request.computed_tokens, budget);
@@ -416,7 +548,7 @@ export class RankEngine {
   }
 
   private undoAcquire(request: SimRequest): void {
-    this.g1.release(request.entry_ids, 0);
+    this.g1.releaseSlots(request.entry_slots, 0);
     request.clearEntries();
   }
 
@@ -517,14 +649,16 @@ export class RankEngine {
    * makes the request use the entry another request already stored for it (its copy is freed).
    */
   private promoteBlock(request: SimRequest, id: BlockId): boolean {
-    if (this.g1.promote(id)) {
+    const made = this.g1.promoteToSlot(id);
+    if (made !== NO_SLOT) {
       request.private_blocks--;
-      request.addEntry(id);
+      request.addEntry(made);
       return true;
     }
-    if (this.g1.adopt(id)) {
+    const adopted = this.g1.adoptSlot(id);
+    if (adopted !== NO_SLOT) {
       request.private_blocks--;
-      request.addEntry(id);
+      request.addEntry(adopted);
     }
     return false;
   }
@@ -562,7 +696,10 @@ export class RankEngine {
   }
 
   private stampToken(request: SimRequest): void {
-    const now = this.kernel.now;
+    this.stampTokenAt(request, this.kernel.now);
+  }
+
+  private stampTokenAt(request: SimRequest, now: Nanos): void {
     if (request.first_token_ns === null) request.first_token_ns = now;
     else {
       if (request.second_token_ns === null) request.second_token_ns = now;
@@ -590,9 +727,14 @@ export class RankEngine {
 
   /** A Device Stored is due for `length` new cache entries from prompt block `start`. */
   private storedRun(request: SimRequest, start: number, length: number): void {
-    const blocks = request.blocksIn(start, start + length);
-    const parent = start === 0 ? null : request.hashAt(start - 1);
-    this.outbox.push((stream) => stream.stored('Device', blocks, parent, start));
+    const data = this.storedData(request, start, start + length);
+    this.outbox.push((stream) => stream.numbered('Device', data));
+  }
+
+  /** A Stored of prompt blocks [from, to) of a request, holding their ids (and the parent's) until the router has it. */
+  private storedData(request: SimRequest, from: number, to: number): StoredIds {
+    const parent = from === 0 ? NO_BLOCK_ID : request.block_ids[from - 1];
+    return new StoredIds(this.blockIds, request.block_ids.slice(from, to), request.tokenWordsIn(from, to), parent, from);
   }
 
   /**
@@ -608,19 +750,15 @@ export class RankEngine {
     const ids = request.block_ids;
     let firstIndex = request.write_through_blocks;
     while (firstIndex > 0 && !pool.contains(ids[firstIndex - 1])) firstIndex--;
-    let cohortSize = 0;
-    for (let i = firstIndex; i < complete; i++) if (!pool.contains(ids[i])) cohortSize++;
+    const cohortIndexes: number[] = [];
+    for (let i = firstIndex; i < complete; i++) if (!pool.contains(ids[i])) cohortIndexes.push(i);
+    const cohortSize = cohortIndexes.length;
     if (cohortSize === 0) {
       request.write_through_blocks = complete;
       return;
     }
-    const cohortIndexes: number[] = new Array(cohortSize);
     const cohort: BlockId[] = new Array(cohortSize);
-    for (let i = firstIndex, n = 0; n < cohortSize; i++) {
-      if (pool.contains(ids[i])) continue;
-      cohortIndexes[n] = i;
-      cohort[n++] = ids[i];
-    }
+    for (let n = 0; n < cohortSize; n++) cohort[n] = ids[cohortIndexes[n]];
     // The parent of each run is in the pool now; anchored, it stays there until the run's Stored is out.
     const parents: BlockId[] = [];
     for (let n = 0; n < cohortSize; n++) {
@@ -635,13 +773,15 @@ export class RankEngine {
     }
     request.write_through_blocks = complete;
     if (reservation.victims.length > 0) {
-      const victims = reservation.victims;
+      const victims = Int32Array.from(reservation.victims);
       for (const subscriber of this.host.subscribers) {
-        if (subscriber === this) this.outbox.push((stream) => stream.removed('HostPinned', victims));
-        else subscriber.emitNow([subscriber.events.removed('HostPinned', victims)]);
+        const data = new RemovedIds(this.blockIds, victims);
+        if (subscriber === this) this.outbox.push((stream) => stream.numbered('HostPinned', data));
+        else subscriber.emitNow([subscriber.events.numbered('HostPinned', data)]);
       }
+      for (const id of reservation.victims) this.blockIds.release(id);
     }
-    // The Stored events are described now: the request may have finished when the copy completes.
+    // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
     const runs = this.hostRuns(request, cohortIndexes);
     const host = this.host;
     const completeCohort = (): void => {
@@ -651,12 +791,13 @@ export class RankEngine {
         pool.whenComplete(pendingParent, completeCohort);
         return;
       }
-      pool.complete(cohort);
+      pool.complete(cohort, reservation.slots);
       for (const parent of parents) pool.unanchor(parent);
       for (const subscriber of host.subscribers) {
-        subscriber.emitNow(runs.map((run) => subscriber.events.stored('HostPinned', run.blocks, run.parent, run.start)));
+        subscriber.emitNow(runs.map((run) => subscriber.events.numbered('HostPinned', run.copy())));
         subscriber.kick();
       }
+      for (const run of runs) run.release();
       pool.releaseWaiters(cohort);
     };
     host.transfers.submit({
@@ -671,13 +812,14 @@ export class RankEngine {
     });
   }
 
-  /** The contiguous runs of a cohort (prompt block indexes in order), each with its parent and start position. */
-  private hostRuns(request: SimRequest, indexes: readonly number[]): { blocks: HashedBlock[]; parent: BlockHash | null; start: number }[] {
-    const runs: { blocks: HashedBlock[]; parent: BlockHash | null; start: number }[] = [];
-    for (let n = 0; n < indexes.length; n++) {
-      const index = indexes[n];
-      if (n === 0 || indexes[n - 1] !== index - 1) runs.push({ blocks: [], parent: index > 0 ? request.hashAt(index - 1) : null, start: index });
-      runs[runs.length - 1].blocks.push(request.block(index));
+  /** The contiguous runs of a cohort (prompt block indexes in order), each a Stored with its parent and start position. */
+  private hostRuns(request: SimRequest, indexes: readonly number[]): StoredIds[] {
+    const runs: StoredIds[] = [];
+    for (let n = 0; n < indexes.length; ) {
+      let end = n + 1;
+      while (end < indexes.length && indexes[end] === indexes[end - 1] + 1) end++;
+      runs.push(this.storedData(request, indexes[n], indexes[end - 1] + 1));
+      n = end;
     }
     return runs;
   }
@@ -691,7 +833,7 @@ export class RankEngine {
     const index = this.running.indexOf(request);
     if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
     this.running.splice(index, 1);
-    this.g1.release(request.entry_ids, request.private_blocks);
+    this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;
     if (request.stage === 'prefill' && request.output_tokens < request.output_length) {
@@ -712,14 +854,16 @@ export class RankEngine {
     const events: KvEvent[] = [];
     for (let i = 0; i < drafts.length; ) {
       const draft = drafts[i];
-      if (typeof draft !== 'bigint') {
+      if (typeof draft !== 'number') {
         events.push(draft(this.events));
         i++;
         continue;
       }
       let end = i + 1;
-      while (end < drafts.length && typeof drafts[end] === 'bigint') end++;
-      events.push(this.events.removed('Device', drafts.slice(i, end) as BlockHash[]));
+      while (end < drafts.length && typeof drafts[end] === 'number') end++;
+      const ids = Int32Array.from(drafts.slice(i, end) as BlockId[]);
+      events.push(this.events.numbered('Device', new RemovedIds(this.blockIds, ids)));
+      for (let k = 0; k < ids.length; k++) this.blockIds.release(ids[k]);
       i = end;
     }
     this.listener.emit(this, events);

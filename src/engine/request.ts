@@ -65,7 +65,7 @@ export class SimRequest {
   readonly routing_history: Placement[] = [];
   readonly admission_history: AdmissionAttempt[] = [];
   reconciliation: Reconciliation | null = null;
-  /** G1 cache entries this request uses (block ids), in prompt order: the first entryCount of entryStore. */
+  /** G1 cache entries this request uses (their slots in the rank's G1), in prompt order: the first entryCount of entryStore. */
   private entryStore: Int32Array | null = null;
   private entryCount = 0;
   /** G1 blocks it holds that are not cache entries. */
@@ -184,6 +184,11 @@ export class SimRequest {
     return { block_hash: this.hashAt(index), tokens_hash: this.tokensHash(index) };
   }
 
+  /** The token-hash words (low, high) of prompt blocks [from, to), copied. */
+  tokenWordsIn(from: number, to: number): Int32Array {
+    return this.tokensWords!.slice(2 * from, 2 * to);
+  }
+
   /** Local (tokens-only) hash of prompt block `index`. */
   tokensHash(index: number): BlockHash {
     return toU64(this.tokensWords![2 * index], this.tokensWords![2 * index + 1]);
@@ -199,25 +204,25 @@ export class SimRequest {
     return this.entryCount + this.private_blocks;
   }
 
-  /** The G1 cache entries this request uses (block ids), in prompt order: a view, valid until they change. */
-  get entry_ids(): Int32Array {
+  /** The G1 cache entries this request uses (G1 slots), in prompt order: a view, valid until they change. */
+  get entry_slots(): Int32Array {
     return this.entryStore === null ? NO_ENTRIES : this.entryStore.subarray(0, this.entryCount);
   }
 
   /** The request now uses these G1 entries (they replace any it had). */
-  setEntries(ids: ArrayLike<BlockId>): void {
+  setEntries(slots: ArrayLike<number>): void {
     this.entryCount = 0;
-    for (let i = 0; i < ids.length; i++) this.addEntry(ids[i]);
+    for (let i = 0; i < slots.length; i++) this.addEntry(slots[i]);
   }
 
-  /** One more G1 entry, after the others. */
-  addEntry(id: BlockId): void {
+  /** One more G1 entry (its slot), after the others. */
+  addEntry(slot: number): void {
     if (this.entryStore === null || this.entryCount === this.entryStore.length) {
       const grown = new Int32Array(Math.max(16, 2 * this.entryCount));
       if (this.entryStore !== null) grown.set(this.entryStore.subarray(0, this.entryCount));
       this.entryStore = grown;
     }
-    this.entryStore[this.entryCount++] = id;
+    this.entryStore[this.entryCount++] = slot;
   }
 
   /** The request uses no G1 entries any more. */

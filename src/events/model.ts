@@ -1,7 +1,12 @@
 // KV events (EVT-1, EVT-2): Stored / Removed / Cleared on the Device (G1) or HostPinned (G2)
-// tier, numbered per rank in one sequence across both tiers, emitted in batches.
+// tier, numbered per rank in one sequence across both tiers, emitted in batches. Inside the
+// simulator an engine's Stored and Removed carry block ids (StoredIds, RemovedIds) and make their
+// hashes only when read; events read from a log carry hashes.
 import type { BlockHash, HashedBlock } from '../hash';
+import { toU64 } from '../hash';
 import type { Nanos } from '../time';
+import type { BlockId, BlockIds } from '../collections/blockIds';
+import { NO_BLOCK_ID } from '../collections/blockIds';
 
 export type Tier = 'Device' | 'HostPinned';
 export const TIERS: readonly Tier[] = ['Device', 'HostPinned'];
@@ -15,6 +20,96 @@ export type KvEventData =
   | { type: 'Stored'; parent_hash: BlockHash | null; start_position: number | null; blocks: HashedBlock[] }
   | { type: 'Removed'; block_hashes: BlockHash[] }
   | { type: 'Cleared' };
+
+/**
+ * A Stored as an engine rank emits it inside the simulator: its blocks travel as block ids of the
+ * run's table (and each block's token-hash words), and the hashes are made only when something
+ * reads them (a wire log, evidence, a scenario). The event holds each id (and its parent's) from
+ * its making until release(), after the router has applied it, so no id is reused for another
+ * block while the event is in flight.
+ */
+export class StoredIds {
+  readonly type = 'Stored' as const;
+  private made: HashedBlock[] | null = null;
+
+  /** `tokenWords`: two 32-bit words (low, high) of each block's token hash. */
+  constructor(
+    readonly table: BlockIds,
+    readonly block_ids: Int32Array,
+    private readonly tokenWords: Int32Array,
+    readonly parent_id: BlockId,
+    readonly start_position: number | null,
+  ) {
+    table.retainAll(block_ids);
+    if (parent_id !== NO_BLOCK_ID) table.retain(parent_id);
+  }
+
+  get parent_hash(): BlockHash | null {
+    return this.parent_id === NO_BLOCK_ID ? null : this.table.hashOf(this.parent_id);
+  }
+
+  get blocks(): HashedBlock[] {
+    if (this.made === null) {
+      const words = this.tokenWords;
+      this.made = Array.from(this.block_ids, (id, i) => ({ block_hash: this.table.hashOf(id), tokens_hash: toU64(words[2 * i], words[2 * i + 1]) }));
+    }
+    return this.made;
+  }
+
+  /** The event's hold on its ids ends (the hashes must have been read before, if they are needed). */
+  release(): void {
+    this.table.releaseAll(this.block_ids);
+    if (this.parent_id !== NO_BLOCK_ID) this.table.release(this.parent_id);
+  }
+
+  plain(): KvEventData {
+    return { type: 'Stored', parent_hash: this.parent_hash, start_position: this.start_position, blocks: this.blocks };
+  }
+
+  /** The same Stored with a hold of its own (for another rank's stream). */
+  copy(): StoredIds {
+    return new StoredIds(this.table, this.block_ids, this.tokenWords, this.parent_id, this.start_position);
+  }
+}
+
+/** A Removed as an engine rank emits it: block ids held until release() (see StoredIds). */
+export class RemovedIds {
+  readonly type = 'Removed' as const;
+  private made: BlockHash[] | null = null;
+
+  constructor(
+    readonly table: BlockIds,
+    readonly block_ids: Int32Array,
+  ) {
+    table.retainAll(block_ids);
+  }
+
+  get block_hashes(): BlockHash[] {
+    this.made ??= Array.from(this.block_ids, (id) => this.table.hashOf(id));
+    return this.made;
+  }
+
+  release(): void {
+    this.table.releaseAll(this.block_ids);
+  }
+
+  plain(): KvEventData {
+    return { type: 'Removed', block_hashes: this.block_hashes };
+  }
+}
+
+/** The event with its blocks as hashes in plain data (what a log or a picture keeps after the ids are released). */
+export function plainEvent(event: KvEvent): KvEvent {
+  const data = event.data;
+  if (!(data instanceof StoredIds) && !(data instanceof RemovedIds)) return event;
+  return { event_id: event.event_id, worker_id: event.worker_id, dp_rank: event.dp_rank, tier: event.tier, data: data.plain() };
+}
+
+/** Ends the hold of an event's ids, if it carries ids. */
+export function releaseEvent(event: KvEvent): void {
+  const data = event.data;
+  if (data instanceof StoredIds || data instanceof RemovedIds) data.release();
+}
 
 export interface KvEvent extends RankRef {
   event_id: number;
@@ -46,6 +141,18 @@ export class RankEventStream {
   }
   removed(tier: Tier, block_hashes: BlockHash[]): KvEvent {
     return this.make(tier, { type: 'Removed', block_hashes });
+  }
+  /** Numbers an event made elsewhere (a StoredIds or RemovedIds). */
+  numbered(tier: Tier, data: KvEventData): KvEvent {
+    return this.make(tier, data);
+  }
+  /** A Stored of block ids (see StoredIds); it takes its own hold on them. */
+  storedIds(tier: Tier, table: BlockIds, block_ids: Int32Array, tokenWords: Int32Array, parent_id: BlockId, start_position: number | null): KvEvent {
+    return this.make(tier, new StoredIds(table, block_ids, tokenWords, parent_id, start_position));
+  }
+  /** A Removed of block ids (see RemovedIds); it takes its own hold on them. */
+  removedIds(tier: Tier, table: BlockIds, block_ids: Int32Array): KvEvent {
+    return this.make(tier, new RemovedIds(table, block_ids));
   }
   cleared(tier: Tier): KvEvent {
     return this.make(tier, { type: 'Cleared' });

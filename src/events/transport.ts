@@ -4,6 +4,7 @@ import { Kernel, Phase, InvariantError } from '../kernel';
 import type { Nanos } from '../time';
 import { formatNs } from '../time';
 import type { KvEventBatch } from './model';
+import { plainEvent } from './model';
 
 export interface DeliveredBatch {
   batch: KvEventBatch;
@@ -22,6 +23,8 @@ export class EventTransport {
     readonly lag_ns: Nanos,
     private readonly deliver: (batch: KvEventBatch) => void,
     private readonly keepHistory = true,
+    /** Told of each batch as it is delivered, before the router applies it (e.g. to stream an event log). */
+    private readonly onDelivered: ((batch: KvEventBatch, visible_ns: Nanos) => void) | null = null,
   ) {
     if (!Number.isSafeInteger(lag_ns) || lag_ns < 0) throw new RangeError(`kv_event_lag ${lag_ns} ns must be a non-negative integer`);
   }
@@ -45,7 +48,9 @@ export class EventTransport {
     this.lastVisibleNs = visible_ns;
     this.kernel.at(visible_ns, Phase.EventVisibility, this.fifoNumber++, () => {
       this.deliveredCount++;
-      if (this.keepHistory) this.delivered.push({ batch, visible_ns });
+      // History keeps hashes: an event's block ids are released once the router has applied it.
+      if (this.keepHistory) this.delivered.push({ batch: { ...batch, events: batch.events.map(plainEvent) }, visible_ns });
+      this.onDelivered?.(batch, visible_ns);
       this.deliver(batch);
     });
   }

@@ -41,7 +41,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'reuse-within-prompt': 'no request reuses more tokens than its prompt',
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
   'failed-play-stops': 'a failed play sends nothing after its failure',
-  determinism: 'the same seed gives the same digest twice',
+  determinism: 'the same seed gives the same run twice (digest, KV events and passes), the second time stepping every decode pass',
 };
 
 /** SCORE-5's reasons, as docs/model.md lists them. */

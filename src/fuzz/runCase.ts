@@ -1,6 +1,7 @@
 // One generated case end to end: validate its config as `kvqual replay` would, run it with a
 // pass observer, write the event stream as `--events-out` does, check every invariant, then run
-// it again and compare digests and event logs (the same seed must give the same run).
+// it again stepping every decode pass through the kernel, and compare digests, event logs and the
+// passes planned (the same seed must give the same run, however runs of decode passes are taken).
 import { validateReplayConfig } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import { parseAgenticTrace } from '../agentic/trace';
@@ -75,7 +76,7 @@ export function runCase(fuzzCase: FuzzCase): CaseVerdict {
   const inputs = caseInputs(fuzzCase, config);
   const first = runObserved(config, inputs);
   const violations = checkRun(first);
-  const second = runObserved(caseConfig(fuzzCase), caseInputs(fuzzCase, config));
+  const second = runObserved(caseConfig(fuzzCase), { ...caseInputs(fuzzCase, config), step_every_pass: true });
   violations.push(...determinismViolations(first, second));
   return { violations, digest: first.outcome?.report.digest ?? null, first };
 }
@@ -83,7 +84,25 @@ export function runCase(fuzzCase: FuzzCase): CaseVerdict {
 export function determinismViolations(first: ObservedRun, second: ObservedRun): Violation[] {
   const digest = (run: ObservedRun) => run.outcome?.report.digest ?? `no digest (${run.error?.message ?? 'no outcome'})`;
   const violations: Violation[] = [];
-  if (digest(first) !== digest(second)) violations.push({ invariant: 'determinism', message: `two runs with the same seed gave digests ${digest(first)} and ${digest(second)}` });
-  else if (first.event_log !== second.event_log) violations.push({ invariant: 'determinism', message: 'two runs with the same seed gave the same digest but different KV event logs' });
+  if (digest(first) !== digest(second)) violations.push({ invariant: 'determinism', message: `two runs with the same seed (the second stepping every pass) gave digests ${digest(first)} and ${digest(second)}` });
+  else if (first.event_log !== second.event_log) violations.push({ invariant: 'determinism', message: 'two runs with the same seed (the second stepping every pass) gave the same digest but different KV event logs' });
+  else {
+    const [a, b] = [passKeys(first.passes), passKeys(second.passes)];
+    const at = a.findIndex((key, i) => key !== b[i]);
+    if (at >= 0 || a.length !== b.length) {
+      const where = at >= 0 ? at : Math.min(a.length, b.length);
+      violations.push({ invariant: 'determinism', message: `two runs with the same seed (the second stepping every pass) planned different passes: ${a.length} and ${b.length}; first difference at pass ${where + 1}: ${a[where] ?? 'none'} / ${b[where] ?? 'none'}` });
+    }
+  }
   return violations;
+}
+
+/**
+ * Each pass in the order stepping starts them (time, then rank), as text; a shared pool's use,
+ * which other ranks change while a run of decode passes is under way, is left out.
+ */
+function passKeys(passes: readonly PassRecord[]): string[] {
+  return [...passes]
+    .sort((x, y) => x.time_ns - y.time_ns || x.worker_id - y.worker_id || x.dp_rank - y.dp_rank)
+    .map((pass) => `${pass.time_ns} ns worker ${pass.worker_id}/${pass.dp_rank}: ${pass.running_requests} running, ${pass.scheduled_tokens} tokens, ${pass.g1_occupied_blocks} G1 blocks, ${JSON.stringify(pass.shape)}, ${pass.duration_ns} ns`);
 }

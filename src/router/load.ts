@@ -52,14 +52,14 @@ export class LoadTracker {
     return hits;
   }
 
-  /** `ids[i]` is the id of `hashes[i]`, or NO_BLOCK_ID when the table does not have it yet. */
-  add(request_id: string, rank: number, prefill_tokens: number, hashes: readonly BlockHash[], ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
+  /** `ids[i]` is the id of the request's block i, or NO_BLOCK_ID when the table does not have it yet (its hash is then read). */
+  add(request_id: string, rank: number, prefill_tokens: number, request: { readonly block_hashes: readonly BlockHash[] }, ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
     const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds), users: new Int32Array(0) });
     const slots = this.slotArrays.take(ids.length);
     for (let i = 0; i < ids.length; i++) {
       const known = ids[i] !== NO_BLOCK_ID;
-      const id = known ? ids[i] : this.blockIds.acquire(hashes[i]);
+      const id = known ? ids[i] : this.blockIds.acquire(request.block_hashes[i]);
       let slot = this.activeRanks.has(id, rank) ? active.blocks.slotOf(id) : NO_SLOT;
       if (slot === NO_SLOT) {
         slot = active.blocks.insert(id);

@@ -6,7 +6,8 @@ import type { BlockHash, HashedBlock } from '../hash';
 import type { BlockId } from '../collections/blockIds';
 import { BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
-import { TIERS } from '../events/model';
+import { RemovedIds, StoredIds, TIERS } from '../events/model';
+import { NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
 import { grownInt32, grownUint8 } from '../collections/typedArrays';
 
@@ -116,6 +117,14 @@ export class ResidencyMirror {
     const state = this.ranks[rankIndex]!;
     this.checkEventId(state, event);
     const index = this.tier(event.tier);
+    const data = event.data;
+    if ((data instanceof StoredIds || data instanceof RemovedIds) && data.table === this.blockIds) {
+      if (data instanceof StoredIds) this.applyStoredIds(index, rankIndex, event, data);
+      else this.applyRemovedIds(index, rankIndex, event, data);
+      state.expectedEventId = event.event_id + 1;
+      this.eventsApplied++;
+      return;
+    }
     switch (event.data.type) {
       case 'Stored': {
         const count = event.data.blocks.length;
@@ -138,6 +147,49 @@ export class ResidencyMirror {
     }
     state.expectedEventId = event.event_id + 1;
     this.eventsApplied++;
+  }
+
+  /** A Stored whose blocks come as ids of this mirror's table: the same checks, without looking hashes up. */
+  private applyStoredIds(index: TierIndex, rankIndex: number, event: KvEvent, data: StoredIds): void {
+    const ids = data.block_ids;
+    const count = ids.length;
+    const table = this.blockIds;
+    const eventIds = this.idsFor(count);
+    for (let i = 0; i < count; i++) {
+      eventIds[i] = ids[i];
+      if (index.holdsId(rankIndex, ids[i]) || this.metBefore(i, count)) {
+        this.forgetMet(i, count);
+        throw violation(event, 'duplicate-store', table.hashOf(ids[i]), null);
+      }
+    }
+    this.forgetMet(count - 1, count);
+    const parent = data.parent_id;
+    let broken = false;
+    if (parent === NO_BLOCK_ID) broken = data.start_position !== null && data.start_position !== 0;
+    else if (!index.holdsId(rankIndex, parent)) broken = true;
+    else if (data.start_position !== null) {
+      const parentPosition = parent < this.positions.length ? this.positions[parent] : -1;
+      broken = parentPosition >= 0 && parentPosition + 1 !== data.start_position;
+    }
+    if (broken) throw violation(event, 'broken-chain', parent === NO_BLOCK_ID ? table.hashOf(ids[0]) : table.hashOf(parent), null);
+    this.rememberPositions(count, data.start_position);
+    for (let i = 0; i < count; i++) index.addId(rankIndex, ids[i]);
+  }
+
+  /** A Removed whose blocks come as ids of this mirror's table. */
+  private applyRemovedIds(index: TierIndex, rankIndex: number, event: KvEvent, data: RemovedIds): void {
+    const ids = data.block_ids;
+    const count = ids.length;
+    const eventIds = this.idsFor(count);
+    for (let i = 0; i < count; i++) {
+      eventIds[i] = ids[i];
+      if (!index.holdsId(rankIndex, ids[i]) || this.metBefore(i, count)) {
+        this.forgetMet(i - 1, count);
+        throw violation(event, 'unknown-removal', this.blockIds.hashOf(ids[i]), null);
+      }
+    }
+    this.forgetMet(count - 1, count);
+    for (let i = 0; i < count; i++) index.removeId(rankIndex, ids[i]);
   }
 
   private checkEventId(state: RankState, event: KvEvent): void {

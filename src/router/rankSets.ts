@@ -1,36 +1,78 @@
-// Sets of rank indexes per block id, stored as bits: one 32-bit word per 32 ranks for each id,
-// in one typed array. Most blocks are held by one or two ranks, so a word per id replaces what
-// would otherwise be a Set object per block.
+// Sets of rank indexes per block id. Most blocks are held by one rank, so each id has one 32-bit
+// cell: the rank itself when one rank holds it, or a row of a bit matrix (one bit per rank) when
+// several do; rows are made when a second rank joins and given back when one rank is left. Memory
+// grows with the ids plus the shared blocks × ranks / 8 bytes, not with ids × ranks (a 256-rank
+// cluster would otherwise spend 32 bytes per block id and per index).
 import type { BlockId } from '../collections/blockIds';
 import { grownInt32 } from '../collections/typedArrays';
 
+/** The cell of an id no rank holds. */
+const NOBODY = -1;
+
 export class RankSetsByBlock {
-  private wordsPerBlock = 1;
-  private bits = new Int32Array(0);
+  /** Per id: NOBODY, a rank (≥ 0), or −(row + 2) for the row of bits that holds its ranks. */
+  private cells = new Int32Array(0);
+  private wordsPerRow = 1;
+  private rows = new Int32Array(0);
+  private rowsIssued = 0;
+  private readonly freeRows: number[] = [];
 
   has(id: BlockId, rank: number): boolean {
+    if (id >= this.cells.length) return false;
+    const cell = this.cells[id];
+    if (cell >= 0) return cell === rank;
+    if (cell === NOBODY) return false;
     const word = rank >>> 5;
-    if (word >= this.wordsPerBlock) return false;
-    const index = id * this.wordsPerBlock + word;
-    return index < this.bits.length && (this.bits[index] & (1 << (rank & 31))) !== 0;
+    return word < this.wordsPerRow && (this.rows[(-cell - 2) * this.wordsPerRow + word] & (1 << (rank & 31))) !== 0;
   }
 
   /** True when no rank is in the set of `id`. */
   isEmpty(id: BlockId): boolean {
-    const first = id * this.wordsPerBlock;
-    if (first >= this.bits.length) return true;
-    for (let word = 0; word < this.wordsPerBlock; word++) if (this.bits[first + word] !== 0) return false;
-    return true;
+    return id >= this.cells.length || this.cells[id] === NOBODY;
   }
 
   add(id: BlockId, rank: number): void {
-    this.makeRoom(id, rank);
-    this.bits[id * this.wordsPerBlock + (rank >>> 5)] |= 1 << (rank & 31);
+    if (id >= this.cells.length) this.growCells(id + 1);
+    if ((rank >>> 5) >= this.wordsPerRow) this.widen((rank >>> 5) + 1);
+    const cell = this.cells[id];
+    if (cell === NOBODY) {
+      this.cells[id] = rank;
+      return;
+    }
+    if (cell === rank) return;
+    if (cell >= 0) {
+      const row = this.takeRow();
+      this.setBit(row, cell);
+      this.setBit(row, rank);
+      this.cells[id] = -row - 2;
+      return;
+    }
+    this.setBit(-cell - 2, rank);
   }
 
   delete(id: BlockId, rank: number): void {
     if (!this.has(id, rank)) return;
-    this.bits[id * this.wordsPerBlock + (rank >>> 5)] &= ~(1 << (rank & 31));
+    const cell = this.cells[id];
+    if (cell >= 0) {
+      this.cells[id] = NOBODY;
+      return;
+    }
+    const row = -cell - 2;
+    const at = row * this.wordsPerRow;
+    this.rows[at + (rank >>> 5)] &= ~(1 << (rank & 31));
+    // One rank left: it goes back into the cell and the row is given back.
+    let remaining = NOBODY;
+    let count = 0;
+    for (let word = 0; word < this.wordsPerRow && count < 2; word++) {
+      const bits = this.rows[at + word];
+      if (bits === 0) continue;
+      count += (bits & (bits - 1)) === 0 ? 1 : 2;
+      remaining = word * 32 + 31 - Math.clz32(bits & -bits);
+    }
+    if (count === 1) {
+      this.cells[id] = remaining;
+      this.freeRows.push(row);
+    }
   }
 
   /** The ranks in the set of `id`, ascending. */
@@ -42,10 +84,16 @@ export class RankSetsByBlock {
 
   /** Calls `each` with every rank in the set of `id`, ascending. */
   forEachRank(id: BlockId, each: (rank: number) => void): void {
-    const first = id * this.wordsPerBlock;
-    if (first >= this.bits.length) return;
-    for (let word = 0; word < this.wordsPerBlock; word++) {
-      let bits = this.bits[first + word];
+    if (id >= this.cells.length) return;
+    const cell = this.cells[id];
+    if (cell >= 0) {
+      each(cell);
+      return;
+    }
+    if (cell === NOBODY) return;
+    const at = (-cell - 2) * this.wordsPerRow;
+    for (let word = 0; word < this.wordsPerRow; word++) {
+      let bits = this.rows[at + word];
       while (bits !== 0) {
         const lowest = bits & -bits;
         each(word * 32 + 31 - Math.clz32(lowest));
@@ -54,21 +102,35 @@ export class RankSetsByBlock {
     }
   }
 
-  private makeRoom(id: BlockId, rank: number): void {
-    const words = (rank >>> 5) + 1;
-    if (words > this.wordsPerBlock) this.widen(words);
-    const needed = (id + 1) * this.wordsPerBlock;
-    if (needed > this.bits.length) this.bits = grownInt32(this.bits, needed);
+  private setBit(row: number, rank: number): void {
+    this.rows[row * this.wordsPerRow + (rank >>> 5)] |= 1 << (rank & 31);
   }
 
-  /** More words per id (a rank index past the last word): every id's words move. */
-  private widen(words: number): void {
-    const blocks = Math.ceil(this.bits.length / this.wordsPerBlock);
-    const widened = new Int32Array(blocks * words);
-    for (let id = 0; id < blocks; id++) {
-      for (let word = 0; word < this.wordsPerBlock; word++) widened[id * words + word] = this.bits[id * this.wordsPerBlock + word];
+  /** A row with no bit set. */
+  private takeRow(): number {
+    const reused = this.freeRows.pop();
+    if (reused !== undefined) {
+      this.rows.fill(0, reused * this.wordsPerRow, (reused + 1) * this.wordsPerRow);
+      return reused;
     }
-    this.bits = widened;
-    this.wordsPerBlock = words;
+    const row = this.rowsIssued++;
+    if ((row + 1) * this.wordsPerRow > this.rows.length) this.rows = grownInt32(this.rows, (row + 1) * this.wordsPerRow);
+    return row;
+  }
+
+  private growCells(minLength: number): void {
+    const oldLength = this.cells.length;
+    this.cells = grownInt32(this.cells, minLength);
+    this.cells.fill(NOBODY, oldLength);
+  }
+
+  /** More words per row (a rank index past the last word): every row's words move. */
+  private widen(words: number): void {
+    const widened = new Int32Array(Math.max(this.rowsIssued, 1) * words);
+    for (let row = 0; row < this.rowsIssued; row++) {
+      for (let word = 0; word < this.wordsPerRow; word++) widened[row * words + word] = this.rows[row * this.wordsPerRow + word];
+    }
+    this.rows = widened;
+    this.wordsPerRow = words;
   }
 }

@@ -62,6 +62,12 @@ export class TierIndex {
     this.holders.delete(id, rank);
     this.blockIds.release(id);
   }
+  /** Every rank's block ids, ascending, in one walk over the block ids (index: rank). */
+  idsByRank(rankCount: number): Int32Array[] {
+    const lists: number[][] = Array.from({ length: rankCount }, () => []);
+    for (let id = 0; id < this.blockIds.capacity; id++) this.holders.forEachRank(id, (rank) => lists[rank]?.push(id));
+    return lists.map((ids) => Int32Array.from(ids));
+  }
   /** Forgets every block of a rank (it walks every block id: ranks are cleared rarely). */
   clearRank(rank: number): void {
     for (const id of this.idsOf(rank)) this.removeId(rank, id);

@@ -149,13 +149,14 @@ export class Router {
     const { device, host } = this.overlaps(ids);
     const hits = this.load.activeHits(ids, this.nextRankIndex);
     const B = this.settings.block_size;
-    const unhashedBlocks = Math.ceil(request.isl_tokens / B) - request.block_hashes.length;
+    const hashedBlocks = blockCountOf(request);
+    const unhashedBlocks = Math.ceil(request.isl_tokens / B) - hashedBlocks;
     return this.candidates.map((candidate, i) => {
       const credit = this.settings.overlap_score_credit * device[i] + this.settings.host_cache_hit_weight * host[i];
       const active_prefill_tokens = this.load.activePrefillTokens(candidate.index);
       const prefill_blocks = (active_prefill_tokens + request.isl_tokens) / B;
       const decode_blocks =
-        this.load.activeBlocks(candidate.index) + (request.block_hashes.length - hits[candidate.index]) + unhashedBlocks;
+        this.load.activeBlocks(candidate.index) + (hashedBlocks - hits[candidate.index]) + unhashedBlocks;
       const load = this.settings.prefill_load_scale * Math.max(prefill_blocks - credit, 0);
       return {
         worker_id: candidate.ref.worker_id,
@@ -204,8 +205,8 @@ export class Router {
     const B = this.settings.block_size;
     const cachedTokens = (score.device_blocks + score.host_blocks) * B;
     const uncomputed = Math.max(request.isl_tokens - cachedTokens, 0);
-    const unhashed = Math.ceil(request.isl_tokens / B) - request.block_hashes.length;
-    this.load.add(request.request_id, rankIndex, uncomputed, request.block_hashes, ids, unhashed);
+    const unhashed = Math.ceil(request.isl_tokens / B) - blockCountOf(request);
+    this.load.add(request.request_id, rankIndex, uncomputed, request, ids, unhashed);
   }
 
   private choose(scores: CandidateScore[]): { chosen: number; tied: number } {
@@ -288,6 +289,11 @@ export class Router {
     }
     return { device, host };
   }
+}
+
+/** How many complete blocks a request's prompt has (its ids when it comes with them: its hashes are then made only if read). */
+function blockCountOf(request: RouteRequest): number {
+  return request.block_ids ? request.block_ids.length : request.block_hashes.length;
 }
 
 /**

@@ -5,6 +5,7 @@ import { InvariantError, Kernel, Phase } from '../kernel';
 import { RandomStreams } from '../random';
 import type { Nanos } from '../time';
 import type { KvEvent, KvEventBatch } from '../events/model';
+import { releaseEvent } from '../events/model';
 import { EventTransport } from '../events/transport';
 import { Router, RouterSettings } from '../router/router';
 import { EventStreamError } from '../router/mirror';
@@ -55,6 +56,10 @@ export interface ClusterSpec {
   max_kernel_events?: number;
   /** Keep every delivered event batch (for --events-out, evidence and pictures); off by default, so memory grows with what was asked for. */
   keep_event_history?: boolean;
+  /** Told of each event batch as the router receives it, before it is applied (streams `--events-out` without keeping the history). */
+  on_delivered?: (batch: KvEventBatch, visible_ns: Nanos) => void;
+  /** Step every decode pass through the kernel instead of batching runs of identical ones (same run either way; for tests that compare the two). */
+  step_every_pass?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
 }
@@ -201,7 +206,7 @@ export class Cluster implements RankListener {
           this.blockIds,
         )
       : null;
-    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.router.applyBatch(batch), spec.keep_event_history ?? false);
+    this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.deliver(batch), spec.keep_event_history ?? false, spec.on_delivered ?? null);
     this.buildRanks();
   }
 
@@ -214,6 +219,7 @@ export class Cluster implements RankListener {
         for (let dp_rank = 0; dp_rank < role.dp_size; dp_rank++) {
           const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this, this.blockIds);
           rank.host = this.hostDomainFor(role, rank);
+          rank.batchDecodeRuns = !(this.spec.step_every_pass ?? false);
           this.ranks.push(rank);
         }
       }
@@ -255,7 +261,16 @@ export class Cluster implements RankListener {
   }
 
   private routeRequest(request: SimRequest) {
-    return { request_id: request.request_id, ordinal: request.ordinal, isl_tokens: request.input_length, block_hashes: request.hashes, block_ids: request.block_ids };
+    // The router reads the ids; the hashes are made only if something asks for them.
+    return {
+      request_id: request.request_id,
+      ordinal: request.ordinal,
+      isl_tokens: request.input_length,
+      get block_hashes() {
+        return request.hashes;
+      },
+      block_ids: request.block_ids,
+    };
   }
 
   private place(request: SimRequest): void {
@@ -307,9 +322,16 @@ export class Cluster implements RankListener {
     this.eventsEmitted += events.length;
     if (rank.role === 'decode') {
       this.eventsWithheld += events.length;
+      for (const event of events) releaseEvent(event);
       return;
     }
     this.transport.emit({ ...rank.rank, emitted_ns: this.kernel.now, events });
+  }
+
+  /** The router applies a batch; then the events' hold on their block ids ends. */
+  private deliver(batch: KvEventBatch): void {
+    this.router.applyBatch(batch);
+    for (const event of batch.events) releaseEvent(event);
   }
 
   /** PD-1: the prompt's KV moves to a decode worker, chosen by load when the transfer completes. */
@@ -406,20 +428,23 @@ export class Cluster implements RankListener {
    * exactly what that rank's G1 and G2 hold. A difference means an event was lost or invented.
    */
   private checkMirrorMatchesEngines(): void {
+    const mirror = this.router.mirror;
+    const rankCount = this.ranks.length;
+    const deviceIds = mirror.device.idsByRank(rankCount);
+    const hostIds = mirror.host.idsByRank(rankCount);
     for (const rank of this.ranks) {
       if (rank.role === 'decode') continue;
-      const index = this.router.mirror.rankIndex(rank.rank);
+      const index = mirror.rankIndex(rank.rank);
       if (index === undefined) continue;
-      const views: [string, bigint[], bigint[]][] = [
-        ['Device', this.router.mirror.device.blocksOf(index), rank.g1.residentHashes()],
-        ['HostPinned', this.router.mirror.host.blocksOf(index), rank.host?.pool.residentHashes() ?? []],
+      const views: [string, Int32Array, Int32Array][] = [
+        ['Device', deviceIds[index] ?? new Int32Array(0), rank.g1.sortedIds()],
+        ['HostPinned', hostIds[index] ?? new Int32Array(0), rank.host?.pool.residentSortedIds() ?? new Int32Array(0)],
       ];
       for (const [tier, routerView, engineTruth] of views) {
-        const sortedTruth = [...engineTruth].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        const sortedView = [...routerView].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-        if (sortedView.length !== sortedTruth.length || sortedView.some((hash, i) => hash !== sortedTruth[i])) {
+        if (routerView.length !== engineTruth.length || routerView.some((id, i) => id !== engineTruth[i])) {
           throw new InvariantError(
-            `router mirror of worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank} (${tier}) holds ${sortedView.length} blocks but the engine holds ${sortedTruth.length} after every event was delivered`,
+            `router mirror of worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank} (${tier}) holds ${routerView.length} blocks but the engine holds ${engineTruth.length} after every event was delivered` +
+              (routerView.length === engineTruth.length ? ' (different blocks)' : ''),
           );
         }
       }

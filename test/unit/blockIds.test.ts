@@ -3,6 +3,7 @@
 // bits past 32 ranks, intrusive slot lists, counts per value, and the hash memo (same hashes
 // with or without it).
 import { test } from 'node:test';
+import { Int32Pool } from '../../src/collections/typedArrays';
 import assert from 'node:assert/strict';
 import { BlockIds, NO_BLOCK_ID } from '../../src/collections/blockIds';
 import { SlotList } from '../../src/collections/blockSlots';
@@ -135,3 +136,25 @@ test('counts per value give the same distribution as the values themselves', () 
   assert.deepEqual(distributionMs([]), { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 });
 });
 
+
+test('an Int32 pool hands back arrays of the length asked for, and keeps no more elements than its limit', () => {
+  const pool = new Int32Pool(10);
+  const [a, b, c] = [pool.take(4), pool.take(4), pool.take(6)];
+  pool.give(a);
+  pool.give(c); // 4 + 6 = 10 elements: kept
+  pool.give(b); // would make 14: dropped
+  assert.equal(pool.take(4), a);
+  assert.notEqual(pool.take(4), b, 'the array beyond the limit was not kept');
+  assert.equal(pool.take(6), c);
+  assert.equal(pool.take(6).length, 6);
+});
+
+test('the open index inserts a key only when absent, in one probe, returning what is there otherwise', () => {
+  const index = new OpenIndex(2);
+  assert.equal(index.insertAbsent(7, 1, 2), -1);
+  assert.equal(index.insertAbsent(8, 1, 2), 7, 'present: the stored value, unchanged');
+  assert.equal(index.find(1, 2), 7);
+  for (let k = 0; k < 100; k++) assert.equal(index.insertAbsent(k, k, 5), -1, 'new keys, through several resizes');
+  assert.equal(index.size, 101);
+  for (let k = 0; k < 100; k++) assert.equal(index.find(k, 5), k);
+});

@@ -7,8 +7,9 @@ import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import type { PassObservation, RankEngine } from '../../src/engine/rank';
 
-function run(engine: string, requests: string[], host = '', observe?: (rank: RankEngine, pass: PassObservation) => void) {
-  const yaml = [
+/** One aggregated worker (4-token blocks, 1 ms prefill, 0.5 ms decode) with these engine settings, host memory and requests. */
+function configYaml(engine: string, requests: string[], host: string): string {
+  return [
     'seed: 1',
     'cluster:',
     '  workers:',
@@ -21,6 +22,10 @@ function run(engine: string, requests: string[], host = '', observe?: (rank: Ran
     '  requests:',
     ...requests.map((r) => `    - ${r}`),
   ].join('\n');
+}
+
+function run(engine: string, requests: string[], host = '', observe?: (rank: RankEngine, pass: PassObservation) => void) {
+  const yaml = configYaml(engine, requests, host);
   const passes: PassObservation[] = [];
   const outcome = runReplay(parseReplayConfig(yaml, 'passes test'), {
     observe: (cluster) =>
@@ -100,4 +105,49 @@ test('restores in flight hold running slots: with one slot, a second resume wait
   assert.equal(loads.length, 2, 'both resumes restore from G2');
   assert.ok(loads[1].submitted_ns >= loads[0].finished_ns!, 'the second restore starts only after the first one ended');
   assert.equal(outcome.report.summary.requests.finished, 5);
+});
+
+/** The same config run twice: batching runs of identical decode passes, and stepping each one. */
+function batchedAndStepped(engine: string, requests: string[], host = '') {
+  const yaml = configYaml(engine, requests, host);
+  const runWith = (step_every_pass: boolean) => {
+    const passes: PassObservation[] = [];
+    let kernelEvents = 0;
+    const outcome = runReplay(parseReplayConfig(yaml, 'decode runs test'), {
+      step_every_pass,
+      observe: (cluster) => {
+        cluster.ranks[0].passObserver = (_rank, pass) => passes.push(pass);
+        const run = cluster.run.bind(cluster);
+        cluster.run = () => {
+          const result = run();
+          kernelEvents = cluster.kernel.eventsProcessed;
+          return result;
+        };
+      },
+    });
+    return { outcome, passes, kernelEvents };
+  };
+  return { batched: runWith(false), stepped: runWith(true) };
+}
+
+test('a run of identical decode passes goes through the kernel as one action, with the same tokens, passes and digest as stepping', () => {
+  // One request: 8-token prompt, 40 output tokens; blocks of 4 tokens, so a new block every 4 decode steps.
+  const { batched, stepped } = batchedAndStepped('num_gpu_blocks: 32, max_num_seqs: 4, max_num_batched_tokens: 64', ['{ id: r, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 40 }']);
+  assert.equal(batched.outcome.report.digest, stepped.outcome.report.digest);
+  assert.deepEqual(batched.passes, stepped.passes, 'every pass observed, at its own start, with its own shape');
+  assert.equal(stepped.passes.length, 40, 'one prefill pass, then 39 decode passes');
+  assert.equal(batched.outcome.report.per_request[0].last_token_ms, 1 + 39 * 0.5);
+  assert.ok(batched.kernelEvents < stepped.kernelEvents / 2, `batched ${batched.kernelEvents} kernel events, stepped ${stepped.kernelEvents}`);
+});
+
+test('a request arriving during a decode run cuts it: at a pass boundary it joins the next pass, mid-pass the pass after', () => {
+  const engine = 'num_gpu_blocks: 64, max_num_seqs: 4, max_num_batched_tokens: 64';
+  const long = '{ id: long, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 30 }';
+  // The long request's decode passes end at 1.5, 2, 2.5, … ms: one arrival on a boundary, one inside a pass.
+  for (const arrival of ['3', '3.25', '1.5', '1.0']) {
+    const { batched, stepped } = batchedAndStepped(engine, [long, `{ id: late, arrival_ms: ${arrival}, prompt: [{ tokens: 4 }], output_length: 6 }`]);
+    assert.equal(batched.outcome.report.digest, stepped.outcome.report.digest, `arrival at ${arrival} ms`);
+    assert.deepEqual(batched.passes, stepped.passes, `arrival at ${arrival} ms`);
+    assert.ok(batched.kernelEvents < stepped.kernelEvents, `arrival at ${arrival} ms: batched ${batched.kernelEvents}, stepped ${stepped.kernelEvents}`);
+  }
 });

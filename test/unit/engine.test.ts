@@ -97,7 +97,7 @@ test('ENG-3: idle G1 entries are evicted least-recently-used, last blocks of a r
   const evicted: bigint[] = [];
   const table = new BlockIds();
   const id = (hash: bigint) => table.acquire(hash);
-  const g1 = new DeviceCache(4, true, (hash) => evicted.push(hash), table);
+  const g1 = new DeviceCache(4, true, (id) => evicted.push(table.hashOf(id)), table);
   assert.equal(g1.allocate(3), true);
   for (const hash of [1n, 2n, 3n]) assert.equal(g1.promote(id(hash)), true);
   g1.release([id(1n), id(2n), id(3n)], 0);
@@ -123,7 +123,7 @@ test('G2-2/G2-3: a cohort reserves atomically, pending entries are not hits, a t
   const ids = (...hashes: bigint[]) => hashes.map((hash) => table.acquire(hash));
   const pool = new HostPool('p', 2, false, table);
   assert.equal(pool.reserve(ids(1n, 2n, 3n)), null, 'a 3-block cohort never fits a 2-block pool');
-  assert.deepEqual(pool.reserve(ids(1n, 2n)), { victims: [] });
+  assert.deepEqual(victimHashes(table, pool.reserve(ids(1n, 2n))), []);
   assert.deepEqual(pool.lookup(ids(1n, 2n), 0, 2, 0), { outcome: 'deferred', blocks: 2, reason: 'pending' });
   assert.equal(pool.reserve(ids(3n)), null, 'pending entries are never victims');
   pool.complete(ids(1n, 2n));
@@ -142,7 +142,12 @@ test('G2-5: lookups touch keys so the earliest block is most recent; pinned entr
   pool.pin(ids(1n), 0);
   assert.deepEqual(pool.lookup(ids(1n), 0, 1, 0), { outcome: 'deferred', blocks: 1, reason: 'loading' });
   assert.deepEqual(pool.lookup(ids(1n), 0, 1, 1), { outcome: 'hit', blocks: 1 }, 'another rank may read a pinned shared entry');
-  assert.deepEqual(pool.reserve(ids(4n)), { victims: [3n] });
+  assert.deepEqual(victimHashes(table, pool.reserve(ids(4n))), [3n]);
   pool.unpin(ids(1n), 0);
-  assert.deepEqual(pool.reserve(ids(5n)), { victims: [1n] });
+  assert.deepEqual(victimHashes(table, pool.reserve(ids(5n))), [1n]);
 });
+
+/** The hashes of a reservation's victims (null: no reservation). */
+function victimHashes(table: BlockIds, reservation: { victims: number[] } | null): bigint[] | null {
+  return reservation === null ? null : reservation.victims.map((id) => table.hashOf(id));
+}

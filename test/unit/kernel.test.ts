@@ -174,3 +174,35 @@ test('a phase outside TIME-3 is refused', () => {
   const kernel = new Kernel();
   for (const phase of [0, 7, 2.5]) assert.throws(() => kernel.at(0, phase as Phase, 0, () => {}), /is not a phase of TIME-3/);
 });
+
+test('a cancelled action neither runs nor moves the clock; cancelling an action never scheduled throws', () => {
+  const kernel = new Kernel();
+  const ran: string[] = [];
+  kernel.at(5, Phase.Arrival, 0, () => ran.push('kept'));
+  const late = kernel.at(50, Phase.Arrival, 0, () => ran.push('cancelled'));
+  assert.equal(kernel.pending, 2);
+  kernel.cancel(late);
+  assert.equal(kernel.pending, 1);
+  assert.equal(kernel.nextTime(), 5);
+  kernel.run();
+  assert.deepEqual(ran, ['kept']);
+  assert.equal(kernel.now, 5, 'the cancelled action at 50 ns did not move the clock');
+  assert.equal(kernel.eventsProcessed, 1);
+  assert.throws(() => kernel.cancel(99), InvariantError);
+});
+
+test('ranBefore compares (time, phase, order) with the action running now', () => {
+  const kernel = new Kernel();
+  const answers: boolean[] = [];
+  kernel.at(10, Phase.Arrival, 3, () => {
+    answers.push(kernel.ranBefore(9, Phase.PassStart, 9)); // earlier instant
+    answers.push(kernel.ranBefore(10, Phase.PassCompletion, 9)); // earlier phase
+    answers.push(kernel.ranBefore(10, Phase.Arrival, 2)); // same phase, lower order
+    answers.push(kernel.ranBefore(10, Phase.Arrival, 4)); // same phase, higher order
+    answers.push(kernel.ranBefore(10, Phase.PassStart, 0)); // later phase
+    answers.push(kernel.ranBefore(11, Phase.TransferCompletion, 0)); // later instant
+  });
+  kernel.run();
+  assert.deepEqual(answers, [true, true, true, false, false, false]);
+  assert.deepEqual([kernel.phase, kernel.order], [Phase.Arrival, 3]);
+});

@@ -1,10 +1,13 @@
 // Unit tests of the router's strict residency mirror (MIR-1..3): what it accepts, what it rejects
-// (duplicate store, unknown removal, event-id gap or reorder, unknown rank) and how it says so.
+// (duplicate store, unknown removal, event-id gap or reorder, unknown rank) and how it says so,
+// for events of hashes (a log) and of block ids (the simulator's engines).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KvEvent, RankRef, Tier } from '../../src/events/model';
 import { EventIdStart, EventStreamError, ResidencyMirror, StreamErrorDetail } from '../../src/router/mirror';
 import { EventFeed, hashes, rankOf, storedBlocks } from './fixtures';
+import { BlockIds, NO_BLOCK_ID } from '../../src/collections/blockIds';
+import { RemovedIds, StoredIds, plainEvent, releaseEvent } from '../../src/events/model';
 
 const W1 = rankOf(1);
 const W2 = rankOf(2);
@@ -322,4 +325,57 @@ test('MIR-2 chain: after the parent is removed, a child Stored naming it is reje
   rejection(() => mirror.apply(chainedStore(W1, 2, 'HostPinned', [11n], 10n, 1)), {
     violation: 'broken-chain', worker_id: 1, dp_rank: 0, event_id: 2, tier: 'HostPinned', block_hash: 10n, expected_event_id: null,
   });
+});
+
+// Events as the simulator's engines make them: block ids of the mirror's own table.
+
+function idFixture() {
+  const table = new BlockIds();
+  const mirror = new ResidencyMirror('zero', table);
+  mirror.addRank(W1, 0);
+  // The engine side holds ids 0..3 for hashes 11..14 (as a request's prompt would).
+  const ids = [11n, 12n, 13n, 14n].map((hash) => table.acquire(hash));
+  let nextId = 0;
+  const stored = (blocks: number[], parent: number, start: number | null): KvEvent => ({ ...W1, event_id: nextId++, tier: 'Device', data: new StoredIds(table, Int32Array.from(blocks), new Int32Array(2 * blocks.length), parent, start) });
+  const removed = (blocks: number[]): KvEvent => ({ ...W1, event_id: nextId++, tier: 'Device', data: new RemovedIds(table, Int32Array.from(blocks)) });
+  const apply = (event: KvEvent) => {
+    mirror.apply(event);
+    releaseEvent(event);
+  };
+  return { table, mirror, ids, stored, removed, apply };
+}
+
+test('id events: a chain of Stored and a Removed are applied by id, and the ids live exactly as long as someone holds them', () => {
+  const { table, mirror, ids, stored, removed, apply } = idFixture();
+  apply(stored([ids[0], ids[1]], NO_BLOCK_ID, 0));
+  apply(stored([ids[2]], ids[1], 2));
+  assert.deepEqual(mirror.device.blocksOf(0), [11n, 12n, 13n]);
+  const removal = removed([ids[2]]);
+  assert.deepEqual(plainEvent(removal).data, { type: 'Removed', block_hashes: [13n] }, 'the hashes are made from the ids while the event holds them');
+  apply(removal);
+  assert.deepEqual(mirror.device.blocksOf(0), [11n, 12n]);
+  table.releaseAll(ids); // the engine side lets go: only the mirror's blocks stay
+  assert.equal(table.size, 2);
+  assert.equal(table.idOf(13n), NO_BLOCK_ID, 'an id no one holds is forgotten');
+});
+
+test('id events: a duplicate store, an unknown removal and a broken chain are rejected naming the block by its hash', () => {
+  const { mirror, ids, stored, removed, apply } = idFixture();
+  apply(stored([ids[0]], NO_BLOCK_ID, 0));
+  const reject = (event: KvEvent, violation: string, block: bigint) =>
+    rejection(() => mirror.apply(event), { violation: violation as StreamErrorDetail['violation'], worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: event.event_id, tier: 'Device', block_hash: block, expected_event_id: null });
+  reject(stored([ids[0]], NO_BLOCK_ID, 0), 'duplicate-store', 11n);
+  const { mirror: fresh, ids: freshIds, stored: freshStored } = idFixture();
+  rejection(() => fresh.apply(freshStored([freshIds[1], freshIds[1]], NO_BLOCK_ID, 0)), { violation: 'duplicate-store', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 0, tier: 'Device', block_hash: 12n, expected_event_id: null });
+  const second = idFixture();
+  second.apply(second.stored([second.ids[0]], NO_BLOCK_ID, 0));
+  rejection(() => second.mirror.apply(second.removed([second.ids[3]])), { violation: 'unknown-removal', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 1, tier: 'Device', block_hash: 14n, expected_event_id: null });
+  const third = idFixture();
+  third.apply(third.stored([third.ids[0]], NO_BLOCK_ID, 0));
+  rejection(() => third.mirror.apply(third.stored([third.ids[2]], third.ids[1], 2)), { violation: 'broken-chain', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 1, tier: 'Device', block_hash: 12n, expected_event_id: null });
+  const fourth = idFixture();
+  fourth.apply(fourth.stored([fourth.ids[0]], NO_BLOCK_ID, 0));
+  rejection(() => fourth.mirror.apply(fourth.stored([fourth.ids[1]], fourth.ids[0], 5)), { violation: 'broken-chain', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 1, tier: 'Device', block_hash: 11n, expected_event_id: null });
+  const fifth = idFixture();
+  rejection(() => fifth.mirror.apply(fifth.stored([fifth.ids[0]], NO_BLOCK_ID, 3)), { violation: 'broken-chain', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 0, tier: 'Device', block_hash: 11n, expected_event_id: null });
 });

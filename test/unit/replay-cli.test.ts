@@ -3,7 +3,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseReplayConfig } from '../../src/config/load';
+import { runReplay } from '../../src/replay';
+import { eventLogOf } from '../../src/fuzz/runCase';
+import { replayFile } from '../../src/cli/replay';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
@@ -140,4 +144,23 @@ test('--requests-out with another extension exits 2 before the run and writes no
   assert.equal(run.status, 2);
   assert.match(run.stderr, /--requests-out .*requests\.txt: name a \.jsonl or a \.csv file/);
   assert.equal(existsSync(out), false);
+});
+
+test('--events-out is written as batches reach the router (the same lines as the kept history) and leaves no temporary file', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const events = path.join(dir, 'events.jsonl');
+  const example = path.join('examples', 'configs', 'two-replicas-shared.yaml');
+  assert.equal(kvqual('replay', example, '--events-out', events).status, 0);
+  const config = parseReplayConfig(readFileSync(path.join(ROOT, example), 'utf8'), example);
+  assert.equal(readFileSync(events, 'utf8'), eventLogOf(runReplay(config, { keep_event_history: true })));
+  assert.deepEqual(readdirSync(dir), ['events.jsonl']);
+});
+
+test('a run that fails after the event log was started leaves neither the log nor its temporary file', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const example = path.join(ROOT, 'examples', 'configs', 'two-replicas-shared.yaml');
+  // The progress display is made once the log is open: one that fails stands for any failure during the run.
+  const io = { stdout: () => {}, stderr: () => {}, cwd: dir, progress: () => { throw new Error('the display failed'); } };
+  assert.throws(() => replayFile(example, { json: false, eventsOut: 'events.jsonl' }, io), /the display failed/);
+  assert.deepEqual(readdirSync(dir), []);
 });

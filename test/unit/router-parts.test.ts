@@ -5,6 +5,7 @@
 // when a worker leaves, and assigning a request to a given rank. Written from the mutants these
 // parts left alive (`npm run mutation`).
 import { test } from 'node:test';
+import fc from 'fast-check';
 import assert from 'node:assert/strict';
 import { NO_BLOCK_ID, BlockIds } from '../../src/collections/blockIds';
 import { describePlacement, explainPlacement } from '../../src/router/explain';
@@ -294,4 +295,32 @@ test('rank sets hold ranks past 32 and 64 for many blocks, and widening keeps ev
   sets.forEachRank(1, (rank) => seen.push(rank));
   sets.forEachRank(300, (rank) => seen.push(rank));
   assert.deepEqual(seen, [1, 33]);
+});
+
+test('rank sets behave as a set of ranks per block through any sequence of adds and deletes (one rank inline, several in a row of bits)', () => {
+  const op = fc.record({ add: fc.boolean(), id: fc.nat(12), rank: fc.oneof(fc.nat(3), fc.nat(300)) });
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 200 }), (ops) => {
+      const sets = new RankSetsByBlock();
+      const model = new Map<number, Set<number>>();
+      for (const { add, id, rank } of ops) {
+        const ranks = model.get(id) ?? new Set<number>();
+        model.set(id, ranks);
+        if (add) {
+          sets.add(id, rank);
+          ranks.add(rank);
+        } else {
+          sets.delete(id, rank);
+          ranks.delete(rank);
+        }
+        for (let other = 0; other <= 13; other++) {
+          const expected = [...(model.get(other) ?? [])].sort((a, b) => a - b);
+          assert.deepEqual(sets.ranks(other), expected, `block ${other}`);
+          assert.equal(sets.isEmpty(other), expected.length === 0, `block ${other} empty`);
+          for (const probe of [0, 1, 2, 3, rank, rank + 1, 299]) assert.equal(sets.has(other, probe), expected.includes(probe), `block ${other} has ${probe}`);
+        }
+      }
+    }),
+    { numRuns: 300, seed: 1893 },
+  );
 });

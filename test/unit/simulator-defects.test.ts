@@ -244,3 +244,29 @@ workload:
   const [first, second] = placement.candidates;
   assert.equal(first.load, second.load, 'neither decode worker still counts r1');
 });
+
+test('the end-of-run check compares the mirror with every rank block by block: a missing, an extra or a swapped block fails it', () => {
+  const config = parseReplayConfig(aggregated({ replicas: 2, host: 'num_host_blocks: 16', requests: ['{ id: a, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }', '{ id: b, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }'] }), 'mirror check test');
+  let cluster: Cluster | null = null;
+  const outcome = runReplay(config, { observe: (c) => (cluster = c) });
+  assert.equal(outcome.result.failure, null);
+  const c = cluster as unknown as { router: Cluster['router']; ranks: Cluster['ranks']; checkMirrorMatchesEngines(): void };
+  c.checkMirrorMatchesEngines(); // consistent after the run
+  const rank = c.ranks.find((r) => r.g1.cachedBlocks > 0)!;
+  const index = c.router.mirror.rankIndex(rank.rank)!;
+  const held = Array.from(rank.g1.sortedIds());
+  const device = c.router.mirror.device;
+  device.removeId(index, held[0]);
+  assert.throws(() => c.checkMirrorMatchesEngines(), /\(Device\) holds \d+ blocks but the engine holds \d+ after every event was delivered$/);
+  const other = c.ranks.find((r) => r !== rank)!;
+  const foreign = Array.from(other.g1.sortedIds()).find((id) => !held.includes(id));
+  assert.notEqual(foreign, undefined, 'the other rank holds a block this one does not');
+  device.addId(index, foreign!);
+  assert.throws(() => c.checkMirrorMatchesEngines(), /\(Device\) holds (\d+) blocks but the engine holds \1 after every event was delivered \(different blocks\)/);
+  device.removeId(index, foreign!);
+  device.addId(index, held[0]);
+  c.checkMirrorMatchesEngines();
+  const host = c.router.mirror.host;
+  host.addId(index, foreign!);
+  assert.throws(() => c.checkMirrorMatchesEngines(), /\(HostPinned\) holds/);
+});
