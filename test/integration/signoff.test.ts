@@ -234,13 +234,14 @@ test('a run killed at any moment leaves the old complete set or the new one, and
   // Kill the second run as its runs start, as the generated workloads end, and as it publishes
   // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, then the sign-off).
   for (const when of ['── [1/4]', '[3/4] done', '── [4/4]']) {
-    await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
+    const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
       let seen = '';
       child.stdout!.on('data', (chunk) => {
         seen += chunk;
         if (seen.includes(when)) child.kill('SIGKILL');
       });
     });
+    assert.equal(killed.status, null, `the run was killed at ${when}, not left to finish: ${killed.output.slice(-500)}`);
     const set = publishedSet(dir);
     assert.deepEqual(set.missing, [], `after a kill at ${when}, every name of the set is there`);
     assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);
