@@ -9,6 +9,12 @@
 //
 //   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--baseline FILE] [--no-coverage] [--fuzz-runs N]
 //
+//   npm run qualify -- --shard i/n [same options but --campaign, --baseline]   (its share only: streams and shard.json, no sign-off)
+//   npm run qualify -- --merge DIR… [--requirements FILE] [--out DIR] [--campaign NAME] [--baseline FILE]
+//
+// For a merge it also renders cucumber's HTML and JUnit reports from the merged message stream,
+// with cucumber's own formatters (they live in node_modules/@cucumber, which src/ never imports).
+//
 // KVQUAL_PERTURB=<part of a scenario name> is passed to the second run only (test double of the
 // determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs and seeds the
 // generated workloads (default 1893).
@@ -17,6 +23,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DriverContext, parseQualifyArgs, prepare, qualify, UsageError } from '../src/signoff/driver';
 import type { Subject } from '../src/signoff/model';
+import { CucumberHtmlStream } from '@cucumber/html-formatter';
+import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -39,7 +47,29 @@ function subject(): Subject {
   };
 }
 
+/** Cucumber's HTML and JUnit reports of a message stream, by cucumber's own formatters. */
+async function cucumberReports(ndjson: string): Promise<{ html: string; junit: string }> {
+  const envelopes = ndjson
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => JSON.parse(line));
+  let junit = '';
+  const printer = new JUnitXmlPrinter({}, (text: string) => (junit += text));
+  for (const envelope of envelopes) printer.update(envelope);
+  const html = await new Promise<string>((resolve, reject) => {
+    const stream = new CucumberHtmlStream();
+    let text = '';
+    stream.on('data', (chunk: Buffer | string) => (text += chunk));
+    stream.on('end', () => resolve(text));
+    stream.on('error', reject);
+    for (const envelope of envelopes) stream.write(envelope);
+    stream.end();
+  });
+  return { html, junit };
+}
+
 const context: DriverContext = {
+  cucumberReports,
   root: ROOT,
   env: process.env,
   now: () => Date.now(),

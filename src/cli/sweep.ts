@@ -4,6 +4,9 @@
 // validated, and every trace checked, before anything runs or is created. `--shard i/n` runs only
 // the points whose index modulo n is i − 1 and writes shard-<i>-of-<n>.json; `kvqual sweep merge
 // <shard files…>` writes what the unsharded sweep writes (same bytes apart from wall times).
+// Charts an earlier sweep left under charts/ that this one does not write are removed (only names
+// a sweep writes). Exit status 0 when every point ran clean, 1 when a point's event stream was
+// rejected or a request never ended (results still written), 2 for bad input.
 // Progress: a bar on a terminal, plain lines otherwise (both on standard error). May read the clock.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -15,7 +18,7 @@ import { LIMITS } from '../limits';
 import { InputFileError, readTextFile } from '../inputFiles';
 import { expandSweep, parseShard, parseSweepFile, pointLabel, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
 import { mergeShards, METRICS, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
-import { renderChart, sweepCharts, sweepHtml } from '../sweep/charts';
+import { isSweepChartName, renderChart, sweepCharts, sweepHtml } from '../sweep/charts';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { isInputError, loadTrace, traceOf } from './replay';
@@ -153,6 +156,14 @@ async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo):
   ];
   const planned = planOutputs(files.map((f) => ({ option: '--out', file: path.join(folder, f.name) })), io.cwd, []);
   writeOutputs(planned.map((output, i) => ({ output, text: files[i].text })));
+  // Charts an earlier sweep with other parameters wrote here would read as this sweep's: removed.
+  // Only names a sweep writes (<metric>--<parameter>.svg of a known metric) are touched.
+  const current = new Set(charts.map((chart) => chart.file));
+  const chartsFolder = path.join(folder, 'charts');
+  for (const name of fs.readdirSync(chartsFolder)) {
+    if (current.has(name) || !isSweepChartName(name, METRICS) || !fs.lstatSync(path.join(chartsFolder, name)).isFile()) continue;
+    fs.rmSync(path.join(chartsFolder, name));
+  }
   return files.map((f) => path.join(out, f.name));
 }
 

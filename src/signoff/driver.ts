@@ -1,11 +1,18 @@
 // The run driver of `npm run qualify`: checks its arguments and inputs before touching anything,
 // runs the feature suite twice with cucumber's reports, runs generated workloads against the
-// simulator's invariants (src/fuzz, as `npm run fuzz`), measures coverage over the compiled
-// JavaScript (the same unit tests and features once more; any failure there fails a gate), builds
-// the sign-off and publishes the whole output set at once (see write.ts). Each phase is printed as
-// it starts and with its time when it ends. The clock, git facts and the console come from the
-// caller (scripts/qualify.ts), so this module reads no clock itself.
-import { spawnSync } from 'node:child_process';
+// simulator's invariants (src/fuzz, as `npm run fuzz`, on a worker thread), measures coverage over
+// the compiled JavaScript (any failure there fails a gate), builds the sign-off and publishes the
+// whole output set at once (see write.ts). Independent phases run at once on the two cores: run 1
+// (tsx), tsc and the generated workloads; then the second run, which is the suite on the compiled
+// JavaScript under c8 (so the determinism proof compares tsx with compiled and no third suite run
+// is needed), beside the compiled unit tests under c8. Each phase is printed as it starts and with
+// its time when it ends. With `--shard i/n` it runs only its share of the scenarios (both runs
+// through tsx; shard 1 also the generated workloads and a coverage run of its own over the whole
+// suite) and publishes its streams with a shard manifest instead of a sign-off; with `--merge DIR…`
+// it runs nothing and builds the one sign-off from the shards' streams (shards.ts). The clock, git
+// facts, the console and cucumber's report formatters come from the caller (scripts/qualify.ts),
+// so this module reads no clock itself.
+import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { renderFigure } from '../report/figure';
@@ -15,12 +22,14 @@ import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
 import { parseRun, RunModel } from './messages';
 import { anchorOf, buildSignoff, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject } from './model';
-import { runFuzzCampaign, type CampaignResult } from '../fuzz/campaign';
+import type { CampaignResult } from '../fuzz/campaign';
+import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
 import { CURRENT_LINK, newRunDir, publishRun, removeStale, RUNS_DIR } from './write';
+import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
 
@@ -36,6 +45,10 @@ export interface QualifyOptions {
   baseline: string | null;
   /** Generated workloads to run (npm run fuzz); 0 leaves the campaign and its gate out. */
   fuzzRuns: number;
+  /** `--shard i/n`: run only this share of the scenarios and write its streams, no sign-off. */
+  shard: ShardSpec | null;
+  /** `--merge DIR…`: the shard folders to build one sign-off from (nothing runs). */
+  merge: string[] | null;
   argv: string[];
 }
 
@@ -43,13 +56,26 @@ export interface QualifyOptions {
 export const DEFAULT_FUZZ_RUNS = 1000;
 export const DEFAULT_FUZZ_SEED = 1893;
 
-const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N';
+const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --shard i/n, --merge DIR…';
 
 /** Parses `npm run qualify -- …`; throws UsageError naming the problem. */
 export function parseQualifyArgs(argv: string[]): QualifyOptions {
-  const options: QualifyOptions = { features: 'features', requirements: 'requirements.yaml', out: 'reports', campaign: null, coverage: true, baseline: null, fuzzRuns: DEFAULT_FUZZ_RUNS, argv };
+  const options: QualifyOptions = {
+    features: 'features',
+    requirements: 'requirements.yaml',
+    out: 'reports',
+    campaign: null,
+    coverage: true,
+    baseline: null,
+    fuzzRuns: DEFAULT_FUZZ_RUNS,
+    shard: null,
+    merge: null,
+    argv,
+  };
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
+    given.add(arg);
     const value = () => {
       const next = argv[++i];
       if (next === undefined || next.startsWith('--')) throw new UsageError(`${arg} needs a value (options: ${OPTIONS_HELP})`);
@@ -65,7 +91,25 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
       const text = value();
       if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--fuzz-runs ${text}: expected a whole number`);
       options.fuzzRuns = Number(text);
+    } else if (arg === '--shard') {
+      const spec = parseShardSpec(value());
+      if (typeof spec === 'string') throw new UsageError(spec);
+      options.shard = spec;
+    } else if (arg === '--merge') {
+      const dirs: string[] = [];
+      while (argv[i + 1] !== undefined && !argv[i + 1].startsWith('--')) dirs.push(argv[++i]);
+      if (dirs.length === 0) throw new UsageError('--merge needs the shard folders to merge (--merge DIR…)');
+      options.merge = [...(options.merge ?? []), ...dirs];
     } else throw new UsageError(`unknown option "${arg}" (options: ${OPTIONS_HELP})`);
+  }
+  if (options.shard !== null && options.merge !== null) throw new UsageError('--shard and --merge cannot be combined: a shard runs its share, the merge runs nothing');
+  if (options.merge !== null) {
+    const shardOnly = ['--features', '--no-coverage', '--fuzz-runs'].filter((o) => given.has(o));
+    if (shardOnly.length > 0) throw new UsageError(`${shardOnly[0]} belongs to the shard runs, not to --merge (it merges what the shards ran)`);
+  }
+  if (options.shard !== null) {
+    const mergeOnly = ['--campaign', '--baseline'].filter((o) => given.has(o));
+    if (mergeOnly.length > 0) throw new UsageError(`${mergeOnly[0]} belongs to --merge, not to a --shard run (a shard writes no sign-off)`);
   }
   return options;
 }
@@ -80,6 +124,11 @@ export interface DriverContext {
   date(): string;
   subject(): Subject;
   write(text: string): void;
+  /**
+   * Cucumber's HTML and JUnit reports rendered from a message stream (the merge's merged stream);
+   * without it the merge leaves cucumber.html and junit.xml saying where the shards' own are.
+   */
+  cucumberReports?(ndjson: string): Promise<{ html: string; junit: string }>;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -92,6 +141,8 @@ export interface Prepared {
   baseline: SignoffJson | null;
   /** Seed of the generated workloads (KVQUAL_SEED, or DEFAULT_FUZZ_SEED). */
   fuzzSeed: number;
+  /** With --merge: every shard folder given, read (manifest and streams). */
+  shards: ShardInput[];
 }
 
 function countFeatures(dir: string): number {
@@ -101,8 +152,10 @@ function countFeatures(dir: string): number {
 /** Checks every argument and input before anything is deleted or run. */
 export function prepare(options: QualifyOptions, root: string, env: NodeJS.ProcessEnv = {}): Prepared {
   const featuresDir = path.resolve(options.features);
-  if (!fs.existsSync(featuresDir) || !fs.statSync(featuresDir).isDirectory()) throw new UsageError(`--features ${options.features}: no such folder`);
-  if (countFeatures(featuresDir) === 0) throw new UsageError(`--features ${options.features}: no .feature file in it`);
+  if (options.merge === null) {
+    if (!fs.existsSync(featuresDir) || !fs.statSync(featuresDir).isDirectory()) throw new UsageError(`--features ${options.features}: no such folder`);
+    if (countFeatures(featuresDir) === 0) throw new UsageError(`--features ${options.features}: no .feature file in it`);
+  }
   const requirementsFile = path.resolve(options.requirements);
   if (!fs.existsSync(requirementsFile) || !fs.statSync(requirementsFile).isFile()) throw new UsageError(`--requirements ${options.requirements}: no such file`);
   let registry: Registry;
@@ -123,12 +176,43 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   }
   const out = path.resolve(options.out);
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new UsageError(`--out ${options.out}: exists and is not a folder`);
+  const shards = (options.merge ?? []).map((dir) => readShardFolder(dir));
+  for (const shard of shards) {
+    if (path.resolve(shard.dir) === out) throw new UsageError(`--out ${options.out}: is one of the shard folders given to --merge; give the merged sign-off a folder of its own`);
+  }
   checkOutFolder(out, options.out, root);
-  makeFolder(out, options.out);
   const seedText = env.KVQUAL_SEED;
   const fuzzSeed = seedText === undefined || seedText === '' ? DEFAULT_FUZZ_SEED : Number(seedText);
   if (!/^-?\d+$/.test(seedText ?? '0') || !Number.isSafeInteger(fuzzSeed)) throw new UsageError(`KVQUAL_SEED="${seedText}" is not a whole-number seed`);
-  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed };
+  makeFolder(out, options.out);
+  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards };
+}
+
+/** Reads a shard folder for --merge: its manifest must be readable and valid (else a usage error); a missing stream is a gap the merge names. */
+function readShardFolder(dir: string): ShardInput {
+  const where = path.resolve(dir);
+  if (!fs.existsSync(where) || !fs.statSync(where).isDirectory()) throw new UsageError(`--merge ${dir}: no such folder`);
+  const file = path.join(where, SHARD_MANIFEST);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    throw new UsageError(`--merge ${dir}: no readable ${SHARD_MANIFEST} (not the --out folder of a \`npm run qualify -- --shard i/n\` run)`);
+  }
+  let manifest: ShardManifest;
+  try {
+    manifest = parseShardManifest(text, `--merge ${dir}: ${SHARD_MANIFEST}`);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const stream = (name: string) => {
+    try {
+      return fs.readFileSync(path.join(where, name), 'utf8');
+    } catch {
+      return null;
+    }
+  };
+  return { dir, manifest, first: stream('messages.ndjson'), second: stream(RERUN_MESSAGES) };
 }
 
 /**
@@ -153,7 +237,7 @@ function makeFolder(out: string, given: string): void {
  */
 function checkOutFolder(out: string, given: string, root: string): void {
   if (!fs.existsSync(out) || out === path.join(root, 'reports')) return;
-  const own = new Set<string>([...SET_NAMES, RUNS_DIR, CURRENT_LINK]);
+  const own = new Set<string>([...SET_NAMES, ...SHARD_SET_NAMES, RUNS_DIR, CURRENT_LINK]);
   // signoff-assets is qualify's when it is a link of a published set, or (an older version's) a folder of figures only.
   const assets = path.join(out, ASSETS_DIR);
   const foreignAssets =
@@ -182,10 +266,16 @@ interface Spawned {
   output: string;
 }
 
-function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean): Spawned {
-  const result = spawnSync(command, args, { cwd: ctx.root, env, encoding: 'utf8', stdio: quiet ? 'pipe' : 'inherit', maxBuffer: 256 * 1024 * 1024 });
-  if (result.error) throw result.error;
-  return { status: result.status, output: `${result.stdout ?? ''}${result.stderr ?? ''}` };
+/** Runs a tool; quiet ones have their output collected, the others print to the console as they run. */
+function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean): Promise<Spawned> {
+  return new Promise((resolve, reject) => {
+    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] });
+    let output = '';
+    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, output }));
+  });
 }
 
 function tool(ctx: DriverContext, name: string): string {
@@ -199,6 +289,8 @@ function readRun(file: string): { run: RunModel | null; problem: string | null }
 
 /** The names a reader opens in the output folder; each is one file (or folder) of the run's set. */
 export const SET_NAMES = ['signoff.md', 'signoff.html', 'signoff.json', ASSETS_DIR, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
+/** What a shard run publishes: its manifest and cucumber's reports of its share (no sign-off). */
+export const SHARD_SET_NAMES = [SHARD_MANIFEST, 'cucumber.html', 'junit.xml', 'messages.ndjson', RERUN_MESSAGES];
 
 interface Measured {
   summary: CoverageSummary | null;
@@ -206,54 +298,121 @@ interface Measured {
   note: string;
 }
 
-/** Coverage of src/: tsc to build/, then the unit tests and the feature suite from the JavaScript, under c8. */
-function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.ProcessEnv): Measured {
-  const build = path.join(ctx.root, 'build');
-  const raw = path.join(build, '.v8-coverage');
-  const run: CoverageRun = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] };
-  fs.rmSync(build, { recursive: true, force: true });
-  const compiled = spawn(ctx, tool(ctx, 'tsc'), ['-p', 'tsconfig.json', '--outDir', 'build'], env, true);
-  if (compiled.status !== 0) run.problems.push(`tsc reported errors: ${compiled.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
-  if (!fs.existsSync(path.join(build, 'src'))) {
-    run.problems.push('tsc produced no JavaScript');
-    return { summary: null, run, note: 'tsc produced no JavaScript' };
-  }
-  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: raw, KVQUAL_BUILD: 'build' };
+const BUILD = 'build';
+const RAW_COVERAGE = path.join(BUILD, '.v8-coverage');
+
+function emptyCoverageRun(): CoverageRun {
+  return { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] };
+}
+
+/** The environment of the compiled runs: coverage collected, the command line from build/, no test double. */
+function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE), KVQUAL_BUILD: BUILD };
   delete covEnv[PERTURB_ENV];
   // Started from inside a `node --test` run, the nested runner would report to that parent instead of printing TAP.
   delete covEnv.NODE_TEST_CONTEXT;
+  return covEnv;
+}
+
+/** The folders of the repository tsc compiles into build/ (tsconfig.json's include). */
+const COMPILED_FOLDERS = ['src', 'steps', 'test', 'bench', 'scripts'];
+
+/**
+ * The compiled files whose TypeScript source is gone (they are removed: a deleted test must not
+ * run from an older build), and the sources that have no compiled file (then tsc compiles all).
+ */
+export function buildDrift(root: string): { orphans: string[]; missing: string[] } {
+  const orphans: string[] = [];
+  const missing: string[] = [];
+  for (const folder of COMPILED_FOLDERS) {
+    const built = path.join(root, BUILD, folder);
+    if (fs.existsSync(built)) {
+      for (const entry of fs.readdirSync(built, { recursive: true, encoding: 'utf8' })) {
+        const match = /^(.*)\.js(\.map)?$/.exec(entry);
+        if (match && !fs.existsSync(path.join(root, folder, `${match[1]}.ts`))) orphans.push(path.join(built, entry));
+      }
+    }
+    const source = path.join(root, folder);
+    if (!fs.existsSync(source)) continue;
+    for (const entry of fs.readdirSync(source, { recursive: true, encoding: 'utf8' })) {
+      if (entry.split(path.sep).includes('node_modules') || !entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
+      if (!fs.existsSync(path.join(built, entry.replace(/\.ts$/, '.js')))) missing.push(path.join(folder, entry));
+    }
+  }
+  return { orphans, missing };
+}
+
+/**
+ * tsc to build/, incrementally: what the last coverage run measured goes, the compiled JavaScript
+ * stays and tsc recompiles only what changed (its state in build/.tsbuildinfo, so an emptied
+ * build/ compiles everything), re-reporting every error, old or new. A compiled file whose source
+ * is gone is removed; a source without its compiled file makes tsc compile everything. False when
+ * it produced no JavaScript. Errors are problems of the coverage run.
+ */
+async function compileBuild(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<boolean> {
+  const build = path.join(ctx.root, BUILD);
+  for (const name of ['.v8-coverage', 'coverage', 'coverage-messages.ndjson']) fs.rmSync(path.join(build, name), { recursive: true, force: true });
+  const info = path.join(BUILD, '.tsbuildinfo');
+  const tsc = () => spawn(ctx, tool(ctx, 'tsc'), ['-p', 'tsconfig.json', '--outDir', BUILD, '--incremental', '--tsBuildInfoFile', info], env, true);
+  let compiled = await tsc();
+  let drift = buildDrift(ctx.root);
+  if (drift.missing.length > 0) {
+    fs.rmSync(path.join(ctx.root, info), { force: true });
+    compiled = await tsc();
+    drift = buildDrift(ctx.root);
+  }
+  for (const orphan of drift.orphans) fs.rmSync(orphan, { force: true });
+  if (compiled.status !== 0) run.problems.push(`tsc reported errors: ${compiled.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
+  if (!fs.existsSync(path.join(build, 'src'))) {
+    run.problems.push('tsc produced no JavaScript');
+    return false;
+  }
+  return true;
+}
+
+/** The unit test files of the compiled build under c8 (two files at a time); their failures and counts go into `run`. */
+async function runCompiledUnits(ctx: DriverContext, covEnv: NodeJS.ProcessEnv, run: CoverageRun): Promise<string> {
   // KVQUAL_COVERAGE_UNITS=<folder under build/> runs that folder's tests instead of test/unit's
   // (the integration test of this gate uses a fixture test that fails only when compiled).
-  const unitFolder = env.KVQUAL_COVERAGE_UNITS ?? path.join('build', 'test', 'unit');
+  const unitFolder = ctx.env.KVQUAL_COVERAGE_UNITS ?? path.join(BUILD, 'test', 'unit');
   const unitDir = path.join(ctx.root, unitFolder);
   const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(unitFolder, f)) : [];
   run.unitFiles = units.length;
   if (units.length > 0) {
-    const unit = spawn(ctx, process.execPath, ['--test', '--test-reporter=tap', ...units], covEnv, true);
+    const unit = await spawn(ctx, process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=tap', ...units], covEnv, true);
     const count = (label: string) => Number((unit.output.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) ?? [0, 0])[1]);
     run.unitTests = count('tests');
     run.failures.push(...failedTapTests(unit.output, ctx.root));
     if (unit.status !== 0 && run.failures.length === 0) run.problems.push(`node --test exited with status ${unit.status} and named no failed test`);
     if (run.unitTests === 0) run.problems.push(`node --test ran no test from ${countOf(units.length, 'file')} of ${unitFolder}`);
   }
-  const messages = path.join(build, 'coverage-messages.ndjson');
-  spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true);
-  const suite = readRun(messages);
-  if (suite.run === null) run.problems.push(`the compiled feature run: ${suite.problem}`);
-  else {
-    run.scenarios = suite.run.scenarios.length;
-    for (const scenario of suite.run.scenarios) {
-      if (scenario.status === 'PASSED') continue;
-      const step = scenario.steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
-      const why = step ? `${statusWord(step.status)}${step.message ? `: ${step.message.split('\n')[0]}` : ''}` : statusWord(scenario.status);
-      run.failures.push({ kind: 'scenario', name: scenario.name, where: scenario.key, why });
-    }
-    run.problems.push(...suite.run.runErrors.map((e) => `the compiled feature run: ${e}`));
+  return unitFolder;
+}
+
+/** Every scenario of a compiled feature run that did not pass is a failure of the coverage run. */
+function compiledScenarioFailures(suite: { run: RunModel | null; problem: string | null }, run: CoverageRun, share: Set<string> | null): void {
+  if (suite.run === null) {
+    run.problems.push(`the compiled feature run: ${suite.problem}`);
+    return;
   }
-  const report = spawn(
+  const scenarios = share === null ? suite.run.scenarios : suite.run.scenarios.filter((s) => share.has(s.key));
+  run.scenarios = scenarios.length;
+  for (const scenario of scenarios) {
+    if (scenario.status === 'PASSED') continue;
+    const step = scenario.steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
+    const why = step ? `${statusWord(step.status)}${step.message ? `: ${step.message.split('\n')[0]}` : ''}` : statusWord(scenario.status);
+    run.failures.push({ kind: 'scenario', name: scenario.name, where: scenario.key, why });
+  }
+  run.problems.push(...suite.run.runErrors.map((e) => `the compiled feature run: ${e}`));
+}
+
+/** c8's summary of what the compiled runs covered in build/src, mapped back to src/. */
+async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun, features: string, unitFolder: string): Promise<Measured> {
+  const build = path.join(ctx.root, BUILD);
+  const report = await spawn(
     ctx,
     tool(ctx, 'c8'),
-    ['report', '--temp-directory', raw, '--reporter', 'json-summary', '--report-dir', path.join(build, 'coverage'), '--include', 'build/src/**', '--all', '--src', 'build/src'],
+    ['report', '--temp-directory', path.join(ctx.root, RAW_COVERAGE), '--reporter', 'json-summary', '--report-dir', path.join(build, 'coverage'), '--include', 'build/src/**', '--all', '--src', 'build/src'],
     env,
     true,
   );
@@ -265,10 +424,24 @@ function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.Proce
   }
   const scope =
     `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that tsc compiled from src/ (mapped back to the TypeScript sources), while running ` +
-    `the ${countOf(units.length, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build) and the ${features}/ feature suite once more ` +
+    `the ${countOf(run.unitFiles, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build) and the ${features}/ feature suite once more ` +
     '(cucumber profile "compiled"). Every file of src/ counts, loaded or not. The integration tests (test/integration) drive the TypeScript sources through tsx and are not part of this run.';
   const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
   return { summary: summariseCoverage(summary, ctx.root, scope), run, note: '' };
+}
+
+/** Coverage of src/ in a run of its own (a shard's): tsc to build/, then the unit tests and the whole feature suite from the JavaScript, under c8. */
+async function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.ProcessEnv): Promise<Measured> {
+  const run = emptyCoverageRun();
+  if (!(await compileBuild(ctx, env, run))) return { summary: null, run, note: 'tsc produced no JavaScript' };
+  const covEnv = coverageEnv(ctx, env);
+  const messages = path.join(ctx.root, BUILD, 'coverage-messages.ndjson');
+  const [unitFolder] = await Promise.all([
+    runCompiledUnits(ctx, covEnv, run),
+    spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true),
+  ]);
+  compiledScenarioFailures(readRun(messages), run, null);
+  return coverageReport(ctx, env, run, features, unitFolder);
 }
 
 function countOf(n: number, one: string): string {
@@ -283,24 +456,10 @@ function seconds(ms: number): string {
   return `${(ms / 1000).toFixed(1)} s`;
 }
 
-/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED). */
-export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel }> {
-  const { options, out, features, registry } = prepared;
-  const started = ctx.now();
-  const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
-  const firstEnv = { ...ctx.env };
-  delete firstEnv[PERTURB_ENV];
-  const secondEnv = { ...ctx.env };
-  const glob = `${features}/**/*.feature`;
-  const phases = ['run 1 of 2: the suite, with cucumber.html, junit.xml and messages.ndjson', `run 2 of 2: the same suite again, to compare digests${perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : ''}`];
-  if (options.fuzzRuns > 0) {
-    const left = KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : '';
-    phases.push(`generated workloads: ${options.fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants${left}`);
-  }
-  if (options.coverage) phases.push('coverage run: tsc to build/, then the unit tests and the features again on the JavaScript, under c8');
-  phases.push('sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set');
+/** Prints each phase as it starts and its time when it ends ("[2/5] done in 3.1 s"). */
+function phaseRunner(ctx: DriverContext, phases: string[]): <T>(fn: () => T | Promise<T>) => Promise<T> {
   let index = 0;
-  const phase = async <T>(fn: () => T | Promise<T>): Promise<T> => {
+  return async <T>(fn: () => T | Promise<T>): Promise<T> => {
     const title = phases[index++];
     ctx.write(`\n── [${index}/${phases.length}] ${title} ──\n`);
     const t0 = ctx.now();
@@ -308,84 +467,315 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     ctx.write(`   [${index}/${phases.length}] done in ${seconds(ctx.now() - t0)}\n`);
     return value;
   };
+}
+
+/**
+ * Phases that may overlap: each is printed with its own number when it starts and with its time
+ * when it ends, whatever else runs meanwhile.
+ */
+function numberedPhases(ctx: DriverContext, phases: string[]): <T>(index: number, fn: () => T | Promise<T>) => Promise<T> {
+  return async <T>(index: number, fn: () => T | Promise<T>): Promise<T> => {
+    ctx.write(`\n── [${index + 1}/${phases.length}] ${phases[index]} ──\n`);
+    const t0 = ctx.now();
+    const value = await fn();
+    ctx.write(`   [${index + 1}/${phases.length}] done in ${seconds(ctx.now() - t0)}\n`);
+    return value;
+  };
+}
+
+function commandOf(options: QualifyOptions): string {
+  return ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
+}
+
+/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED; a shard: 0 when it ran). */
+export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel | null }> {
+  if (prepared.options.merge !== null) return mergeShards(prepared, ctx);
+  const { options, out, features } = prepared;
+  const shard = options.shard;
+  const started = ctx.now();
+  const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
+  const firstEnv = { ...ctx.env };
+  delete firstEnv[PERTURB_ENV];
+  const secondEnv = { ...ctx.env };
+  const glob = `${features}/**/*.feature`;
+  const shardArgs = shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`];
+  const share = shard === null ? '' : ` (shard ${shard.index} of ${shard.count}: its share of the scenarios)`;
+  // The generated workloads and the coverage run are not cut into shards: shard 1 makes them whole.
+  const wholeRuns = shard === null || shard.index === 1;
+  const fuzzRuns = wholeRuns ? options.fuzzRuns : 0;
+  const coverage = wholeRuns && options.coverage;
+  // Without shards, the coverage run is the second run of the determinism proof: the suite on the
+  // compiled JavaScript under c8 (the proof then compares the tsx run with the compiled one), while
+  // the unit tests run compiled beside it. A shard keeps its second run on tsx, and shard 1 makes
+  // a coverage run of its own over the whole suite, as the merged sign-off's coverage must be.
+  const compiledRerun = coverage && shard === null;
+  const phases: string[] = [];
+  const add = (title: string) => phases.push(title) - 1;
+  const first = add(`run 1 of 2: the suite${share} through tsx, with cucumber.html, junit.xml and messages.ndjson`);
+  const perturbed = perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : '';
+  const sameAgain = `the same${shard === null ? ' suite' : ' share'} again`;
+  const secondOnTsx = compiledRerun ? -1 : add(`run 2 of 2: ${sameAgain} through tsx, to compare digests${perturbed}`);
+  const tscPhase = compiledRerun ? add('tsc: src/, steps/ and the tests compiled to build/') : -1;
+  const fuzzPhase =
+    fuzzRuns > 0
+      ? add(
+          `generated workloads: ${fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants, on a worker thread` +
+            `${KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : ''}${shard === null ? '' : ' (shard 1 runs them all)'}`,
+        )
+      : -1;
+  const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
+  const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), two files at a time') : -1;
+  const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
+  const ownCoverage = coverage && !compiledRerun ? add('coverage run: tsc to build/, then the unit tests and the whole suite again on the JavaScript, under c8 (shard 1 makes it)') : -1;
+  const last = add(shard === null ? 'sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set' : `shard manifest: ${SHARD_MANIFEST}, published with the shard's reports as one set (no sign-off)`);
+  const phase = numberedPhases(ctx, phases);
 
   const removed = removeStale(out);
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
   const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
+  const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--format', `message:${inRun(RERUN_MESSAGES)}`];
+  /** A quiet second run prints its output only when it did not pass. */
+  const secondRun = async (profile: string, env: NodeJS.ProcessEnv) => {
+    const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true);
+    if (result.status !== 0) ctx.write(`   run 2 of 2 exited with status ${result.status}:\n${result.output.split('\n').slice(-40).join('\n')}\n`);
+    return result;
+  };
 
-  await phase(() =>
-    spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', glob, '--format', `html:${inRun('cucumber.html')}`, '--format', `junit:${inRun('junit.xml')}`, '--format', `message:${inRun('messages.ndjson')}`], firstEnv, false),
+  // Independent work runs at once (two cores): run 1, the fuzz thread, and either run 2 or the compiled build and its runs.
+  const runOne = phase(first, () =>
+    spawn(
+      ctx,
+      tool(ctx, 'cucumber-js'),
+      ['--profile', 'replay', glob, ...shardArgs, '--format', `html:${inRun('cucumber.html')}`, '--format', `junit:${inRun('junit.xml')}`, '--format', `message:${inRun('messages.ndjson')}`],
+      firstEnv,
+      false,
+    ),
   );
-  await phase(() => spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', glob, '--format', `message:${inRun(RERUN_MESSAGES)}`], secondEnv, false));
+  const secondAndCoverage: Promise<Measured | null> = compiledRerun
+    ? (async () => {
+        const run = emptyCoverageRun();
+        const built = await phase(tscPhase, () => compileBuild(ctx, firstEnv, run));
+        if (!built) {
+          // No JavaScript to run: the proof still gets its second run, through tsx.
+          await secondRun('replay', secondEnv);
+          return { summary: null, run, note: 'tsc produced no JavaScript' };
+        }
+        const covEnv = coverageEnv(ctx, firstEnv);
+        const perturbedEnv = perturbation ? { ...covEnv, [PERTURB_ENV]: perturbation } : covEnv;
+        const [unitFolder] = await Promise.all([phase(unitsPhase, () => runCompiledUnits(ctx, covEnv, run)), phase(secondCompiled, () => secondRun('compiled', perturbedEnv))]);
+        compiledScenarioFailures(readRun(path.join(runDir, RERUN_MESSAGES)), run, null);
+        return phase(reportPhase, () => coverageReport(ctx, firstEnv, run, features, unitFolder));
+      })()
+    : phase(secondOnTsx, () => secondRun('replay', secondEnv)).then(() => null);
+  const fuzzing: Promise<CampaignResult | null> =
+    fuzzPhase < 0
+      ? Promise.resolve(null)
+      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS })).then((result) => {
+          ctx.write(`   ${generatedSummary(result)}\n`);
+          return result;
+        });
+  // The first run's figures are drawn as soon as it ends, while the other work goes on.
+  const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
+  const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run))) : Promise.resolve(undefined);
+  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
 
-  let generated: CampaignResult | null = null;
-  if (options.fuzzRuns > 0) {
-    generated = await phase(() => runFuzzCampaign({ runs: options.fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS }));
-    ctx.write(`   ${generatedSummary(generated)}\n`);
-  }
-
-  let measured: Measured | null = null;
-  if (options.coverage) {
-    measured = await phase(() => measureCoverage(ctx, features, firstEnv));
+  let measured: Measured | null = compiledMeasured;
+  if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
+  if (measured !== null) {
     const cov = measured.summary;
-    ctx.write(cov ? `   lines ${cov.lines.pct}%, branches ${cov.branches.pct}%\n` : `   not measured: ${measured.note}\n`);
+    ctx.write(cov ? `   coverage: lines ${cov.lines.pct}%, branches ${cov.branches.pct}%\n` : `   coverage not measured: ${measured.note}\n`);
     for (const failure of measured.run.failures) ctx.write(`   ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
     for (const problem of measured.run.problems) ctx.write(`   ✗ ${problem}\n`);
   }
 
-  const model = await phase(async () => {
-    const first = readRun(path.join(runDir, 'messages.ndjson'));
-    const second = readRun(path.join(runDir, RERUN_MESSAGES));
-    const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
-    const determinism = compareRuns(runModel, second.run, second.problem);
-    const figures = new Map<string, string>();
-    for (const scenario of runModel.scenarios) {
-      if (!scenario.evidence) continue;
-      const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
-      if (svg !== null) figures.set(scenario.key, svg);
-    }
-    const subject = ctx.subject();
-    const built = buildSignoff({
-      campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
-      date: ctx.date(),
-      subject,
-      command: ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' '),
-      run: runModel,
-      determinism,
-      registry,
-      coverage: measured?.summary ?? null,
-      coverageNote: measured === null ? 'not requested (--no-coverage)' : measured.note,
-      coverageRun: measured?.run ?? null,
-      perturbation,
-      figures,
-      companions: [
-        { label: "cucumber's HTML report", file: 'cucumber.html' },
-        { label: 'JUnit XML', file: 'junit.xml' },
-        { label: 'message stream', file: 'messages.ndjson' },
-        { label: 'message stream of the second run', file: RERUN_MESSAGES },
-      ],
-      baseline: prepared.baseline,
-      generated,
-      glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
-    });
-    // Everything is written into the unpublished run folder, then published in one rename.
-    fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
-    for (const view of built.views) if (view.figure !== null) fs.writeFileSync(path.join(runDir, ASSETS_DIR, view.figureFile!), view.figure);
-    fs.writeFileSync(path.join(runDir, ASSETS_DIR, SUMMARY_CHART), summaryChart(built.matrix));
-    fs.writeFileSync(path.join(runDir, 'signoff.md'), renderMarkdown(built));
-    fs.writeFileSync(path.join(runDir, 'signoff.html'), renderHtml(built));
-    fs.writeFileSync(path.join(runDir, 'signoff.json'), `${JSON.stringify(toSignoffJson(built), null, 1)}\n`);
-    publishRun(out, runDir, SET_NAMES);
-    return built;
-  });
+  if (shard !== null) {
+    await phase(last, () => publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured }));
+    ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
+    return { status: 0, model: null };
+  }
 
+  const model = await phase(last, async () => {
+    const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
+    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures });
+  });
+  reportVerdict(ctx, model, measured);
+  ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
+  return { status: model.qualified ? 0 : 1, model };
+}
+
+function reportVerdict(ctx: DriverContext, model: SignoffModel, measured: Measured | null): void {
   ctx.write(`\n── verdict: ${model.verdict} ──\n`);
   for (const gate of model.gates) ctx.write(`${gate.passed ? 'pass' : 'FAIL'}  ${gate.title}: ${gate.summary}\n`);
   if (measured !== null && measured.run.failures.length > 0) {
     ctx.write('\nFailed in the compiled coverage run:\n');
     for (const failure of measured.run.failures) ctx.write(`  ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
   }
+}
+
+/**
+ * Writes a shard's manifest into its run folder and publishes the shard's set. It prints what its
+ * share did, as a preview only: the verdict belongs to the merge of all n shards.
+ */
+function publishShard(
+  prepared: Prepared,
+  ctx: DriverContext,
+  runDir: string,
+  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null },
+): void {
+  const { shard } = made;
+  const firstFile = path.join(runDir, 'messages.ndjson');
+  const firstText = fs.existsSync(firstFile) ? fs.readFileSync(firstFile, 'utf8') : '';
+  const identity = suiteIdentity(firstText);
+  const manifest: ShardManifest = {
+    format: SHARD_FORMAT,
+    shard,
+    suite: { digest: identity.digest, scenarios: identity.pickles.length, features: prepared.features },
+    subject: ctx.subject(),
+    settings: { fuzzRuns: prepared.options.fuzzRuns, fuzzSeed: prepared.fuzzSeed, coverage: prepared.options.coverage },
+    perturbation: made.perturbation,
+    command: commandOf(prepared.options),
+    generated: made.generated,
+    coverage: made.measured === null ? null : { summary: made.measured.summary, run: made.measured.run, note: made.measured.note },
+  };
+  fs.writeFileSync(path.join(runDir, SHARD_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
+  publishRun(prepared.out, runDir, SHARD_SET_NAMES, SET_NAMES);
+  const first = readRun(firstFile);
+  const second = readRun(path.join(runDir, RERUN_MESSAGES));
+  const ran = new Set(identity.ran);
+  const mine = (first.run?.scenarios ?? []).filter((s) => ran.has(s.key));
+  const passed = mine.filter((s) => s.status === 'PASSED').length;
+  const determinism = first.run === null ? null : compareRuns({ ...first.run, scenarios: mine }, second.run === null ? null : { ...second.run, scenarios: second.run.scenarios.filter((s) => ran.has(s.key)) }, second.problem);
+  ctx.write(
+    `   its share: ${passed} of ${countOf(mine.length, 'scenario')} passed (of ${identity.pickles.length} in the suite); ` +
+      `${determinism === null ? 'no first run to compare' : determinism.identical ? 'both runs identical' : `determinism: ${determinism.problem ?? `${countOf(determinism.differences.length, 'scenario')} differed`}`}\n` +
+      `   not a verdict: merge all ${shard.count} shards with npm run qualify -- --merge <their --out folders>\n`,
+  );
+}
+
+interface SignoffParts {
+  first: { run: RunModel | null; problem: string | null };
+  second: { run: RunModel | null; problem: string | null };
+  perturbation: string | null;
+  generated: CampaignResult | null;
+  measured: Measured | null;
+  /** Gaps of a merge (missing, repeated or foreign shards); empty otherwise. */
+  shardProblems: string[];
+  /** The coverage note when the coverage run was not made here (a merge). */
+  coverageNote?: string;
+  /** The figures of the first run's scenarios, when already rendered (while other phases ran). */
+  figures?: Map<string, string>;
+}
+
+/** Each scenario's figure (SVG) by its key, from its evidence. */
+async function renderFigures(run: RunModel): Promise<Map<string, string>> {
+  const figures = new Map<string, string>();
+  for (const scenario of run.scenarios) {
+    if (!scenario.evidence) continue;
+    const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
+    if (svg !== null) figures.set(scenario.key, svg);
+  }
+  return figures;
+}
+
+/** Builds the sign-off from the run folder's streams, writes it there and publishes the set. */
+async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: string, parts: SignoffParts): Promise<SignoffModel> {
+  const { options, registry } = prepared;
+  const { first, second, measured } = parts;
+  const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
+  const determinism = compareRuns(runModel, second.run, second.problem);
+  const figures = parts.figures ?? (await renderFigures(runModel));
+  const subject = ctx.subject();
+  const built = buildSignoff({
+    campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
+    date: ctx.date(),
+    subject,
+    command: commandOf(options),
+    run: runModel,
+    determinism,
+    registry,
+    coverage: measured?.summary ?? null,
+    coverageNote: parts.coverageNote ?? (measured === null ? 'not requested (--no-coverage)' : measured.note),
+    coverageRun: measured?.run ?? null,
+    perturbation: parts.perturbation,
+    figures,
+    companions: [
+      { label: "cucumber's HTML report", file: 'cucumber.html' },
+      { label: 'JUnit XML', file: 'junit.xml' },
+      { label: 'message stream', file: 'messages.ndjson' },
+      { label: 'message stream of the second run', file: RERUN_MESSAGES },
+    ],
+    baseline: prepared.baseline,
+    generated: parts.generated,
+    glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
+    shardProblems: parts.shardProblems,
+  });
+  // Everything is written into the unpublished run folder, then published in one rename.
+  fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
+  for (const view of built.views) if (view.figure !== null) fs.writeFileSync(path.join(runDir, ASSETS_DIR, view.figureFile!), view.figure);
+  fs.writeFileSync(path.join(runDir, ASSETS_DIR, SUMMARY_CHART), summaryChart(built.matrix));
+  fs.writeFileSync(path.join(runDir, 'signoff.md'), renderMarkdown(built));
+  fs.writeFileSync(path.join(runDir, 'signoff.html'), renderHtml(built));
+  fs.writeFileSync(path.join(runDir, 'signoff.json'), `${JSON.stringify(toSignoffJson(built), null, 1)}\n`);
+  publishRun(prepared.out, runDir, SET_NAMES, SHARD_SET_NAMES);
+  return built;
+}
+
+/**
+ * `--merge DIR…`: checks the shards (each of 1..n once, one suite, one commit, one set of
+ * options, each having run exactly its share), merges each run's streams into the stream an
+ * unsharded run writes, renders cucumber's reports from the merged stream and builds the one
+ * sign-off with the same gates. Every gap of the set fails a *Shards* gate that names it.
+ */
+async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel }> {
+  const { options, out } = prepared;
+  const started = ctx.now();
+  const check = checkShards(prepared.shards);
+  const n = check.reference.shard.count;
+  const phase = phaseRunner(ctx, [
+    `merge: ${countOf(prepared.shards.length, 'shard folder')} given for ${countOf(n, 'shard')}; the message streams of both runs merged, cucumber's reports rendered from them`,
+    'sign-off: signoff.md, signoff.html and signoff.json, published with the merged reports as one set',
+  ]);
+  const removed = removeStale(out);
+  if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
+  const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
+  await phase(async () => {
+    for (const problem of check.problems) ctx.write(`   ✗ ${problem}\n`);
+    const merged = (which: 'first' | 'second') =>
+      mergeStreams(check.used.filter((s) => s[which] !== null).map((s) => ({ shard: s.manifest.shard.index, text: s[which]! })));
+    const firstText = merged('first');
+    fs.writeFileSync(path.join(runDir, 'messages.ndjson'), firstText);
+    fs.writeFileSync(path.join(runDir, RERUN_MESSAGES), merged('second'));
+    if (ctx.cucumberReports) {
+      const reports = await ctx.cucumberReports(firstText);
+      fs.writeFileSync(path.join(runDir, 'cucumber.html'), reports.html);
+      fs.writeFileSync(path.join(runDir, 'junit.xml'), reports.junit);
+    } else {
+      const note = `the reports of each shard are in its own folder: ${check.used.map((s) => s.dir).join(', ')}\n`;
+      fs.writeFileSync(path.join(runDir, 'cucumber.html'), `<!doctype html><title>merged shards</title><p>${note.replace(/[<&]/g, '')}</p>\n`);
+      fs.writeFileSync(path.join(runDir, 'junit.xml'), `<?xml version="1.0" encoding="UTF-8"?>\n<!-- ${note.replace(/--/g, '- -').trim()} -->\n<testsuites/>\n`);
+    }
+  });
+  const shardOne = check.used.find((s) => s.manifest.shard.index === 1)?.manifest ?? null;
+  const settings = check.reference.settings;
+  const coverage = shardOne?.coverage ?? null;
+  const measured: Measured | null = settings.coverage
+    ? coverage !== null
+      ? { summary: coverage.summary, run: coverage.run, note: coverage.note }
+      : { summary: null, run: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [`shard 1 of ${n}, which makes the coverage run, is missing`] }, note: `shard 1 of ${n} is missing` }
+    : null;
+  const perturbations = [...new Set(check.used.map((s) => s.manifest.perturbation).filter((p): p is string => p !== null))];
+  const model = await phase(() =>
+    publishSignoff(prepared, ctx, runDir, {
+      first: readRun(path.join(runDir, 'messages.ndjson')),
+      second: readRun(path.join(runDir, RERUN_MESSAGES)),
+      perturbation: perturbations.length > 0 ? perturbations.join('|') : null,
+      generated: settings.fuzzRuns > 0 ? shardOne?.generated ?? null : null,
+      measured,
+      shardProblems: check.problems,
+    }),
+  );
+  reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
   return { status: model.qualified ? 0 : 1, model };
 }

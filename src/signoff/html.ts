@@ -404,6 +404,7 @@ export function renderHtml(model: SignoffModel): string {
       : '<p class="muted">None.</p>',
   );
   if (input.run.runErrors.length) out.push('<h3>Problems of the run itself</h3>', list(input.run.runErrors.map(h)));
+  if (input.shardProblems?.length) out.push('<h3>Gaps of the shard set (merged with --merge)</h3>', list(input.shardProblems.map(h)));
   if (input.coverageRun !== null) {
     const run = input.coverageRun;
     out.push(

@@ -233,6 +233,7 @@ export function renderMarkdown(model: SignoffModel): string {
     '',
   );
   if (input.run.runErrors.length) push('### Problems of the run itself', '', ...input.run.runErrors.map((e) => `- ${md(e)}`), '');
+  if (input.shardProblems?.length) push('### Gaps of the shard set (merged with --merge)', '', ...input.shardProblems.map((p) => `- ${md(p)}`), '');
   if (input.coverageRun !== null) {
     const run = input.coverageRun;
     push('### Failures of the compiled coverage run', '');

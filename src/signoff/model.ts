@@ -3,8 +3,8 @@
 // coverage summary. Owns the verdict: QUALIFIED only when every scenario passed, every scenario
 // traces to a registered requirement and every requirement has a scenario, both runs did exactly
 // the same thing, the compiled coverage run (when made) passed every test and scenario again, and
-// the determinism test double was not active, and (when a fuzz campaign ran) every generated
-// workload kept every invariant. Pure: the date, versions and git facts come from the caller.
+// the determinism test double was not active, (when a fuzz campaign ran) every generated
+// workload kept every invariant, and (when merged from shards) the shards were one complete set. Pure: the date, versions and git facts come from the caller.
 import { digestOf } from '../report/canonical';
 import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
 import type { CoverageRun, CoverageSummary } from './coverage';
@@ -58,6 +58,11 @@ export interface SignoffInput {
   glossary: GlossaryEntry[];
   /** An earlier signoff.json (--baseline) to compare with, or null. */
   baseline: SignoffJson | null;
+  /**
+   * A merge of shards (`--merge`): each gap of the shard set in words ("shard 2 of 3 missing"); any
+   * fails the *Shards* gate, which appears only then. Absent or empty for an unsharded run.
+   */
+  shardProblems?: string[];
 }
 
 export interface GlossaryEntry {
@@ -285,6 +290,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             : `all ${countOf(coverageRun.unitTests, 'unit test')} and ${countOf(coverageRun.scenarios, 'scenario')} passed again on the compiled JavaScript`,
     });
   }
+  const shardProblems = input.shardProblems ?? [];
+  if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
   if (input.perturbation !== null) {
     const perturbed = determinism.perturbed;
     const missed = perturbed.filter((p) => !p.caught);
@@ -395,6 +402,7 @@ const GATE_SECTIONS: Record<string, string> = {
   Determinism: '#determinism',
   'Coverage run': '#coverage-run',
   'Generated workloads': '#gaps',
+  Shards: '#gaps',
 };
 
 /** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */

@@ -73,10 +73,11 @@ function replaceWithLink(where: string, target: string): void {
 
 /**
  * Publishes a completed run directory: `.signoff-current` is switched to it in one rename, the
- * reader-facing names are (once) made links through `.signoff-current`, and the previous run's
- * directory is removed.
+ * reader-facing names are (once) made links through `.signoff-current`, links of `others` (the
+ * names of the other kind of set: a shard's where a sign-off is published, or the reverse) that
+ * the new run does not have are removed, and the previous run's directory is removed.
  */
-export function publishRun(out: string, runDir: string, names: string[]): void {
+export function publishRun(out: string, runDir: string, names: string[], others: string[] = []): void {
   const previous = currentRun(out);
   const id = path.basename(runDir);
   replaceWithLink(path.join(out, CURRENT_LINK), path.join(RUNS_DIR, id));
@@ -90,6 +91,15 @@ export function publishRun(out: string, runDir: string, names: string[]): void {
       linked = false;
     }
     if (!linked) replaceWithLink(where, target);
+  }
+  for (const name of others) {
+    if (names.includes(name)) continue;
+    const where = path.join(out, name);
+    try {
+      if (fs.readlinkSync(where) === path.join(CURRENT_LINK, name)) fs.rmSync(where, { force: true });
+    } catch {
+      // not one of our links: left alone
+    }
   }
   if (previous !== null && previous !== id) fs.rmSync(path.join(out, RUNS_DIR, previous), { recursive: true, force: true });
 }

@@ -19,6 +19,16 @@ export interface SweepChart {
 
 const safeName = (text: string) => text.replace(/[^A-Za-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
 
+/**
+ * Whether a file name under charts/ is one a sweep writes (`<metric>--<parameter>.svg`, the metric
+ * one of `metrics`): the names an earlier sweep with other parameters may have left, and the only
+ * ones a sweep may remove there.
+ */
+export function isSweepChartName(name: string, metrics: readonly string[]): boolean {
+  const match = /^([A-Za-z0-9_]+)--([A-Za-z0-9_]+)\.svg$/.exec(name);
+  return match !== null && metrics.some((metric) => safeName(metric) === match[1]);
+}
+
 /** Parameters with more than one value, in sweep order. */
 export function variedParameters(document: SweepDocument): string[] {
   return document.parameters.filter((path) => new Set((document.values[path] ?? []).map((value) => JSON.stringify(value))).size > 1);

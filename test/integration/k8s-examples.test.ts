@@ -1,12 +1,14 @@
-// The Kubernetes and CI-matrix sweep examples (examples/k8s/, examples/ci/) are never applied to
-// a cluster or run by a CI service here. This test checks their structure and wiring (an Indexed
+// The Kubernetes and CI-matrix examples of sweep and qualification shards (examples/k8s/,
+// examples/ci/) are never applied to a cluster or run by a CI service here. This test checks their structure and wiring (an Indexed
 // Job of N completions runs shards 1..N of N into the volume the merge Job reads; the CI matrix
 // lists shards 1..N, uploads what the merge downloads) and then runs each pod's own shell command
 // on this machine, with /input, /results and /opt/kvqual mapped to local folders, so the shard
-// arithmetic, the sweep in the ConfigMap and the merge glob are exercised for real.
+// arithmetic, the sweep in the ConfigMap and the merge glob are exercised for real. The
+// qualification Job's pod commands are run the same way on the sign-off fixture suite (the whole
+// suite would take minutes per shard); the qualification CI matrix is checked for its wiring.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -111,4 +113,102 @@ test('the CI matrix runs shards 1..N of N and the merge job downloads exactly wh
   const mergeRun = runs(merge).find((line) => line.includes('sweep merge'))!;
   assert.equal(/sweep merge (\S+)\//.exec(mergeRun)![1], download.with.path);
   assert.ok(mergeRun.includes(`shard-*-of-${shards.length}.json`));
+});
+
+// ── qualification in shards (examples/k8s/qualify-*.yaml, examples/ci/qualify-matrix.yml) ──
+
+const FIXTURE_SHARD = '--features test/fixtures/signoff/features --requirements test/fixtures/signoff/requirements.yaml --no-coverage --fuzz-runs 10';
+const FIXTURE_MERGE = '--requirements test/fixtures/signoff/requirements.yaml';
+
+function qualifyParts() {
+  const docs = docsOf(path.join(K8S, 'qualify-job.yaml'));
+  assert.deepEqual(docs.map((doc) => doc.kind), ['PersistentVolumeClaim', 'Job']);
+  const [claim, job] = docs;
+  const [merge] = docsOf(path.join(K8S, 'qualify-merge-job.yaml'));
+  return { claim, job, merge };
+}
+
+test('the qualification Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N, each into its own folder of the claim the merge Job reads', () => {
+  const { claim, job, merge } = qualifyParts();
+  const spec = job.spec;
+  assert.equal(spec.completionMode, 'Indexed');
+  const shards: number = spec.completions;
+  assert.ok(Number.isInteger(shards) && shards > 1);
+  assert.equal(spec.parallelism, shards);
+  const [container] = spec.template.spec.containers;
+  const command = container.args.join(' ');
+  const shard = /npm run qualify -- --shard "\$\(\(JOB_COMPLETION_INDEX \+ 1\)\)\/(\d+)" --out "(\/\S+)\/shard-\$\(\(JOB_COMPLETION_INDEX \+ 1\)\)"/.exec(command);
+  assert.ok(shard, `the shard and its folder come from JOB_COMPLETION_INDEX: ${command}`);
+  assert.equal(Number(shard[1]), shards, '--shard i/N uses the Job completions as N');
+  const results = volumeOf(spec.template.spec, container, shard[2]);
+  assert.equal(results.volume.persistentVolumeClaim.claimName, claim.metadata.name);
+  assert.ok(claim.spec.accessModes.includes('ReadWriteMany'), 'every shard pod writes the same volume');
+
+  assert.equal(merge.kind, 'Job');
+  const [mergeContainer] = merge.spec.template.spec.containers;
+  const mergeCommand = mergeContainer.args.join(' ');
+  const m = /npm run qualify -- --merge ((?:\S+ )+)--out (\S+)$/.exec(mergeCommand);
+  assert.ok(m, mergeCommand);
+  const folders = m[1].trim().split(' ');
+  assert.deepEqual(folders, Array.from({ length: shards }, (_, i) => `${shard[2]}/shard-${i + 1}`), 'the merge reads the folders of shards 1..N');
+  const mergeInput = volumeOf(merge.spec.template.spec, mergeContainer, folders[0]);
+  assert.equal(mergeInput.volume.persistentVolumeClaim.claimName, claim.metadata.name, 'the merge reads the claim the shards wrote');
+  assert.equal(mergeInput.below, path.posix.join(results.below, 'shard-1'), 'the merge reads the folders the shards wrote');
+  for (const c of [container, mergeContainer]) assert.equal(c.image, container.image, 'shards and merge run one image');
+  const dockerfile = fs.readFileSync(path.join(K8S, 'qualify.Dockerfile'), 'utf8');
+  assert.match(dockerfile, /^RUN npm ci --no-audit --no-fund$/m, 'the image has the development dependencies (cucumber, tsc, c8)');
+  assert.doesNotMatch(dockerfile, /--omit=dev/);
+});
+
+test("each qualification pod's command, run here on the fixture suite with its volume as a local folder, merges into one QUALIFIED sign-off", async () => {
+  const { job, merge } = qualifyParts();
+  const results = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-k8s-qualify-'));
+  try {
+    // The pods' own commands, on the fixture suite (the whole suite is qualified by npm test's other tests).
+    const local = (command: string, fixture: string) => command.replaceAll('/results', results).replace('npm run qualify --', `npm run --silent qualify -- ${fixture}`);
+    const run = (command: string, env: Record<string, string>) =>
+      new Promise<{ status: number | null; output: string }>((resolve) => {
+        const child = spawn('/bin/sh', ['-c', command], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        child.stdout.on('data', (chunk) => (output += chunk));
+        child.stderr.on('data', (chunk) => (output += chunk));
+        child.on('close', (status) => resolve({ status, output }));
+      });
+    const shardCommand = local(job.spec.template.spec.containers[0].args[0], FIXTURE_SHARD);
+    const pods = await Promise.all(Array.from({ length: job.spec.completions }, (_, index) => run(shardCommand, { JOB_COMPLETION_INDEX: String(index) })));
+    for (const pod of pods) assert.equal(pod.status, 0, pod.output);
+    const merged = await run(local(merge.spec.template.spec.containers[0].args[0], FIXTURE_MERGE), {});
+    assert.equal(merged.status, 0, merged.output);
+    const signoff = fs.readFileSync(path.join(results, 'signoff', 'signoff.md'), 'utf8');
+    assert.match(signoff, /\| Verdict \| \*\*QUALIFIED\*\* ✅ \|/);
+    assert.match(signoff, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/);
+  } finally {
+    fs.rmSync(results, { recursive: true, force: true });
+  }
+});
+
+test('the qualification CI matrix runs shards 1..N of N and the merge job, always run, merges exactly what they upload', () => {
+  const workflow = parse(fs.readFileSync(path.join(ROOT, 'examples', 'ci', 'qualify-matrix.yml'), 'utf8')) as Doc;
+  const { shard, merge } = workflow.jobs;
+  const shards: number[] = shard.strategy.matrix.shard;
+  assert.deepEqual(shards, Array.from({ length: shards.length }, (_, i) => i + 1));
+  assert.equal(shard.strategy['fail-fast'], false);
+  const runs = (job: Doc) => (job.steps as Doc[]).filter((step) => step.run).map((step) => step.run as string);
+  const shardRun = runs(shard).find((line) => line.includes('--shard'))!;
+  const m = /npm run qualify -- --shard \$\{\{ matrix\.shard \}\}\/(\d+) --out (\S+)$/.exec(shardRun);
+  assert.ok(m, shardRun);
+  assert.equal(Number(m[1]), shards.length);
+  const copy = runs(shard).find((line) => line.includes('cp -L'))!;
+  const upload = (shard.steps as Doc[]).find((step) => String(step.uses).startsWith('actions/upload-artifact'))!;
+  const uploaded = upload.with.path.replace(/\/$/, '');
+  for (const name of ['shard.json', 'messages.ndjson', 'messages-rerun.ndjson']) assert.ok(copy.includes(`${m[2]}/${name}`), `the shard's ${name} is copied out of its links`);
+  assert.ok(copy.trim().endsWith(` ${uploaded}/`), 'into the folder that is uploaded');
+  assert.equal(upload.with.name, 'qualify-shard-${{ matrix.shard }}');
+  assert.equal(merge.needs, 'shard');
+  assert.equal(merge.if, '${{ always() }}', 'the merge runs even when a shard job failed, so the gap is named');
+  const download = (merge.steps as Doc[]).find((step) => String(step.uses).startsWith('actions/download-artifact'))!;
+  assert.equal(download.with.pattern, upload.with.name.replace('${{ matrix.shard }}', '*'));
+  assert.notEqual(download.with['merge-multiple'], true, 'one folder per shard artifact');
+  const mergeRun = runs(merge).find((line) => line.includes('--merge'))!;
+  assert.equal(/--merge (\S+) --out/.exec(mergeRun)![1], `${download.with.path}/${download.with.pattern}`, 'the merge reads every downloaded shard folder');
 });

@@ -197,16 +197,19 @@ test('--baseline on two real runs whose suites differ: scenarios added, removed,
   assert.match(refused.output.trim(), /^qualify: --baseline .*not-a-signoff\.json: not a kvqual-signoff\/1 sign-off \(format "something else"\)$/);
 });
 
-test('a test that fails only in the compiled coverage run fails the verdict, named with its file on the console and under Gaps', async () => {
+test('a test that fails only in the compiled coverage run fails the verdict, named with its file on the console and under Gaps; the compiled second run carries the test double', async () => {
   const dir = path.join(scratch, 'compiled');
   const args = fixtureArgs('signoff', dir).filter((a) => a !== '--no-coverage');
-  const run = await qualify('signoff', 'compiled', { KVQUAL_COVERAGE_UNITS: 'build/test/fixtures/compiled' }, args);
+  // With coverage on, run 2 is the suite on the compiled JavaScript: the test double perturbs it there, and the proof must still catch it.
+  const run = await qualify('signoff', 'compiled', { KVQUAL_COVERAGE_UNITS: 'build/test/fixtures/compiled', KVQUAL_PERTURB: '14.999 ms' }, args);
   assert.equal(run.status, 1, run.output.slice(-3000));
   assert.match(run.markdown, /\| Coverage run \| on the compiled JavaScript, 1 unit test failed: "this fixture test passes from TypeScript and fails when compiled" \| ❌ \|/);
   assert.match(run.markdown, /### Failures of the compiled coverage run\n\n- unit test "this fixture test passes from TypeScript and fails when compiled" \(`build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+`\): ran from the compiled/);
   assert.match(run.output, /FAIL {2}Coverage run: on the compiled JavaScript, 1 unit test failed/);
   assert.match(run.output, /✗ unit test "this fixture test passes from TypeScript and fails when compiled" \(build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+\)/);
   assert.match(run.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the compiled run failed');
+  assert.match(run.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store" \| ❌ \|/);
+  assert.match(run.output, /run 2 of 2: the same suite again on the compiled JavaScript under c8/);
 });
 
 /** What a reader of the output folder sees: which run each name resolves to, and the campaign of its sign-off. */
@@ -228,15 +231,17 @@ test('a run killed at any moment leaves the old complete set or the new one, and
   const dir = path.join(scratch, 'killed');
   const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign'));
   assert.equal(first.status, 0, first.output);
-  // Kill the second run as each phase starts, and once as it publishes.
-  for (const when of ['[1/3]', '[2/3]', '[3/3]']) {
-    await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
+  // Kill the second run as its runs start, as the generated workloads end, and as it publishes
+  // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, then the sign-off).
+  for (const when of ['── [1/4]', '[3/4] done', '── [4/4]']) {
+    const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
       let seen = '';
       child.stdout!.on('data', (chunk) => {
         seen += chunk;
         if (seen.includes(when)) child.kill('SIGKILL');
       });
     });
+    assert.equal(killed.status, null, `the run was killed at ${when}, not left to finish: ${killed.output.slice(-500)}`);
     const set = publishedSet(dir);
     assert.deepEqual(set.missing, [], `after a kill at ${when}, every name of the set is there`);
     assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);

@@ -1,7 +1,11 @@
 // `kvqual sweep` end to end, in separate processes: a sweep run whole and as 3 shards (each its
 // own process, run at the same time) then merged gives the same sweep.json and sweep.csv apart
 // from wall times, and byte-identical charts and HTML; a bad point, a missing shard or a repeated
-// one exits 2 with one line and leaves nothing behind; without a terminal, progress is plain lines.
+// one exits 2 with one line and leaves nothing behind; without a terminal, progress is plain lines;
+// a point whose replay ends with a request that never ended (a test double preloaded into the
+// worker threads) makes the sweep exit 1, naming the point, with every result still written; a
+// second sweep with other parameters into the same folder removes the first one's charts (only
+// the chart files a sweep writes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -135,4 +139,44 @@ test('on a terminal, progress is a bar with points done and the ETA, not a line 
   assert.match(run.stdout, /sweep \[[^\]]*\] \d+\/12 points \| \d+s elapsed \| ETA \d+s/);
   assert.doesNotMatch(run.stdout, /sweep: \d+\/12 points \(/, 'no plain progress lines on a terminal');
   assert.match(run.stdout, /sweep: 12 point\(s\) in [\d.]+ s, every run clean/);
+});
+
+test('a point whose replay never ends a request exits 1, naming the point, and still writes every result', () => {
+  const dir = sweepFolder();
+  const double = path.join(ROOT, 'test', 'fixtures', 'sweep-stall', 'stall-at-lag-20.js');
+  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2'], { cwd: dir, encoding: 'utf8' });
+  assert.equal(result.status, 1, result.stderr);
+  // Points 8..11 have lag 20 (the grid's first dimension varies slowest: 3 lags × 2 zipped × 2 seeds).
+  assert.match(result.stdout, /^sweep: 12 point\(s\) in [\d.]+ s, 4 not clean; written to out\/ \(sweep\.json, sweep\.csv, sweep\.html, charts\/\)\n {2}point 8 NOT CLEAN: 1 request\(s\) never ended \(a simulator defect\)\n/);
+  const json = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'sweep.json'), 'utf8'));
+  assert.deepEqual(
+    json.points.filter((p: { clean: boolean }) => !p.clean).map((p: { index: number }) => p.index),
+    [8, 9, 10, 11],
+  );
+  assert.ok(json.points.filter((p: { clean: boolean }) => p.clean).length === 8, 'the other points ran clean');
+  assert.ok(fs.existsSync(path.join(dir, 'out', 'sweep.csv')) && fs.existsSync(path.join(dir, 'out', 'sweep.html')));
+  const clean = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'clean', '--jobs', '2');
+  assert.equal(clean.status, 0, 'without the double, the same sweep is clean');
+});
+
+test('a sweep with other parameters into the same folder removes the charts of the earlier one, and nothing else', () => {
+  const dir = sweepFolder();
+  const first = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2');
+  assert.equal(first.status, 0, first.stderr);
+  const charts = path.join(dir, 'out', 'charts');
+  const before = fs.readdirSync(charts);
+  assert.ok(before.some((name) => name.endsWith('--router_host_cache_hit_weight.svg')), 'the first sweep charts against the zipped weight');
+  fs.writeFileSync(path.join(charts, 'notes.txt'), 'mine');
+  fs.writeFileSync(path.join(charts, 'my--own.svg'), '<svg/>');
+  fs.writeFileSync(path.join(dir, 'lag-only.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 3]\n  router.host_cache_hit_weight: [0.5, 1]\n');
+  const second = kvqual(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '2');
+  assert.equal(second.status, 0, second.stderr);
+  const after = fs.readdirSync(charts).sort();
+  const written = after.filter((name) => name !== 'notes.txt' && name !== 'my--own.svg');
+  assert.ok(written.length > 0);
+  assert.ok(written.every((name) => name.endsWith('--router_kv_event_lag_ms.svg') || name.endsWith('--router_host_cache_hit_weight.svg')), `only the second sweep's charts: ${written.join(', ')}`);
+  assert.ok(!after.some((name) => name.endsWith('--seed.svg') || name.endsWith('--cluster_workers_0_host_offload_num_host_blocks.svg')), 'the charts against the parameters only the first sweep varied are gone');
+  assert.ok(after.includes('notes.txt') && after.includes('my--own.svg'), "files the sweep does not write are left alone");
+  const html = fs.readFileSync(path.join(dir, 'out', 'sweep.html'), 'utf8');
+  for (const name of written) assert.ok(html.includes(name), `sweep.html shows ${name}`);
 });

@@ -1,0 +1,163 @@
+// Qualification in shards, end to end on the sign-off fixture suite: the suite qualified whole and
+// as 3 shards in 4 separate processes at once, the shards merged; the merged sign-off (Markdown,
+// HTML, JSON) equals the unsharded one once the date and the command line are masked. A shard
+// missing, a shard given twice, a shard of another count and one of another suite each make the
+// merged verdict NOT QUALIFIED with a Shards gate that names it. A shard run publishes no
+// sign-off. Wrong --shard / --merge usage is refused in one line with exit status 2, creating
+// nothing.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ROOT } from '../support/paths';
+
+const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-qualify-shards-'));
+after(() => fs.rmSync(scratch, { recursive: true, force: true }));
+
+const SUITE = ['--features', 'test/fixtures/signoff/features', '--no-coverage', '--fuzz-runs', '20'];
+const REQUIREMENTS = ['--requirements', 'test/fixtures/signoff/requirements.yaml'];
+
+interface Run {
+  status: number | null;
+  output: string;
+}
+
+function qualify(args: string[]): Promise<Run> {
+  const env = { ...process.env };
+  delete env.KVQUAL_PERTURB;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, output }));
+  });
+}
+
+const dir = (name: string) => path.join(scratch, name);
+const read = (folder: string, name: string) => fs.readFileSync(path.join(folder, name), 'utf8');
+
+/** A sign-off with the lines that may differ between two runs of one suite masked: the date and the command that produced it. */
+function masked(text: string): string {
+  return text
+    .replace(/\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/g, 'DATE')
+    .replace(/npm run qualify -- [^`<"|\n]*/g, 'COMMAND');
+}
+
+function merge(out: string, shards: string[]): Promise<Run> {
+  return qualify([...REQUIREMENTS, '--campaign', 'shards', '--out', dir(out), '--merge', ...shards]);
+}
+
+/** A copy of a shard folder (its published files, links followed) with its manifest changed. */
+function copyShard(from: string, to: string, change: (manifest: Record<string, any>) => void): string {
+  const target = dir(to);
+  fs.mkdirSync(target);
+  for (const name of ['shard.json', 'messages.ndjson', 'messages-rerun.ndjson']) fs.copyFileSync(path.join(dir(from), name), path.join(target, name));
+  const manifest = JSON.parse(read(target, 'shard.json'));
+  change(manifest);
+  fs.writeFileSync(path.join(target, 'shard.json'), JSON.stringify(manifest));
+  return target;
+}
+
+let whole: Run;
+let shards: Run[];
+let merged: Run;
+
+before(async () => {
+  [whole, ...shards] = await Promise.all([
+    qualify([...SUITE, ...REQUIREMENTS, '--campaign', 'shards', '--out', dir('whole')]),
+    ...[1, 2, 3].map((i) => qualify([...SUITE, ...REQUIREMENTS, '--shard', `${i}/3`, '--out', dir(`shard-${i}`)])),
+  ]);
+  merged = await merge('merged', [dir('shard-3'), dir('shard-1'), dir('shard-2')]);
+});
+
+test('each shard runs only its share, twice, and publishes its streams and manifest but no sign-off', () => {
+  shards.forEach((run, i) => {
+    assert.equal(run.status, 0, run.output);
+    const folder = dir(`shard-${i + 1}`);
+    assert.deepEqual(fs.readdirSync(folder).filter((name) => !name.startsWith('.')).sort(), ['cucumber.html', 'junit.xml', 'messages-rerun.ndjson', 'messages.ndjson', 'shard.json']);
+    const manifest = JSON.parse(read(folder, 'shard.json'));
+    assert.deepEqual(manifest.shard, { index: i + 1, count: 3 });
+    assert.equal(manifest.suite.scenarios, 3);
+    assert.equal(manifest.generated === null, i !== 0, 'only shard 1 runs the generated workloads');
+    for (const stream of ['messages.ndjson', 'messages-rerun.ndjson']) {
+      assert.equal(read(folder, stream).split('\n').filter((line) => line.startsWith('{"testCase":')).length, 1, `${stream}: one scenario of three`);
+    }
+    assert.match(run.output, /not a verdict: merge all 3 shards/);
+  });
+});
+
+test('the merged sign-off of 3 shards equals the unsharded one apart from the date and the command line', () => {
+  assert.equal(whole.status, 0, whole.output);
+  assert.equal(merged.status, 0, merged.output);
+  for (const name of ['signoff.md', 'signoff.json', 'signoff.html']) {
+    const one = masked(read(dir('whole'), name));
+    const two = masked(read(dir('merged'), name));
+    assert.ok(one.includes('QUALIFIED'));
+    assert.equal(two, one, `${name} of the merge differs from the unsharded one`);
+  }
+  assert.deepEqual(fs.readdirSync(path.join(dir('merged'), 'signoff-assets')).sort(), fs.readdirSync(path.join(dir('whole'), 'signoff-assets')).sort());
+  assert.match(read(dir('merged'), 'junit.xml'), /<testsuite [^>]*tests="3"[^>]* failures="0"/, "cucumber's JUnit report of the merged stream has every scenario");
+  assert.ok(read(dir('merged'), 'cucumber.html').length > 1000, "cucumber's HTML report is rendered from the merged stream");
+});
+
+test('a shard missing is a gap the merged sign-off names: NOT QUALIFIED', async () => {
+  const run = await merge('missing', [dir('shard-1'), dir('shard-3')]);
+  assert.equal(run.status, 1, run.output);
+  const md = read(dir('missing'), 'signoff.md');
+  assert.match(md, /\*\*NOT QUALIFIED\*\*/);
+  assert.match(md, /\| Shards \| the merged shards are not one complete set: shard 2 of 3 missing: its scenarios did not run \| ❌ \|/);
+  assert.match(md, /\| Scenarios \| 2 of 3 scenarios passed \(1 not run\) \| ❌ \|/);
+  assert.match(run.output, /FAIL {2}Shards: .*shard 2 of 3 missing/);
+});
+
+test('a shard given twice is a gap the merged sign-off names, even when every scenario ran', async () => {
+  const run = await merge('twice', [dir('shard-1'), dir('shard-2'), dir('shard-3'), dir('shard-2')]);
+  assert.equal(run.status, 1, run.output);
+  const md = read(dir('twice'), 'signoff.md');
+  assert.match(md, /\| Shards \| the merged shards are not one complete set: shard 2 of 3 given twice \(.*shard-2 and .*shard-2\); only the first was used \| ❌ \|/);
+  assert.match(md, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the Shards gate tells');
+  assert.match(md, /\| Determinism \| both runs identical for all 3 scenarios \| ✅ \|/);
+});
+
+test('a shard of another count or of another suite is left out and named', async () => {
+  const otherCount = copyShard('shard-2', 'other-count', (m) => (m.shard = { index: 2, count: 2 }));
+  const otherSuite = copyShard('shard-3', 'other-suite', (m) => (m.suite.digest = `sha256:${'0'.repeat(64)}`));
+  const run = await merge('foreign', [dir('shard-1'), otherCount, otherSuite]);
+  assert.equal(run.status, 1, run.output);
+  const gate = /\| Shards \| (.*) \| ❌ \|/.exec(read(dir('foreign'), 'signoff.md'))?.[1] ?? '';
+  assert.match(gate, /other-count \(shard 2 of 2\) is not of this set and was left out: it is one of 2 shards, not 3/);
+  assert.match(gate, /other-suite \(shard 3 of 3\) is not of this set and was left out: it ran another suite/);
+  assert.match(gate, /shard 2 of 3 missing/);
+  assert.match(gate, /shard 3 of 3 missing/);
+});
+
+test('wrong --shard or --merge usage is one line, exit status 2, and creates nothing', () => {
+  const out = dir('never-made');
+  const cases: [string[], RegExp][] = [
+    [['--shard', '0/3'], /^qualify: --shard 0\/3: the shard index must be from 1 to 3\n$/],
+    [['--shard', '4/3'], /^qualify: --shard 4\/3: the shard index must be from 1 to 3\n$/],
+    [['--shard', 'x'], /^qualify: --shard x: expected i\/n, e\.g\. 2\/3\n$/],
+    [['--shard', '1/0'], /^qualify: --shard 1\/0: the number of shards must be at least 1\n$/],
+    [['--shard', '1/3', '--merge', dir('shard-1')], /^qualify: --shard and --merge cannot be combined: a shard runs its share, the merge runs nothing\n$/],
+    [['--merge'], /^qualify: --merge needs the shard folders to merge \(--merge DIR…\)\n$/],
+    [['--merge', dir('no-such-shard')], /^qualify: --merge .*no-such-shard: no such folder\n$/],
+    [['--merge', path.join(ROOT, 'docs')], /^qualify: --merge .*docs: no readable shard\.json \(not the --out folder of a `npm run qualify -- --shard i\/n` run\)\n$/],
+    [['--merge', dir('shard-1'), '--fuzz-runs', '3'], /^qualify: --fuzz-runs belongs to the shard runs, not to --merge/],
+    [['--shard', '1/3', '--baseline', 'x.json'], /^qualify: --baseline belongs to --merge, not to a --shard run/],
+  ];
+  for (const [args, expected] of cases) {
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--out', out, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(result.status, 2, `${args.join(' ')}: ${result.stderr}`);
+    assert.match(result.stderr, expected, args.join(' '));
+    assert.equal(result.stdout, '', args.join(' '));
+    assert.equal(fs.existsSync(out), false, `${args.join(' ')}: nothing is created`);
+  }
+  const intoShard = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...REQUIREMENTS, '--merge', dir('shard-1'), '--out', dir('shard-1')], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(intoShard.status, 2);
+  assert.match(intoShard.stderr, /^qualify: --out .*shard-1: is one of the shard folders given to --merge; give the merged sign-off a folder of its own\n$/);
+  assert.ok(fs.existsSync(path.join(dir('shard-1'), 'shard.json')), 'the shard is untouched');
+});
