@@ -20,6 +20,7 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
 import { parseSignoffJson } from '../../src/signoff/jsonSchema';
+import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert(1)</script> an arrival at 15 ms sees the store';
@@ -33,10 +34,11 @@ interface Qualified {
   dir: string;
 }
 
-function fixtureArgs(fixture: string, dir: string, campaign = 'sign-off fixture'): string[] {
+/** qualify's arguments for a fixture suite; generated workloads only where a test looks at them (the clean run, the kill test's phases). */
+function fixtureArgs(fixture: string, dir: string, campaign = 'sign-off fixture', fuzzRuns = 0): string[] {
   const features = fixture === 'features' ? 'features' : `test/fixtures/${fixture}/features`;
   const requirements = fixture === 'features' ? 'requirements.yaml' : `test/fixtures/${fixture}/requirements.yaml`;
-  return ['--features', features, '--requirements', requirements, '--out', dir, '--campaign', campaign, '--no-coverage', '--fuzz-runs', '50'];
+  return ['--features', features, '--requirements', requirements, '--out', dir, '--campaign', campaign, '--no-coverage', '--fuzz-runs', String(fuzzRuns)];
 }
 
 function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), onSpawn?: (child: ChildProcess) => void): Promise<Qualified> {
@@ -65,9 +67,10 @@ let suite: Qualified;
 
 before(async () => {
   // Two runs at a time on two cores; the repeat of the clean run writes to the same place.
-  [clean, perturbed] = await Promise.all([qualify('signoff', 'clean'), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
+  const withWorkloads = fixtureArgs('signoff', path.join(scratch, 'clean'), 'sign-off fixture', 50);
+  [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
   const first = { markdown: clean.markdown, html: clean.html };
-  [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean').then((again) => (cleanAgain = again))]);
+  [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean', {}, withWorkloads).then((again) => (cleanAgain = again))]);
   suite = await qualify('features', 'suite');
   clean = { ...clean, ...first };
 });
@@ -229,12 +232,12 @@ function publishedSet(dir: string): { runs: Set<string>; campaign: string | null
 
 test('a run killed at any moment leaves the old complete set or the new one, and the next run clears what it left', async () => {
   const dir = path.join(scratch, 'killed');
-  const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign'));
+  const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign', 50));
   assert.equal(first.status, 0, first.output);
   // Kill the second run as its runs start, as the generated workloads end, and as it publishes
   // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, then the sign-off).
   for (const when of ['── [1/4]', '[3/4] done', '── [4/4]']) {
-    const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'), (child) => {
+    const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50), (child) => {
       let seen = '';
       child.stdout!.on('data', (chunk) => {
         seen += chunk;
@@ -247,7 +250,7 @@ test('a run killed at any moment leaves the old complete set or the new one, and
     assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);
     assert.ok(set.campaign === 'old campaign' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
   }
-  const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'));
+  const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50));
   assert.equal(last.status, 0, last.output);
   assert.equal(publishedSet(dir).campaign, 'new campaign');
   assert.equal(fs.readdirSync(path.join(dir, '.signoff-runs')).length, 1, 'the runs the kills left are removed');
@@ -268,11 +271,20 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
     [[...base, '--baseline', path.join(scratch, 'no-such.json')], /^qualify: --baseline .*: no such file$/],
     [[...base, '--out'], /^qualify: --out needs a value/],
   ];
-  for (const [args, expected] of cases) {
-    const run = await qualify('signoff', 'clean', {}, args);
-    assert.equal(run.status, 2, `${args.slice(-2).join(' ')}: ${run.output}`);
-    assert.equal(run.output.trim().split('\n').length, 1, `one line: ${run.output}`);
-    assert.match(run.output.trim(), expected);
+  // Two cases as real processes (the exit status and the one line); the others through the same checks in this process.
+  for (const [index, [args, expected]] of cases.entries()) {
+    if (index < 2) {
+      const run = await qualify('signoff', 'clean', {}, args);
+      assert.equal(run.status, 2, `${args.slice(-2).join(' ')}: ${run.output}`);
+      assert.equal(run.output.trim().split('\n').length, 1, `one line: ${run.output}`);
+      assert.match(run.output.trim(), expected);
+    } else {
+      assert.throws(
+        () => prepare(parseQualifyArgs(args), ROOT, {}),
+        (error: Error) => error instanceof UsageError && expected.test(`qualify: ${error.message}`) && !error.message.includes('\n'),
+        args.slice(-2).join(' '),
+      );
+    }
     assert.deepEqual(publishedSet(clean.dir), before, 'the published set is untouched');
     assert.equal(fs.readFileSync(path.join(clean.dir, 'signoff.md'), 'utf8'), markdown);
   }
