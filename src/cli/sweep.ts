@@ -62,6 +62,15 @@ function parseJobs(text: string | undefined): number {
   return jobs;
 }
 
+/** Makes a folder; one that exists already (or was made by another process meanwhile) is left as it is. */
+function makeFolderUnlessThere(folder: string): void {
+  try {
+    fs.mkdirSync(folder);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.statSync(folder).isDirectory()) throw error;
+  }
+}
+
 /** Creates the output folder (its parent must exist) and charts/ in it. */
 function prepareFolder(out: string, cwd: string, charts: boolean): string {
   const absolute = path.resolve(cwd, out);
@@ -70,7 +79,8 @@ function prepareFolder(out: string, cwd: string, charts: boolean): string {
   if (fs.existsSync(absolute) && !fs.statSync(absolute).isDirectory()) throw new OutputError(`--out ${out}: exists and is not a folder`);
   try {
     // One level at a time (the parent exists): a recursive mkdir can spin on special file systems such as /proc.
-    for (const folder of charts ? [absolute, path.join(absolute, 'charts')] : [absolute]) if (!fs.existsSync(folder)) fs.mkdirSync(folder);
+    // Shards on other machines (or processes) may make the same folder at the same moment: one that appears meanwhile is fine.
+    for (const folder of charts ? [absolute, path.join(absolute, 'charts')] : [absolute]) makeFolderUnlessThere(folder);
   } catch (error) {
     throw new OutputError(`--out ${out}: cannot create it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
   }

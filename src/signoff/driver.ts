@@ -226,6 +226,8 @@ function makeFolder(out: string, given: string): void {
     try {
       fs.mkdirSync(dir);
     } catch (error) {
+      // Another process (a shard beside this one) may have made it meanwhile.
+      if ((error as NodeJS.ErrnoException).code === 'EEXIST' && fs.statSync(dir).isDirectory()) continue;
       throw new UsageError(`--out ${given}: cannot make the folder ${dir} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
     }
   }
