@@ -1,5 +1,5 @@
 // `kvqual sweep <sweep.yaml>`: runs every point of a sweep (a base replay config and the field
-// paths it varies) on a pool of worker threads and writes sweep.json, sweep.csv, one SVG chart
+// paths it varies) on a pool of worker processes and writes sweep.json, sweep.csv, one SVG chart
 // per metric and varied parameter under charts/, and sweep.html into --out. Every point is
 // validated, and every trace checked, before anything runs or is created. `--shard i/n` runs only
 // the points whose index modulo n is i − 1 and writes shard-<i>-of-<n>.json; `kvqual sweep merge
@@ -41,7 +41,7 @@ export function registerSweep(program: Command, io: CliIo, finish: (code: ExitCo
     .description('run a sweep: a base replay config with field paths varied over a grid, zipped lists and seeds (see examples/sweeps/)')
     .argument('<sweep>', 'the sweep file (YAML): base, grid, zip, seeds')
     .option('--out <dir>', 'the folder to write sweep.json, sweep.csv, sweep.html and charts/ into (created if absent)', 'sweep-results')
-    .option('--jobs <n>', `worker threads (default: the core count, ${defaultJobs()} here)`)
+    .option('--jobs <n>', `worker processes (default: the core count, ${defaultJobs()} here)`)
     .option('--shard <i/n>', 'run only shard i of n (points whose index modulo n is i − 1) and write shard-<i>-of-<n>.json')
     .option('--trace-root <dir>', "a folder the base config's trace may be in (repeatable), as for kvqual replay", (dir: string, dirs: string[]) => [...dirs, dir], [] as string[])
     .action(async (file: string, options: SweepOptions) => finish(await sweepFile(file, options, io)));
@@ -58,7 +58,7 @@ class UsageError extends Error {}
 function parseJobs(text: string | undefined): number {
   if (text === undefined) return defaultJobs();
   const jobs = Number(text);
-  if (!/^\d+$/.test(text) || jobs < 1 || jobs > 1024) throw new UsageError(`--jobs ${text}: expected a whole number of threads from 1 to 1024`);
+  if (!/^\d+$/.test(text) || jobs < 1 || jobs > 1024) throw new UsageError(`--jobs ${text}: expected a whole number of worker processes from 1 to 1024`);
   return jobs;
 }
 

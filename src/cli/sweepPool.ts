@@ -1,10 +1,12 @@
-// A fixed pool of worker threads (Node's worker_threads) that runs sweep points, a point at a
-// time per thread, handing the next point to whichever thread finishes first. Results are keyed
-// by point index, so the order in which threads finish never shows in the output.
+// A fixed pool of worker processes (child_process.fork, messages over IPC) that runs sweep points,
+// a point at a time per worker, handing the next point to whichever worker finishes first. Results
+// are keyed by point index, so the order in which workers finish never shows in the output.
+// Processes, not worker threads: replays are memory-bound, and two threads of one process slowed
+// each other to about the speed of one (measured: npm run bench -- sweep), two processes did not.
+import { ChildProcess, fork } from 'node:child_process';
 import * as os from 'node:os';
-import { Worker } from 'node:worker_threads';
 import type { PointOutcome } from '../sweep/results';
-import type { PointTask, WorkerReply } from './sweepWorker';
+import { SWEEP_WORKER_ENV, type PointTask, type WorkerReply } from './sweepWorker';
 
 /** The default --jobs: the cores Node may use. */
 export function defaultJobs(): number {
@@ -22,11 +24,11 @@ export class PointFailure extends Error {
   }
 }
 
-/** Starts a worker thread running sweepWorker (through tsx when running from the TypeScript sources). */
-function startWorker(): Worker {
+/** Starts a worker process running sweepWorker (through tsx when running from the TypeScript sources); it inherits this process's node options. */
+function startWorker(): ChildProcess {
   const file = __filename.replace(/sweepPool\.(ts|js)$/, 'sweepWorker.$1');
-  const code = file.endsWith('.ts') ? `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(file)});` : `require(${JSON.stringify(file)});`;
-  return new Worker(code, { eval: true });
+  const execArgv = file.endsWith('.ts') ? [...process.execArgv, '--require', require.resolve('tsx/cjs')] : process.execArgv;
+  return fork(file, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, [SWEEP_WORKER_ENV]: '1' } });
 }
 
 /**
@@ -38,10 +40,10 @@ export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (ou
   const outcomes = new Map<number, PointOutcome>();
   if (tasks.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
-    const workers: Worker[] = [];
+    const workers: ChildProcess[] = [];
     let next = 0;
     let failed = false;
-    const stopAll = () => void Promise.all(workers.map((worker) => worker.terminate()));
+    const stopAll = () => workers.forEach((worker) => worker.kill());
     const fail = (error: Error) => {
       if (failed) return;
       failed = true;
@@ -49,15 +51,16 @@ export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (ou
       reject(error);
     };
     const handedAt = new Map<number, number>();
-    const feed = (worker: Worker) => {
+    const feed = (worker: ChildProcess) => {
       if (next >= tasks.length) return;
       handedAt.set(tasks[next].index, wallMs());
-      worker.postMessage(tasks[next++]);
+      worker.send(tasks[next++]);
     };
     for (let i = 0; i < Math.min(jobs, tasks.length); i++) {
       const worker = startWorker();
       workers.push(worker);
-      worker.on('message', (reply: WorkerReply) => {
+      worker.on('message', (message) => {
+        const reply = message as WorkerReply;
         if (failed) return;
         if ('inputError' in reply) return fail(new PointFailure(`point ${reply.index}: ${reply.inputError}`, false));
         if ('internalError' in reply) return fail(new PointFailure(`point ${reply.index}: ${reply.internalError}`, true));
@@ -69,9 +72,9 @@ export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (ou
           resolve(tasks.map((task) => outcomes.get(task.index)!));
         } else feed(worker);
       });
-      worker.on('error', (error) => fail(new PointFailure(`a sweep worker thread failed: ${error.stack ?? error.message}`, true)));
-      worker.on('exit', (code) => {
-        if (!failed && outcomes.size < tasks.length && code !== 0) fail(new PointFailure(`a sweep worker thread exited with status ${code}`, true));
+      worker.on('error', (error) => fail(new PointFailure(`a sweep worker process failed: ${error.stack ?? error.message}`, true)));
+      worker.on('exit', (code, signal) => {
+        if (!failed && outcomes.size < tasks.length) fail(new PointFailure(`a sweep worker process exited (${signal ?? `status ${code}`}) before every point was done`, true));
       });
       feed(worker);
     }

@@ -1,7 +1,6 @@
-// The body of one sweep worker thread: receives points (a validated config and the trace it
-// names), runs each as `kvqual replay` would, and posts back its summary metrics and digest (the
-// pool measures its wall time). Parsed traces are kept per worker, so a trace is read once per thread.
-import { parentPort } from 'node:worker_threads';
+// The body of one sweep worker process: receives points (a validated config and the trace it
+// names), runs each as `kvqual replay` would, and sends back its summary metrics and digest (the
+// pool measures its wall time). Parsed traces are kept per worker, so a trace is read once per worker.
 import { runReplay, type ReplayInputs } from '../replay';
 import { pointMetrics, runProblem, type PointOutcome } from '../sweep/results';
 import type { ReplayConfig } from '../config/schema';
@@ -42,7 +41,12 @@ export function runPoint(task: PointTask): WorkerReply {
   }
 }
 
-if (parentPort) {
-  const port = parentPort;
-  port.on('message', (task: PointTask) => port.postMessage(runPoint(task)));
+/** Set in a worker process's environment by the pool (this file is also imported by the pool). */
+export const SWEEP_WORKER_ENV = 'KVQUAL_SWEEP_WORKER';
+
+if (process.env[SWEEP_WORKER_ENV] === '1' && process.send) {
+  const send = process.send.bind(process);
+  process.on('message', (task: PointTask) => send(runPoint(task)));
+  // The pool ends its workers; one whose pool went away ends too.
+  process.on('disconnect', () => process.exit(0));
 }

@@ -3,7 +3,7 @@
 // from wall times, and byte-identical charts and HTML; a bad point, a missing shard or a repeated
 // one exits 2 with one line and leaves nothing behind; without a terminal, progress is plain lines;
 // a point whose replay ends with a request that never ended (a test double preloaded into the
-// worker threads) makes the sweep exit 1, naming the point, with every result still written; a
+// worker processes) makes the sweep exit 1, naming the point, with every result still written; a
 // second sweep with other parameters into the same folder removes the first one's charts (only
 // the chart files a sweep writes).
 import { test } from 'node:test';
