@@ -3,7 +3,9 @@
 // settings and private G2 (wall seconds, peak RSS, requests, report size, digest). `traceRun.ts
 // --ingest`: only what any replay of it must do first, read the file, parse its rows and hash
 // every request's engine blocks (wall seconds, requests, blocks, peak RSS), the floor the replay's
-// wall time is compared with. Run by the `trace` and `scale` benchmarks. May read the clock.
+// wall time is compared with. `traceRun.ts N --doubled`: the replay of the trace followed by a copy
+// of itself shifted to start a second after its last arrival (twice the requests, the same
+// prompts). Run by the `trace` and `scale` benchmarks. May read the clock.
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseReplayConfig } from '../src/config/load';
@@ -34,10 +36,22 @@ function peakRssMb(): number {
   return process.resourceUsage().maxRSS / 1024;
 }
 
-function replay(workers: number): void {
+/** The trace, then the same requests again from a second after its last arrival (new ids and ordinals). */
+function doubled(requests: RequestSpec[]): RequestSpec[] {
+  const shift_ns = requests[requests.length - 1].arrival_ns + 1_000_000_000;
+  const copies = requests.map((request, i) => ({
+    ...request,
+    identity: { ...request.identity, request_id: `${request.identity.request_id}-again`, ordinal: requests.length + i },
+    arrival_ns: request.arrival_ns + shift_ns,
+  }));
+  return [...requests, ...copies];
+}
+
+function replay(workers: number, twice: boolean): void {
   const started = wallSeconds();
   const config = wholeTraceConfig(workers);
-  const outcome = runReplay(config, { mooncake_requests: readTrace(config) });
+  const requests = readTrace(config);
+  const outcome = runReplay(config, { mooncake_requests: twice ? doubled(requests) : requests });
   let reportBytes = 0;
   writeCanonicalPretty(outcome.report, (piece) => (reportBytes += piece.length));
   const wall_s = wallSeconds() - started;
@@ -58,5 +72,5 @@ function ingest(): void {
 
 if (require.main === module) {
   if (process.argv[2] === '--ingest') ingest();
-  else replay(Number(process.argv[2] ?? 16));
+  else replay(Number(process.argv[2] ?? 16), process.argv[3] === '--doubled');
 }
