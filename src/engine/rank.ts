@@ -105,8 +105,6 @@ export class RankEngine {
   /** The decode run under way: its passes (0 when none), and the end of each (index p − 1 for pass p). */
   private runPasses = 0;
   private readonly runEnds_ns: Nanos[] = [];
-  /** Start of the run's first pass. */
-  private runStart_ns: Nanos = 0;
   /** Passes of the run whose tokens are stamped, and passes counted as started. */
   private runCompleted = 0;
   private runStarted = 0;
@@ -205,7 +203,6 @@ export class RankEngine {
     this.startScheduled = false;
     if (this.busy) return;
     this.plan();
-    const plan = this.planWork;
     const count = this.planCount;
     if (count === 0) {
       this.flushOutbox();
@@ -248,7 +245,6 @@ export class RankEngine {
   private startDecodeRun(passes: number, shape: PassShape, firstDuration: Nanos): void {
     const ends = this.runEnds_ns;
     ends.length = passes;
-    this.runStart_ns = this.kernel.now;
     this.runContextTokens = shape.decode_context_tokens;
     let end = this.kernel.now + firstDuration;
     ends[0] = end;

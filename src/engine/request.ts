@@ -1,7 +1,7 @@
 // One request's life in the simulated cluster: its prompt blocks, where it was routed, how it
 // was admitted (G1 / G2 reuse, H2D wait), its token timestamps and its terminal status.
-import type { BlockHash, BlockWords, HashedBlock } from '../hash';
-import { WORDS_PER_BLOCK, toU64 } from '../hash';
+import type { BlockHash, BlockWords } from '../hash';
+import { WORDS_PER_BLOCK } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
@@ -147,18 +147,13 @@ export class SimRequest {
 
   /**
    * Sequence hashes of the complete prompt blocks, as a new array (the request keeps only their
-   * ids, which stand for the hashes while it holds them; see hashAt and blockCount).
+   * ids, which stand for the hashes while it holds them; see blockCount).
    */
   get hashes(): readonly BlockHash[] {
     const ids = this.block_ids;
     const hashes: BlockHash[] = new Array(ids.length);
     for (let i = 0; i < ids.length; i++) hashes[i] = this.blockIds!.hashOf(ids[i]);
     return hashes;
-  }
-
-  /** Sequence hash of prompt block `index`. */
-  hashAt(index: number): BlockHash {
-    return this.blockIds!.hashOf(this.block_ids[index]);
   }
 
   /** How many complete prompt blocks the prompt has. */
@@ -172,26 +167,9 @@ export class SimRequest {
     return this.idList;
   }
 
-  /** Prompt blocks [from, to), as events carry them. */
-  blocksIn(from: number, to: number): HashedBlock[] {
-    const blocks: HashedBlock[] = new Array(to - from);
-    for (let i = from; i < to; i++) blocks[i - from] = this.block(i);
-    return blocks;
-  }
-
-  /** Prompt block `index`, as events carry it. */
-  block(index: number): HashedBlock {
-    return { block_hash: this.hashAt(index), tokens_hash: this.tokensHash(index) };
-  }
-
   /** The token-hash words (low, high) of prompt blocks [from, to), copied. */
   tokenWordsIn(from: number, to: number): Int32Array {
     return this.tokensWords!.slice(2 * from, 2 * to);
-  }
-
-  /** Local (tokens-only) hash of prompt block `index`. */
-  tokensHash(index: number): BlockHash {
-    return toU64(this.tokensWords![2 * index], this.tokensWords![2 * index + 1]);
   }
 
   get request_id(): string {

@@ -146,14 +146,6 @@ export class RankEventStream {
   numbered(tier: Tier, data: KvEventData): KvEvent {
     return this.make(tier, data);
   }
-  /** A Stored of block ids (see StoredIds); it takes its own hold on them. */
-  storedIds(tier: Tier, table: BlockIds, block_ids: Int32Array, tokenWords: Int32Array, parent_id: BlockId, start_position: number | null): KvEvent {
-    return this.make(tier, new StoredIds(table, block_ids, tokenWords, parent_id, start_position));
-  }
-  /** A Removed of block ids (see RemovedIds); it takes its own hold on them. */
-  removedIds(tier: Tier, table: BlockIds, block_ids: Int32Array): KvEvent {
-    return this.make(tier, new RemovedIds(table, block_ids));
-  }
   cleared(tier: Tier): KvEvent {
     return this.make(tier, { type: 'Cleared' });
   }

@@ -3,7 +3,6 @@
 // parent the rank does not hold in that tier or whose start position does not follow it, event-id
 // gap or reorder) with an error naming worker, dp rank, event id, tier and block.
 import type { BlockHash, HashedBlock } from '../hash';
-import type { BlockId } from '../collections/blockIds';
 import { BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
 import { RemovedIds, StoredIds, TIERS } from '../events/model';

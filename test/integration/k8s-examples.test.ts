@@ -38,15 +38,20 @@ function volumeOf(pod: Doc, container: Doc, file: string): { volume: Doc; below:
   return { volume, below: path.posix.relative(mount.mountPath, file) };
 }
 
-test('the Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N into the claim the merge Job reads', () => {
-  const { claim, configMap, job, merge } = sweepParts();
+/** An Indexed Job's spec, its completions (the shard count, run all at once) and its container's command line. */
+function indexedJob(job: Doc): { spec: Doc; container: Doc; shards: number; command: string } {
   const spec = job.spec;
   assert.equal(spec.completionMode, 'Indexed');
   const shards: number = spec.completions;
   assert.ok(Number.isInteger(shards) && shards > 1);
   assert.equal(spec.parallelism, shards);
   const [container] = spec.template.spec.containers;
-  const command = container.args.join(' ');
+  return { spec, container, shards, command: container.args.join(' ') };
+}
+
+test('the Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N into the claim the merge Job reads', () => {
+  const { claim, configMap, job, merge } = sweepParts();
+  const { spec, container, shards, command } = indexedJob(job);
   const shard = /--shard "\$\(\(JOB_COMPLETION_INDEX \+ 1\)\)\/(\d+)"/.exec(command);
   assert.ok(shard, `the shard comes from JOB_COMPLETION_INDEX: ${command}`);
   assert.equal(Number(shard[1]), shards, '--shard i/N uses the Job completions as N');
@@ -130,13 +135,7 @@ function qualifyParts() {
 
 test('the qualification Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N, each into its own folder of the claim the merge Job reads', () => {
   const { claim, job, merge } = qualifyParts();
-  const spec = job.spec;
-  assert.equal(spec.completionMode, 'Indexed');
-  const shards: number = spec.completions;
-  assert.ok(Number.isInteger(shards) && shards > 1);
-  assert.equal(spec.parallelism, shards);
-  const [container] = spec.template.spec.containers;
-  const command = container.args.join(' ');
+  const { spec, container, shards, command } = indexedJob(job);
   const shard = /npm run qualify -- --shard "\$\(\(JOB_COMPLETION_INDEX \+ 1\)\)\/(\d+)" --out "(\/\S+)\/shard-\$\(\(JOB_COMPLETION_INDEX \+ 1\)\)"/.exec(command);
   assert.ok(shard, `the shard and its folder come from JOB_COMPLETION_INDEX: ${command}`);
   assert.equal(Number(shard[1]), shards, '--shard i/N uses the Job completions as N');
