@@ -72,11 +72,18 @@ export interface FailureRecord {
   time_ns: Nanos;
 }
 
-/** A run as the fuzzer saw it: the outcome (null when the run threw), every pass, failures, and the event log. */
+/** A run as the fuzzer saw it: the outcome (null when the run threw), its passes, failures, and the event log. */
 export interface ObservedRun {
   outcome: ReplayOutcome | null;
   error: Error | null;
+  /** The first passes observed, whole (all of them unless pass_count is larger). */
   passes: PassRecord[];
+  /** Every pass observed. */
+  pass_count: number;
+  /** An order-independent digest of every pass observed (see passKey). */
+  pass_digest: string;
+  /** The violations of the passes not kept whole, found as each was observed. */
+  unkept_pass_violations: Violation[];
   failures: FailureRecord[];
   /** The batches the router received, in the `--events-out` wire form. */
   event_log: string;
@@ -92,7 +99,8 @@ export function checkRun(run: ObservedRun): Violation[] {
       message: mirror ? run.error.message : `the run stopped with ${run.error.constructor.name}: ${run.error.message}`,
     });
   }
-  violations.push(...capacityViolations(run.passes), ...passTimeViolations(run.passes));
+  for (const pass of run.passes) violations.push(...passViolations(pass));
+  violations.push(...run.unkept_pass_violations);
   const outcome = run.outcome;
   if (outcome === null) return violations;
   const requests = outcome.result.requests;
@@ -253,17 +261,20 @@ function failedPlayViolations(requests: readonly SimRequest[], failures: readonl
 
 // ── Capacity ────────────────────────────────────────────────────────────────────────────────
 
-function capacityViolations(passes: readonly PassRecord[]): Violation[] {
+/** The capacity and pass-time violations of one pass. */
+export function passViolations(pass: PassRecord): Violation[] {
+  return [...capacityViolations(pass), ...passTimeViolations(pass)];
+}
+
+function capacityViolations(pass: PassRecord): Violation[] {
   const violations: Violation[] = [];
-  for (const pass of passes) {
-    const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
-    const over = (what: string, value: number, limit: number) => violations.push({ invariant: 'capacity', message: `${at}: ${value} ${what} > ${limit}` });
-    if (pass.running_requests > pass.max_num_seqs) over('running requests (max_num_seqs)', pass.running_requests, pass.max_num_seqs);
-    if (pass.scheduled_tokens > pass.max_num_batched_tokens) over('scheduled tokens (max_num_batched_tokens)', pass.scheduled_tokens, pass.max_num_batched_tokens);
-    if (pass.g1_occupied_blocks > pass.num_gpu_blocks) over('G1 blocks taken (num_gpu_blocks)', pass.g1_occupied_blocks, pass.num_gpu_blocks);
-    if (pass.host_used_blocks !== null && pass.host_capacity_blocks !== null && pass.host_used_blocks > pass.host_capacity_blocks) {
-      over('G2 entries (num_host_blocks)', pass.host_used_blocks, pass.host_capacity_blocks);
-    }
+  const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
+  const over = (what: string, value: number, limit: number) => violations.push({ invariant: 'capacity', message: `${at}: ${value} ${what} > ${limit}` });
+  if (pass.running_requests > pass.max_num_seqs) over('running requests (max_num_seqs)', pass.running_requests, pass.max_num_seqs);
+  if (pass.scheduled_tokens > pass.max_num_batched_tokens) over('scheduled tokens (max_num_batched_tokens)', pass.scheduled_tokens, pass.max_num_batched_tokens);
+  if (pass.g1_occupied_blocks > pass.num_gpu_blocks) over('G1 blocks taken (num_gpu_blocks)', pass.g1_occupied_blocks, pass.num_gpu_blocks);
+  if (pass.host_used_blocks !== null && pass.host_capacity_blocks !== null && pass.host_used_blocks > pass.host_capacity_blocks) {
+    over('G2 entries (num_host_blocks)', pass.host_used_blocks, pass.host_capacity_blocks);
   }
   return violations;
 }
@@ -276,38 +287,36 @@ function capacityViolations(passes: readonly PassRecord[]): Violation[] {
  * table exactly a measured point when the pass sits on one. Checked as properties, not by
  * recomputing the engine's arithmetic.
  */
-function passTimeViolations(passes: readonly PassRecord[]): Violation[] {
+function passTimeViolations(pass: PassRecord): Violation[] {
   const violations: Violation[] = [];
-  for (const pass of passes) {
-    const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
-    const fail = (message: string) => violations.push({ invariant: 'pass-time', message: `${at}: ${message}` });
-    const { shape, duration_ns: duration, pass_time: model } = pass;
-    if (shape.prefill_tokens + shape.decode_sequences !== pass.scheduled_tokens) {
-      fail(`its shape counts ${shape.prefill_tokens} prefill tokens + ${shape.decode_sequences} decode steps, but it schedules ${pass.scheduled_tokens} tokens`);
+  const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
+  const fail = (message: string) => violations.push({ invariant: 'pass-time', message: `${at}: ${message}` });
+  const { shape, duration_ns: duration, pass_time: model } = pass;
+  if (shape.prefill_tokens + shape.decode_sequences !== pass.scheduled_tokens) {
+    fail(`its shape counts ${shape.prefill_tokens} prefill tokens + ${shape.decode_sequences} decode steps, but it schedules ${pass.scheduled_tokens} tokens`);
+  }
+  if (!Number.isSafeInteger(duration) || duration < 1) {
+    fail(`lasts ${duration} ns, not a whole number of at least 1`);
+    return violations;
+  }
+  if (model.model === 'fixed') {
+    const expected = (shape.has_prefill ? model.prefill_ns : 0) + (shape.decode_sequences > 0 ? model.decode_ns : 0);
+    if (duration !== expected) fail(`lasts ${duration} ns; fixed timing gives ${expected} ns`);
+  } else if (model.model === 'linear') {
+    const ps = model.base_ps + model.prefill_token_ps * BigInt(shape.prefill_tokens) + model.decode_sequence_ps * BigInt(shape.decode_sequences) + model.context_token_ps * BigInt(shape.context_tokens);
+    const d = BigInt(duration);
+    const roundedUp = d * 1000n >= ps && (d === 1n || (d - 1n) * 1000n < ps);
+    if (!roundedUp) fail(`lasts ${duration} ns; the linear model gives ${ps} ps, which rounds up to another whole ns`);
+  } else {
+    const onlyPrefill = shape.has_prefill && shape.decode_sequences === 0;
+    const prefillPoint = model.prefill_tokens.indexOf(shape.prefill_tokens);
+    if (onlyPrefill && prefillPoint >= 0 && duration !== model.prefill_ns[prefillPoint]) {
+      fail(`a prefill of ${shape.prefill_tokens} tokens lasts ${duration} ns; the table's point is ${model.prefill_ns[prefillPoint]} ns`);
     }
-    if (!Number.isSafeInteger(duration) || duration < 1) {
-      fail(`lasts ${duration} ns, not a whole number of at least 1`);
-      continue;
-    }
-    if (model.model === 'fixed') {
-      const expected = (shape.has_prefill ? model.prefill_ns : 0) + (shape.decode_sequences > 0 ? model.decode_ns : 0);
-      if (duration !== expected) fail(`lasts ${duration} ns; fixed timing gives ${expected} ns`);
-    } else if (model.model === 'linear') {
-      const ps = model.base_ps + model.prefill_token_ps * BigInt(shape.prefill_tokens) + model.decode_sequence_ps * BigInt(shape.decode_sequences) + model.context_token_ps * BigInt(shape.context_tokens);
-      const d = BigInt(duration);
-      const roundedUp = d * 1000n >= ps && (d === 1n || (d - 1n) * 1000n < ps);
-      if (!roundedUp) fail(`lasts ${duration} ns; the linear model gives ${ps} ps, which rounds up to another whole ns`);
-    } else {
-      const onlyPrefill = shape.has_prefill && shape.decode_sequences === 0;
-      const prefillPoint = model.prefill_tokens.indexOf(shape.prefill_tokens);
-      if (onlyPrefill && prefillPoint >= 0 && duration !== model.prefill_ns[prefillPoint]) {
-        fail(`a prefill of ${shape.prefill_tokens} tokens lasts ${duration} ns; the table's point is ${model.prefill_ns[prefillPoint]} ns`);
-      }
-      const batch = model.decode_batch_sizes.indexOf(shape.decode_sequences);
-      const context = model.decode_context_tokens.findIndex((c) => c * shape.decode_sequences === shape.decode_context_tokens);
-      if (!shape.has_prefill && batch >= 0 && context >= 0 && duration !== model.decode_ns[batch][context]) {
-        fail(`a decode of ${shape.decode_sequences} sequences at ${model.decode_context_tokens[context]} context tokens lasts ${duration} ns; the table's point is ${model.decode_ns[batch][context]} ns`);
-      }
+    const batch = model.decode_batch_sizes.indexOf(shape.decode_sequences);
+    const context = model.decode_context_tokens.findIndex((c) => c * shape.decode_sequences === shape.decode_context_tokens);
+    if (!shape.has_prefill && batch >= 0 && context >= 0 && duration !== model.decode_ns[batch][context]) {
+      fail(`a decode of ${shape.decode_sequences} sequences at ${model.decode_context_tokens[context]} context tokens lasts ${duration} ns; the table's point is ${model.decode_ns[batch][context]} ns`);
     }
   }
   return violations;

@@ -8,8 +8,9 @@ import { parseAgenticTrace } from '../agentic/trace';
 import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
-import { checkRun, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
+import { checkRun, type FailureRecord, type ObservedRun, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
+import { PassLedger, passKeysInOrder } from './passLedger';
 
 export interface CaseVerdict {
   violations: Violation[];
@@ -35,8 +36,8 @@ export function eventLogOf(outcome: ReplayOutcome): string {
 }
 
 /** Runs a config once, recording every pass each rank plans and every failure. A thrown error is kept, not rethrown. */
-export function runObserved(config: ReplayConfig, inputs: ReplayInputs): ObservedRun {
-  const passes: PassRecord[] = [];
+export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPasses?: number): ObservedRun {
+  const ledger = new PassLedger(keptPasses);
   const failures: FailureRecord[] = [];
   const observe = (cluster: Cluster) => {
     const driver = cluster.onFinished;
@@ -47,7 +48,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs): Observe
     for (const rank of cluster.ranks) {
       const settings = rank.settings;
       rank.passObserver = (engine, pass) =>
-        passes.push({
+        ledger.observe({
           ...pass,
           ...engine.rank,
           max_num_seqs: settings.max_num_seqs,
@@ -58,18 +59,19 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs): Observe
         });
     }
   };
+  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, failures });
   try {
     const outcome = runReplay(config, { ...inputs, observe, keep_event_history: true, max_kernel_events: MAX_KERNEL_EVENTS });
-    return { outcome, error: null, passes, failures, event_log: eventLogOf(outcome) };
+    return { outcome, error: null, ...observed(), event_log: eventLogOf(outcome) };
   } catch (error) {
     if (!(error instanceof Error)) throw error;
-    return { outcome: null, error, passes, failures, event_log: '' };
+    return { outcome: null, error, ...observed(), event_log: '' };
   }
 }
 
 /** Every invariant of a case, including determinism (a second run must match the first). */
 /** Generated cases are small: one that needs more kernel events than this never settles (a livelock). */
-const MAX_KERNEL_EVENTS = 2_000_000;
+const MAX_KERNEL_EVENTS = 20_000_000;
 
 export function runCase(fuzzCase: FuzzCase): CaseVerdict {
   const config = caseConfig(fuzzCase);
@@ -86,23 +88,18 @@ export function determinismViolations(first: ObservedRun, second: ObservedRun): 
   const violations: Violation[] = [];
   if (digest(first) !== digest(second)) violations.push({ invariant: 'determinism', message: `two runs with the same seed (the second stepping every pass) gave digests ${digest(first)} and ${digest(second)}` });
   else if (first.event_log !== second.event_log) violations.push({ invariant: 'determinism', message: 'two runs with the same seed (the second stepping every pass) gave the same digest but different KV event logs' });
-  else {
-    const [a, b] = [passKeys(first.passes), passKeys(second.passes)];
-    const at = a.findIndex((key, i) => key !== b[i]);
-    if (at >= 0 || a.length !== b.length) {
-      const where = at >= 0 ? at : Math.min(a.length, b.length);
-      violations.push({ invariant: 'determinism', message: `two runs with the same seed (the second stepping every pass) planned different passes: ${a.length} and ${b.length}; first difference at pass ${where + 1}: ${a[where] ?? 'none'} / ${b[where] ?? 'none'}` });
-    }
-  }
+  else if (first.pass_count !== second.pass_count || first.pass_digest !== second.pass_digest) violations.push({ invariant: 'determinism', message: passDifference(first, second) });
   return violations;
 }
 
-/**
- * Each pass in the order stepping starts them (time, then rank), as text; a shared pool's use,
- * which other ranks change while a run of decode passes is under way, is left out.
- */
-function passKeys(passes: readonly PassRecord[]): string[] {
-  return [...passes]
-    .sort((x, y) => x.time_ns - y.time_ns || x.worker_id - y.worker_id || x.dp_rank - y.dp_rank)
-    .map((pass) => `${pass.time_ns} ns worker ${pass.worker_id}/${pass.dp_rank}: ${pass.running_requests} running, ${pass.scheduled_tokens} tokens, ${pass.g1_occupied_blocks} G1 blocks, ${JSON.stringify(pass.shape)}, ${pass.duration_ns} ns`);
+/** How two runs' passes differ: the first difference when both kept every pass, else their counts and digests. */
+function passDifference(first: ObservedRun, second: ObservedRun): string {
+  const differ = 'two runs with the same seed (the second stepping every pass) planned different passes';
+  if (first.passes.length !== first.pass_count || second.passes.length !== second.pass_count) {
+    return `${differ}: ${first.pass_count} (digest ${first.pass_digest}) and ${second.pass_count} (digest ${second.pass_digest})`;
+  }
+  const [a, b] = [passKeysInOrder(first.passes), passKeysInOrder(second.passes)];
+  const at = a.findIndex((key, i) => key !== b[i]);
+  const where = at >= 0 ? at : Math.min(a.length, b.length);
+  return `${differ}: ${a.length} and ${b.length}; first difference at pass ${where + 1}: ${a[where] ?? 'none'} / ${b[where] ?? 'none'}`;
 }

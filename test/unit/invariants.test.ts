@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { parseReplayConfig } from '../../src/config/load';
 import { checkRun, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
 import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
+import { PassLedger } from '../../src/fuzz/passLedger';
 import { InvariantError } from '../../src/kernel';
 import { ROOT } from '../support/paths';
 
@@ -167,7 +168,7 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], failures: [], event_log: '' };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], failures: [], event_log: '' };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
@@ -193,4 +194,38 @@ test('two runs of one seed with different digests or event logs break determinis
   assert.deepEqual(determinismViolations(first, second).map((v) => v.invariant), ['determinism']);
   (second.outcome!.report as { digest: string }).digest = 'sha256:other';
   assert.match(determinismViolations(first, second)[0].message, /gave digests sha256:\w+ and sha256:other/);
+});
+
+/** The run as if it had observed `passes`, keeping the first `keep` whole. */
+function withPasses(run: ObservedRun, passes: ObservedRun['passes'], keep?: number): ObservedRun {
+  const ledger = new PassLedger(keep);
+  for (const pass of passes) ledger.observe(pass);
+  return { ...run, passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations };
+}
+
+test('two runs of one seed that planned different passes break determinism, whichever order they were observed in', () => {
+  const first = cleanRun();
+  const passes = first.passes;
+  assert.ok(passes.length >= 4);
+  assert.deepEqual(determinismViolations(first, withPasses(first, [...passes].reverse())), [], 'the same passes in another order');
+  const later = passes.map((pass, i) => (i === 2 ? { ...pass, duration_ns: pass.duration_ns + 1 } : pass));
+  const whole = determinismViolations(first, withPasses(first, later));
+  assert.deepEqual(whole.map((v) => v.invariant), ['determinism']);
+  assert.match(whole[0].message, /planned different passes: \d+ and \d+; first difference at pass \d+: .* \/ .*/);
+  const fewer = determinismViolations(first, withPasses(first, passes.slice(1)));
+  assert.match(fewer[0].message, new RegExp(`planned different passes: ${passes.length} and ${passes.length - 1}`));
+  const digestsOnly = determinismViolations(withPasses(first, passes, 2), withPasses(first, later, 2));
+  assert.deepEqual(digestsOnly.map((v) => v.invariant), ['determinism'], 'a difference beyond the passes kept whole');
+  assert.match(digestsOnly[0].message, new RegExp(`planned different passes: ${passes.length} \\(digest [0-9a-f]{16}\\) and ${passes.length} \\(digest [0-9a-f]{16}\\)`));
+});
+
+test('a pass beyond those kept whole is still checked, as it is observed', () => {
+  const run = cleanRun();
+  const broken = run.passes.map((pass, i) => (i === run.passes.length - 1 ? { ...pass, running_requests: pass.max_num_seqs + 1 } : pass));
+  const kept = withPasses(run, broken, 1);
+  assert.equal(kept.passes.length, 1);
+  assert.equal(kept.pass_count, run.passes.length);
+  const violations = checkRun(kept);
+  assert.deepEqual(violations.map((v) => v.invariant), ['capacity']);
+  assert.match(violations[0].message, /running requests \(max_num_seqs\)/);
 });

@@ -1,0 +1,60 @@
+// What the fuzzer keeps of a run's passes, so a long case costs no memory per pass: the first
+// passes whole (for readable messages and for tests that edit one), and of every pass its
+// capacity and pass-time violations, found as it is observed, a count and an order-independent
+// digest. Two runs of one seed must plan the same passes, but a batched run reports a run of decode
+// passes in another order than stepping does; the digest is a sum of per-pass keys, so order
+// does not change it.
+import { stringKey } from '../hash';
+import { passViolations, type PassRecord, type Violation } from './invariants';
+
+/** Passes kept whole per run; generated cases usually plan far fewer. */
+export const KEPT_PASSES = 50_000;
+
+/** Violations of unkept passes kept per run (the first ones tell the story). */
+const KEPT_VIOLATIONS = 100;
+
+export class PassLedger {
+  readonly kept: PassRecord[] = [];
+  readonly unkept_violations: Violation[] = [];
+  count = 0;
+  /** Sums (mod 2^32) of the two 32-bit lanes of every pass key. */
+  private sumLo = 0;
+  private sumHi = 0;
+
+  constructor(private readonly keep = KEPT_PASSES) {}
+
+  observe(pass: PassRecord): void {
+    this.count++;
+    const key = stringKey(passKey(pass));
+    this.sumLo = (this.sumLo + key.key_lo) | 0;
+    this.sumHi = (this.sumHi + key.key_hi) | 0;
+    if (this.kept.length < this.keep) {
+      this.kept.push(pass);
+      return;
+    }
+    if (this.unkept_violations.length >= KEPT_VIOLATIONS) return;
+    this.unkept_violations.push(...passViolations(pass).slice(0, KEPT_VIOLATIONS - this.unkept_violations.length));
+  }
+
+  /** The digest of every pass observed, whatever their order. */
+  get digest(): string {
+    return `${hex32(this.sumHi)}${hex32(this.sumLo)}`;
+  }
+}
+
+function hex32(value: number): string {
+  return (value >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
+ * One pass as text: when, where, what it ran and how long it lasted. A shared pool's use, which
+ * other ranks change while a run of decode passes is under way, is left out.
+ */
+export function passKey(pass: PassRecord): string {
+  return `${pass.time_ns} ns worker ${pass.worker_id}/${pass.dp_rank}: ${pass.running_requests} running, ${pass.scheduled_tokens} tokens, ${pass.g1_occupied_blocks} G1 blocks, ${JSON.stringify(pass.shape)}, ${pass.duration_ns} ns`;
+}
+
+/** Passes in the order stepping starts them (time, then rank), as text. */
+export function passKeysInOrder(passes: readonly PassRecord[]): string[] {
+  return [...passes].sort((x, y) => x.time_ns - y.time_ns || x.worker_id - y.worker_id || x.dp_rank - y.dp_rank).map(passKey);
+}
