@@ -6,6 +6,7 @@ import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID } from '../collections/blockIds';
 import { RankSetsByBlock } from './rankSets';
+import { InvariantError } from '../kernel';
 
 export class TierIndex {
   private readonly holders = new RankSetsByBlock();
@@ -64,9 +65,17 @@ export class TierIndex {
   }
   /** Every rank's block ids, ascending, in one walk over the block ids (index: rank). */
   idsByRank(rankCount: number): Int32Array[] {
-    const lists: number[][] = Array.from({ length: rankCount }, () => []);
-    for (let id = 0; id < this.blockIds.capacity; id++) this.holders.forEachRank(id, (rank) => lists[rank]?.push(id));
-    return lists.map((ids) => Int32Array.from(ids));
+    const lists = Array.from({ length: rankCount }, (_, rank) => new Int32Array(this.count(rank)));
+    const filled = new Int32Array(rankCount);
+    let id = 0;
+    const note = (rank: number) => {
+      if (rank < rankCount) lists[rank][filled[rank]++] = id;
+    };
+    for (; id < this.blockIds.capacity; id++) this.holders.forEachRank(id, note);
+    for (let rank = 0; rank < rankCount; rank++) {
+      if (filled[rank] !== lists[rank].length) throw new InvariantError(`the residency index counts ${lists[rank].length} blocks on rank ${rank} but holds ${filled[rank]}`);
+    }
+    return lists;
   }
   /** Forgets every block of a rank (it walks every block id: ranks are cleared rarely). */
   clearRank(rank: number): void {
