@@ -32,6 +32,8 @@ import { CURRENT_LINK, newRunDir, publishRun, removeStale, RUNS_DIR } from './wr
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
+/** How many generated workloads test/unit/fuzz.test.ts checks (default: DEFAULT_FUZZ_RUNS). */
+export const FUZZ_TEST_RUNS_ENV = 'KVQUAL_FUZZ_TEST_RUNS';
 
 /** Wrong arguments or unreadable inputs: reported in one line, exit status 2, nothing deleted. */
 export class UsageError extends Error {}
@@ -307,9 +309,16 @@ function emptyCoverageRun(): CoverageRun {
   return { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] };
 }
 
+/**
+ * Generated workloads the compiled unit run's fuzz test checks. The sign-off's own phase checks the
+ * full campaign (DEFAULT_FUZZ_RUNS cases, the same generator and seed as that test); here they count
+ * toward coverage, which a tenth of them measures as well at a fraction of the time under c8.
+ */
+export const COVERAGE_FUZZ_TEST_RUNS = 100;
+
 /** The environment of the compiled runs: coverage collected, the command line from build/, no test double. */
 function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE), KVQUAL_BUILD: BUILD };
+  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE), KVQUAL_BUILD: BUILD, [FUZZ_TEST_RUNS_ENV]: String(COVERAGE_FUZZ_TEST_RUNS) };
   delete covEnv[PERTURB_ENV];
   // Started from inside a `node --test` run, the nested runner would report to that parent instead of printing TAP.
   delete covEnv.NODE_TEST_CONTEXT;
@@ -426,7 +435,7 @@ async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv, run: C
   }
   const scope =
     `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that tsc compiled from src/ (mapped back to the TypeScript sources), while running ` +
-    `the ${countOf(run.unitFiles, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build) and the ${features}/ feature suite once more ` +
+    `the ${countOf(run.unitFiles, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build; its fuzz test on ${COVERAGE_FUZZ_TEST_RUNS} generated workloads, as the generated-workloads gate checks the whole campaign) and the ${features}/ feature suite once more ` +
     '(cucumber profile "compiled"). Every file of src/ counts, loaded or not. The integration tests (test/integration) drive the TypeScript sources through tsx and are not part of this run.';
   const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
   return { summary: summariseCoverage(summary, ctx.root, scope), run, note: '' };

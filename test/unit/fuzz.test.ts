@@ -9,9 +9,18 @@ import { DEFECT_AREAS, fuzzCaseArbitrary, KNOWN_DEFECT_AREAS, parseDefectAreas, 
 import { agenticTraceName, caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
 import { runCase } from '../../src/fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
+import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, FUZZ_TEST_RUNS_ENV } from '../../src/signoff/driver';
 
-const RUNS = 1000;
-const SEED = 1893;
+/** The sign-off's coverage run sets fewer (its own phase checks the whole campaign); npm test runs them all. */
+const RUNS = runsFrom(process.env[FUZZ_TEST_RUNS_ENV]);
+const SEED = DEFAULT_FUZZ_SEED;
+
+function runsFrom(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_FUZZ_RUNS;
+  const runs = Number(text);
+  if (!/^\d+$/.test(text) || runs < 1) throw new Error(`${FUZZ_TEST_RUNS_ENV}="${text}" is not a positive whole number`);
+  return runs;
+}
 
 test(`${RUNS} generated workloads keep every invariant (seed ${SEED})`, (t) => {
   let ran = 0;
