@@ -9,6 +9,7 @@ import type { BlockHash } from '../hash';
 import { toU64 } from '../hash';
 import { OpenIndex } from './openIndex';
 import { grownInt32 } from './typedArrays';
+import { SlotFamily } from './slotFamily';
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
 export type BlockId = number;
@@ -41,6 +42,18 @@ export class BlockIds {
   private references = new Int32Array(INITIAL_CAPACITY);
   /** Ids released by everyone, reused last-released first. */
   private readonly freeIds: BlockId[] = [];
+  /** The slot families of the run's block stores, by kind (see SlotFamily). */
+  private readonly families = new Map<string, SlotFamily>();
+
+  /** The slot family shared by the run's block stores of one kind (made on first use). */
+  slotFamily(kind: string): SlotFamily {
+    let family = this.families.get(kind);
+    if (family === undefined) {
+      family = new SlotFamily();
+      this.families.set(kind, family);
+    }
+    return family;
+  }
 
   /** Ids live now. */
   get size(): number {

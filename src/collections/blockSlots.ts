@@ -2,34 +2,54 @@
 // blocks of a rank): which block id sits in which slot, the store keeping each entry's fields in
 // typed arrays indexed by slot; and an intrusive doubly linked list over slots for LRU orders
 // (O(1) append, unlink and move-to-back, instead of a Map delete + set per touch).
+//
+// Stores of one kind (every rank's G1, say) can share a SlotFamily: one word per block id naming
+// the store that took the block first and its slot there. A block usually sits in one store of a
+// kind (the router sends a prefix where it is cached), so most lookups read that word, next to
+// the words of the prompt's other blocks, instead of probing the store's hash table; only entries
+// whose block another store of the kind holds already go into the table, which stays small.
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from './blockIds';
 import { NO_BLOCK_ID } from './blockIds';
 import { grownInt32, grownUint8 } from './typedArrays';
 import { OpenIndex } from './openIndex';
+import { NO_OWNER, SLOT_MASK, SLOT_BITS, type SlotFamily } from './slotFamily';
 
 /** No slot. */
 export const NO_SLOT = -1;
 
 /** Block ids held in numbered slots; each entry retains its id in the run's BlockIds. */
 export class BlockSlots {
-  /** Slots by the block id in them. */
+  /** Slots by block id, for the entries the family word does not name. */
   private readonly slotById = new OpenIndex(1);
   /** The block id in each slot (NO_BLOCK_ID in a free slot). */
   private idBySlot = new Int32Array(0);
   private readonly freeSlots: number[] = [];
   private slotsIssued = 0;
+  private entries = 0;
+  /** This store's number in its family (0: none), shifted into place. */
+  private readonly ownerBits: number;
 
-  constructor(readonly blockIds: BlockIds) {}
+  constructor(
+    readonly blockIds: BlockIds,
+    private readonly family: SlotFamily | null = null,
+  ) {
+    this.ownerBits = (family?.join() ?? 0) << SLOT_BITS;
+  }
 
   get size(): number {
-    return this.slotById.size;
+    return this.entries;
   }
 
   has(id: BlockId): boolean {
-    return this.slotById.find(id) !== NO_SLOT;
+    return this.slotOf(id) !== NO_SLOT;
   }
   slotOf(id: BlockId): number {
+    if (this.ownerBits !== 0) {
+      const owners = this.family!.owners;
+      const word = id < owners.length ? owners[id] : NO_OWNER;
+      if ((word & ~SLOT_MASK) === this.ownerBits) return word & SLOT_MASK;
+    }
     return this.slotById.find(id);
   }
   idAt(slot: number): BlockId {
@@ -58,30 +78,37 @@ export class BlockSlots {
     const slot = this.freeSlots.pop() ?? this.slotsIssued++;
     if (slot >= this.idBySlot.length) this.idBySlot = grownInt32(this.idBySlot, slot + 1);
     this.idBySlot[slot] = id;
-    this.slotById.insert(slot, id);
+    if (!this.claimOwner(id, slot)) this.slotById.insert(slot, id);
+    this.entries++;
     this.blockIds.retain(id);
     return slot;
   }
 
   /** Puts a block in a free slot and returns the slot, or NO_SLOT (changing nothing) when it is here already. */
   insertIfAbsent(id: BlockId): number {
-    const slot = this.freeSlots.length > 0 ? this.freeSlots[this.freeSlots.length - 1] : this.slotsIssued;
-    if (this.slotById.insertAbsent(slot, id) !== NO_SLOT) return NO_SLOT;
-    if (slot === this.slotsIssued) this.slotsIssued++;
-    else this.freeSlots.pop();
-    if (slot >= this.idBySlot.length) this.idBySlot = grownInt32(this.idBySlot, slot + 1);
-    this.idBySlot[slot] = id;
-    this.blockIds.retain(id);
-    return slot;
+    return this.has(id) ? NO_SLOT : this.insert(id);
   }
 
   /** Frees a slot (the entry's hold on its block id ends). */
   removeAt(slot: number): void {
     const id = this.idBySlot[slot];
-    this.slotById.remove(id);
+    const owners = this.ownerBits === 0 ? null : this.family!.owners;
+    if (owners !== null && id < owners.length && owners[id] === (this.ownerBits | slot)) owners[id] = NO_OWNER;
+    else this.slotById.remove(id);
     this.idBySlot[slot] = NO_BLOCK_ID;
     this.freeSlots.push(slot);
+    this.entries--;
     this.blockIds.release(id);
+  }
+
+  /** Names this store and slot in the family word of a block no store of the kind holds; false when it cannot. */
+  private claimOwner(id: BlockId, slot: number): boolean {
+    if (this.ownerBits === 0 || slot > SLOT_MASK) return false;
+    const family = this.family!;
+    if (id >= family.owners.length) family.owners = grownInt32(family.owners, id + 1);
+    if (family.owners[id] !== NO_OWNER) return false;
+    family.owners[id] = this.ownerBits | slot;
+    return true;
   }
 }
 

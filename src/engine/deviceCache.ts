@@ -28,7 +28,7 @@ export class DeviceCache {
     blockIds: BlockIds,
   ) {
     if (!Number.isInteger(capacity_blocks) || capacity_blocks <= 0) throw new RangeError(`num_gpu_blocks ${capacity_blocks} must be a positive integer`);
-    this.entries = new BlockSlots(blockIds);
+    this.entries = new BlockSlots(blockIds, blockIds.slotFamily('G1'));
   }
 
   get usedBlocks(): number {

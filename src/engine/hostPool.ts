@@ -43,7 +43,7 @@ export class HostPool {
     blockIds: BlockIds,
   ) {
     if (!Number.isInteger(capacity_blocks) || capacity_blocks <= 0) throw new RangeError(`num_host_blocks ${capacity_blocks} must be a positive integer`);
-    this.entries = new BlockSlots(blockIds);
+    this.entries = new BlockSlots(blockIds, blockIds.slotFamily('G2'));
   }
 
   get residentBlocks(): number {

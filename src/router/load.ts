@@ -55,7 +55,7 @@ export class LoadTracker {
   /** `ids[i]` is the id of the request's block i, or NO_BLOCK_ID when the table does not have it yet (its hash is then read). */
   add(request_id: string, rank: number, prefill_tokens: number, request: { readonly block_hashes: readonly BlockHash[] }, ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
-    const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds), users: new Int32Array(0) });
+    const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds, this.blockIds.slotFamily('active')), users: new Int32Array(0) });
     const slots = this.slotArrays.take(ids.length);
     for (let i = 0; i < ids.length; i++) {
       const known = ids[i] !== NO_BLOCK_ID;

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { Int32Pool } from '../../src/collections/typedArrays';
 import assert from 'node:assert/strict';
 import { BlockIds, NO_BLOCK_ID } from '../../src/collections/blockIds';
-import { SlotList } from '../../src/collections/blockSlots';
+import { BlockSlots, NO_SLOT, SlotList } from '../../src/collections/blockSlots';
 import { hashPromptBlocks } from '../../src/hash';
 import { OpenIndex } from '../../src/collections/openIndex';
 import { namedChunk } from '../../src/prompt';
@@ -157,4 +157,51 @@ test('the open index inserts a key only when absent, in one probe, returning wha
   for (let k = 0; k < 100; k++) assert.equal(index.insertAbsent(k, k, 5), -1, 'new keys, through several resizes');
   assert.equal(index.size, 101);
   for (let k = 0; k < 100; k++) assert.equal(index.find(k, 5), k);
+});
+
+test('stores of one kind share a word per block: the first holder is found through it, the others through their tables', () => {
+  const ids = new BlockIds();
+  const family = ids.slotFamily('G1');
+  assert.equal(ids.slotFamily('G1'), family, 'one family per kind');
+  assert.notEqual(ids.slotFamily('G2'), family);
+  const [a, b] = [new BlockSlots(ids, family), new BlockSlots(ids, family)];
+  const id = ids.acquire(7n);
+  const other = ids.acquire(8n);
+  const inA = a.insert(id);
+  const inB = b.insert(id);
+  assert.deepEqual([a.slotOf(id), b.slotOf(id), a.has(other), b.has(other)], [inA, inB, false, false]);
+  assert.equal(a.insertIfAbsent(id), NO_SLOT, 'already here, through the family word');
+  assert.equal(b.insertIfAbsent(id), NO_SLOT, 'already here, through the table');
+  a.removeAt(inA);
+  assert.deepEqual([a.has(id), b.slotOf(id), a.size, b.size], [false, inB, 0, 1], 'the first holder left; the second still finds it');
+  const again = a.insertIfAbsent(id);
+  assert.notEqual(again, NO_SLOT);
+  assert.deepEqual([a.slotOf(id), b.slotOf(id)], [again, inB], 'back in the first store, beside the second');
+  b.removeAt(inB);
+  a.removeAt(again);
+  assert.deepEqual([a.has(id), b.has(id), a.size + b.size], [false, false, 0]);
+  ids.release(id);
+  assert.equal(ids.idOf(7n), NO_BLOCK_ID, 'every store released its hold');
+  // A slot too large for a family word is kept in the table.
+  const big = new BlockSlots(ids, ids.slotFamily('big'));
+  const many = Array.from({ length: (1 << 19) + 2 }, (_, i) => ids.acquire(BigInt(1000 + i)));
+  const slots = many.map((blockId) => big.insert(blockId));
+  assert.deepEqual([big.slotOf(many[0]), big.slotOf(many[many.length - 1]), big.size], [slots[0], slots[slots.length - 1], many.length]);
+  for (const slot of slots) big.removeAt(slot);
+  assert.equal(big.size, 0);
+  assert.equal(big.has(many[many.length - 1]), false);
+});
+
+test('a family names at most 4,095 stores; the rest keep every entry in their tables', () => {
+  const ids = new BlockIds();
+  const family = ids.slotFamily('G2');
+  const stores = Array.from({ length: 4097 }, () => new BlockSlots(ids, family));
+  const id = ids.acquire(9n);
+  const last = stores[4096];
+  const slot = last.insert(id);
+  assert.equal(last.slotOf(id), slot);
+  assert.equal(stores[4095].has(id), false);
+  assert.equal(family.owners[id] ?? 0, 0, 'the family word stays free: store 4,097 cannot be named');
+  last.removeAt(slot);
+  assert.equal(last.has(id), false);
 });

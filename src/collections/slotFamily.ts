@@ -1,0 +1,23 @@
+// Words shared by the block stores of one kind (every rank's G1, every rank's G2, the router's
+// active blocks of every rank), one per block id: which store took the block first, and its slot
+// there (see BlockSlots). Kept by the run's BlockIds, one family per kind.
+/** Bits of a family word for the slot; the store's number takes the bits above. */
+export const SLOT_BITS = 19;
+export const SLOT_MASK = (1 << SLOT_BITS) - 1;
+/** The highest store number a family word can hold (stores past it use their table only). */
+const MAX_FAMILY_STORE = (1 << (31 - SLOT_BITS)) - 1;
+/** A family word for no store. */
+export const NO_OWNER = 0;
+
+/** Stores of one kind sharing one word per block id: the first store (numbered from 1) holding it and its slot there. */
+export class SlotFamily {
+  /** By block id: (store << SLOT_BITS) | slot, or NO_OWNER. */
+  owners = new Int32Array(0);
+  private stores = 0;
+
+  /** A number for a new store of this kind (0: too many stores, the store keeps every entry in its table). */
+  join(): number {
+    this.stores++;
+    return this.stores <= MAX_FAMILY_STORE ? this.stores : 0;
+  }
+}
