@@ -42,9 +42,9 @@ export class LoadTracker {
     return this.requests.get(request_id)?.rank;
   }
 
-  /** For each rank index, how many of these blocks are already active there (NO_BLOCK_ID: nowhere). */
-  activeHits(ids: ArrayLike<BlockId>, rankCount: number): Int32Array {
-    const hits = new Int32Array(rankCount);
+  /** Adds to `hits` (by rank index, zeroed by the caller) how many of these blocks are already active on each rank (NO_BLOCK_ID: nowhere). */
+  activeHits(ids: ArrayLike<BlockId>, hits: Int32Array): Int32Array {
+    const rankCount = hits.length;
     const tally = (rank: number) => {
       if (rank < rankCount) hits[rank]++;
     };

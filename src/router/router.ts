@@ -88,6 +88,7 @@ export class Router {
   readonly mirror: ResidencyMirror;
   readonly load: LoadTracker;
   private candidates: Candidate[] = [];
+  private readonly columns = new ScoreColumns();
   private nextRankIndex = 0;
   private roundRobinCursor = 0;
 
@@ -138,49 +139,64 @@ export class Router {
 
   /** Scores every candidate for a request without placing it. */
   score(request: RouteRequest): CandidateScore[] {
-    return this.scoreIds(request, this.idsOf(request));
+    const columns = this.scoreIds(request, this.idsOf(request));
+    return this.candidates.map((_, i) => this.scoreAt(columns, i));
   }
 
   private idsOf(request: RouteRequest): ArrayLike<BlockId> {
     return request.block_ids ?? this.blockIds.lookupAll(request.block_hashes);
   }
 
-  private scoreIds(request: RouteRequest, ids: ArrayLike<BlockId>): CandidateScore[] {
-    const { device, host } = this.overlaps(ids);
-    const hits = this.load.activeHits(ids, this.nextRankIndex);
+  /** Every candidate's score (position i: this.candidates[i]) in the reused columns; an object is made only for a score that is kept. */
+  private scoreIds(request: RouteRequest, ids: ArrayLike<BlockId>): ScoreColumns {
+    const columns = this.columns.fit(this.candidates.length, this.nextRankIndex);
+    this.overlaps(ids, columns);
+    const hits = this.load.activeHits(ids, columns.hits);
     const B = this.settings.block_size;
     const hashedBlocks = blockCountOf(request);
     const unhashedBlocks = Math.ceil(request.isl_tokens / B) - hashedBlocks;
-    return this.candidates.map((candidate, i) => {
-      const credit = this.settings.overlap_score_credit * device[i] + this.settings.host_cache_hit_weight * host[i];
-      const active_prefill_tokens = this.load.activePrefillTokens(candidate.index);
+    for (let i = 0; i < this.candidates.length; i++) {
+      const index = this.candidates[i].index;
+      const credit = this.settings.overlap_score_credit * columns.device[i] + this.settings.host_cache_hit_weight * columns.host[i];
+      const active_prefill_tokens = this.load.activePrefillTokens(index);
       const prefill_blocks = (active_prefill_tokens + request.isl_tokens) / B;
-      const decode_blocks =
-        this.load.activeBlocks(candidate.index) + (hashedBlocks - hits[candidate.index]) + unhashedBlocks;
+      const decode_blocks = this.load.activeBlocks(index) + (hashedBlocks - hits[index]) + unhashedBlocks;
       const load = this.settings.prefill_load_scale * Math.max(prefill_blocks - credit, 0);
-      return {
-        worker_id: candidate.ref.worker_id,
-        dp_rank: candidate.ref.dp_rank,
-        device_blocks: device[i],
-        host_blocks: host[i],
-        credit,
-        active_prefill_tokens,
-        prefill_blocks,
-        decode_blocks,
-        load,
-        cost: load + decode_blocks,
-      };
-    });
+      columns.credit[i] = credit;
+      columns.active_prefill_tokens[i] = active_prefill_tokens;
+      columns.prefill_blocks[i] = prefill_blocks;
+      columns.decode_blocks[i] = decode_blocks;
+      columns.load[i] = load;
+      columns.cost[i] = load + decode_blocks;
+    }
+    return columns;
+  }
+
+  /** The score of the candidate at a position, as a record. */
+  private scoreAt(columns: ScoreColumns, i: number): CandidateScore {
+    const ref = this.candidates[i].ref;
+    return {
+      worker_id: ref.worker_id,
+      dp_rank: ref.dp_rank,
+      device_blocks: columns.device[i],
+      host_blocks: columns.host[i],
+      credit: columns.credit[i],
+      active_prefill_tokens: columns.active_prefill_tokens[i],
+      prefill_blocks: columns.prefill_blocks[i],
+      decode_blocks: columns.decode_blocks[i],
+      load: columns.load[i],
+      cost: columns.cost[i],
+    };
   }
 
   /** Places a request: chooses a rank, records the decision and adds the request to its load. */
   place(request: RouteRequest, now: Nanos): Placement {
     if (this.candidates.length === 0) throw new Error(`no worker can take request ${request.request_id}: the router has no ranks`);
     const ids = this.idsOf(request);
-    const scores = this.scoreIds(request, ids);
-    const { chosen, tied } = this.choose(scores);
-    const placement = this.record(request, now, scores, chosen, tied);
-    this.commit(request, ids, this.candidates[chosen].index, scores[chosen]);
+    const columns = this.scoreIds(request, ids);
+    const { chosen, tied } = this.choose(columns);
+    const placement = this.record(request, now, columns, chosen, tied);
+    this.commit(request, ids, this.candidates[chosen].index, columns, chosen);
     return placement;
   }
 
@@ -189,9 +205,9 @@ export class Router {
     const index = this.mirror.rankIndex(ref);
     if (index === undefined) throw new Error(`worker ${ref.worker_id} dp rank ${ref.dp_rank} is not registered with the router`);
     const ids = this.idsOf(request);
-    const scores = this.scoreIds(request, ids);
+    const columns = this.scoreIds(request, ids);
     const position = this.candidates.findIndex((candidate) => candidate.index === index);
-    this.commit(request, ids, index, scores[position]);
+    this.commit(request, ids, index, columns, position);
   }
 
   prefillComplete(request_id: string): void {
@@ -201,31 +217,44 @@ export class Router {
     this.load.free(request_id);
   }
 
-  private commit(request: RouteRequest, ids: ArrayLike<BlockId>, rankIndex: number, score: CandidateScore): void {
+  private commit(request: RouteRequest, ids: ArrayLike<BlockId>, rankIndex: number, columns: ScoreColumns, position: number): void {
     const B = this.settings.block_size;
-    const cachedTokens = (score.device_blocks + score.host_blocks) * B;
+    const cachedTokens = (columns.device[position] + columns.host[position]) * B;
     const uncomputed = Math.max(request.isl_tokens - cachedTokens, 0);
     const unhashed = Math.ceil(request.isl_tokens / B) - blockCountOf(request);
     this.load.add(request.request_id, rankIndex, uncomputed, request, ids, unhashed);
   }
 
-  private choose(scores: CandidateScore[]): { chosen: number; tied: number } {
+  private choose(columns: ScoreColumns): { chosen: number; tied: number } {
+    const count = this.candidates.length;
     if (this.settings.policy === 'round_robin') {
-      const chosen = this.roundRobinCursor % scores.length;
+      const chosen = this.roundRobinCursor % count;
       this.roundRobinCursor++;
       return { chosen, tied: 1 };
     }
-    if (this.settings.router_temperature > 0) return { chosen: this.sampleSoftmax(scores), tied: 1 };
+    const costs = columns.cost;
+    if (this.settings.router_temperature > 0) return { chosen: this.sampleSoftmax(Array.from(costs.subarray(0, count))), tied: 1 };
     let best = Infinity;
-    for (const score of scores) best = Math.min(best, score.cost);
-    const tiedPositions = scores.flatMap((score, i) => (score.cost === best ? [i] : []));
-    if (tiedPositions.length === 1) return { chosen: tiedPositions[0], tied: 1 };
-    return { chosen: tiedPositions[this.random.below(tiedPositions.length)], tied: tiedPositions.length };
+    let tied = 0;
+    let first = -1;
+    for (let i = 0; i < count; i++) {
+      const cost = costs[i];
+      if (first < 0 || cost < best) {
+        best = cost;
+        first = i;
+        tied = 1;
+      } else if (cost === best) tied++;
+    }
+    if (tied === 1) return { chosen: first, tied: 1 };
+    // The draw picks among the tied positions in candidate order.
+    let pick = this.random.below(tied);
+    for (let i = first; ; i++) {
+      if (costs[i] === best && pick-- === 0) return { chosen: i, tied };
+    }
   }
 
   /** SCORE-3: softmax over negated, range-normalised costs, drawn from the router's stream. */
-  private sampleSoftmax(scores: CandidateScore[]): number {
-    const costs = scores.map((score) => score.cost);
+  private sampleSoftmax(costs: number[]): number {
     const min = Math.min(...costs);
     const range = Math.max(...costs) - min;
     const weights = costs.map((cost) => Math.exp(-(range === 0 ? 0 : (cost - min) / range) / this.settings.router_temperature));
@@ -238,13 +267,13 @@ export class Router {
     return weights.length - 1;
   }
 
-  private record(request: RouteRequest, now: Nanos, scores: CandidateScore[], chosen: number, tied: number): Placement {
-    const effective = (score: CandidateScore) =>
-      roundHalfAwayFromZero(score.device_blocks + this.settings.host_cache_hit_weight * score.host_blocks);
-    const selected = scores[chosen];
-    const selected_overlap_blocks = effective(selected);
+  private record(request: RouteRequest, now: Nanos, columns: ScoreColumns, chosen: number, tied: number): Placement {
+    const weight = this.settings.host_cache_hit_weight;
+    const effective = (i: number) => roundHalfAwayFromZero(columns.device[i] + weight * columns.host[i]);
+    const selected = this.scoreAt(columns, chosen);
+    const selected_overlap_blocks = effective(chosen);
     let best_available_overlap_blocks = 0;
-    for (const score of scores) best_available_overlap_blocks = Math.max(best_available_overlap_blocks, effective(score));
+    for (let i = 0; i < this.candidates.length; i++) best_available_overlap_blocks = Math.max(best_available_overlap_blocks, effective(i));
     return {
       request_id: request.request_id,
       ordinal: request.ordinal,
@@ -252,7 +281,7 @@ export class Router {
       policy: this.settings.policy,
       worker_id: selected.worker_id,
       dp_rank: selected.dp_rank,
-      candidates: this.settings.kept_scores === 'all' ? scores : chosenAndRunnerUp(scores, chosen),
+      candidates: this.keptScores(columns, chosen, selected),
       device_blocks: selected.device_blocks,
       host_blocks: selected.host_blocks,
       selected_overlap_blocks,
@@ -262,12 +291,19 @@ export class Router {
     };
   }
 
-  /** SCORE-1: device prefix and the consecutive host run after it, per candidate. */
-  private overlaps(ids: ArrayLike<BlockId>): { device: Int32Array; host: Int32Array } {
+  /** The scores a placement record keeps: every one (kept_scores `all`), or the chosen one and the runner-up (see runnerUpOf), in candidate order. */
+  private keptScores(columns: ScoreColumns, chosen: number, selected: CandidateScore): CandidateScore[] {
+    if (this.settings.kept_scores === 'all') return this.candidates.map((_, i) => (i === chosen ? selected : this.scoreAt(columns, i)));
+    const runnerUp = runnerUpOf(columns.cost, this.candidates.length, chosen);
+    if (runnerUp < 0) return [selected];
+    const second = this.scoreAt(columns, runnerUp);
+    return runnerUp < chosen ? [second, selected] : [selected, second];
+  }
+
+  /** SCORE-1: device prefix and the consecutive host run after it, per candidate, into the columns. */
+  private overlaps(ids: ArrayLike<BlockId>, columns: ScoreColumns): void {
     const count = this.candidates.length;
-    const device = new Int32Array(count);
-    const host = new Int32Array(count);
-    const state = new Uint8Array(count); // 0: in device prefix, 1: in host run, 2: stopped
+    const { device, host, state } = columns; // state: 0 in device prefix, 1 in host run, 2 stopped
     const { device: deviceIndex, host: hostIndex } = this.mirror;
     let alive = count;
     for (let block = 0; block < ids.length; block++) {
@@ -287,7 +323,6 @@ export class Router {
       }
       if (alive === 0) break;
     }
-    return { device, host };
   }
 }
 
@@ -296,17 +331,45 @@ function blockCountOf(request: RouteRequest): number {
   return request.block_ids ? request.block_ids.length : request.block_hashes.length;
 }
 
-/**
- * The chosen candidate and the runner-up (the cheapest of the others, the first in (worker, dp
- * rank) order on equal cost), in (worker, dp rank) order.
- */
-export function chosenAndRunnerUp(scores: CandidateScore[], chosen: number): CandidateScore[] {
+/** The runner-up's position: the cheapest of the others, the first in (worker, dp rank) order on equal cost; -1 when there is no other. */
+function runnerUpOf(costs: Float64Array, count: number, chosen: number): number {
   let runnerUp = -1;
-  for (let i = 0; i < scores.length; i++) {
-    if (i !== chosen && (runnerUp < 0 || scores[i].cost < scores[runnerUp].cost)) runnerUp = i;
+  for (let i = 0; i < count; i++) {
+    if (i !== chosen && (runnerUp < 0 || costs[i] < costs[runnerUp])) runnerUp = i;
   }
-  if (runnerUp < 0) return [scores[chosen]];
-  return runnerUp < chosen ? [scores[runnerUp], scores[chosen]] : [scores[chosen], scores[runnerUp]];
+  return runnerUp;
+}
+
+/** Every candidate's score for one placement, one column per field (position: candidate order), reused. */
+class ScoreColumns {
+  device = new Int32Array(0);
+  host = new Int32Array(0);
+  /** Per candidate, in the overlap walk: 0 in the device prefix, 1 in the host run, 2 stopped. */
+  state = new Uint8Array(0);
+  credit = new Float64Array(0);
+  active_prefill_tokens = new Float64Array(0);
+  prefill_blocks = new Float64Array(0);
+  decode_blocks = new Float64Array(0);
+  load = new Float64Array(0);
+  cost = new Float64Array(0);
+  /** Active-block hits per rank index (not per position). */
+  hits = new Int32Array(0);
+
+  /** Sized for `candidates` positions and `ranks` rank indexes, with the overlap counts and hits zeroed. */
+  fit(candidates: number, ranks: number): this {
+    if (this.cost.length !== candidates) {
+      this.device = new Int32Array(candidates);
+      this.host = new Int32Array(candidates);
+      this.state = new Uint8Array(candidates);
+      for (const field of ['credit', 'active_prefill_tokens', 'prefill_blocks', 'decode_blocks', 'load', 'cost'] as const) this[field] = new Float64Array(candidates);
+    }
+    if (this.hits.length !== ranks) this.hits = new Int32Array(ranks);
+    this.device.fill(0);
+    this.host.fill(0);
+    this.state.fill(0);
+    this.hits.fill(0);
+    return this;
+  }
 }
 
 export function validateSettings(settings: RouterSettings): void {
