@@ -45,7 +45,7 @@ export function canonicalJsonPretty(value: unknown): string {
 /** SHA-256 of the canonical JSON, as "sha256:<hex>". Streams the text into the hash, never building it whole. */
 export function digestOf(value: unknown): string {
   const hash: Hash = createHash('sha256');
-  const writer = new CanonicalWriter((text) => hash.update(text), false);
+  const writer = new CanonicalWriter((bytes) => hash.update(bytes), false);
   writer.value(value, null, '$');
   writer.flush();
   return `sha256:${hash.digest('hex')}`;
@@ -56,7 +56,7 @@ export function digestOf(value: unknown): string {
  * building it whole (a report of a large run is written as it is produced).
  */
 export function writeCanonicalPretty(value: unknown, sink: (text: string) => void): void {
-  const writer = new CanonicalWriter(sink, true);
+  const writer = new CanonicalWriter((bytes) => sink(bytes.toString('utf8')), true);
   writer.value(value, null, '$');
   writer.flush();
 }
@@ -97,12 +97,17 @@ function isArrayIndex(key: string): boolean {
   return Number(key) < 4294967295;
 }
 
+/** About how many bytes the writer hands its sink at a time. */
+const PIECE_BYTES = 1 << 16;
+
 /**
  * Writes exactly the text of canonicalJson(value) (or, pretty, of canonicalJsonPretty: two-space
  * indentation as JSON.stringify(…, null, 2) lays it out), piece by piece, into a sink.
  */
 class CanonicalWriter {
-  private pending = '';
+  /** The UTF-8 bytes written since the last flush: a piece is encoded whole, so a flush never splits a character. */
+  private readonly bytes = Buffer.allocUnsafe(2 * PIECE_BYTES);
+  private used = 0;
   /** Sorted key orders by the object's first key, for objects of the same shape written again and again. */
   private readonly orders = new Map<string, KeyOrder[]>();
   /** Newline and indentation of each depth (pretty only). */
@@ -110,13 +115,14 @@ class CanonicalWriter {
   private depth = 0;
 
   constructor(
-    private readonly sink: (text: string) => void,
+    /** Given each piece as a view of the writer's buffer, valid until the sink returns. */
+    private readonly sink: (bytes: Buffer) => void,
     private readonly pretty: boolean,
   ) {}
 
   flush(): void {
-    if (this.pending.length > 0) this.sink(this.pending);
-    this.pending = '';
+    if (this.used > 0) this.sink(this.bytes.subarray(0, this.used));
+    this.used = 0;
   }
 
   /** Pretty: a line break and the indentation of the current depth. */
@@ -126,9 +132,25 @@ class CanonicalWriter {
     this.write(this.breaks[this.depth]);
   }
 
+  /** Appends a piece as UTF-8: ASCII (nearly all of it) byte by byte, anything else through Buffer.write. */
   private write(text: string): void {
-    this.pending += text;
-    if (this.pending.length >= 1 << 16) this.flush();
+    const length = text.length;
+    if (this.used + 3 * length > this.bytes.length) {
+      this.flush();
+      if (3 * length > this.bytes.length) return this.sink(Buffer.from(text, 'utf8'));
+    }
+    const bytes = this.bytes;
+    let at = this.used;
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80) {
+        at = this.used + bytes.write(text, this.used, 'utf8');
+        break;
+      }
+      bytes[at++] = code;
+    }
+    this.used = at;
+    if (this.used >= PIECE_BYTES) this.flush();
   }
 
   value(value: unknown, parent: Location | null, step: string | number): void {

@@ -49,3 +49,14 @@ test('the streamed pretty writer gives exactly canonicalJsonPretty, for generate
   assert.ok(pieces.length > 1, 'written in pieces');
   assert.equal(pieces.join(''), canonicalJsonPretty(big));
 });
+
+test('text beyond ASCII is written as UTF-8 whole, across pieces, in the file and in the digest', () => {
+  const words = ['ünïcode', '名前', 'emoji 😀 pair', 'lone \ud800 surrogate', 'plain', 'x'.repeat(70_000), `${'é'.repeat(30_000)}`];
+  const value = { rows: Array.from({ length: 4000 }, (_, i) => ({ [words[i % 5]]: words[(i + 1) % 5], i })), long: words.slice(5) };
+  const pieces: string[] = [];
+  writeCanonicalPretty(value, (piece) => pieces.push(piece));
+  assert.ok(pieces.length > 2, 'written in several pieces');
+  assert.equal(pieces.join(''), canonicalJsonPretty(value));
+  assert.ok(!pieces.some((piece) => piece.includes('\ufffd')), 'no character split between pieces');
+  assert.equal(digestOf(value), whole(value));
+});
