@@ -10,10 +10,16 @@
 // whose block another store of the kind holds already go into the table, which stays small.
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from './blockIds';
-import { NO_BLOCK_ID } from './blockIds';
+import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from './blockIds';
 import { grownInt32, grownUint8 } from './typedArrays';
 import { OpenIndex } from './openIndex';
-import { NO_OWNER, SLOT_MASK, SLOT_BITS, type SlotFamily } from './slotFamily';
+import { NO_OWNER as IMPORTED_NO_OWNER, SLOT_MASK as IMPORTED_SLOT_MASK, SLOT_BITS as IMPORTED_SLOT_BITS, type SlotFamily } from './slotFamily';
+// Constants read per block are copied into this module once: run through tsx, every read of an
+// imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
+const NO_OWNER = IMPORTED_NO_OWNER;
+const SLOT_MASK = IMPORTED_SLOT_MASK;
+const SLOT_BITS = IMPORTED_SLOT_BITS;
 
 /** No slot. */
 export const NO_SLOT = -1;

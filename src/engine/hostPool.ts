@@ -5,7 +5,10 @@ import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { grownInt32, grownUint8 } from '../collections/typedArrays';
-import { BlockSlots, NO_SLOT, SlotList } from '../collections/blockSlots';
+import { BlockSlots, NO_SLOT as IMPORTED_NO_SLOT, SlotList } from '../collections/blockSlots';
+// Constants read per block are copied into this module once: run through tsx, every read of an
+// imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+const NO_SLOT = IMPORTED_NO_SLOT;
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */

@@ -5,8 +5,8 @@
 // stepping each pass.
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockId, BlockIds } from '../collections/blockIds';
-import { NO_BLOCK_ID } from '../collections/blockIds';
-import { NO_SLOT } from '../collections/blockSlots';
+import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
+import { NO_SLOT as IMPORTED_NO_SLOT } from '../collections/blockSlots';
 import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream, RemovedIds, StoredIds } from '../events/model';
 import type { Nanos } from '../time';
@@ -15,6 +15,10 @@ import type { HostPool } from './hostPool';
 import type { TransferEngine } from './transfers';
 import type { SimRequest } from './request';
 import { passDurationNs, PassShape, PassTimeModel } from './passTime';
+// Constants read per block are copied into this module once: run through tsx, every read of an
+// imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
+const NO_SLOT = IMPORTED_NO_SLOT;
 
 export interface EngineSettings {
   block_size: number;

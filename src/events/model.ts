@@ -6,7 +6,10 @@ import type { BlockHash, HashedBlock } from '../hash';
 import { toU64 } from '../hash';
 import type { Nanos } from '../time';
 import type { BlockId, BlockIds } from '../collections/blockIds';
-import { NO_BLOCK_ID } from '../collections/blockIds';
+import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
+// Constants read per block are copied into this module once: run through tsx, every read of an
+// imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 
 export type Tier = 'Device' | 'HostPinned';
 export const TIERS: readonly Tier[] = ['Device', 'HostPinned'];

@@ -3,10 +3,14 @@
 // Blocks are counted by block id (see BlockIds); the tracker holds the ids of active blocks.
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
-import { NO_BLOCK_ID } from '../collections/blockIds';
+import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { grownInt32, Int32Pool } from '../collections/typedArrays';
-import { BlockSlots, NO_SLOT } from '../collections/blockSlots';
+import { BlockSlots, NO_SLOT as IMPORTED_NO_SLOT } from '../collections/blockSlots';
 import { RankSetsByBlock } from './rankSets';
+// Constants read per block are copied into this module once: run through tsx, every read of an
+// imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
+const NO_SLOT = IMPORTED_NO_SLOT;
 
 interface ActiveRequest {
   rank: number;

@@ -6,9 +6,12 @@ import type { BlockHash, HashedBlock } from '../hash';
 import { BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankRef, Tier } from '../events/model';
 import { RemovedIds, StoredIds, TIERS } from '../events/model';
-import { NO_BLOCK_ID } from '../collections/blockIds';
+import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
 import { grownInt32, grownUint8 } from '../collections/typedArrays';
+// Constants read per block are copied into this module once: run through tsx, every read of an
+// imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 
 export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'broken-chain' | 'event-id-gap' | 'unknown-rank';
 

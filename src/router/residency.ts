@@ -4,9 +4,12 @@
 // BlockIds); the methods taking a BlockHash are for callers that only have hashes.
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
-import { NO_BLOCK_ID } from '../collections/blockIds';
+import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { RankSetsByBlock } from './rankSets';
 import { InvariantError } from '../kernel';
+// Constants read per block are copied into this module once: run through tsx, every read of an
+// imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 
 export class TierIndex {
   private readonly holders = new RankSetsByBlock();
