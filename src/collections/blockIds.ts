@@ -87,23 +87,33 @@ export class BlockIds {
 
   /** acquire for the hash (high << 32) | low given as 32-bit words; the bigint is made only for a new id. */
   acquireWords(low: number, high: number): BlockId {
-    const id = this.idByHash.find(low, high);
-    if (id !== NO_BLOCK_ID) {
-      this.references[id]++;
-      return id;
+    // One probe: the id a new hash would get is stored unless the hash is there already.
+    const candidate = this.freeIds.length > 0 ? this.freeIds[this.freeIds.length - 1] : this.issued;
+    const existing = this.idByHash.insertAbsent(candidate, low, high);
+    if (existing !== NO_BLOCK_ID) {
+      this.references[existing]++;
+      return existing;
     }
-    return this.issue(low, high);
+    if (candidate === this.issued) this.issued++;
+    else this.freeIds.pop();
+    this.record(candidate, low, high);
+    return candidate;
   }
 
   private issue(low: number, high: number): BlockId {
     const id = this.freeIds.pop() ?? this.issued++;
+    this.idByHash.insert(id, low, high);
+    this.record(id, low, high);
+    return id;
+  }
+
+  /** Stores a new id's hash words and its first reference. */
+  private record(id: BlockId, low: number, high: number): void {
     if (2 * id + 1 >= this.hashWords.length) this.hashWords = grownInt32(this.hashWords, 2 * id + 2);
     this.hashWords[2 * id] = low;
     this.hashWords[2 * id + 1] = high;
     if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
-    this.idByHash.insert(id, low, high);
     this.references[id] = 1;
-    return id;
   }
 
   /** Ids of hashes, looked up only (NO_BLOCK_ID for hashes no one holds). */

@@ -97,6 +97,9 @@ function isArrayIndex(key: string): boolean {
   return Number(key) < 4294967295;
 }
 
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+
 /** About how many bytes the writer hands its sink at a time. */
 const PIECE_BYTES = 1 << 16;
 
@@ -153,18 +156,40 @@ class CanonicalWriter {
     if (this.used >= PIECE_BYTES) this.flush();
   }
 
+  /**
+   * A string as JSON.stringify writes it: a printable ASCII string without a quote or backslash
+   * (nearly every string of a report) byte by byte between quotes, any other through JSON.stringify.
+   */
+  private string(text: string): void {
+    const length = text.length;
+    if (this.used + length + 2 > this.bytes.length) this.flush();
+    if (length + 2 > this.bytes.length) return this.write(JSON.stringify(text));
+    const bytes = this.bytes;
+    let at = this.used;
+    bytes[at++] = QUOTE;
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code < 0x20 || code >= 0x7f || code === QUOTE || code === BACKSLASH) return this.write(JSON.stringify(text));
+      bytes[at++] = code;
+    }
+    bytes[at++] = QUOTE;
+    this.used = at;
+    if (this.used >= PIECE_BYTES) this.flush();
+  }
+
   value(value: unknown, parent: Location | null, step: string | number): void {
     if (value === null) return this.write('null');
     switch (typeof value) {
       case 'boolean':
         return this.write(value ? 'true' : 'false');
       case 'string':
-        return this.write(JSON.stringify(value));
+        return this.string(value);
       case 'number':
         if (!Number.isFinite(value)) throw new TypeError(`${pathOf(parent, step)}: ${value} has no canonical JSON form`);
-        return this.write(JSON.stringify(Object.is(value, -0) ? 0 : value));
+        // JSON writes a finite number as its ToString, and -0 as 0.
+        return this.write(value === 0 ? '0' : String(value));
       case 'bigint':
-        return this.write(JSON.stringify(value.toString()));
+        return this.string(value.toString());
       case 'object':
         return Array.isArray(value) ? this.array(value, { parent, step }) : this.object(value as object, parent, step);
       default:
