@@ -125,3 +125,55 @@ test('the router refuses bad settings, duplicate workers and placements with no 
   router.removeWorker(0);
   assert.throws(() => router.place(requestOf('lonely', hashRange(1, 1), 4), 0), /the router has no ranks/);
 });
+
+test('a tie is drawn over the tied candidates only, skipping a costlier one between them', () => {
+  // Three idle workers; worker 1 is busy, so workers 0 and 2 tie and worker 1 sits between them.
+  const chosen = [0.99, 0].map((draw) => {
+    const router = makeRouter(3, {}, scriptedDraws(draw));
+    router.assign(requestOf('busy', hashRange(50, 51), 8), rankOf(1));
+    const placement = router.place(requestOf('tie', hashRange(1, 2), 8), 0);
+    assert.equal(placement.tied_candidates, 2);
+    return placement.worker_id;
+  });
+  assert.deepEqual(chosen, [2, 0]);
+});
+
+/** The default record: the chosen candidate and the runner-up (the test fixtures keep every candidate). */
+const TWO: Partial<RouterSettings> = { kept_scores: 'chosen_and_runner_up' };
+
+/** Four workers with different costs for blocks 1..4: worker 2 holds all four, worker 0 two, worker 3 one, worker 1 none. */
+function fourCosts(settings: Partial<RouterSettings>): Router {
+  const router = makeRouter(4, settings, NO_DRAWS);
+  const feed = routerFeed(router);
+  feed.store(rankOf(2), 'Device', hashRange(1, 4));
+  feed.store(rankOf(0), 'Device', hashRange(1, 2));
+  feed.store(rankOf(3), 'Device', hashRange(1, 1));
+  return router;
+}
+
+test('a placement keeps the chosen candidate and the runner-up in (worker, dp rank) order, or every candidate when asked', () => {
+  const request = () => requestOf('r', hashRange(1, 4), 16);
+  const all = fourCosts({ kept_scores: 'all' }).place(request(), 0);
+  assert.deepEqual(all.candidates.map((c) => c.worker_id), [0, 1, 2, 3]);
+  assert.deepEqual(all.candidates.map((c) => c.device_blocks), [2, 0, 4, 1]);
+  assert.equal(all.worker_id, 2);
+  const two = fourCosts(TWO).place(request(), 0);
+  assert.equal(two.worker_id, 2);
+  assert.deepEqual(two.candidates, [all.candidates[0], all.candidates[2]], 'worker 0 (cost 6) is the runner-up, listed before the chosen worker 2');
+  assert.deepEqual(two.candidates[1], fourCosts(TWO).score(request())[2], 'the kept score is the one score() gives');
+  // Worker 3 (one block) and worker 0 (two) change places: the runner-up now comes after the chosen one.
+  const later = makeRouter(4, TWO, NO_DRAWS);
+  const feed = routerFeed(later);
+  feed.store(rankOf(1), 'Device', hashRange(1, 4));
+  feed.store(rankOf(3), 'Device', hashRange(1, 3));
+  assert.deepEqual(later.place(request(), 0).candidates.map((c) => c.worker_id), [1, 3]);
+});
+
+test('on equal cost the runner-up is the first other candidate; a lone candidate is kept alone', () => {
+  // Worker 1 holds the blocks; workers 0, 2 and 3 cost the same: worker 0 is the runner-up.
+  const router = makeRouter(4, TWO, NO_DRAWS);
+  routerFeed(router).store(rankOf(1), 'Device', hashRange(1, 4));
+  assert.deepEqual(router.place(requestOf('r', hashRange(1, 4), 16), 0).candidates.map((c) => c.worker_id), [0, 1]);
+  const alone = makeRouter(1, TWO, NO_DRAWS).place(requestOf('r', hashRange(1, 4), 16), 0);
+  assert.deepEqual(alone.candidates.map((c) => c.worker_id), [0]);
+});
