@@ -45,6 +45,9 @@ export class BlockIds {
   /** The slot families of the run's block stores, by kind (see SlotFamily). */
   private readonly families = new Map<string, SlotFamily>();
 
+  /** What the last touching pass read (nothing else reads it): stored, so that the compiler keeps the reads. */
+  touched = 0;
+
   /** The slot family shared by the run's block stores of one kind (made on first use). */
   slotFamily(kind: string): SlotFamily {
     let family = this.families.get(kind);
@@ -83,6 +86,18 @@ export class BlockIds {
       return id;
     }
     return this.issue(queryWords[LOW], queryWords[HIGH]);
+  }
+
+  /**
+   * acquireWords for every block of `words` (its low and high hash words at i × stride and
+   * i × stride + 1), into ids[i]. The table's cells are touched first (see OpenIndex.touch): a
+   * prompt's blocks sit in cells all over a table larger than the cache.
+   */
+  acquireAllWords(words: Int32Array, stride: number, ids: Int32Array): void {
+    let touched = 0;
+    for (let at = 0; at < words.length; at += stride) touched ^= this.idByHash.touch(words[at], words[at + 1]);
+    this.touched = touched;
+    for (let i = 0, at = 0; at < words.length; i++, at += stride) ids[i] = this.acquireWords(words[at], words[at + 1]);
   }
 
   /** acquire for the hash (high << 32) | low given as 32-bit words; the bigint is made only for a new id. */

@@ -127,9 +127,9 @@ export class SimRequest {
     const tokens = store.subarray(count, 3 * count);
     this.entryStore = store.subarray(3 * count);
     this.entryCount = 0;
+    blockIds.acquireAllWords(words, WORDS_PER_BLOCK, ids);
     for (let i = 0; i < count; i++) {
       const at = WORDS_PER_BLOCK * i;
-      ids[i] = blockIds.acquireWords(words[at], words[at + 1]);
       tokens[2 * i] = words[at + 2];
       tokens[2 * i + 1] = words[at + 3];
     }

@@ -205,3 +205,22 @@ test('a family names at most 4,095 stores; the rest keep every entry in their ta
   last.removeAt(slot);
   assert.equal(last.has(id), false);
 });
+
+test('acquiring a prompt’s blocks at once gives the ids and references one by one would', () => {
+  // Words of five blocks, four words each (low, high, then two words acquireAllWords skips); the third repeats the first.
+  const words = Int32Array.from([1, 2, 9, 9, 3, -4, 9, 9, 1, 2, 9, 9, 0x7fffffff, -1, 9, 9, 5, 0, 9, 9]);
+  const [together, oneByOne] = [new BlockIds(), new BlockIds()];
+  oneByOne.acquire(5n); // an id held already
+  together.acquire(5n);
+  const ids = new Int32Array(5);
+  together.acquireAllWords(words, 4, ids);
+  const expected = [0, 1, 2, 3, 4].map((i) => oneByOne.acquireWords(words[4 * i], words[4 * i + 1]));
+  assert.deepEqual([...ids], expected);
+  assert.equal(ids[0], ids[2], 'a block met twice has one id');
+  assert.equal(ids[4], together.idOf(5n), 'the held id is found');
+  for (const id of new Set(ids)) {
+    const holds = expected.filter((e) => e === id).length;
+    for (let n = 0; n < holds; n++) together.release(id);
+  }
+  assert.equal(together.size, 1, 'each block was retained once per occurrence: only the id held before is left');
+});
