@@ -10,6 +10,11 @@ import { BlockSlots, NO_SLOT as IMPORTED_NO_SLOT, SlotList } from '../collection
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_SLOT = IMPORTED_NO_SLOT;
 
+/** soleLoader of an entry no load reads. */
+const NO_LOADER = -1;
+/** soleLoader of an entry that ranks of a shared pool load at once. */
+const SEVERAL_LOADERS = -2;
+
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
   /** Ids of the entries evicted to make room, each held once for the caller (who releases it). */
@@ -29,7 +34,13 @@ export class HostPool {
   private pending = new Uint8Array(0);
   /** Loads in flight from the entry (a pinned entry is never a victim). */
   private pins = new Int32Array(0);
-  /** Loads in flight per rank index, for the slots that have any. */
+  /**
+   * Which rank the entry's loads in flight (pins) are for: the rank index when they are all for one
+   * rank (always, in a private pool), NO_LOADER when there is none, SEVERAL_LOADERS when ranks of a
+   * shared pool load it at once (their counts are then in `loaders`).
+   */
+  private soleLoader = new Int32Array(0);
+  /** Loads in flight per rank index, for the slots that several ranks load at once. */
   private readonly loaders = new Map<number, Map<number, number>>();
   /** Who stored each entry: the cache_id of the storing request's play, or its request id. */
   private readonly origins: string[] = [];
@@ -88,7 +99,7 @@ export class HostPool {
       const slot = this.entries.slotOf(ids[i]);
       if (slot === NO_SLOT) break;
       if (this.pending[slot] === 1) blocked ??= 'pending';
-      else if ((this.loaders.get(slot)?.get(rank_index) ?? 0) > 0) blocked ??= 'loading';
+      else if (this.loadsFor(slot, rank_index) > 0) blocked ??= 'loading';
       blocks++;
     }
     return blocked === null ? { outcome: 'hit', blocks } : { outcome: 'deferred', blocks, reason: blocked };
@@ -229,33 +240,54 @@ export class HostPool {
       if (slot === NO_SLOT || this.pending[slot] === 1) {
         throw new InvariantError(`G2 ${this.domain_id}: pinning block ${this.entries.blockIds.hashOf(ids[i])} that is not resident`);
       }
-      this.pins[slot]++;
-      let loaders = this.loaders.get(slot);
-      if (!loaders) {
-        loaders = new Map();
-        this.loaders.set(slot, loaders);
+      const sole = this.soleLoader[slot];
+      if (this.pins[slot] === 0) this.soleLoader[slot] = rank_index;
+      else if (sole === SEVERAL_LOADERS) {
+        const loaders = this.loaders.get(slot)!;
+        loaders.set(rank_index, (loaders.get(rank_index) ?? 0) + 1);
+      } else if (sole !== rank_index) {
+        this.loaders.set(slot, new Map([[sole, this.pins[slot]], [rank_index, 1]]));
+        this.soleLoader[slot] = SEVERAL_LOADERS;
       }
-      loaders.set(rank_index, (loaders.get(rank_index) ?? 0) + 1);
+      this.pins[slot]++;
     }
   }
 
   unpin(ids: ArrayLike<BlockId>, rank_index: number): void {
     for (let i = 0; i < ids.length; i++) {
       const slot = this.entries.slotOf(ids[i]);
-      const loaders = slot === NO_SLOT ? undefined : this.loaders.get(slot);
-      const mine = loaders?.get(rank_index) ?? 0;
-      if (!loaders || mine === 0) {
+      const mine = slot === NO_SLOT ? 0 : this.loadsFor(slot, rank_index);
+      if (mine === 0) {
         throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${this.entries.blockIds.hashOf(ids[i])} that rank ${rank_index} is not loading`);
       }
       this.pins[slot]--;
-      if (mine > 1) loaders.set(rank_index, mine - 1);
-      else if (loaders.size === 1) this.loaders.delete(slot);
-      else loaders.delete(rank_index);
+      if (this.pins[slot] === 0) this.soleLoader[slot] = NO_LOADER;
+      else if (this.soleLoader[slot] === SEVERAL_LOADERS) this.unpinShared(slot, rank_index, mine);
     }
+  }
+
+  /** Loads in flight from the entry in `slot` for one rank. */
+  private loadsFor(slot: number, rank_index: number): number {
+    const sole = this.soleLoader[slot];
+    if (sole === SEVERAL_LOADERS) return this.loaders.get(slot)!.get(rank_index) ?? 0;
+    return sole === rank_index ? this.pins[slot] : 0;
+  }
+
+  /** One load fewer for a rank, on an entry several ranks load: back to one counter when one rank is left. */
+  private unpinShared(slot: number, rank_index: number, mine: number): void {
+    const loaders = this.loaders.get(slot)!;
+    if (mine > 1) loaders.set(rank_index, mine - 1);
+    else loaders.delete(rank_index);
+    if (loaders.size > 1) return;
+    this.soleLoader[slot] = loaders.keys().next().value!;
+    this.loaders.delete(slot);
   }
 
   private growFields(minLength: number): void {
     this.pins = grownInt32(this.pins, minLength);
+    const known = this.soleLoader.length;
+    this.soleLoader = grownInt32(this.soleLoader, minLength);
+    this.soleLoader.fill(NO_LOADER, known);
     this.pending = grownUint8(this.pending, minLength);
   }
 

@@ -123,6 +123,34 @@ test('a pinned entry loading into two ranks stays pinned until both loads end', 
   assert.deepEqual(victimHashes(blockIds, pool.reserve(ids(2n))), [1n]);
 });
 
+test('loads of one entry by three ranks are counted per rank, and by one counter again once one rank is left', () => {
+  const { ids, blockIds } = table();
+  const pool = new HostPool('shared', 2, true, blockIds);
+  const [a] = ids(1n);
+  pool.reserve([a]);
+  pool.complete([a]);
+  const loading = (rank: number) => pool.lookup([a], 0, 1, rank).outcome === 'deferred';
+  pool.pin([a], 2);
+  pool.pin([a], 2);
+  assert.deepEqual([loading(0), loading(1), loading(2)], [false, false, true], 'one rank loads it twice');
+  pool.pin([a], 0);
+  pool.pin([a], 1);
+  assert.deepEqual([loading(0), loading(1), loading(2)], [true, true, true]);
+  assert.throws(() => pool.unpin([a], 3), invariant(/that rank 3 is not loading$/));
+  pool.unpin([a], 0);
+  pool.unpin([a], 2);
+  assert.deepEqual([loading(0), loading(1), loading(2)], [false, true, true], 'rank 2 still loads it once');
+  pool.unpin([a], 1);
+  assert.deepEqual([loading(0), loading(1), loading(2)], [false, false, true], 'rank 2 alone again');
+  assert.throws(() => pool.unpin([a], 1), invariant(/that rank 1 is not loading$/));
+  pool.pin([a], 1);
+  pool.unpin([a], 2);
+  assert.deepEqual([loading(0), loading(1), loading(2)], [false, true, false], 'rank 1 alone');
+  pool.unpin([a], 1);
+  assert.deepEqual([loading(0), loading(1), loading(2)], [false, false, false]);
+  assert.deepEqual(victimHashes(blockIds, pool.reserve(ids(2n, 3n))), [1n], 'no load pins it any more');
+});
+
 test('work waiting on pending entries runs once they complete and are released, in the order it started waiting', () => {
   const { ids, blockIds } = table();
   const pool = new HostPool('p', 4, false, blockIds);
