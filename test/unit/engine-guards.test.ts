@@ -10,6 +10,7 @@ import { InvariantError } from '../../src/kernel';
 import { DeviceCache } from '../../src/engine/deviceCache';
 import { HostPool } from '../../src/engine/hostPool';
 import { BlockIds } from '../../src/collections/blockIds';
+import { NO_SLOT } from '../../src/collections/blockSlots';
 
 function table(): { ids: (...hashes: bigint[]) => number[]; blockIds: BlockIds } {
   const blockIds = new BlockIds();
@@ -41,6 +42,29 @@ test('G1 block counts: private blocks and used entries are in use, idle entries 
   assert.deepEqual(g1.residentHashes(), [1n, 2n]);
   g1.acquire([a]);
   assert.deepEqual([g1.usedBlocks, g1.obtainableBlocks], [1, 5]);
+});
+
+test('G1: a request whose block another request stored first uses that entry and frees its own copy', () => {
+  const { ids, blockIds } = table();
+  const g1 = new DeviceCache(4, true, () => {}, blockIds);
+  const [a, b] = ids(1n, 2n);
+  assert.equal(g1.allocate(1), true);
+  assert.equal(g1.promoteToSlot(a), 0, 'the first request stores block a');
+  g1.release([a], 0);
+  assert.deepEqual([g1.usedBlocks, g1.cachedBlocks, g1.freeBlocks, g1.obtainableBlocks], [0, 1, 3, 4], 'a is idle');
+  assert.equal(g1.allocate(1), true, 'a second request computes its own copy of a');
+  assert.equal(g1.adoptSlot(a), 0, 'it uses the entry instead');
+  assert.deepEqual([g1.usedBlocks, g1.cachedBlocks, g1.freeBlocks, g1.obtainableBlocks], [1, 1, 3, 3], 'its copy is free again; the entry is in use, no longer idle');
+  assert.equal(g1.allocate(4), false, 'an entry in use is never evicted');
+  assert.equal(g1.adoptSlot(b), NO_SLOT, 'no entry for b: nothing changes');
+  assert.deepEqual([g1.usedBlocks, g1.freeBlocks], [1, 3]);
+  g1.release([a], 0);
+  assert.deepEqual([g1.usedBlocks, g1.obtainableBlocks], [0, 4]);
+  assert.throws(() => g1.release([a], 0), invariant(/that the request does not use/), 'adopted once, released once');
+  const plain = new DeviceCache(2, false, () => {}, blockIds);
+  plain.allocate(1);
+  assert.equal(plain.adoptSlot(a), NO_SLOT, 'without prefix caching nothing is shared');
+  assert.equal(plain.usedBlocks, 1);
 });
 
 test('G1 without prefix caching never reuses or promotes a block', () => {
