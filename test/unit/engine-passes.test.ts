@@ -151,3 +151,16 @@ test('a request arriving during a decode run cuts it: at a pass boundary it join
     assert.ok(batched.kernelEvents < stepped.kernelEvents, `arrival at ${arrival} ms: batched ${batched.kernelEvents}, stepped ${stepped.kernelEvents}`);
   }
 });
+
+test('no decode run starts while a preempted request waits for G1 blocks: it may be readmitted at the next pass boundary', () => {
+  // Two G1 blocks, two one-token prompts: each decodes in one block until r0's fourth token needs a
+  // second block; r1 is preempted for it and waits, readmitted once room frees. (A fuzzer counterexample.)
+  const { batched, stepped } = batchedAndStepped('num_gpu_blocks: 2, max_num_seqs: 2, max_num_batched_tokens: 32', [
+    '{ id: r0, arrival_ms: 0, prompt: [{ tokens: 1 }], output_length: 7 }',
+    '{ id: r1, arrival_ms: 0, prompt: [{ tokens: 1 }], output_length: 5 }',
+  ]);
+  assert.equal(batched.outcome.report.digest, stepped.outcome.report.digest);
+  assert.deepEqual(batched.passes, stepped.passes);
+  const waited = stepped.outcome.report.per_request.filter((record) => record.admission_history.some((attempt) => attempt.outcome === 'no-blocks'));
+  assert.ok(waited.length > 0, 'a preempted request did wait for blocks');
+});
