@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import type { PassObservation, RankEngine } from '../../src/engine/rank';
+import { eventLogOf } from '../../src/fuzz/runCase';
 
 /** One aggregated worker (4-token blocks, 1 ms prefill, 0.5 ms decode) with these engine settings, host memory and requests. */
 function configYaml(engine: string, requests: string[], host: string): string {
@@ -109,12 +110,17 @@ test('restores in flight hold running slots: with one slot, a second resume wait
 
 /** The same config run twice: batching runs of identical decode passes, and stepping each one. */
 function batchedAndStepped(engine: string, requests: string[], host = '') {
-  const yaml = configYaml(engine, requests, host);
+  return batchedAndSteppedYaml(configYaml(engine, requests, host));
+}
+
+/** batchedAndStepped for a whole config (the passes of its first rank). */
+function batchedAndSteppedYaml(yaml: string) {
   const runWith = (step_every_pass: boolean) => {
     const passes: PassObservation[] = [];
     let kernelEvents = 0;
     const outcome = runReplay(parseReplayConfig(yaml, 'decode runs test'), {
       step_every_pass,
+      keep_event_history: true,
       observe: (cluster) => {
         cluster.ranks[0].passObserver = (_rank, pass) => passes.push(pass);
         const run = cluster.run.bind(cluster);
@@ -125,7 +131,7 @@ function batchedAndStepped(engine: string, requests: string[], host = '') {
         };
       },
     });
-    return { outcome, passes, kernelEvents };
+    return { outcome, passes, kernelEvents, events: eventLogOf(outcome) };
   };
   return { batched: runWith(false), stepped: runWith(true) };
 }
@@ -163,4 +169,54 @@ test('no decode run starts while a preempted request waits for G1 blocks: it may
   assert.deepEqual(batched.passes, stepped.passes);
   const waited = stepped.outcome.report.per_request.filter((record) => record.admission_history.some((attempt) => attempt.outcome === 'no-blocks'));
   assert.ok(waited.length > 0, 'a preempted request did wait for blocks');
+});
+
+test('no decode run starts while events are due at the end of the pass (a fuzzer counterexample)', () => {
+  // One request slot and a budget of one token a pass: r2 decodes while KV events of the requests
+  // before it are still due at the ends of its passes. The shrunk case the fuzzer found when the
+  // decode run ignored the events due.
+  const { batched, stepped } = batchedAndSteppedYaml(`seed: 0
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1
+      engine: { block_size: 2, num_gpu_blocks: 13, max_num_seqs: 1, max_num_batched_tokens: 1, kv_cache_bytes_per_token: 1, timing: { fixed: { prefill_ms: 0.25, decode_ms: 0.25 } } }
+router: { policy: round_robin, kv_event_lag_ms: 0 }
+workload:
+  trace_block_size: 2
+  requests:
+    - { id: r0, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 0 }
+    - { id: r1, arrival_ms: 0, hash_ids: [0], input_length: 2, output_length: 0 }
+    - { id: r2, arrival_ms: 0, prompt: [{ tokens: 5 }], output_length: 6 }
+`);
+  assert.equal(batched.outcome.report.digest, stepped.outcome.report.digest);
+  assert.deepEqual(batched.passes, stepped.passes);
+  assert.equal(batched.events, stepped.events, 'the same KV events, emitted at the same instants');
+});
+
+test('no decode run starts while a running request has complete blocks still to write to G2 (a fuzzer counterexample)', () => {
+  // Workers share one slow G2 pool. A request decodes while some of its complete blocks are not yet
+  // written through to the pool; the write starts at a pass end, so the passes differ. The shrunk
+  // case the fuzzer found when the decode run ignored pending write-through.
+  const { batched, stepped } = batchedAndSteppedYaml(`seed: 0
+cluster:
+  workers:
+    - role: aggregated
+      replicas: 1
+      engine: { block_size: 4, num_gpu_blocks: 2, max_num_seqs: 1, max_num_batched_tokens: 32, kv_cache_bytes_per_token: 1, timing: { table: { prefill: [{ tokens: 1, ms: 0.25 }], decode: [{ batch_size: 1, context_tokens: 1, ms: 0.25 }], source: generated } } }
+    - role: aggregated
+      replicas: 2
+      engine: { block_size: 4, num_gpu_blocks: 13, max_num_seqs: 1, max_num_batched_tokens: 32, kv_cache_bytes_per_token: 1, timing: { fixed: { prefill_ms: 0.25, decode_ms: 0.25 } } }
+      host_offload: { num_host_blocks: 2, scope: cluster_shared, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0, latency_to_first_byte_ms: 0, shared_d2h_bandwidth_gbps: 0.1, shared_h2d_bandwidth_gbps: 0 }
+router: { policy: kv, kv_event_lag_ms: 0.25 }
+workload:
+  trace_block_size: 2
+  prefixes: { prefix 0: 1 }
+  requests:
+    - { id: r0, arrival_ms: 0, prompt: [{ prefix: prefix 0 }, { tokens: 3 }], output_length: 3 }
+    - { id: r1, arrival_ms: 0, prompt: [{ prefix: prefix 0 }, { tokens: 7 }], output_length: 0 }
+    - { id: r2, arrival_ms: 0, hash_ids: [0], input_length: 1, output_length: 0 }
+`);
+  assert.equal(batched.outcome.report.digest, stepped.outcome.report.digest);
+  assert.equal(batched.events, stepped.events, 'the same KV events, emitted at the same instants');
 });
