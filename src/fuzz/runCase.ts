@@ -69,10 +69,13 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
   }
 }
 
-/** Every invariant of a case, including determinism (a second run must match the first). */
-/** Generated cases are small: one that needs more kernel events than this never settles (a livelock). */
+/**
+ * Generated cases are small: one that needs more kernel events than this never settles (a
+ * livelock). The heaviest seen that settles needs 12.7 M (see the README's fuzzer section).
+ */
 const MAX_KERNEL_EVENTS = 20_000_000;
 
+/** Every invariant of a case, including determinism (a second run must match the first). */
 export function runCase(fuzzCase: FuzzCase): CaseVerdict {
   const config = caseConfig(fuzzCase);
   const inputs = caseInputs(fuzzCase, config);
