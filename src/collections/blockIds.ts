@@ -80,12 +80,8 @@ export class BlockIds {
 
   /** The id of a hash, issued if new, retained once for the caller. */
   acquire(hash: BlockHash): BlockId {
-    const id = this.idOf(hash);
-    if (id !== NO_BLOCK_ID) {
-      this.references[id]++;
-      return id;
-    }
-    return this.issue(queryWords[LOW], queryWords[HIGH]);
+    splitHash(hash);
+    return this.acquireWords(queryWords[LOW], queryWords[HIGH]);
   }
 
   /**
@@ -113,13 +109,6 @@ export class BlockIds {
     else this.freeIds.pop();
     this.record(candidate, low, high);
     return candidate;
-  }
-
-  private issue(low: number, high: number): BlockId {
-    const id = this.freeIds.pop() ?? this.issued++;
-    this.idByHash.insert(id, low, high);
-    this.record(id, low, high);
-    return id;
   }
 
   /** Stores a new id's hash words and its first reference. */

@@ -25,20 +25,12 @@ export class OpenIndex {
 
   /** The value stored for the key, or -1. */
   find(key0: number, key1 = 0): number {
-    key0 |= 0;
-    key1 |= 0;
-    for (let cell = this.home(key0, key1); ; cell = (cell + 1) & this.mask) {
-      const at = cell * this.stride;
-      const value = this.cells[at + this.keyWords];
-      if (value === EMPTY || (this.cells[at] === key0 && (this.keyWords === 1 || this.cells[at + 1] === key1))) return value;
-    }
+    return this.cells[this.cellOf(key0 | 0, key1 | 0) * this.stride + this.keyWords];
   }
 
   /** Stores a value (≥ 0) for a key that is not in the table yet. */
   insert(value: number, key0: number, key1 = 0): void {
-    if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.resize(2 * (this.mask + 1));
-    this.place(value, key0 | 0, key1 | 0);
-    this.count++;
+    this.insertAbsent(value, key0, key1);
   }
 
   /**
@@ -49,33 +41,19 @@ export class OpenIndex {
     if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.resize(2 * (this.mask + 1));
     key0 |= 0;
     key1 |= 0;
-    let cell = this.home(key0, key1);
-    for (; ; cell = (cell + 1) & this.mask) {
-      const at = cell * this.stride;
-      const stored = this.cells[at + this.keyWords];
-      if (stored === EMPTY) break;
-      if (this.cells[at] === key0 && (this.keyWords === 1 || this.cells[at + 1] === key1)) return stored;
-    }
-    const at = cell * this.stride;
-    this.cells[at] = key0;
-    if (this.keyWords === 2) this.cells[at + 1] = key1;
-    this.cells[at + this.keyWords] = value;
+    const at = this.cellOf(key0, key1) * this.stride;
+    const stored = this.cells[at + this.keyWords];
+    if (stored !== EMPTY) return stored;
+    this.write(at, value, key0, key1);
     this.count++;
     return EMPTY;
   }
 
   /** Removes the key and returns its value, or -1 when it is not there. */
   remove(key0: number, key1 = 0): number {
-    key0 |= 0;
-    key1 |= 0;
-    let hole = this.home(key0, key1);
-    for (; ; hole = (hole + 1) & this.mask) {
-      const at = hole * this.stride;
-      const value = this.cells[at + this.keyWords];
-      if (value === EMPTY) return EMPTY;
-      if (this.cells[at] === key0 && (this.keyWords === 1 || this.cells[at + 1] === key1)) break;
-    }
+    let hole = this.cellOf(key0 | 0, key1 | 0);
     const removed = this.cells[hole * this.stride + this.keyWords];
+    if (removed === EMPTY) return EMPTY;
     // Backward shift: pull later entries of the probe run into the hole when their home allows it.
     for (let cell = (hole + 1) & this.mask; this.cells[cell * this.stride + this.keyWords] !== EMPTY; cell = (cell + 1) & this.mask) {
       const at = cell * this.stride;
@@ -103,10 +81,15 @@ export class OpenIndex {
     return (this.keyWords === 1 ? hashInteger(key0) : hashInteger(key0 ^ hashInteger(key1))) & this.mask;
   }
 
-  private place(value: number, key0: number, key1: number): void {
-    let cell = this.home(key0, key1);
-    while (this.cells[cell * this.stride + this.keyWords] !== EMPTY) cell = (cell + 1) & this.mask;
-    const at = cell * this.stride;
+  /** The cell holding the key, or the empty cell where its probe run ends (linear probing from its home). */
+  private cellOf(key0: number, key1: number): number {
+    for (let cell = this.home(key0, key1); ; cell = (cell + 1) & this.mask) {
+      const at = cell * this.stride;
+      if (this.cells[at + this.keyWords] === EMPTY || (this.cells[at] === key0 && (this.keyWords === 1 || this.cells[at + 1] === key1))) return cell;
+    }
+  }
+
+  private write(at: number, value: number, key0: number, key1: number): void {
     this.cells[at] = key0;
     if (this.keyWords === 2) this.cells[at + 1] = key1;
     this.cells[at + this.keyWords] = value;
@@ -118,7 +101,9 @@ export class OpenIndex {
     this.mask = cellCount - 1;
     for (let at = 0; at < old.length; at += this.stride) {
       const value = old[at + this.keyWords];
-      if (value !== EMPTY) this.place(value, old[at], this.keyWords === 1 ? 0 : old[at + 1]);
+      if (value === EMPTY) continue;
+      const key1 = this.keyWords === 1 ? 0 : old[at + 1];
+      this.write(this.cellOf(old[at], key1) * this.stride, value, old[at], key1);
     }
   }
 }

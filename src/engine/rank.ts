@@ -773,13 +773,16 @@ export class RankEngine {
     }
     request.write_through_blocks = complete;
     if (reservation.victims.length > 0) {
+      // The reservation holds each victim once: the first subscriber's event takes those holds.
       const victims = Int32Array.from(reservation.victims);
+      let holdsTaken = false;
       for (const subscriber of this.host.subscribers) {
-        const data = new RemovedIds(this.blockIds, victims);
+        const data = holdsTaken ? new RemovedIds(this.blockIds, victims) : RemovedIds.takingHolds(this.blockIds, victims);
+        holdsTaken = true;
         if (subscriber === this) this.outbox.push((stream) => stream.numbered('HostPinned', data));
         else subscriber.emitNow([subscriber.events.numbered('HostPinned', data)]);
       }
-      for (const id of reservation.victims) this.blockIds.release(id);
+      if (!holdsTaken) this.blockIds.releaseAll(victims);
     }
     // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
     const runs = this.hostRuns(request, cohortIndexes);
@@ -861,9 +864,10 @@ export class RankEngine {
       }
       let end = i + 1;
       while (end < drafts.length && typeof drafts[end] === 'number') end++;
-      const ids = Int32Array.from(drafts.slice(i, end) as BlockId[]);
-      events.push(this.events.numbered('Device', new RemovedIds(this.blockIds, ids)));
-      for (let k = 0; k < ids.length; k++) this.blockIds.release(ids[k]);
+      const ids = new Int32Array(end - i);
+      for (let k = 0; k < ids.length; k++) ids[k] = drafts[i + k] as BlockId;
+      // The outbox held each evicted id once: the event takes those holds.
+      events.push(this.events.numbered('Device', RemovedIds.takingHolds(this.blockIds, ids)));
       i = end;
     }
     this.listener.emit(this, events);

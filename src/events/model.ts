@@ -80,11 +80,18 @@ export class RemovedIds {
   readonly type = 'Removed' as const;
   private made: BlockHash[] | null = null;
 
+  /** `holdsTaken`: the maker already holds each id once and hands those holds to the event (see takingHolds). */
   constructor(
     readonly table: BlockIds,
     readonly block_ids: Int32Array,
+    holdsTaken = false,
   ) {
-    table.retainAll(block_ids);
+    if (!holdsTaken) table.retainAll(block_ids);
+  }
+
+  /** A Removed that takes over its maker's holds on the ids (one each) instead of retaining them again. */
+  static takingHolds(table: BlockIds, block_ids: Int32Array): RemovedIds {
+    return new RemovedIds(table, block_ids, true);
   }
 
   get block_hashes(): BlockHash[] {

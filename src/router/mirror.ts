@@ -2,9 +2,9 @@
 // residency index and rejects impossible streams (duplicate store, unknown removal, a Stored whose
 // parent the rank does not hold in that tier or whose start position does not follow it, event-id
 // gap or reorder) with an error naming worker, dp rank, event id, tier and block.
-import type { BlockHash, HashedBlock } from '../hash';
-import { BlockIds } from '../collections/blockIds';
-import type { KvEvent, RankRef, Tier } from '../events/model';
+import type { BlockHash } from '../hash';
+import { BlockIds, type BlockId } from '../collections/blockIds';
+import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
 import { RemovedIds, StoredIds, TIERS } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
@@ -119,30 +119,13 @@ export class ResidencyMirror {
     const state = this.ranks[rankIndex]!;
     this.checkEventId(state, event);
     const index = this.tier(event.tier);
-    const data = event.data;
-    if ((data instanceof StoredIds || data instanceof RemovedIds) && data.table === this.blockIds) {
-      if (data instanceof StoredIds) this.applyStoredIds(index, rankIndex, event, data);
-      else this.applyRemovedIds(index, rankIndex, event, data);
-      state.expectedEventId = event.event_id + 1;
-      this.eventsApplied++;
-      return;
-    }
     switch (event.data.type) {
-      case 'Stored': {
-        const count = event.data.blocks.length;
-        this.checkStored(index, rankIndex, event, event.data.blocks);
-        this.checkChain(index, rankIndex, event, event.data.parent_hash, event.data.start_position);
-        this.rememberPositions(count, event.data.start_position);
-        for (let i = 0; i < count; i++) index.addId(rankIndex, this.eventIds[i]);
-        for (let i = 0; i < count; i++) this.blockIds.release(this.eventIds[i]);
+      case 'Stored':
+        this.applyStored(index, rankIndex, event, event.data);
         break;
-      }
-      case 'Removed': {
-        const count = event.data.block_hashes.length;
-        this.checkRemoved(index, rankIndex, event, event.data.block_hashes);
-        for (let i = 0; i < count; i++) index.removeId(rankIndex, this.eventIds[i]);
+      case 'Removed':
+        this.applyRemoved(index, rankIndex, event, event.data);
         break;
-      }
       case 'Cleared':
         for (const tier of TIERS) this.tier(tier).clearRank(rankIndex);
         break;
@@ -151,43 +134,69 @@ export class ResidencyMirror {
     this.eventsApplied++;
   }
 
-  /** A Stored whose blocks come as ids of this mirror's table: the same checks, without looking hashes up. */
-  private applyStoredIds(index: TierIndex, rankIndex: number, event: KvEvent, data: StoredIds): void {
-    const ids = data.block_ids;
-    const count = ids.length;
-    const table = this.blockIds;
-    const eventIds = this.idsFor(count);
+  /**
+   * A Stored: its blocks' ids into eventIds, then store(). Blocks that come as ids of this mirror's
+   * table are taken as they are; blocks that come as hashes are looked up, held while checked.
+   */
+  private applyStored(index: TierIndex, rankIndex: number, event: KvEvent, data: StoredData): void {
+    if (data instanceof StoredIds && data.table === this.blockIds) {
+      this.idsFor(data.block_ids.length).set(data.block_ids);
+      this.store(index, rankIndex, event, data.block_ids.length, data.parent_id, data.start_position);
+      return;
+    }
+    const count = data.blocks.length;
+    const ids = this.idsFor(count);
+    for (let i = 0; i < count; i++) ids[i] = this.blockIds.acquire(data.blocks[i].block_hash);
+    const parent = data.parent_hash === null ? NO_BLOCK_ID : this.blockIds.idOf(data.parent_hash);
+    try {
+      this.store(index, rankIndex, event, count, parent === NO_BLOCK_ID && data.parent_hash !== null ? UNKNOWN_PARENT : parent, data.start_position);
+    } finally {
+      for (let i = 0; i < count; i++) this.blockIds.release(ids[i]);
+    }
+  }
+
+  /**
+   * The checks of a Stored whose block ids are in eventIds: none held by the rank yet nor twice in
+   * the event; its parent (NO_BLOCK_ID: none) held by the rank in the same tier, and when both
+   * positions are known the run starts right after it (a Stored without a parent starts a sequence,
+   * position 0). Then the rank holds the blocks.
+   */
+  private store(index: TierIndex, rankIndex: number, event: KvEvent, count: number, parent: BlockId, start: number | null): void {
+    const ids = this.eventIds;
     for (let i = 0; i < count; i++) {
-      eventIds[i] = ids[i];
       if (index.holdsId(rankIndex, ids[i]) || this.metBefore(i, count)) {
         this.forgetMet(i, count);
-        throw violation(event, 'duplicate-store', table.hashOf(ids[i]), null);
+        throw violation(event, 'duplicate-store', storedHashAt(event, i), null);
       }
     }
     this.forgetMet(count - 1, count);
-    const parent = data.parent_id;
     let broken = false;
-    if (parent === NO_BLOCK_ID) broken = data.start_position !== null && data.start_position !== 0;
-    else if (!index.holdsId(rankIndex, parent)) broken = true;
-    else if (data.start_position !== null) {
+    if (parent === NO_BLOCK_ID) broken = start !== null && start !== 0;
+    else if (parent === UNKNOWN_PARENT || !index.holdsId(rankIndex, parent)) broken = true;
+    else if (start !== null) {
       const parentPosition = parent < this.positions.length ? this.positions[parent] : -1;
-      broken = parentPosition >= 0 && parentPosition + 1 !== data.start_position;
+      broken = parentPosition >= 0 && parentPosition + 1 !== start;
     }
-    if (broken) throw violation(event, 'broken-chain', parent === NO_BLOCK_ID ? table.hashOf(ids[0]) : table.hashOf(parent), null);
-    this.rememberPositions(count, data.start_position);
+    if (broken) throw violation(event, 'broken-chain', (event.data as StoredData).parent_hash ?? firstBlock(event), null);
+    this.rememberPositions(count, start);
     for (let i = 0; i < count; i++) index.addId(rankIndex, ids[i]);
   }
 
-  /** A Removed whose blocks come as ids of this mirror's table. */
-  private applyRemovedIds(index: TierIndex, rankIndex: number, event: KvEvent, data: RemovedIds): void {
-    const ids = data.block_ids;
-    const count = ids.length;
-    const eventIds = this.idsFor(count);
+  /** A Removed: every block held by the rank and named once; then the rank no longer holds them. */
+  private applyRemoved(index: TierIndex, rankIndex: number, event: KvEvent, data: RemovedData): void {
+    const ids = this.idsFor(data instanceof RemovedIds ? data.block_ids.length : data.block_hashes.length);
+    let count: number;
+    if (data instanceof RemovedIds && data.table === this.blockIds) {
+      count = data.block_ids.length;
+      ids.set(data.block_ids);
+    } else {
+      count = data.block_hashes.length;
+      for (let i = 0; i < count; i++) ids[i] = this.blockIds.idOf(data.block_hashes[i]);
+    }
     for (let i = 0; i < count; i++) {
-      eventIds[i] = ids[i];
       if (!index.holdsId(rankIndex, ids[i]) || this.metBefore(i, count)) {
         this.forgetMet(i - 1, count);
-        throw violation(event, 'unknown-removal', this.blockIds.hashOf(ids[i]), null);
+        throw violation(event, 'unknown-removal', data.block_hashes[i], null);
       }
     }
     this.forgetMet(count - 1, count);
@@ -199,65 +208,12 @@ export class ResidencyMirror {
     throw violation(event, 'event-id-gap', firstBlock(event), state.expectedEventId);
   }
 
-  /** Puts the ids of a Stored event's blocks in eventIds, acquired for the caller, once they are known not to be held. */
-  private checkStored(index: TierIndex, rankIndex: number, event: KvEvent, blocks: readonly HashedBlock[]): void {
-    const count = blocks.length;
-    const ids = this.idsFor(count);
-    for (let i = 0; i < count; i++) {
-      const id = this.blockIds.acquire(blocks[i].block_hash);
-      ids[i] = id;
-      if (index.holdsId(rankIndex, id) || this.metBefore(i, count)) {
-        this.forgetMet(i, count);
-        for (let j = 0; j <= i; j++) this.blockIds.release(ids[j]);
-        throw violation(event, 'duplicate-store', blocks[i].block_hash, null);
-      }
-    }
-    this.forgetMet(count - 1, count);
-  }
-
-  /**
-   * A Stored names its parent: the rank must hold it in the same tier, and when both positions are
-   * known the run starts right after it. A Stored without a parent starts a sequence (position 0).
-   * (eventIds hold the event's blocks, acquired; they are released on a violation.)
-   */
-  private checkChain(index: TierIndex, rankIndex: number, event: KvEvent, parent: BlockHash | null, start: number | null): void {
-    const count = event.data.type === 'Stored' ? event.data.blocks.length : 0;
-    let broken = false;
-    if (parent === null) broken = start !== null && start !== 0;
-    else {
-      const parentId = this.blockIds.idOf(parent);
-      if (parentId < 0 || !index.holdsId(rankIndex, parentId)) broken = true;
-      else if (start !== null) {
-        const parentPosition = parentId < this.positions.length ? this.positions[parentId] : -1;
-        broken = parentPosition >= 0 && parentPosition + 1 !== start;
-      }
-    }
-    if (!broken) return;
-    for (let i = 0; i < count; i++) this.blockIds.release(this.eventIds[i]);
-    throw violation(event, 'broken-chain', parent ?? firstBlock(event), null);
-  }
-
   private rememberPositions(count: number, start: number | null): void {
     for (let i = 0; i < count; i++) {
       const id = this.eventIds[i];
       if (id >= this.positions.length) this.positions = grownInt32(this.positions, Math.max(id + 1, 2 * this.positions.length));
       this.positions[id] = start === null ? -1 : start + i;
     }
-  }
-
-  /** Puts the ids of a Removed event's blocks in eventIds, once they are known to be held. */
-  private checkRemoved(index: TierIndex, rankIndex: number, event: KvEvent, hashes: readonly BlockHash[]): void {
-    const count = hashes.length;
-    const ids = this.idsFor(count);
-    for (let i = 0; i < count; i++) {
-      const id = this.blockIds.idOf(hashes[i]);
-      ids[i] = id;
-      if (!index.holdsId(rankIndex, id) || this.metBefore(i, count)) {
-        this.forgetMet(i - 1, count);
-        throw violation(event, 'unknown-removal', hashes[i], null);
-      }
-    }
-    this.forgetMet(count - 1, count);
   }
 
   /** eventIds, with room for the ids of an event of `count` blocks. */
@@ -281,6 +237,17 @@ export class ResidencyMirror {
     if (count === 1) return;
     for (let i = 0; i <= last; i++) if (this.eventIds[i] < this.metInEvent.length) this.metInEvent[this.eventIds[i]] = 0;
   }
+}
+
+type StoredData = Extract<KvEventData, { type: 'Stored' }>;
+type RemovedData = Extract<KvEventData, { type: 'Removed' }>;
+
+/** The parent of a Stored that names a parent the table does not know (so no rank holds it). */
+const UNKNOWN_PARENT = -2;
+
+/** Block i of a Stored event (its hashes are made only on a violation). */
+function storedHashAt(event: KvEvent, i: number): BlockHash {
+  return (event.data as StoredData).blocks[i].block_hash;
 }
 
 function firstBlock(event: KvEvent): BlockHash | null {
