@@ -42,8 +42,15 @@ export class HostPool {
   private soleLoader = new Int32Array(0);
   /** Loads in flight per rank index, for the slots that several ranks load at once. */
   private readonly loaders = new Map<number, Map<number, number>>();
-  /** Who stored each entry: the cache_id of the storing request's play, or its request id. */
-  private readonly origins: string[] = [];
+  /**
+   * Who stored each entry, as an index into `originNames`: the cache_id of the storing request's
+   * play, or its request id. A number per slot, not a string reference: nothing for the collector
+   * to trace, half the bytes.
+   */
+  private origins = new Int32Array(0);
+  /** Each distinct origin once, in the order first stored, and its index. */
+  private readonly originNames: string[] = [];
+  private readonly originIndex = new Map<string, number>();
   /** Resident entries, least recently used first. */
   private readonly lru = new SlotList();
   private pendingCount = 0;
@@ -149,6 +156,7 @@ export class HostPool {
       this.entries.removeAt(slot);
     }
     const slots = new Int32Array(cohort.length);
+    const originAt = this.originAt(origin);
     for (let i = 0; i < cohort.length; i++) {
       const id = cohort[i];
       const slot = this.entries.insertIfAbsent(id);
@@ -157,7 +165,7 @@ export class HostPool {
       if (slot >= this.pins.length) this.growFields(slot + 1);
       this.pending[slot] = 1;
       this.pins[slot] = 0;
-      this.origins[slot] = origin;
+      this.origins[slot] = originAt;
     }
     this.pendingCount += cohort.length;
     this.checkCapacity();
@@ -228,7 +236,7 @@ export class HostPool {
     const origins = new Set<string>();
     for (let i = 0; i < ids.length; i++) {
       const slot = this.entries.slotOf(ids[i]);
-      if (slot !== NO_SLOT) origins.add(this.origins[slot]);
+      if (slot !== NO_SLOT) origins.add(this.originNames[this.origins[slot]]);
     }
     return [...origins].sort();
   }
@@ -289,6 +297,18 @@ export class HostPool {
     this.soleLoader = grownInt32(this.soleLoader, minLength);
     this.soleLoader.fill(NO_LOADER, known);
     this.pending = grownUint8(this.pending, minLength);
+    this.origins = grownInt32(this.origins, minLength);
+  }
+
+  /** The index of an origin's name, added when it is new. */
+  private originAt(origin: string): number {
+    let at = this.originIndex.get(origin);
+    if (at === undefined) {
+      at = this.originNames.length;
+      this.originNames.push(origin);
+      this.originIndex.set(origin, at);
+    }
+    return at;
   }
 
   private checkCapacity(): void {
