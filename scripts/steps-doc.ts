@@ -235,15 +235,21 @@ export async function generate(): Promise<string> {
   return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
 }
 
+/** What `--check` prints when the file (`shown`) is not the generated text, or null when it is. */
+export function staleness(current: string, generated: string, shown: string): string | null {
+  if (current === generated) return null;
+  return `${shown} is stale: the step definitions or the features changed. Run \`npm run docs:steps\` and commit the result.\n`;
+}
+
 async function main(argv: string[]): Promise<number> {
   const text = await generate();
   const at = argv.indexOf('--file');
   const file = at >= 0 && argv[at + 1] ? path.resolve(argv[at + 1]) : OUTPUT;
   const shown = path.relative(ROOT, file).split(path.sep).join('/');
   if (argv.includes('--check')) {
-    const current = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
-    if (current === text) return 0;
-    process.stdout.write(`${shown} is stale: the step definitions or the features changed. Run \`npm run docs:steps\` and commit the result.\n`);
+    const stale = staleness(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '', text, shown);
+    if (stale === null) return 0;
+    process.stdout.write(stale);
     return 1;
   }
   fs.writeFileSync(file, text);

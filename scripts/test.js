@@ -21,12 +21,15 @@ const verbose = process.env.KVQUAL_TEST_VERBOSE === '1';
 
 const tally = { passed: 0, failed: 0, skipped: 0 };
 
+/** test/unit's files, run in one process (test/units.ts): a Node start and a load of src/ for all of them. */
+const UNITS = path.join('test', 'units.ts');
 /**
  * Test files started first, longest first, so that the rest fits beside them: signoff.test.ts runs
- * `npm run qualify` about twenty times; the shard tests run qualify in several processes and the
- * Kubernetes examples' pods (a name that does not exist is passed over).
+ * `npm run qualify` about twenty times; the sweep tests run sweeps in worker threads; the unit
+ * tests; the shard tests run qualify in several processes and the Kubernetes examples' pods (a name
+ * that does not exist is passed over).
  */
-const LONGEST_TEST_FILES = ['signoff', 'qualify-shards', 'k8s-examples', 'sweep'].map((name) => path.join('test', 'integration', `${name}.test.ts`));
+const LONGEST_TEST_FILES = [...['signoff', 'sweep'].map((name) => path.join('test', 'integration', `${name}.test.ts`)), UNITS, ...['qualify-shards', 'k8s-examples'].map((name) => path.join('test', 'integration', `${name}.test.ts`))];
 /** Test files run at a time by node --test (its default on two cores is one). */
 const TEST_FILES_AT_ONCE = 2;
 
@@ -130,13 +133,15 @@ function failedTapBlocks(tap) {
   return blocks;
 }
 
-/** The test files, the longest first, then the rest of test/integration (each starts processes), then test/unit. */
+/** The *.test.ts files of test/NAME, in name order. */
+function testsIn(name) {
+  const dir = path.join(root, 'test', name);
+  return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join('test', name, f)) : [];
+}
+
+/** The test files, the longest first, then the rest of test/integration (each starts processes); test/unit's through test/units.ts. */
 function testFiles() {
-  const testsIn = (name) => {
-    const dir = path.join(root, 'test', name);
-    return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join('test', name, f)) : [];
-  };
-  const all = [...testsIn('integration'), ...testsIn('unit')];
+  const all = [...testsIn('integration'), ...(testsIn('unit').length > 0 ? [UNITS] : [])];
   return [...LONGEST_TEST_FILES.filter((f) => all.includes(f)), ...all.filter((f) => !LONGEST_TEST_FILES.includes(f))];
 }
 
@@ -152,7 +157,9 @@ async function unitTests() {
   tally.passed += count('pass');
   tally.failed += failed;
   tally.skipped += skipped;
-  out.line('unit + integration tests', `${count('pass')} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${files.length} files`, result.seconds);
+  const unitFiles = files.includes(UNITS) ? testsIn('unit').length : 0;
+  const fileCount = files.length - (files.includes(UNITS) ? 1 : 0) + unitFiles;
+  out.line('unit + integration tests', `${count('pass')} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${fileCount} files`, result.seconds);
   for (const match of result.stdout.matchAll(/^\s*ok \d+ - (.*) # SKIP(.*)$/gm)) out.write(`    skipped: ${match[1]}${match[2] ? ` (${match[2].trim()})` : ''}\n`);
   for (const block of failedTapBlocks(result.stdout)) out.write(indent(block));
   if (result.status !== 0 && failed === 0) {

@@ -10,7 +10,6 @@
 // Progress: a bar on a terminal, plain lines otherwise (both on standard error). May read the clock.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { parseDocument } from 'yaml';
 import { parseReplayConfig } from '../config/load';
@@ -138,6 +137,8 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
 function progressReporter(io: CliIo, total: number, labels: Map<number, string>, wallMs: () => number): { done: (outcome: PointOutcome, done: number) => void; stop: () => void } {
   const started = wallMs();
   if (io.stderrIsTty) {
+    // Loaded only for a terminal: a piped sweep never draws a bar.
+    const { Presets, SingleBar } = require('cli-progress') as typeof import('cli-progress');
     const bar = new SingleBar({ stream: process.stderr, format: 'sweep [{bar}] {value}/{total} points | {duration_formatted} elapsed | ETA {eta_formatted}', hideCursor: true }, Presets.shades_classic);
     bar.start(total, 0);
     return { done: (_outcome, done) => bar.update(done), stop: () => bar.stop() };

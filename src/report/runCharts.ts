@@ -2,9 +2,8 @@
 // per-request ITL, request throughput and queue depth over virtual time, and G1 and G2 reuse over
 // time per worker, as vega-lite line charts rendered to SVG in Node. Pure functions of the report:
 // the same run gives the same bytes.
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
-import { normaliseSvgIds } from './figure';
+import type { TopLevelSpec } from 'vega-lite';
+import { normaliseSvgIds, vegaRenderer } from './figure';
 import type { RequestRecord, RunReport } from './report';
 
 export interface RunChart {
@@ -99,7 +98,8 @@ export function runCharts(report: RunReport): RunChart[] {
 
 /** Renders one chart to SVG (element ids prefixed by its file name). */
 export async function renderRunChart(chart: RunChart): Promise<string> {
-  const view = new vega.View(vega.parse(compile(chart.spec).spec), { renderer: 'none', logLevel: vega.Error });
+  const { vega, vegaLite } = vegaRenderer();
+  const view = new vega.View(vega.parse(vegaLite.compile(chart.spec).spec), { renderer: 'none', logLevel: vega.Error });
   try {
     return normaliseSvgIds(await view.toSVG(), chart.file.replace(/\W+/g, '_'));
   } finally {

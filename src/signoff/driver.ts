@@ -381,16 +381,20 @@ async function compileBuild(ctx: DriverContext, env: NodeJS.ProcessEnv, run: Cov
   return true;
 }
 
-/** The unit test files of the compiled build under c8 (two files at a time); their failures and counts go into `run`. */
+/**
+ * The unit test files of the compiled build under c8, in one process (build/test/units.js: one
+ * Node start and one load of src/ for all of them, beside the compiled feature run); their failures
+ * and counts go into `run`.
+ */
 async function runCompiledUnits(ctx: DriverContext, covEnv: NodeJS.ProcessEnv, run: CoverageRun): Promise<string> {
   // KVQUAL_COVERAGE_UNITS=<folder under build/> runs that folder's tests instead of test/unit's
   // (the integration test of this gate uses a fixture test that fails only when compiled).
   const unitFolder = ctx.env.KVQUAL_COVERAGE_UNITS ?? path.join(BUILD, 'test', 'unit');
   const unitDir = path.join(ctx.root, unitFolder);
-  const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')).sort().map((f) => path.join(unitFolder, f)) : [];
+  const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')) : [];
   run.unitFiles = units.length;
   if (units.length > 0) {
-    const unit = await spawn(ctx, process.execPath, ['--test', '--test-concurrency=2', '--test-reporter=tap', ...units], covEnv, true);
+    const unit = await spawn(ctx, process.execPath, ['--test-reporter=tap', path.join(BUILD, 'test', 'units.js'), unitFolder], covEnv, true);
     const count = (label: string) => Number((unit.output.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) ?? [0, 0])[1]);
     run.unitTests = count('tests');
     run.failures.push(...failedTapTests(unit.output, ctx.root));
@@ -535,7 +539,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
         )
       : -1;
   const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
-  const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), two files at a time') : -1;
+  const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), in one process') : -1;
   const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
   const ownCoverage = coverage && !compiledRerun ? add('coverage run: tsc to build/, then the unit tests and the whole suite again on the JavaScript, under c8 (shard 1 makes it)') : -1;
   const last = add(shard === null ? 'sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set' : `shard manifest: ${SHARD_MANIFEST}, published with the shard's reports as one set (no sign-off)`);
@@ -563,10 +567,12 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
       false,
     ),
   );
+  // The compiled build is on the longest path (the unit tests under c8 wait for it): the fuzz thread starts when it ends.
+  let building: Promise<unknown> = Promise.resolve();
   const secondAndCoverage: Promise<Measured | null> = compiledRerun
     ? (async () => {
         const run = emptyCoverageRun();
-        const built = await phase(tscPhase, () => compileBuild(ctx, firstEnv, run));
+        const built = await (building = phase(tscPhase, () => compileBuild(ctx, firstEnv, run)));
         if (!built) {
           // No JavaScript to run: the proof still gets its second run, through tsx.
           await secondRun('replay', secondEnv);
@@ -582,7 +588,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const fuzzing: Promise<CampaignResult | null> =
     fuzzPhase < 0
       ? Promise.resolve(null)
-      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS })).then((result) => {
+      : building.then(() => phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS }))).then((result) => {
           ctx.write(`   ${generatedSummary(result)}\n`);
           return result;
         });

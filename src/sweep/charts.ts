@@ -2,9 +2,8 @@
 // line per value of a second varied parameter; the mean over seeds and any other parameters),
 // rendered to SVG in Node, and the HTML page that shows them beside the table of points. Same
 // sweep document (wall times aside, which are never drawn), same bytes.
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
-import { normaliseSvgIds } from '../report/figure';
+import type { TopLevelSpec } from 'vega-lite';
+import { normaliseSvgIds, vegaRenderer } from '../report/figure';
 import type { SweepDocument, MetricName } from './results';
 import type { ParameterValue } from './spec';
 
@@ -71,7 +70,8 @@ export function chartSpec(document: SweepDocument, chart: SweepChart): TopLevelS
 
 /** Renders one chart to SVG (ids prefixed by the chart's file name, so a page can inline several). */
 export async function renderChart(document: SweepDocument, chart: SweepChart): Promise<string> {
-  const view = new vega.View(vega.parse(compile(chartSpec(document, chart)).spec), { renderer: 'none', logLevel: vega.Error });
+  const { vega, vegaLite } = vegaRenderer();
+  const view = new vega.View(vega.parse(vegaLite.compile(chartSpec(document, chart)).spec), { renderer: 'none', logLevel: vega.Error });
   try {
     return normaliseSvgIds(await view.toSVG(), safeName(chart.file));
   } finally {
