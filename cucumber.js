@@ -3,7 +3,7 @@
 // suite's glob and its report formats (it writes them into an unpublished run folder).
 // `replay` runs only the paths given on the command line (cucumber adds command-line paths to a
 // profile's paths, so a scenario's replay command `… --profile replay file:line` needs a profile
-// without any); `compiled` is the same for the JavaScript that `tsc` writes to build/ (coverage).
+// without any); `compiled` is the same for the JavaScript the sign-off's coverage run compiles into build/.
 // Runs are serial and never retried: a flaky scenario is a bug.
 const suite = ['features/**/*.feature'];
 const common = {

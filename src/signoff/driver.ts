@@ -3,9 +3,10 @@
 // simulator's invariants (src/fuzz, as `npm run fuzz`, on a worker thread), measures coverage over
 // the compiled JavaScript (any failure there fails a gate), builds the sign-off and publishes the
 // whole output set at once (see write.ts). Independent phases run at once on the two cores: run 1
-// (tsx), tsc and the generated workloads; then the second run, which is the suite on the compiled
-// JavaScript under c8 (so the determinism proof compares tsx with compiled and no third suite run
-// is needed), beside the compiled unit tests under c8. Each phase is printed as it starts and with
+// (tsx), the generated workloads, tsc's type check, and as soon as esbuild has compiled build/ the
+// second run, which is the suite on the compiled JavaScript under c8 (so the determinism proof
+// compares tsx with compiled and no third suite run is needed), beside the compiled unit tests
+// under c8. Each phase is printed as it starts and with
 // its time when it ends. With `--shard i/n` it runs only its share of the scenarios (both runs
 // through tsx; shard 1 also the generated workloads and a coverage run of its own over the whole
 // suite) and publishes its streams with a shard manifest instead of a sign-off; with `--merge DIR…`
@@ -325,60 +326,82 @@ function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.Process
   return covEnv;
 }
 
-/** The folders of the repository tsc compiles into build/ (tsconfig.json's include). */
+/** The folders of the repository compiled into build/ (tsconfig.json's include). */
+const NO_JAVASCRIPT = 'the compiler produced no JavaScript';
 const COMPILED_FOLDERS = ['src', 'steps', 'test', 'bench', 'scripts'];
 
-/**
- * The compiled files whose TypeScript source is gone (they are removed: a deleted test must not
- * run from an older build), and the sources that have no compiled file (then tsc compiles all).
- */
-export function buildDrift(root: string): { orphans: string[]; missing: string[] } {
-  const orphans: string[] = [];
-  const missing: string[] = [];
+/** The TypeScript sources of COMPILED_FOLDERS (relative to the repository), in name order. */
+function compiledSources(root: string): string[] {
+  const sources: string[] = [];
   for (const folder of COMPILED_FOLDERS) {
-    const built = path.join(root, BUILD, folder);
-    if (fs.existsSync(built)) {
-      for (const entry of fs.readdirSync(built, { recursive: true, encoding: 'utf8' })) {
-        const match = /^(.*)\.js(\.map)?$/.exec(entry);
-        if (match && !fs.existsSync(path.join(root, folder, `${match[1]}.ts`))) orphans.push(path.join(built, entry));
-      }
-    }
     const source = path.join(root, folder);
     if (!fs.existsSync(source)) continue;
     for (const entry of fs.readdirSync(source, { recursive: true, encoding: 'utf8' })) {
       if (entry.split(path.sep).includes('node_modules') || !entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
-      if (!fs.existsSync(path.join(built, entry.replace(/\.ts$/, '.js')))) missing.push(path.join(folder, entry));
+      sources.push(path.join(folder, entry));
     }
   }
-  return { orphans, missing };
+  return sources.sort();
+}
+
+/** The compiled files of build/ whose TypeScript source is gone (they are removed: a deleted test must not run from an older build). */
+export function buildOrphans(root: string): string[] {
+  const orphans: string[] = [];
+  for (const folder of COMPILED_FOLDERS) {
+    const built = path.join(root, BUILD, folder);
+    if (!fs.existsSync(built)) continue;
+    for (const entry of fs.readdirSync(built, { recursive: true, encoding: 'utf8' })) {
+      const match = /^(.*)\.js(\.map)?$/.exec(entry);
+      if (match && !fs.existsSync(path.join(root, folder, `${match[1]}.ts`))) orphans.push(path.join(built, entry));
+    }
+  }
+  return orphans.sort();
 }
 
 /**
- * tsc to build/, incrementally: what the last coverage run measured goes, the compiled JavaScript
- * stays and tsc recompiles only what changed (its state in build/.tsbuildinfo, so an emptied
- * build/ compiles everything), re-reporting every error, old or new. A compiled file whose source
- * is gone is removed; a source without its compiled file makes tsc compile everything. False when
- * it produced no JavaScript. Errors are problems of the coverage run.
+ * The TypeScript of COMPILED_FOLDERS transpiled to build/ as CommonJS with source maps (for c8), by
+ * esbuild, the compiler tsx runs the first run on: every file every time, in about a fifth of a
+ * second where tsc takes several. What the last coverage run measured goes first, and every
+ * compiled file whose source is gone. Types are checked by typeCheck, beside the compiled runs.
+ * False when it wrote no JavaScript; its errors are problems of the coverage run.
  */
-async function compileBuild(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<boolean> {
+async function compileBuild(ctx: DriverContext, run: CoverageRun): Promise<boolean> {
   const build = path.join(ctx.root, BUILD);
   for (const name of ['.v8-coverage', 'coverage', 'coverage-messages.ndjson']) fs.rmSync(path.join(build, name), { recursive: true, force: true });
-  const info = path.join(BUILD, '.tsbuildinfo');
-  const tsc = () => spawn(ctx, tool(ctx, 'tsc'), ['-p', 'tsconfig.json', '--outDir', BUILD, '--incremental', '--tsBuildInfoFile', info], env, true);
-  let compiled = await tsc();
-  let drift = buildDrift(ctx.root);
-  if (drift.missing.length > 0) {
-    fs.rmSync(path.join(ctx.root, info), { force: true });
-    compiled = await tsc();
-    drift = buildDrift(ctx.root);
+  for (const orphan of buildOrphans(ctx.root)) fs.rmSync(orphan, { force: true });
+  // Loaded here: no other command of the package needs the compiler.
+  const esbuild = require('esbuild') as typeof import('esbuild');
+  try {
+    await esbuild.build({
+      entryPoints: compiledSources(ctx.root).map((source) => path.join(ctx.root, source)),
+      outdir: build,
+      outbase: ctx.root,
+      format: 'cjs',
+      platform: 'node',
+      target: 'node20',
+      sourcemap: true,
+      logLevel: 'silent',
+    });
+  } catch (error) {
+    const errors = (error as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors ?? [];
+    const named = errors.slice(0, 3).map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text));
+    run.problems.push(`esbuild could not compile: ${named.length > 0 ? named.join(' / ') : (error as Error).message.split('\n')[0]}`);
   }
-  for (const orphan of drift.orphans) fs.rmSync(orphan, { force: true });
-  if (compiled.status !== 0) run.problems.push(`tsc reported errors: ${compiled.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
   if (!fs.existsSync(path.join(build, 'src'))) {
-    run.problems.push('tsc produced no JavaScript');
+    run.problems.push(NO_JAVASCRIPT);
     return false;
   }
   return true;
+}
+
+/**
+ * tsc checks the types of everything build/ is compiled from (tsconfig.json), incrementally (its
+ * state in build/.tsbuildinfo): an error is a problem of the coverage run, as a failing test is.
+ */
+async function typeCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<void> {
+  const info = path.join(BUILD, '.tsbuildinfo');
+  const checked = await spawn(ctx, tool(ctx, 'tsc'), ['--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', info], env, true);
+  if (checked.status !== 0) run.problems.push(`tsc reported errors: ${checked.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
 }
 
 /**
@@ -438,22 +461,30 @@ async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv, run: C
     return { summary: null, run, note };
   }
   const scope =
-    `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that tsc compiled from src/ (mapped back to the TypeScript sources), while running ` +
+    `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that esbuild compiled from src/ (mapped back to the TypeScript sources by its source maps), while running ` +
     `the ${countOf(run.unitFiles, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build; its fuzz test on ${COVERAGE_FUZZ_TEST_RUNS} generated workloads, as the generated-workloads gate checks the whole campaign) and the ${features}/ feature suite once more ` +
     '(cucumber profile "compiled"). Every file of src/ counts, loaded or not. The integration tests (test/integration) drive the TypeScript sources through tsx and are not part of this run.';
   const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
   return { summary: summariseCoverage(summary, ctx.root, scope), run, note: '' };
 }
 
-/** Coverage of src/ in a run of its own (a shard's): tsc to build/, then the unit tests and the whole feature suite from the JavaScript, under c8. */
+/**
+ * Coverage of src/ in a run of its own (a shard's): the sources compiled to build/, then the unit
+ * tests and the whole feature suite from the JavaScript under c8, while tsc checks the types.
+ */
 async function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.ProcessEnv): Promise<Measured> {
   const run = emptyCoverageRun();
-  if (!(await compileBuild(ctx, env, run))) return { summary: null, run, note: 'tsc produced no JavaScript' };
+  const checking = typeCheck(ctx, env, run);
+  if (!(await compileBuild(ctx, run))) {
+    await checking;
+    return { summary: null, run, note: NO_JAVASCRIPT };
+  }
   const covEnv = coverageEnv(ctx, env);
   const messages = path.join(ctx.root, BUILD, 'coverage-messages.ndjson');
   const [unitFolder] = await Promise.all([
     runCompiledUnits(ctx, covEnv, run),
     spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true),
+    checking,
   ]);
   compiledScenarioFailures(readRun(messages), run, null);
   return coverageReport(ctx, env, run, features, unitFolder);
@@ -530,7 +561,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const perturbed = perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : '';
   const sameAgain = `the same${shard === null ? ' suite' : ' share'} again`;
   const secondOnTsx = compiledRerun ? -1 : add(`run 2 of 2: ${sameAgain} through tsx, to compare digests${perturbed}`);
-  const tscPhase = compiledRerun ? add('tsc: src/, steps/ and the tests compiled to build/') : -1;
+  const compilePhase = compiledRerun ? add('compile: src/, steps/ and the tests to build/ (esbuild, with source maps)') : -1;
+  const typesPhase = compiledRerun ? add('type check: tsc over src/, steps/ and the tests, beside the compiled runs') : -1;
   const fuzzPhase =
     fuzzRuns > 0
       ? add(
@@ -541,7 +573,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
   const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), in one process') : -1;
   const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
-  const ownCoverage = coverage && !compiledRerun ? add('coverage run: tsc to build/, then the unit tests and the whole suite again on the JavaScript, under c8 (shard 1 makes it)') : -1;
+  const ownCoverage = coverage && !compiledRerun ? add('coverage run: compiled to build/, then the unit tests and the whole suite again on the JavaScript under c8, while tsc checks the types (shard 1 makes it)') : -1;
   const last = add(shard === null ? 'sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set' : `shard manifest: ${SHARD_MANIFEST}, published with the shard's reports as one set (no sign-off)`);
   const phase = numberedPhases(ctx, phases);
 
@@ -567,20 +599,20 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
       false,
     ),
   );
-  // The compiled build is on the longest path (the unit tests under c8 wait for it): the fuzz thread starts when it ends.
-  let building: Promise<unknown> = Promise.resolve();
+  // The unit tests under c8 are the longest of these: they start as soon as the compiled build is there.
   const secondAndCoverage: Promise<Measured | null> = compiledRerun
     ? (async () => {
         const run = emptyCoverageRun();
-        const built = await (building = phase(tscPhase, () => compileBuild(ctx, firstEnv, run)));
+        const checking = phase(typesPhase, () => typeCheck(ctx, firstEnv, run));
+        const built = await phase(compilePhase, () => compileBuild(ctx, run));
         if (!built) {
           // No JavaScript to run: the proof still gets its second run, through tsx.
-          await secondRun('replay', secondEnv);
-          return { summary: null, run, note: 'tsc produced no JavaScript' };
+          await Promise.all([secondRun('replay', secondEnv), checking]);
+          return { summary: null, run, note: NO_JAVASCRIPT };
         }
         const covEnv = coverageEnv(ctx, firstEnv);
         const perturbedEnv = perturbation ? { ...covEnv, [PERTURB_ENV]: perturbation } : covEnv;
-        const [unitFolder] = await Promise.all([phase(unitsPhase, () => runCompiledUnits(ctx, covEnv, run)), phase(secondCompiled, () => secondRun('compiled', perturbedEnv))]);
+        const [unitFolder] = await Promise.all([phase(unitsPhase, () => runCompiledUnits(ctx, covEnv, run)), phase(secondCompiled, () => secondRun('compiled', perturbedEnv)), checking]);
         compiledScenarioFailures(readRun(path.join(runDir, RERUN_MESSAGES)), run, null);
         return phase(reportPhase, () => coverageReport(ctx, firstEnv, run, features, unitFolder));
       })()
@@ -588,7 +620,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const fuzzing: Promise<CampaignResult | null> =
     fuzzPhase < 0
       ? Promise.resolve(null)
-      : building.then(() => phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS }))).then((result) => {
+      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS })).then((result) => {
           ctx.write(`   ${generatedSummary(result)}\n`);
           return result;
         });
