@@ -8,7 +8,7 @@
 import type { BlockHash } from '../hash';
 import { toU64 } from '../hash';
 import { OpenIndex } from './openIndex';
-import { grownInt32 } from './typedArrays';
+import { grownIdArray } from './typedArrays';
 import { SlotFamily } from './slotFamily';
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
@@ -113,10 +113,10 @@ export class BlockIds {
 
   /** Stores a new id's hash words and its first reference. */
   private record(id: BlockId, low: number, high: number): void {
-    if (2 * id + 1 >= this.hashWords.length) this.hashWords = grownInt32(this.hashWords, 2 * id + 2);
+    if (2 * id + 1 >= this.hashWords.length) this.hashWords = grownIdArray(this.hashWords, 2 * id + 2);
     this.hashWords[2 * id] = low;
     this.hashWords[2 * id + 1] = high;
-    if (id >= this.references.length) this.references = grownInt32(this.references, id + 1);
+    if (id >= this.references.length) this.references = grownIdArray(this.references, id + 1);
     this.references[id] = 1;
   }
 

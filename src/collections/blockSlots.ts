@@ -11,7 +11,7 @@
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from './blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from './blockIds';
-import { grownInt32, grownUint8 } from './typedArrays';
+import { grownIdArray, grownInt32, grownUint8 } from './typedArrays';
 import { OpenIndex } from './openIndex';
 import { NO_OWNER as IMPORTED_NO_OWNER, SLOT_MASK as IMPORTED_SLOT_MASK, SLOT_BITS as IMPORTED_SLOT_BITS, type SlotFamily } from './slotFamily';
 // Constants read per block are copied into this module once: run through tsx, every read of an
@@ -111,7 +111,7 @@ export class BlockSlots {
   private claimOwner(id: BlockId, slot: number): boolean {
     if (this.ownerBits === 0 || slot > SLOT_MASK) return false;
     const family = this.family!;
-    if (id >= family.owners.length) family.owners = grownInt32(family.owners, id + 1);
+    if (id >= family.owners.length) family.owners = grownIdArray(family.owners, id + 1);
     if (family.owners[id] !== NO_OWNER) return false;
     family.owners[id] = this.ownerBits | slot;
     return true;

@@ -8,6 +8,39 @@ function grownLength(length: number, minLength: number): number {
   return grown;
 }
 
+/**
+ * Arrays indexed by block id (one per field of every id) are read at random and may grow to millions
+ * of entries. Past ID_ARRAY_RESERVE_FROM entries they are made ID_ARRAY_RESERVED_BYTES long at
+ * once: an allocation that large is mapped straight from the operating system, already zero, and
+ * only the pages written are ever resident. Memory then follows the highest id in use, page by
+ * page, instead of the next power of two, and the array is not copied again (nor left behind for
+ * the collector, in pieces the allocator may not give back) until ids outgrow that size. Their
+ * readers must treat zero as "nothing here": filling the rest would make every page resident.
+ */
+const ID_ARRAY_RESERVE_FROM = 1 << 16;
+/** Above the largest size glibc's malloc ever serves from its heap (32 MB on 64-bit). */
+const ID_ARRAY_RESERVED_BYTES = 1 << 26;
+
+/** The length of an id array grown to at least `minLength` elements of `bytes` each. */
+function grownIdLength(length: number, minLength: number, bytes: number): number {
+  const grown = grownLength(length, minLength);
+  return grown > ID_ARRAY_RESERVE_FROM ? Math.max(grown, ID_ARRAY_RESERVED_BYTES / bytes) : grown;
+}
+
+/** grownInt32 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM): zero beyond the old length, which is never to be filled. */
+export function grownIdArray(array: Int32Array, minLength: number): Int32Array<ArrayBuffer> {
+  const grown = new Int32Array(grownIdLength(array.length, minLength, Int32Array.BYTES_PER_ELEMENT));
+  grown.set(array);
+  return grown;
+}
+
+/** grownUint8 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM). */
+export function grownIdBytes(array: Uint8Array, minLength: number): Uint8Array<ArrayBuffer> {
+  const grown = new Uint8Array(grownIdLength(array.length, minLength, 1));
+  grown.set(array);
+  return grown;
+}
+
 /** A copy of `array` at least `minLength` long, zero beyond the old length. */
 export function grownInt32(array: Int32Array, minLength: number): Int32Array<ArrayBuffer> {
   const grown = new Int32Array(grownLength(array.length, minLength));

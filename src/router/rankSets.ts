@@ -4,13 +4,13 @@
 // grows with the ids plus the shared blocks × ranks / 8 bytes, not with ids × ranks (a 256-rank
 // cluster would otherwise spend 32 bytes per block id and per index).
 import type { BlockId } from '../collections/blockIds';
-import { grownInt32 } from '../collections/typedArrays';
+import { grownIdArray, grownInt32 } from '../collections/typedArrays';
 
-/** The cell of an id no rank holds. */
-const NOBODY = -1;
+/** The cell of an id no rank holds: zero, so that cells never written need no filling (see grownIdArray). */
+const NOBODY = 0;
 
 export class RankSetsByBlock {
-  /** Per id: NOBODY, a rank (≥ 0), or −(row + 2) for the row of bits that holds its ranks. */
+  /** Per id: NOBODY, rank + 1 (≥ 1) for the one rank holding it, or −(row + 1) for the row of bits that holds its ranks. */
   private cells = new Int32Array(0);
   private wordsPerRow = 1;
   private rows = new Int32Array(0);
@@ -20,10 +20,10 @@ export class RankSetsByBlock {
   has(id: BlockId, rank: number): boolean {
     if (id >= this.cells.length) return false;
     const cell = this.cells[id];
-    if (cell >= 0) return cell === rank;
+    if (cell > 0) return cell === rank + 1;
     if (cell === NOBODY) return false;
     const word = rank >>> 5;
-    return word < this.wordsPerRow && (this.rows[(-cell - 2) * this.wordsPerRow + word] & (1 << (rank & 31))) !== 0;
+    return word < this.wordsPerRow && (this.rows[(-cell - 1) * this.wordsPerRow + word] & (1 << (rank & 31))) !== 0;
   }
 
   /** True when no rank is in the set of `id`. */
@@ -36,32 +36,32 @@ export class RankSetsByBlock {
     if ((rank >>> 5) >= this.wordsPerRow) this.widen((rank >>> 5) + 1);
     const cell = this.cells[id];
     if (cell === NOBODY) {
-      this.cells[id] = rank;
+      this.cells[id] = rank + 1;
       return;
     }
-    if (cell === rank) return;
-    if (cell >= 0) {
+    if (cell === rank + 1) return;
+    if (cell > 0) {
       const row = this.takeRow();
-      this.setBit(row, cell);
+      this.setBit(row, cell - 1);
       this.setBit(row, rank);
-      this.cells[id] = -row - 2;
+      this.cells[id] = -row - 1;
       return;
     }
-    this.setBit(-cell - 2, rank);
+    this.setBit(-cell - 1, rank);
   }
 
   delete(id: BlockId, rank: number): void {
     if (!this.has(id, rank)) return;
     const cell = this.cells[id];
-    if (cell >= 0) {
+    if (cell > 0) {
       this.cells[id] = NOBODY;
       return;
     }
-    const row = -cell - 2;
+    const row = -cell - 1;
     const at = row * this.wordsPerRow;
     this.rows[at + (rank >>> 5)] &= ~(1 << (rank & 31));
     // One rank left: it goes back into the cell and the row is given back.
-    let remaining = NOBODY;
+    let remaining = -1;
     let count = 0;
     for (let word = 0; word < this.wordsPerRow && count < 2; word++) {
       const bits = this.rows[at + word];
@@ -70,7 +70,7 @@ export class RankSetsByBlock {
       remaining = word * 32 + 31 - Math.clz32(bits & -bits);
     }
     if (count === 1) {
-      this.cells[id] = remaining;
+      this.cells[id] = remaining + 1;
       this.freeRows.push(row);
     }
   }
@@ -86,12 +86,12 @@ export class RankSetsByBlock {
   forEachRank(id: BlockId, each: (rank: number) => void): void {
     if (id >= this.cells.length) return;
     const cell = this.cells[id];
-    if (cell >= 0) {
-      each(cell);
+    if (cell > 0) {
+      each(cell - 1);
       return;
     }
     if (cell === NOBODY) return;
-    const at = (-cell - 2) * this.wordsPerRow;
+    const at = (-cell - 1) * this.wordsPerRow;
     for (let word = 0; word < this.wordsPerRow; word++) {
       let bits = this.rows[at + word];
       while (bits !== 0) {
@@ -119,9 +119,7 @@ export class RankSetsByBlock {
   }
 
   private growCells(minLength: number): void {
-    const oldLength = this.cells.length;
-    this.cells = grownInt32(this.cells, minLength);
-    this.cells.fill(NOBODY, oldLength);
+    this.cells = grownIdArray(this.cells, minLength);
   }
 
   /** More words per row (a rank index past the last word): every row's words move. */

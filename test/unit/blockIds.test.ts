@@ -1,9 +1,9 @@
 // Unit tests of the compact structures behind block ids: the id table (retain, release, reuse,
 // bigint and 32-bit-word lookups agree), the open-addressing index against a Map, rank sets as
-// bits past 32 ranks, intrusive slot lists, counts per value, and the hash memo (same hashes
-// with or without it).
+// bits past 32 ranks, intrusive slot lists, counts per value, the hash memo (same hashes with or
+// without it), and arrays by id reserved whole once large.
 import { test } from 'node:test';
-import { Int32Pool } from '../../src/collections/typedArrays';
+import { grownIdArray, grownIdBytes, Int32Pool } from '../../src/collections/typedArrays';
 import assert from 'node:assert/strict';
 import { BlockIds, NO_BLOCK_ID } from '../../src/collections/blockIds';
 import { BlockSlots, NO_SLOT, SlotList } from '../../src/collections/blockSlots';
@@ -223,4 +223,41 @@ test('acquiring a prompt’s blocks at once gives the ids and references one by 
     for (let n = 0; n < holds; n++) together.release(id);
   }
   assert.equal(together.size, 1, 'each block was retained once per occurrence: only the id held before is left');
+});
+
+test('an array by id grows by doubling while small, then is reserved whole: contents kept, zero beyond', () => {
+  assert.equal(grownIdArray(new Int32Array(16), 100).length, 128);
+  const small = new Int32Array(1 << 16);
+  for (let i = 0; i < small.length; i++) small[i] = i + 1;
+  const reserved = grownIdArray(small, (1 << 16) + 1);
+  // 64 MB at once: mapped by the system, and resident only where written.
+  assert.equal(reserved.byteLength, 1 << 26);
+  assert.ok(reserved.subarray(0, small.length).every((value, i) => value === i + 1), 'the old contents are kept');
+  assert.equal(reserved[1 << 16], 0);
+  assert.equal(reserved[reserved.length - 1], 0);
+  assert.equal(grownIdArray(reserved, reserved.length + 1).length, 2 * reserved.length, 'past the reservation it doubles again');
+  const bytes = grownIdBytes(new Uint8Array(1 << 16).fill(7), (1 << 16) + 1);
+  assert.equal(bytes.byteLength, 1 << 26);
+  assert.deepEqual([bytes[0], bytes[(1 << 16) - 1], bytes[1 << 16]], [7, 7, 0]);
+});
+
+test('ids past the reserving size keep their hashes, references and rank sets', () => {
+  const ids = new BlockIds();
+  const sets = new RankSetsByBlock();
+  const count = (1 << 16) + 5000;
+  for (let i = 0; i < count; i++) {
+    const id = ids.acquire(BigInt(i) * 0x9e3779b97f4a7c15n % (1n << 64n));
+    assert.equal(id, i);
+    if (i % 3 === 0) sets.add(id, i % 70);
+    if (i % 6 === 0) sets.add(id, 69 - (i % 70));
+  }
+  for (const i of [0, 1, 65535, 65536, 65537, count - 1]) {
+    assert.equal(ids.hashOf(i), BigInt(i) * 0x9e3779b97f4a7c15n % (1n << 64n), `hash of id ${i}`);
+    const expected = i % 3 !== 0 ? [] : [...new Set([i % 70, ...(i % 6 === 0 ? [69 - (i % 70)] : [])])].sort((a, b) => a - b);
+    assert.deepEqual(sets.ranks(i), expected, `ranks of id ${i}`);
+    assert.equal(sets.isEmpty(i), expected.length === 0);
+  }
+  assert.equal(sets.isEmpty(count + 10), true, 'an id never added, inside the reserved cells');
+  ids.release(count - 1);
+  assert.equal(ids.idOf(BigInt(count - 1) * 0x9e3779b97f4a7c15n % (1n << 64n)), NO_BLOCK_ID);
 });
