@@ -25,6 +25,7 @@ import { DriverContext, parseQualifyArgs, prepare, qualify, UsageError } from '.
 import type { Subject } from '../src/signoff/model';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
+import { figureCacheFromEnv } from '../steps/support/figureCache';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -76,6 +77,7 @@ const context: DriverContext = {
   date: () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
   subject,
   write: (text) => process.stdout.write(text),
+  figureCache: figureCacheFromEnv(),
 };
 
 async function main(argv: string[]): Promise<number> {

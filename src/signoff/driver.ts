@@ -16,7 +16,7 @@
 import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { renderFigure } from '../report/figure';
+import { renderFigure, type FigureCache } from '../report/figure';
 import { CoverageRun, CoverageSummary, failedTapTests, summariseCoverage } from './coverage';
 import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
@@ -132,6 +132,11 @@ export interface DriverContext {
    * without it the merge leaves cucumber.html and junit.xml saying where the shards' own are.
    */
   cucumberReports?(ndjson: string): Promise<{ html: string; junit: string }>;
+  /**
+   * Where drawn figures are kept by their spec (the cucumber runs' own cache, which run 1 has just
+   * filled with every scenario's figure): the sign-off then draws only what is not there.
+   */
+  figureCache?: FigureCache;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -626,7 +631,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
         });
   // The first run's figures are drawn as soon as it ends, while the other work goes on.
   const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
-  const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run))) : Promise.resolve(undefined);
+  const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
   const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
 
   let measured: Measured | null = compiledMeasured;
@@ -717,11 +722,11 @@ interface SignoffParts {
 }
 
 /** Each scenario's figure (SVG) by its key, from its evidence. */
-async function renderFigures(run: RunModel): Promise<Map<string, string>> {
+async function renderFigures(run: RunModel, cache: FigureCache | undefined): Promise<Map<string, string>> {
   const figures = new Map<string, string>();
   for (const scenario of run.scenarios) {
     if (!scenario.evidence) continue;
-    const svg = await renderFigure(scenario.evidence, anchorOf(scenario));
+    const svg = await renderFigure(scenario.evidence, anchorOf(scenario), cache);
     if (svg !== null) figures.set(scenario.key, svg);
   }
   return figures;
@@ -733,7 +738,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
   const { first, second, measured } = parts;
   const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
   const determinism = compareRuns(runModel, second.run, second.problem);
-  const figures = parts.figures ?? (await renderFigures(runModel));
+  const figures = parts.figures ?? (await renderFigures(runModel, ctx.figureCache));
   const subject = ctx.subject();
   const built = buildSignoff({
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,

@@ -1,7 +1,8 @@
 // The figure cache of the cucumber runs: each scenario's figure (src/report/figure.ts) drawn by
 // vega once per machine and kept as a file named by its key (the spec and the renderer's
 // versions), so running the suite again (npm test, both runs of npm run qualify, the integration
-// tests' qualify runs) draws only what changed; the SVG is the same bytes either way. Files are
+// tests' qualify runs) draws only what changed; the sign-off's own figures (scripts/qualify.ts
+// hands this cache to the driver) come from what run 1 drew. The SVG is the same bytes either way. Files are
 // written whole (a temporary file renamed), so runs at the same time can share the folder; an
 // unreadable or unwritable entry is simply drawn again. KVQUAL_FIGURE_CACHE=off turns it off,
 // KVQUAL_FIGURE_CACHE=<folder> moves it (default: kvqual-figure-cache-<uid> in the system's
