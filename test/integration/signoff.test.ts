@@ -161,7 +161,8 @@ test('--baseline on two real runs whose suites differ: scenarios added, removed,
   fs.mkdirSync(suiteDir, { recursive: true });
   const feature = path.join(suiteDir, 'hostile.feature');
   fs.writeFileSync(feature, fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'signoff', 'features', 'hostile.feature'), 'utf8'));
-  const args = (out: string, extra: string[] = []) => ['--features', suiteDir, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', path.join(scratch, out), '--campaign', out, '--no-coverage', ...extra];
+  // No generated workloads: the comparison reads the scenarios only.
+  const args = (out: string, extra: string[] = []) => ['--features', suiteDir, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', path.join(scratch, out), '--campaign', out, '--no-coverage', '--fuzz-runs', '0', ...extra];
   const before = await qualify('signoff', 'evolving-1', {}, args('evolving-1'));
   assert.equal(before.status, 0, before.output);
   const baselineFile = path.join(before.dir, 'signoff.json');

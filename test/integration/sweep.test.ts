@@ -155,8 +155,7 @@ test('a point whose replay never ends a request exits 1, naming the point, and s
   );
   assert.ok(json.points.filter((p: { clean: boolean }) => p.clean).length === 8, 'the other points ran clean');
   assert.ok(fs.existsSync(path.join(dir, 'out', 'sweep.csv')) && fs.existsSync(path.join(dir, 'out', 'sweep.html')));
-  const clean = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'clean', '--jobs', '2');
-  assert.equal(clean.status, 0, 'without the double, the same sweep is clean');
+  // Without the double the same sweep is clean: the next test runs it so (status 0).
 });
 
 test('a sweep with other parameters into the same folder removes the charts of the earlier one, and nothing else', () => {
