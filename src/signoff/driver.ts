@@ -332,8 +332,9 @@ function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.Process
 }
 
 /** The folders of the repository compiled into build/ (tsconfig.json's include). */
-const NO_JAVASCRIPT = 'the compiler produced no JavaScript';
 const COMPILED_FOLDERS = ['src', 'steps', 'test', 'bench', 'scripts'];
+/** The coverage run's problem when build/ holds no compiled src/. */
+const NO_JAVASCRIPT = 'the compiler produced no JavaScript';
 
 /** The TypeScript sources of COMPILED_FOLDERS (relative to the repository), in name order. */
 function compiledSources(root: string): string[] {
@@ -349,7 +350,7 @@ function compiledSources(root: string): string[] {
   return sources.sort();
 }
 
-/** The compiled files of build/ whose TypeScript source is gone (they are removed: a deleted test must not run from an older build). */
+/** The compiled files of build/ (and their maps) whose TypeScript source is gone: removed, since a deleted test must not run from an older build. */
 export function buildOrphans(root: string): string[] {
   const orphans: string[] = [];
   for (const folder of COMPILED_FOLDERS) {
@@ -365,8 +366,8 @@ export function buildOrphans(root: string): string[] {
 
 /**
  * The TypeScript of COMPILED_FOLDERS transpiled to build/ as CommonJS with source maps (for c8), by
- * esbuild, the compiler tsx runs the first run on: every file every time, in about a fifth of a
- * second where tsc takes several. What the last coverage run measured goes first, and every
+ * esbuild, the compiler tsx runs the first run on: every file every time, in well under a second
+ * where tsc takes several. What the last coverage run measured goes first, and every
  * compiled file whose source is gone. Types are checked by typeCheck, beside the compiled runs.
  * False when it wrote no JavaScript; its errors are problems of the coverage run.
  */

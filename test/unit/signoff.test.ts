@@ -16,6 +16,8 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { FakeScenario, fakeMessages } from '../support/messages';
 import { lagReplay } from '../support/replays';
+import os from 'node:os';
+import { buildOrphans } from '../../src/signoff/driver';
 
 const REGISTRY = parseRegistry(`
 requirements:
@@ -312,4 +314,23 @@ test("a cluster scenario's card and JSON carry its pass-time fidelity; other sim
   assert.equal(cards.find((c) => c.name === 'calibrated run')!.pass_times, 'calibrated: bench H100');
   assert.equal(cards.find((c) => c.name === 'router replay')!.pass_times, null);
   assert.equal((renderMarkdown(model).match(/\| Pass times \|/g) ?? []).length, 1);
+});
+
+test('the compiled files whose TypeScript source is gone, and their maps, are the orphans of build/', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-orphans-'));
+  try {
+    const write = (file: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+      fs.writeFileSync(path.join(root, file), '');
+    };
+    for (const file of ['src/kept.ts', 'test/unit/kept.test.ts', 'build/src/kept.js', 'build/src/kept.js.map', 'build/test/unit/kept.test.js']) write(file);
+    for (const file of ['build/src/gone.js', 'build/src/gone.js.map', 'build/test/unit/deleted.test.js', 'build/steps/old.steps.js']) write(file);
+    write('build/coverage/coverage-summary.json');
+    assert.deepEqual(
+      buildOrphans(root).map((file) => path.relative(root, file).split(path.sep).join('/')),
+      ['build/src/gone.js', 'build/src/gone.js.map', 'build/steps/old.steps.js', 'build/test/unit/deleted.test.js'],
+    );
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
 });
