@@ -21,22 +21,33 @@ const ID_ARRAY_RESERVE_FROM = 1 << 16;
 /** Above the largest size glibc's malloc ever serves from its heap (32 MB on 64-bit). */
 const ID_ARRAY_RESERVED_BYTES = 1 << 26;
 
-/** The length of an id array grown to at least `minLength` elements of `bytes` each. */
-function grownIdLength(length: number, minLength: number, bytes: number): number {
-  const grown = grownLength(length, minLength);
-  return grown > ID_ARRAY_RESERVE_FROM ? Math.max(grown, ID_ARRAY_RESERVED_BYTES / bytes) : grown;
+/**
+ * A zeroed array of at least `minLength` elements made by `make`: the reserved length past
+ * ID_ARRAY_RESERVE_FROM, or the doubled one when the system refuses that much address space at once
+ * (a machine that does not overcommit memory), as any other array grows.
+ */
+function grownIdStorage<T extends Int32Array | Uint8Array>(length: number, minLength: number, bytes: number, make: (length: number) => T): T {
+  const doubled = grownLength(length, minLength);
+  const reserved = doubled > ID_ARRAY_RESERVE_FROM ? Math.max(doubled, ID_ARRAY_RESERVED_BYTES / bytes) : doubled;
+  if (reserved === doubled) return make(doubled);
+  try {
+    return make(reserved);
+  } catch (error) {
+    if (!(error instanceof RangeError)) throw error;
+    return make(doubled);
+  }
 }
 
 /** grownInt32 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM): zero beyond the old length, which is never to be filled. */
-export function grownIdArray(array: Int32Array, minLength: number): Int32Array<ArrayBuffer> {
-  const grown = new Int32Array(grownIdLength(array.length, minLength, Int32Array.BYTES_PER_ELEMENT));
+export function grownIdArray(array: Int32Array, minLength: number, make = (length: number) => new Int32Array(length)): Int32Array<ArrayBuffer> {
+  const grown = grownIdStorage(array.length, minLength, Int32Array.BYTES_PER_ELEMENT, make) as Int32Array<ArrayBuffer>;
   grown.set(array);
   return grown;
 }
 
 /** grownUint8 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM). */
 export function grownIdBytes(array: Uint8Array, minLength: number): Uint8Array<ArrayBuffer> {
-  const grown = new Uint8Array(grownIdLength(array.length, minLength, 1));
+  const grown = grownIdStorage(array.length, minLength, 1, (length) => new Uint8Array(length)) as Uint8Array<ArrayBuffer>;
   grown.set(array);
   return grown;
 }

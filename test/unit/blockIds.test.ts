@@ -236,6 +236,14 @@ test('an array by id grows by doubling while small, then is reserved whole: cont
   assert.equal(reserved[1 << 16], 0);
   assert.equal(reserved[reserved.length - 1], 0);
   assert.equal(grownIdArray(reserved, reserved.length + 1).length, 2 * reserved.length, 'past the reservation it doubles again');
+  // Where the system refuses that much address space at once, the array grows as any other.
+  const refusing = (length: number) => {
+    if (length * 4 >= 1 << 26) throw new RangeError('Array buffer allocation failed');
+    return new Int32Array(length);
+  };
+  const doubled = grownIdArray(small, (1 << 16) + 1, refusing);
+  assert.equal(doubled.length, 1 << 17);
+  assert.deepEqual([doubled[0], doubled[(1 << 16) - 1], doubled[1 << 16]], [1, 1 << 16, 0]);
   const bytes = grownIdBytes(new Uint8Array(1 << 16).fill(7), (1 << 16) + 1);
   assert.equal(bytes.byteLength, 1 << 26);
   assert.deepEqual([bytes[0], bytes[(1 << 16) - 1], bytes[1 << 16]], [7, 7, 0]);
