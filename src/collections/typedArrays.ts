@@ -1,5 +1,6 @@
 // Growing typed arrays: a bigger copy when an index outgrows the array, so structures keyed by
-// small integers (block ids, slots) keep their fields in flat arrays instead of objects.
+// small integers (block ids, slots) keep their fields in flat arrays instead of objects; arrays by
+// block id reserved whole once large (resident only where written); pools of per-request buffers.
 
 /** Length at least `minLength`, doubling from `length` (and at least 16). */
 function grownLength(length: number, minLength: number): number {
