@@ -51,6 +51,8 @@ export class HostPool {
   /** Each distinct origin once, in the order first stored, and its index. */
   private readonly originNames: string[] = [];
   private readonly originIndex = new Map<string, number>();
+  private lastOrigin: string | null = null;
+  private lastOriginAt = 0;
   /** Resident entries, least recently used first. */
   private readonly lru = new SlotList();
   private pendingCount = 0;
@@ -300,14 +302,17 @@ export class HostPool {
     this.origins = grownInt32(this.origins, minLength);
   }
 
-  /** The index of an origin's name, added when it is new. */
+  /** The index of an origin's name, added when it is new (a request's cohorts come one after another: its index is kept). */
   private originAt(origin: string): number {
+    if (origin === this.lastOrigin) return this.lastOriginAt;
     let at = this.originIndex.get(origin);
     if (at === undefined) {
       at = this.originNames.length;
       this.originNames.push(origin);
       this.originIndex.set(origin, at);
     }
+    this.lastOrigin = origin;
+    this.lastOriginAt = at;
     return at;
   }
 
