@@ -7,7 +7,7 @@
 // as what is live. Ids never leak into results: which number a hash gets changes nothing.
 import type { BlockHash } from '../hash';
 import { toU64 } from '../hash';
-import { OpenIndex } from './openIndex';
+import { hashInteger } from './openIndex';
 import { grownIdArray } from './typedArrays';
 import { SlotFamily } from './slotFamily';
 
@@ -18,6 +18,15 @@ export type BlockId = number;
 export const NO_BLOCK_ID = -1;
 
 const INITIAL_CAPACITY = 1024;
+/** Words per id in BlockIds.idWords: its hash's low and high 32-bit words, then its reference count. */
+const ID_STRIDE = 3;
+const LOW_WORD = 0;
+const HIGH_WORD = 1;
+const REFERENCES = 2;
+/** Cells of the table from hashes to ids at first (a power of two). */
+const INITIAL_CELLS = 1024;
+/** A cell holds id + 1 in its second word; 0 is a free cell, so a new table needs no filling. */
+const EMPTY_CELL = 0;
 
 const U64_LIMIT = 1n << 64n;
 /** The two 32-bit halves of the hash being looked up, at LOW and HIGH (platform byte order). */
@@ -26,6 +35,11 @@ const queryU64 = new BigUint64Array(queryWords.buffer);
 const LOW = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
 const HIGH = 1 - LOW;
 
+/** Zeroed (free) cells for the table of hashes to ids: made large at once, as arrays by id are, when large (see grownIdArray). */
+function tableCells(cellCount: number): Int32Array {
+  return grownIdArray(new Int32Array(0), 2 * cellCount).subarray(0, 2 * cellCount);
+}
+
 /** Writes the two 32-bit words of a u64 hash into queryWords. */
 function splitHash(hash: BlockHash): void {
   if (hash < 0n || hash >= U64_LIMIT) throw new RangeError(`block hash ${hash} is not an unsigned 64-bit integer`);
@@ -33,13 +47,24 @@ function splitHash(hash: BlockHash): void {
 }
 
 export class BlockIds {
-  /** The two 32-bit words (low, high) of each id's hash; the bigint is made only when asked for. */
-  private hashWords = new Int32Array(2 * INITIAL_CAPACITY);
+  /**
+   * Per id, side by side at ID_STRIDE × id: the two 32-bit words (low, high) of its hash (the bigint
+   * is made only when asked for) and its reference count. Side by side because a lookup that finds
+   * an id checks its high word and counts a reference in one cache line, and freeing an id reads
+   * its count and its hash.
+   */
+  private idWords = new Int32Array(ID_STRIDE * INITIAL_CAPACITY);
   /** Ids issued so far (ids are below this). */
   private issued = 0;
-  /** Ids by the two 32-bit words of their hash (compared as numbers, never as bigints). */
-  private readonly idByHash = new OpenIndex(2);
-  private references = new Int32Array(INITIAL_CAPACITY);
+  /**
+   * The table from hashes to ids: open addressing with linear probing from the home of the hash's
+   * low word, backward-shift deletion, at most three quarters full. Each cell holds a low word and
+   * id + 1 (EMPTY_CELL when free); the high word is compared in idWords, so a cell is 8 bytes. A
+   * large table is made as the arrays by id are (see tableCells).
+   */
+  private cells = tableCells(INITIAL_CELLS);
+  private mask = INITIAL_CELLS - 1;
+  private live = 0;
   /** Ids released by everyone, reused last-released first. */
   private readonly freeIds: BlockId[] = [];
   /** The slot families of the run's block stores, by kind (see SlotFamily). */
@@ -60,7 +85,7 @@ export class BlockIds {
 
   /** Ids live now. */
   get size(): number {
-    return this.idByHash.size;
+    return this.live;
   }
   /** One more than the highest id ever issued: arrays indexed by id need this length. */
   get capacity(): number {
@@ -70,12 +95,19 @@ export class BlockIds {
   /** The id of a hash, or NO_BLOCK_ID when no one holds it. */
   idOf(hash: BlockHash): BlockId {
     splitHash(hash);
-    return this.idByHash.find(queryWords[LOW], queryWords[HIGH]);
+    const low = queryWords[LOW];
+    const high = queryWords[HIGH];
+    for (let cell = this.home(low); ; cell = (cell + 1) & this.mask) {
+      const stored = this.cells[2 * cell + 1];
+      if (stored === EMPTY_CELL) return NO_BLOCK_ID;
+      if (this.cells[2 * cell] === low && this.idWords[ID_STRIDE * (stored - 1) + HIGH_WORD] === high) return stored - 1;
+    }
   }
 
   /** The hash an id stands for (a new bigint); the id must be held. */
   hashOf(id: BlockId): BlockHash {
-    return toU64(this.hashWords[2 * id], this.hashWords[2 * id + 1]);
+    const at = ID_STRIDE * id;
+    return toU64(this.idWords[at + LOW_WORD], this.idWords[at + HIGH_WORD]);
   }
 
   /** The id of a hash, issued if new, retained once for the caller. */
@@ -91,33 +123,41 @@ export class BlockIds {
    */
   acquireAllWords(words: Int32Array, stride: number, ids: Int32Array): void {
     let touched = 0;
-    for (let at = 0; at < words.length; at += stride) touched ^= this.idByHash.touch(words[at], words[at + 1]);
+    for (let at = 0; at < words.length; at += stride) touched ^= this.cells[2 * this.home(words[at]) + 1];
     this.touched = touched;
     for (let i = 0, at = 0; at < words.length; i++, at += stride) ids[i] = this.acquireWords(words[at], words[at + 1]);
   }
 
   /** acquire for the hash (high << 32) | low given as 32-bit words; the bigint is made only for a new id. */
   acquireWords(low: number, high: number): BlockId {
-    // One probe: the id a new hash would get is stored unless the hash is there already.
-    const candidate = this.freeIds.length > 0 ? this.freeIds[this.freeIds.length - 1] : this.issued;
-    const existing = this.idByHash.insertAbsent(candidate, low, high);
-    if (existing !== NO_BLOCK_ID) {
-      this.references[existing]++;
-      return existing;
+    low |= 0;
+    high |= 0;
+    if (4 * (this.live + 1) > 3 * (this.mask + 1)) this.resize(2 * (this.mask + 1));
+    // One probe: the hash's id when it is there, else the free cell where it goes.
+    let cell = this.home(low);
+    for (; ; cell = (cell + 1) & this.mask) {
+      const stored = this.cells[2 * cell + 1];
+      if (stored === EMPTY_CELL) break;
+      if (this.cells[2 * cell] === low && this.idWords[ID_STRIDE * (stored - 1) + HIGH_WORD] === high) {
+        this.idWords[ID_STRIDE * (stored - 1) + REFERENCES]++;
+        return stored - 1;
+      }
     }
-    if (candidate === this.issued) this.issued++;
-    else this.freeIds.pop();
-    this.record(candidate, low, high);
-    return candidate;
+    const id = this.freeIds.length > 0 ? this.freeIds.pop()! : this.issued++;
+    this.cells[2 * cell] = low;
+    this.cells[2 * cell + 1] = id + 1;
+    this.live++;
+    this.record(id, low, high);
+    return id;
   }
 
   /** Stores a new id's hash words and its first reference. */
   private record(id: BlockId, low: number, high: number): void {
-    if (2 * id + 1 >= this.hashWords.length) this.hashWords = grownIdArray(this.hashWords, 2 * id + 2);
-    this.hashWords[2 * id] = low;
-    this.hashWords[2 * id + 1] = high;
-    if (id >= this.references.length) this.references = grownIdArray(this.references, id + 1);
-    this.references[id] = 1;
+    const at = ID_STRIDE * id;
+    if (at + ID_STRIDE > this.idWords.length) this.idWords = grownIdArray(this.idWords, at + ID_STRIDE);
+    this.idWords[at + LOW_WORD] = low;
+    this.idWords[at + HIGH_WORD] = high;
+    this.idWords[at + REFERENCES] = 1;
   }
 
   /** Ids of hashes, looked up only (NO_BLOCK_ID for hashes no one holds). */
@@ -129,20 +169,59 @@ export class BlockIds {
 
   /** One more holder of an id already held. */
   retain(id: BlockId): void {
-    this.references[id]++;
+    this.idWords[ID_STRIDE * id + REFERENCES]++;
   }
 
   retainAll(ids: ArrayLike<BlockId>): void {
-    for (let i = 0; i < ids.length; i++) this.references[ids[i]]++;
+    for (let i = 0; i < ids.length; i++) this.idWords[ID_STRIDE * ids[i] + REFERENCES]++;
   }
 
   /** A holder lets go; the last one frees the id for reuse. */
   release(id: BlockId): void {
-    const left = --this.references[id];
+    const at = ID_STRIDE * id;
+    const left = --this.idWords[at + REFERENCES];
     if (left > 0) return;
     if (left < 0) throw new Error(`block id ${id} released more often than retained`);
-    this.idByHash.remove(this.hashWords[2 * id], this.hashWords[2 * id + 1]);
+    this.removeCell(this.idWords[at + LOW_WORD], id);
     this.freeIds.push(id);
+  }
+
+  /** The home cell of a hash: where its probe run starts. */
+  private home(low: number): number {
+    return hashInteger(low) & this.mask;
+  }
+
+  /** Empties the cell of `id` (its hash's low word `low`), pulling later cells of its probe run back (no tombstones). */
+  private removeCell(low: number, id: BlockId): void {
+    let hole = this.home(low);
+    while (this.cells[2 * hole + 1] !== id + 1) {
+      if (this.cells[2 * hole + 1] === EMPTY_CELL) throw new Error(`block id ${id} is not in the table of hashes`);
+      hole = (hole + 1) & this.mask;
+    }
+    for (let cell = (hole + 1) & this.mask; this.cells[2 * cell + 1] !== EMPTY_CELL; cell = (cell + 1) & this.mask) {
+      const home = this.home(this.cells[2 * cell]);
+      if (((cell - home) & this.mask) >= ((cell - hole) & this.mask)) {
+        this.cells[2 * hole] = this.cells[2 * cell];
+        this.cells[2 * hole + 1] = this.cells[2 * cell + 1];
+        hole = cell;
+      }
+    }
+    this.cells[2 * hole + 1] = EMPTY_CELL;
+    this.live--;
+  }
+
+  /** The table in `cellCount` cells (a power of two), every id at the first free cell from its home. */
+  private resize(cellCount: number): void {
+    const old = this.cells;
+    this.cells = tableCells(cellCount);
+    this.mask = cellCount - 1;
+    for (let at = 0; at < old.length; at += 2) {
+      if (old[at + 1] === EMPTY_CELL) continue;
+      let cell = this.home(old[at]);
+      while (this.cells[2 * cell + 1] !== EMPTY_CELL) cell = (cell + 1) & this.mask;
+      this.cells[2 * cell] = old[at];
+      this.cells[2 * cell + 1] = old[at + 1];
+    }
   }
 
   releaseAll(ids: ArrayLike<BlockId>): void {

@@ -5,6 +5,7 @@
 import { test } from 'node:test';
 import { grownIdArray, grownIdBytes, Int32Pool } from '../../src/collections/typedArrays';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { BlockIds, NO_BLOCK_ID } from '../../src/collections/blockIds';
 import { BlockSlots, NO_SLOT, SlotList } from '../../src/collections/blockSlots';
 import { hashPromptBlocks } from '../../src/hash';
@@ -268,4 +269,40 @@ test('ids past the reserving size keep their hashes, references and rank sets', 
   assert.equal(sets.isEmpty(count + 10), true, 'an id never added, inside the reserved cells');
   ids.release(count - 1);
   assert.equal(ids.idOf(BigInt(count - 1) * 0x9e3779b97f4a7c15n % (1n << 64n)), NO_BLOCK_ID);
+});
+
+test('the id table behaves as a map from hash to a count of holders, also for hashes that share a low or a high word', () => {
+  // Few hashes, many sharing their low 32 bits (they meet in the table's cells and are told apart by
+  // their high word) or their high bits, through long runs of acquires and releases.
+  const hashes = [0n, 1n, 2n, 1n << 32n, (1n << 32n) | 1n, (5n << 32n) | 1n, (7n << 32n) | 2n, (1n << 63n) | 1n, 0xffffffffffffffffn, 0xffffffff00000001n, 12345678901234567n, (12345n << 32n) | 0xfffffffen];
+  const step = fc.record({ acquire: fc.boolean(), which: fc.nat(hashes.length - 1) });
+  fc.assert(
+    fc.property(fc.array(step, { minLength: 10, maxLength: 300, size: 'max' }), (steps) => {
+      const ids = new BlockIds();
+      const holders = new Map<bigint, number>();
+      const idOfHash = new Map<bigint, number>();
+      for (const { acquire, which } of steps) {
+        const hash = hashes[which];
+        const held = holders.get(hash) ?? 0;
+        if (acquire) {
+          const id = ids.acquire(hash);
+          if (held > 0) assert.equal(id, idOfHash.get(hash), 'a held hash keeps its id');
+          idOfHash.set(hash, id);
+          holders.set(hash, held + 1);
+        } else if (held > 0) {
+          ids.release(idOfHash.get(hash)!);
+          holders.set(hash, held - 1);
+        }
+        let live = 0;
+        for (const other of hashes) {
+          const count = holders.get(other) ?? 0;
+          if (count > 0) live++;
+          assert.equal(ids.idOf(other), count > 0 ? idOfHash.get(other) : NO_BLOCK_ID, `id of ${other}`);
+          if (count > 0) assert.equal(ids.hashOf(idOfHash.get(other)!), other);
+        }
+        assert.equal(ids.size, live);
+      }
+    }),
+    { numRuns: 200, seed: 1893 },
+  );
 });
