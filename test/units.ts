@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 /** The test files of `folder` with this module's extension, in name order. */
-export function unitTestFiles(folder: string, extension: string): string[] {
+function unitTestFiles(folder: string, extension: string): string[] {
   if (!fs.existsSync(folder)) throw new Error(`units: no such folder ${folder}`);
   return fs
     .readdirSync(folder)

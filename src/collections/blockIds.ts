@@ -8,7 +8,7 @@
 import type { BlockHash } from '../hash';
 import { toU64 } from '../hash';
 import { hashInteger } from './openIndex';
-import { grownIdArray } from './typedArrays';
+import { grownIdArray, zeroedIdArray } from './typedArrays';
 import { SlotFamily } from './slotFamily';
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
@@ -35,9 +35,9 @@ const queryU64 = new BigUint64Array(queryWords.buffer);
 const LOW = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 0 : 1;
 const HIGH = 1 - LOW;
 
-/** Zeroed (free) cells for the table of hashes to ids: made large at once, as arrays by id are, when large (see grownIdArray). */
+/** `cellCount` free cells for the table of hashes to ids, made as arrays by id are (see zeroedIdArray). */
 function tableCells(cellCount: number): Int32Array {
-  return grownIdArray(new Int32Array(0), 2 * cellCount).subarray(0, 2 * cellCount);
+  return zeroedIdArray(2 * cellCount).subarray(0, 2 * cellCount);
 }
 
 /** Writes the two 32-bit words of a u64 hash into queryWords. */
@@ -60,7 +60,9 @@ export class BlockIds {
    * The table from hashes to ids: open addressing with linear probing from the home of the hash's
    * low word, backward-shift deletion, at most three quarters full. Each cell holds a low word and
    * id + 1 (EMPTY_CELL when free); the high word is compared in idWords, so a cell is 8 bytes. A
-   * large table is made as the arrays by id are (see tableCells).
+   * large table is made as the arrays by id are (see tableCells). Its own table, not an OpenIndex:
+   * an OpenIndex cell holds its whole key (12 bytes for a hash and its id), while here half the key
+   * is already kept per id and is read in the cache line a found id's count needs anyway.
    */
   private cells = tableCells(INITIAL_CELLS);
   private mask = INITIAL_CELLS - 1;
@@ -118,8 +120,9 @@ export class BlockIds {
 
   /**
    * acquireWords for every block of `words` (its low and high hash words at i × stride and
-   * i × stride + 1), into ids[i]. The table's cells are touched first (see OpenIndex.touch): a
-   * prompt's blocks sit in cells all over a table larger than the cache.
+   * i × stride + 1), into ids[i]. Each block's home cell is read first: a prompt's blocks sit in
+   * cells all over a table larger than the cache, and reads that do not depend on each other let
+   * their cache misses overlap, where the probes' come one after another.
    */
   acquireAllWords(words: Int32Array, stride: number, ids: Int32Array): void {
     let touched = 0;

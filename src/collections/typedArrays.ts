@@ -39,6 +39,11 @@ function grownIdStorage<T extends Int32Array | Uint8Array>(length: number, minLe
   }
 }
 
+/** A new zeroed Int32Array of at least `minLength` elements, made as arrays by id grow (see ID_ARRAY_RESERVE_FROM): reserved whole when large. */
+export function zeroedIdArray(minLength: number): Int32Array<ArrayBuffer> {
+  return grownIdStorage(0, minLength, Int32Array.BYTES_PER_ELEMENT, (length) => new Int32Array(length));
+}
+
 /** grownInt32 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM): zero beyond the old length, which is never to be filled. */
 export function grownIdArray(array: Int32Array, minLength: number, make = (length: number) => new Int32Array(length)): Int32Array<ArrayBuffer> {
   const grown = grownIdStorage(array.length, minLength, Int32Array.BYTES_PER_ELEMENT, make) as Int32Array<ArrayBuffer>;
