@@ -3,25 +3,30 @@
 import type { BlockWords } from './hash';
 import { HashedBlock, TokenChunk, hashPromptBlocks, hashPromptWords, idKey, promptLength, stringKey } from './hash';
 
+/** Makes a prompt's chunks when they are needed (see tracePrompt). */
+export interface ChunkSource {
+  chunks(): TokenChunk[];
+}
+
 export class Prompt {
   readonly length_tokens: number;
   /** Blocks hashed by blocks(), per block size (made on first use). */
   private hashed: Map<number, HashedBlock[]> | null = null;
   private readonly chunkList: readonly TokenChunk[] | null;
-  private readonly makeChunks: (() => TokenChunk[]) | null;
+  private readonly source: ChunkSource | null;
 
   /**
-   * A prompt of chunks, or of a function that makes them when they are needed, with the prompt's
+   * A prompt of chunks, or of a source that makes them when they are needed, with the prompt's
    * length (a replay holds thousands of trace prompts before they arrive: each keeps only its ids).
    */
-  constructor(chunks: readonly TokenChunk[] | (() => TokenChunk[]), length_tokens?: number) {
-    this.chunkList = typeof chunks === 'function' ? null : chunks;
-    this.makeChunks = typeof chunks === 'function' ? chunks : null;
+  constructor(chunks: readonly TokenChunk[] | ChunkSource, length_tokens?: number) {
+    this.chunkList = isChunkSource(chunks) ? null : chunks;
+    this.source = isChunkSource(chunks) ? chunks : null;
     this.length_tokens = length_tokens ?? promptLength(this.chunks);
   }
 
   get chunks(): readonly TokenChunk[] {
-    return this.chunkList ?? this.makeChunks!();
+    return this.chunkList ?? this.source!.chunks();
   }
 
   /** Complete blocks of this prompt for a block size, hashed once and cached. */
@@ -70,25 +75,60 @@ function keyedTraceChunk(hashId: number, length_tokens: number, namespaceKey: { 
   return { key_lo, key_hi, length_tokens };
 }
 
+function isChunkSource(chunks: readonly TokenChunk[] | ChunkSource): chunks is ChunkSource {
+  return !Array.isArray(chunks);
+}
+
 /**
  * A prompt for trace hash ids where each id stands for `traceBlockSize` tokens; the last id covers
  * what remains of `inputLength` (it may be a partial trace block).
  */
 export function tracePrompt(hashIds: readonly number[], inputLength: number, traceBlockSize: number, namespace = 'global'): Prompt {
-  // Only the ids are kept (8 bytes each); the chunks are made when the request arrives.
-  const ids = Float64Array.from(hashIds);
-  return new Prompt(() => traceChunks(ids, inputLength, traceBlockSize, namespace), inputLength);
+  return new Prompt(new TraceIds(hashIds, inputLength, traceBlockSize, namespace), inputLength);
 }
 
-function traceChunks(hashIds: Float64Array, inputLength: number, traceBlockSize: number, namespace: string): TokenChunk[] {
-  const chunks: TokenChunk[] = [];
-  const namespaceKey = stringKey(`trace:${namespace}`);
-  let remaining = inputLength;
-  for (let i = 0; i < hashIds.length && remaining > 0; i++) {
-    const length = i === hashIds.length - 1 ? remaining : Math.min(traceBlockSize, remaining);
-    chunks.push(keyedTraceChunk(hashIds[i], length, namespaceKey));
-    remaining -= length;
+/** Ids of trace prompts, in shared chunks of this many (a chunk lives while a prompt in it does). */
+const ID_CHUNK_LENGTH = 1 << 16;
+let idChunk = new Float64Array(0);
+let idChunkUsed = 0;
+
+/**
+ * A trace prompt's hash ids, copied into a chunk shared with the prompts read before it: 8 bytes an
+ * id and one small object per prompt, not a buffer of its own (a replay holds every prompt of its
+ * trace from the start). The chunks are made when the request arrives.
+ */
+class TraceIds implements ChunkSource {
+  private readonly ids: Float64Array;
+  private readonly start: number;
+  private readonly count: number;
+
+  constructor(
+    hashIds: readonly number[],
+    private readonly inputLength: number,
+    private readonly traceBlockSize: number,
+    private readonly namespace: string,
+  ) {
+    if (idChunkUsed + hashIds.length > idChunk.length) {
+      idChunk = new Float64Array(Math.max(ID_CHUNK_LENGTH, hashIds.length));
+      idChunkUsed = 0;
+    }
+    this.ids = idChunk;
+    this.start = idChunkUsed;
+    this.count = hashIds.length;
+    for (let i = 0; i < hashIds.length; i++) idChunk[idChunkUsed++] = hashIds[i];
   }
-  if (remaining > 0) chunks.push(namedChunk(`trace-tail:${namespace}:${Array.from(hashIds).join(',')}`, remaining));
-  return chunks;
+
+  chunks(): TokenChunk[] {
+    const chunks: TokenChunk[] = [];
+    const namespaceKey = stringKey(`trace:${this.namespace}`);
+    let remaining = this.inputLength;
+    const end = this.start + this.count;
+    for (let i = this.start; i < end && remaining > 0; i++) {
+      const length = i === end - 1 ? remaining : Math.min(this.traceBlockSize, remaining);
+      chunks.push(keyedTraceChunk(this.ids[i], length, namespaceKey));
+      remaining -= length;
+    }
+    if (remaining > 0) chunks.push(namedChunk(`trace-tail:${this.namespace}:${Array.from(this.ids.subarray(this.start, end)).join(',')}`, remaining));
+    return chunks;
+  }
 }

@@ -6,7 +6,8 @@
  * millions but take few distinct values).
  */
 export class ValueCounts {
-  private readonly timesByValue = new Map<number, number>();
+  /** Times per value, made when a second distinct value comes (a request's gaps are often one value). */
+  private timesByValue: Map<number, number> | null = null;
   private valueCount = 0;
   /** The latest run of one value, not yet in timesByValue (consecutive gaps are mostly equal). */
   private runValue = 0;
@@ -40,22 +41,26 @@ export class ValueCounts {
 
   /** Adds every value counted in `other`. */
   addCounts(other: ValueCounts): void {
-    other.endRun();
-    for (const [value, times] of other.timesByValue) {
-      this.timesByValue.set(value, (this.timesByValue.get(value) ?? 0) + times);
-      this.valueCount += times;
-    }
+    if (other.timesByValue !== null) for (const [value, times] of other.timesByValue) this.addTimes(value, times);
+    if (other.runTimes > 0) this.addTimes(other.runValue, other.runTimes);
+    this.valueCount += other.valueCount;
   }
 
   /** [value, times] pairs in ascending value order. */
   ascending(): [number, number][] {
     this.endRun();
-    return [...this.timesByValue.entries()].sort((a, b) => a[0] - b[0]);
+    return this.timesByValue === null ? [] : [...this.timesByValue.entries()].sort((a, b) => a[0] - b[0]);
   }
 
   private endRun(): void {
     if (this.runTimes === 0) return;
-    this.timesByValue.set(this.runValue, (this.timesByValue.get(this.runValue) ?? 0) + this.runTimes);
+    this.addTimes(this.runValue, this.runTimes);
     this.runTimes = 0;
+  }
+
+  /** Counts a value `times` more in the map (the caller counts them in valueCount). */
+  private addTimes(value: number, times: number): void {
+    const timesByValue = (this.timesByValue ??= new Map());
+    timesByValue.set(value, (timesByValue.get(value) ?? 0) + times);
   }
 }

@@ -13,6 +13,7 @@ import type { Nanos } from '../time';
 import { DeviceCache } from './deviceCache';
 import type { HostPool } from './hostPool';
 import type { TransferEngine } from './transfers';
+import { ValueCounts } from '../collections/valueCounts';
 import type { SimRequest } from './request';
 import { passDurationNs, PassShape, PassTimeModel } from './passTime';
 // Constants read per block are copied into this module once: run through tsx, every read of an
@@ -703,7 +704,7 @@ export class RankEngine {
     if (request.first_token_ns === null) request.first_token_ns = now;
     else {
       if (request.second_token_ns === null) request.second_token_ns = now;
-      request.token_gaps_ns.add(now - request.last_token_ns!);
+      (request.token_gaps_ns ??= new ValueCounts()).add(now - request.last_token_ns!);
     }
     request.last_token_ns = now;
     request.output_tokens++;

@@ -6,7 +6,7 @@ import type { BlockId, BlockIds } from '../collections/blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
-import { ValueCounts } from '../collections/valueCounts';
+import type { ValueCounts } from '../collections/valueCounts';
 import type { Int32Pool } from '../collections/typedArrays';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
@@ -57,8 +57,11 @@ export class SimRequest {
   second_token_ns: Nanos | null = null;
   last_token_ns: Nanos | null = null;
   finished_ns: Nanos | null = null;
-  /** Gaps between consecutive output tokens (ITL), counted per value. */
-  readonly token_gaps_ns = new ValueCounts();
+  /**
+   * Gaps between consecutive output tokens (ITL), counted per value: made at the second token, and
+   * dropped when the request ends (a finished request's gaps join the run's distribution first).
+   */
+  token_gaps_ns: ValueCounts | null = null;
   computed_tokens = 0;
   output_tokens = 0;
   g1_reused_tokens = 0;

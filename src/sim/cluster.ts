@@ -369,7 +369,8 @@ export class Cluster implements RankListener {
     this.router.requestFinished(request.request_id);
     this.decodeRouter?.requestFinished(request.request_id);
     request.releaseBlocks();
-    if (request.state === 'finished') this.finishedTokenGaps.addCounts(request.token_gaps_ns);
+    if (request.state === 'finished' && request.token_gaps_ns !== null) this.finishedTokenGaps.addCounts(request.token_gaps_ns);
+    request.token_gaps_ns = null;
     this.onFinished?.(request);
     this.ended++;
     this.onProgress?.(this.ended, this.requests.length, this.kernel.now);

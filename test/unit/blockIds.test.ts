@@ -137,6 +137,30 @@ test('counts per value give the same distribution as the values themselves', () 
   assert.deepEqual(distributionMs([]), { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 });
 });
 
+test('counts split anywhere and merged in any order give the counts of the whole, and merging leaves the parts as they were', () => {
+  // Few distinct values in long runs (as a request's token gaps): a part may hold only one run,
+  // nothing at all, or a run still open when it is merged.
+  const runs = fc.array(fc.record({ value: fc.integer({ min: 0, max: 3 }), times: fc.integer({ min: 1, max: 5 }) }), { maxLength: 12 });
+  fc.assert(
+    fc.property(runs, fc.array(fc.nat(), { maxLength: 4 }), (spec, cuts) => {
+      const values = spec.flatMap(({ value, times }) => Array.from({ length: times }, () => value * 1_000_003));
+      const bounds = [0, ...cuts.map((cut) => cut % (values.length + 1)).sort((a, b) => a - b), values.length];
+      const parts = bounds.slice(1).map((end, i) => ValueCounts.of(values.slice(bounds[i], end)));
+      const before = parts.map((part) => part.ascending());
+      const merged = new ValueCounts();
+      merged.add(7); // a run of its own, open while the parts come in
+      for (const part of [...parts].reverse()) merged.addCounts(part);
+      const expected = new Map<number, number>([[7, 1]]);
+      for (const value of values) expected.set(value, (expected.get(value) ?? 0) + 1);
+      assert.deepEqual(merged.ascending(), [...expected].sort((a, b) => a[0] - b[0]));
+      assert.equal(merged.count, values.length + 1);
+      assert.deepEqual(parts.map((part) => part.ascending()), before);
+    }),
+    { numRuns: 300, seed: 11 },
+  );
+  assert.deepEqual(new ValueCounts().ascending(), []);
+});
+
 
 test('an Int32 pool hands back arrays of the length asked for, and keeps no more elements than its limit', () => {
   const pool = new Int32Pool(10);

@@ -125,6 +125,23 @@ test('a trace prompt is its trace ids as chunks of trace_block_size tokens', () 
   assert.deepEqual(tracePrompt([1, 2], 12, 8).chunks, [traceChunk(1, 8), traceChunk(2, 4)]);
 });
 
+test('trace prompts made one after another each keep their own ids, across the chunks they share', () => {
+  // Ids of many prompts share chunks of 65,536: 3,000 prompts of 1 to 50 ids fill two and start a third,
+  // and one prompt longer than a chunk gets one to itself.
+  const idsOf = (p: number) => Array.from({ length: 1 + (p % 50) }, (_, i) => p * 100 + i);
+  const longIds = Array.from({ length: 70_000 }, (_, i) => i);
+  const prompts = Array.from({ length: 3000 }, (_, p) => (p === 1500 ? tracePrompt(longIds, 70_000 * 8, 8) : tracePrompt(idsOf(p), idsOf(p).length * 8 - 3, 8, `play-${p}`)));
+  for (const [p, prompt] of prompts.entries()) {
+    if (p === 1500) {
+      assert.deepEqual(prompt.chunks, longIds.map((id) => traceChunk(id, 8)));
+      continue;
+    }
+    const ids = idsOf(p);
+    const expected = ids.map((id, i) => traceChunk(id, i === ids.length - 1 ? 5 : 8, `play-${p}`));
+    assert.deepEqual(prompt.chunks, expected, `prompt ${p}`);
+  }
+});
+
 test('trace prompts sharing their first trace block share exactly the engine blocks inside it', () => {
   // Trace blocks of 8 tokens: ids [1, 2] and [1, 3] share tokens 0..7 and differ from token 8 on.
   const a = tracePrompt([1, 2], 16, 8);
