@@ -642,7 +642,7 @@ export class RankEngine {
 
   private recordAttempt(request: SimRequest, outcome: 'admitted' | 'deferred' | 'loading' | 'no-blocks', g1: number, host: number, reason: string | null): void {
     if (outcome === 'admitted' && request.first_admission_ns === null) request.first_admission_ns = this.kernel.now;
-    request.admission_history.push({ time_ns: this.kernel.now, ...this.rank, outcome, g1_blocks: g1, host_blocks: host, reason });
+    request.addAttempt({ time_ns: this.kernel.now, ...this.rank, outcome, g1_blocks: g1, host_blocks: host, reason });
   }
 
   /**

@@ -47,6 +47,19 @@ export interface RequestIdentity {
 
 const NO_ENTRIES = new Int32Array(0);
 
+/** The empty list every request starts with (frozen: a list gets its own array when it gets an item). */
+const NONE: readonly never[] = Object.freeze([]);
+
+/**
+ * A list with one more item: the first makes an array of exactly one (a push onto an empty array
+ * reserves room for 17; most requests are placed and admitted once, and a run keeps them all).
+ */
+function appended<T>(list: readonly T[], item: T): readonly T[] {
+  if (list.length === 0) return [item];
+  (list as T[]).push(item);
+  return list;
+}
+
 export class SimRequest {
   state: RequestState = 'created';
   arrival_ns: Nanos = 0;
@@ -68,8 +81,10 @@ export class SimRequest {
   host_reused_tokens = 0;
   h2d_wait_ns = 0;
   h2d_started_ns: Nanos | null = null;
-  readonly routing_history: Placement[] = [];
-  readonly admission_history: AdmissionAttempt[] = [];
+  /** Placements in order (see addPlacement); one frozen empty list for every request until its first. */
+  routing_history: readonly Placement[] = NONE;
+  /** Admission attempts in order (see addAttempt). */
+  admission_history: readonly AdmissionAttempt[] = NONE;
   reconciliation: Reconciliation | null = null;
   /** G1 cache entries this request uses (their slots in the rank's G1), in prompt order: the first entryCount of entryStore. */
   private entryStore: Int32Array | null = null;
@@ -77,7 +92,7 @@ export class SimRequest {
   /** G1 blocks it holds that are not cache entries. */
   private_blocks = 0;
   /** G2 entries pinned for its restore (block ids). */
-  pinned_host_ids: ArrayLike<BlockId> = [];
+  pinned_host_ids: ArrayLike<BlockId> = NONE;
   /** Engine truth of the chosen rank at placement (device, host blocks), for reconciliation. */
   truth_at_placement: { device_blocks: number; host_blocks: number } | null = null;
   rank_index = -1;
@@ -95,7 +110,7 @@ export class SimRequest {
   /** Why a skipped request was never sent (e.g. its play failed first, AGX-2). */
   skip_reason: string | null = null;
   /** cache_ids (or request ids) of whoever stored the G2 entries this request restored. */
-  host_restore_sources: string[] = [];
+  host_restore_sources: readonly string[] = NONE;
   stage: RequestStage = 'whole';
   /** Set when the prompt's KV arrived from a prefill worker and has not been admitted yet. */
   kv_transferred = false;
@@ -117,6 +132,14 @@ export class SimRequest {
     readonly output_length: number,
   ) {}
 
+
+  addPlacement(placement: Placement): void {
+    this.routing_history = appended(this.routing_history, placement);
+  }
+
+  addAttempt(attempt: AdmissionAttempt): void {
+    this.admission_history = appended(this.admission_history, attempt);
+  }
   /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
   attachBlocks(words: BlockWords, blockIds: BlockIds, pool: Int32Pool | null = null): void {
     const count = words.length / WORDS_PER_BLOCK;

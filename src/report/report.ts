@@ -79,7 +79,7 @@ export interface RequestRecord extends RequestIdentity {
   host_reused_tokens: number;
   h2d_wait_ms: number;
   /** cache_ids of the plays whose G2 entries this request restored (AGX-4: only its own). */
-  host_restore_sources: string[];
+  host_restore_sources: readonly string[];
   preemptions: number;
   failure_reason: string | null;
   /** Why a skipped request was never sent. */
@@ -136,7 +136,7 @@ function routingRecord(placement: Placement): RoutingRecord {
   };
 }
 
-function routingRecords(history: Placement[]): RoutingRecord[] {
+function routingRecords(history: readonly Placement[]): RoutingRecord[] {
   const records: RoutingRecord[] = new Array(history.length);
   for (let i = 0; i < history.length; i++) records[i] = routingRecord(history[i]);
   return records;

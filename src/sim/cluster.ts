@@ -276,7 +276,7 @@ export class Cluster implements RankListener {
   private place(request: SimRequest): void {
     if (this.decodeRouter) request.stage = 'prefill';
     const placement = this.router.place(this.routeRequest(request), this.kernel.now);
-    request.routing_history.push(placement);
+    request.addPlacement(placement);
     this.dispatch(request, this.rankOf(placement.worker_id, placement.dp_rank));
   }
 

@@ -7,6 +7,8 @@ import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import type { PassObservation, RankEngine } from '../../src/engine/rank';
 import { eventLogOf } from '../../src/fuzz/runCase';
+import { SimRequest } from '../../src/engine/request';
+import type { Placement } from '../../src/router/router';
 
 /** One aggregated worker (4-token blocks, 1 ms prefill, 0.5 ms decode) with these engine settings, host memory and requests. */
 function configYaml(engine: string, requests: string[], host: string): string {
@@ -219,4 +221,18 @@ workload:
 `);
   assert.equal(batched.outcome.report.digest, stepped.outcome.report.digest);
   assert.equal(batched.events, stepped.events, 'the same KV events, emitted at the same instants');
+});
+
+test("a request's placements and admission attempts are its own: every request starts with one frozen empty list, and its first item gives it an array of its own", () => {
+  const identity = (request_id: string) => ({ request_id, ordinal: 0, session_id: null, play_id: null, cache_id: null, lane: null });
+  const [a, b] = [new SimRequest(identity('a'), 16, 1), new SimRequest(identity('b'), 16, 1)];
+  assert.ok(Object.isFrozen(a.routing_history) && Object.isFrozen(a.admission_history) && Object.isFrozen(a.host_restore_sources));
+  const placement = (time_ns: number) => ({ request_id: 'a', ordinal: 0, time_ns, policy: 'kv', candidates: [], worker_id: 0, dp_rank: 0, device_blocks: 0, host_blocks: 0, selected_overlap_blocks: 0, best_available_overlap_blocks: 0, reported_overlap_tokens: 0, tied_candidates: 1 }) satisfies Placement;
+  a.addPlacement(placement(1));
+  a.addPlacement(placement(2));
+  a.addAttempt({ time_ns: 3, worker_id: 0, dp_rank: 0, outcome: 'deferred', g1_blocks: 0, host_blocks: 1, reason: 'pending' });
+  assert.deepEqual(a.routing_history.map((p) => p.time_ns), [1, 2]);
+  assert.deepEqual(a.admission_history.map((attempt) => attempt.outcome), ['deferred']);
+  assert.equal(b.routing_history.length + b.admission_history.length, 0, 'another request saw them');
+  assert.throws(() => (b.routing_history as Placement[]).push(placement(4)), TypeError, 'the shared empty list took an item');
 });
