@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TargetFigure } from './harness';
-import { childCpuSeconds } from './harness';
+import { childCpuSeconds, median } from './harness';
 import { TRACE } from './traceRun';
 
 const WORKERS = 16;
@@ -40,12 +40,6 @@ function freshPass<T>(arg: string): { pass: T; cpu_s: number | null } {
   if (run.status !== 0) throw new Error(`bench/traceRun.ts ${arg} failed (${run.status}): ${run.stderr.slice(0, 500)}`);
   const cpuAfter = childCpuSeconds();
   return { pass: JSON.parse(run.stdout.trim().split('\n').at(-1)!) as T, cpu_s: cpuBefore === null || cpuAfter === null ? null : cpuAfter - cpuBefore };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 const seconds = (values: number[]) => values.map((value) => value.toFixed(2)).join(', ');
