@@ -123,6 +123,11 @@ test('a trace prompt is its trace ids as chunks of trace_block_size tokens', () 
   assert.equal(prompt.length_tokens, 16);
   // The last id covers what remains: 12 tokens are 8 of id 1 and 4 of id 2.
   assert.deepEqual(tracePrompt([1, 2], 12, 8).chunks, [traceChunk(1, 8), traceChunk(2, 4)]);
+  // Ids past the prompt's length make no chunks; the last id needed covers all that remains, even
+  // past one trace block; a prompt without ids is one chunk named by its namespace and (no) ids.
+  assert.deepEqual(tracePrompt([1, 2, 3], 8, 8).chunks, [traceChunk(1, 8)]);
+  assert.deepEqual(tracePrompt([1], 12, 8).chunks, [traceChunk(1, 12)]);
+  assert.deepEqual(tracePrompt([], 5, 8, 'play-1').chunks, [namedChunk('trace-tail:play-1:', 5)]);
 });
 
 test('trace prompts made one after another each keep their own ids, across the chunks they share', () => {
