@@ -132,14 +132,16 @@ export class SimRequest {
     readonly output_length: number,
   ) {}
 
-
+  /** The router placed it (again, for a request routed more than once). */
   addPlacement(placement: Placement): void {
     this.routing_history = appended(this.routing_history, placement);
   }
 
+  /** A rank tried to admit it. */
   addAttempt(attempt: AdmissionAttempt): void {
     this.admission_history = appended(this.admission_history, attempt);
   }
+
   /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */
   attachBlocks(words: BlockWords, blockIds: BlockIds, pool: Int32Pool | null = null): void {
     const count = words.length / WORDS_PER_BLOCK;
