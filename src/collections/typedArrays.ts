@@ -104,3 +104,22 @@ export function grownUint8(array: Uint8Array, minLength: number): Uint8Array<Arr
   grown.set(array);
   return grown;
 }
+
+/**
+ * Per-slot counts and indexes that are nearly always small: 16 bits each until a value needs more,
+ * then 32 (see widenedInt32). Half the bytes of an Int32Array for the fields of millions of slots.
+ */
+export type NarrowInts = Uint16Array | Int16Array | Int32Array;
+
+/** A copy of `array`, of the same kind, at least `minLength` long, zero beyond the old length. */
+export function grownNarrow<T extends NarrowInts>(array: T, minLength: number): T {
+  const length = grownLength(array.length, minLength);
+  const grown = (array instanceof Uint16Array ? new Uint16Array(length) : array instanceof Int16Array ? new Int16Array(length) : new Int32Array(length)) as T;
+  grown.set(array);
+  return grown;
+}
+
+/** The same values in an Int32Array (a 16-bit field is about to hold a value it cannot), or `array` when it is one already. */
+export function widenedInt32(array: NarrowInts): Int32Array {
+  return array instanceof Int32Array ? array : Int32Array.from(array);
+}

@@ -4,7 +4,7 @@
 import { InvariantError } from '../kernel';
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
-import { grownInt32, grownUint8 } from '../collections/typedArrays';
+import { grownNarrow, grownUint8, type NarrowInts, widenedInt32 } from '../collections/typedArrays';
 import { BlockSlots, NO_SLOT as IMPORTED_NO_SLOT, SlotList } from '../collections/blockSlots';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
@@ -14,6 +14,9 @@ const NO_SLOT = IMPORTED_NO_SLOT;
 const NO_LOADER = -1;
 /** soleLoader of an entry that ranks of a shared pool load at once. */
 const SEVERAL_LOADERS = -2;
+/** The largest values of the 16-bit fields (pins and origins, rank indexes in soleLoader) before they widen. */
+const UINT16_MAX = 0xffff;
+const INT16_MAX = 0x7fff;
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
@@ -32,22 +35,22 @@ export class HostPool {
   private readonly entries: BlockSlots;
   /** 1 while the entry's D2H copy runs. */
   private pending = new Uint8Array(0);
-  /** Loads in flight from the entry (a pinned entry is never a victim). */
-  private pins = new Int32Array(0);
+  /** Loads in flight from the entry (a pinned entry is never a victim); 16 bits until one needs more. */
+  private pins: NarrowInts = new Uint16Array(0);
   /**
    * Which rank the entry's loads in flight (pins) are for: the rank index when they are all for one
    * rank (always, in a private pool), NO_LOADER when there is none, SEVERAL_LOADERS when ranks of a
-   * shared pool load it at once (their counts are then in `loaders`).
+   * shared pool load it at once (their counts are then in `loaders`). 16 bits until a rank index needs more.
    */
-  private soleLoader = new Int32Array(0);
+  private soleLoader: NarrowInts = new Int16Array(0);
   /** Loads in flight per rank index, for the slots that several ranks load at once. */
   private readonly loaders = new Map<number, Map<number, number>>();
   /**
    * Who stored each entry, as an index into `originNames`: the cache_id of the storing request's
    * play, or its request id. A number per slot, not a string reference: nothing for the collector
-   * to trace, half the bytes.
+   * to trace; 16 bits until there are more names than that.
    */
-  private origins = new Int32Array(0);
+  private origins: NarrowInts = new Uint16Array(0);
   /** Each distinct origin once, in the order first stored, and its index. */
   private readonly originNames: string[] = [];
   private readonly originIndex = new Map<string, number>();
@@ -203,7 +206,7 @@ export class HostPool {
   anchor(id: BlockId): void {
     const slot = this.entries.slotOf(id);
     if (slot === NO_SLOT) throw new InvariantError(`G2 ${this.domain_id}: anchoring block ${this.entries.blockIds.hashOf(id)} that is not in the pool`);
-    this.pins[slot]++;
+    this.addPin(slot);
   }
 
   unanchor(id: BlockId): void {
@@ -251,6 +254,7 @@ export class HostPool {
         throw new InvariantError(`G2 ${this.domain_id}: pinning block ${this.entries.blockIds.hashOf(ids[i])} that is not resident`);
       }
       const sole = this.soleLoader[slot];
+      if (rank_index > INT16_MAX) this.soleLoader = widenedInt32(this.soleLoader);
       if (this.pins[slot] === 0) this.soleLoader[slot] = rank_index;
       else if (sole === SEVERAL_LOADERS) {
         const loaders = this.loaders.get(slot)!;
@@ -259,7 +263,7 @@ export class HostPool {
         this.loaders.set(slot, new Map([[sole, this.pins[slot]], [rank_index, 1]]));
         this.soleLoader[slot] = SEVERAL_LOADERS;
       }
-      this.pins[slot]++;
+      this.addPin(slot);
     }
   }
 
@@ -293,13 +297,19 @@ export class HostPool {
     this.loaders.delete(slot);
   }
 
+  /** One more pin on the entry in `slot` (its field widened first when 16 bits hold no more). */
+  private addPin(slot: number): void {
+    if (this.pins[slot] === UINT16_MAX) this.pins = widenedInt32(this.pins);
+    this.pins[slot]++;
+  }
+
   private growFields(minLength: number): void {
-    this.pins = grownInt32(this.pins, minLength);
+    this.pins = grownNarrow(this.pins, minLength);
     const known = this.soleLoader.length;
-    this.soleLoader = grownInt32(this.soleLoader, minLength);
+    this.soleLoader = grownNarrow(this.soleLoader, minLength);
     this.soleLoader.fill(NO_LOADER, known);
     this.pending = grownUint8(this.pending, minLength);
-    this.origins = grownInt32(this.origins, minLength);
+    this.origins = grownNarrow(this.origins, minLength);
   }
 
   /** The index of an origin's name, added when it is new (a request's cohorts come one after another: its index is kept). */
@@ -308,6 +318,7 @@ export class HostPool {
     let at = this.originIndex.get(origin);
     if (at === undefined) {
       at = this.originNames.length;
+      if (at > UINT16_MAX) this.origins = widenedInt32(this.origins);
       this.originNames.push(origin);
       this.originIndex.set(origin, at);
     }

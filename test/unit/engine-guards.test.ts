@@ -129,6 +129,32 @@ test('G2 counts pending entries as used but not resident, and an anchored entry 
   assert.deepEqual(victimHashes(blockIds, pool.reserve(ids(4n))), [1n]);
 });
 
+test('G2 fields kept in 16 bits widen when a value needs more: 70,000 pins of one entry, a rank index past 32,767, 70,000 origins', () => {
+  const { ids, blockIds } = table();
+  const pool = new HostPool('shared', 4, true, blockIds);
+  const [a, b, c] = ids(1n, 2n, 3n);
+  pool.reserve([a], 'first');
+  pool.complete([a]);
+  for (let i = 0; i < 70_000; i++) pool.pin([a], 40_000);
+  pool.pin([a], 7);
+  assert.deepEqual(pool.lookup([a], 0, 1, 40_000), { outcome: 'deferred', blocks: 1, reason: 'loading' });
+  for (let i = 0; i < 70_000; i++) pool.unpin([a], 40_000);
+  assert.throws(() => pool.unpin([a], 40_000), /that rank 40000 is not loading/, 'every one of the 70,000 loads was counted, and no more');
+  assert.deepEqual(pool.lookup([a], 0, 1, 40_000), { outcome: 'hit', blocks: 1 });
+  pool.unpin([a], 7);
+  // A cohort from another origin each time (the pool evicts the oldest to make room): the last
+  // names have indexes past 16 bits, and each entry still names its own.
+  const last: number[] = [];
+  for (let i = 0; i < 70_000; i++) {
+    const cohort = ids(BigInt(100 + i));
+    assert.notEqual(pool.reserve(cohort, `origin-${i}`), null);
+    pool.complete(cohort);
+    if (i >= 69_997) last.push(cohort[0]);
+  }
+  assert.deepEqual(pool.originsOf(last), ['origin-69997', 'origin-69998', 'origin-69999']);
+  assert.deepEqual(pool.originsOf([b, c]), [], 'never stored');
+});
+
 test('a pinned entry loading into two ranks stays pinned until both loads end', () => {
   const { ids, blockIds } = table();
   const pool = new HostPool('shared', 1, true, blockIds);
