@@ -11,7 +11,7 @@
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from './blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from './blockIds';
-import { grownIdArray, grownInt32, grownUint8 } from './typedArrays';
+import { grownIdArray, grownInt32, grownNarrow, grownUint8, type NarrowInts, widenedInt32 } from './typedArrays';
 import { OpenIndex } from './openIndex';
 import { NO_OWNER as IMPORTED_NO_OWNER, SLOT_MASK as IMPORTED_SLOT_MASK, SLOT_BITS as IMPORTED_SLOT_BITS, type SlotFamily } from './slotFamily';
 // Constants read per block are copied into this module once: run through tsx, every read of an
@@ -118,10 +118,13 @@ export class BlockSlots {
   }
 }
 
+/** Slots a list links in 16 bits (its links then take half the bytes); a list of more widens to 32. */
+const NARROW_SLOTS = 0x8000;
+
 /** An intrusive doubly linked list of slots, oldest first. */
 export class SlotList {
-  private next = new Int32Array(0);
-  private previous = new Int32Array(0);
+  private next: NarrowInts = new Int16Array(0);
+  private previous: NarrowInts = new Int16Array(0);
   private linked = new Uint8Array(0);
   private head = NO_SLOT;
   private tail = NO_SLOT;
@@ -174,8 +177,12 @@ export class SlotList {
   }
 
   private grow(minLength: number): void {
-    this.next = grownInt32(this.next, minLength);
-    this.previous = grownInt32(this.previous, minLength);
+    if (minLength > NARROW_SLOTS) {
+      this.next = widenedInt32(this.next);
+      this.previous = widenedInt32(this.previous);
+    }
+    this.next = grownNarrow(this.next, minLength);
+    this.previous = grownNarrow(this.previous, minLength);
     this.linked = grownUint8(this.linked, minLength);
   }
 }

@@ -109,6 +109,31 @@ test('a slot list keeps its order through appends, unlinks and moves to the back
   assert.equal(list.has(7), false);
 });
 
+test('a slot list links slots past 32,767 as it does the first ones (its 16-bit links widen)', () => {
+  const list = new SlotList();
+  const model: number[] = [];
+  const draw = draws(3);
+  for (let slot = 0; slot < 40_000; slot++) {
+    list.pushBack(slot);
+    model.push(slot);
+  }
+  for (let i = 0; i < 5_000; i++) {
+    // Slots on both sides of 32,768, so that links cross it both ways.
+    const slot = i % 2 === 0 ? 32_768 + draw(7_000) : draw(32_768);
+    if (!list.has(slot)) continue;
+    model.splice(model.indexOf(slot), 1);
+    if (i % 3 === 0) list.remove(slot);
+    else {
+      list.moveToBack(slot);
+      model.push(slot);
+    }
+  }
+  const order: number[] = [];
+  for (let slot = list.first(); slot !== NO_SLOT; slot = list.after(slot)) order.push(slot);
+  assert.deepEqual(order, model);
+  assert.equal(list.size, model.length);
+});
+
 test('counts per value give the same distribution as the values themselves', () => {
   const next = draws(7);
   const values = Array.from({ length: 5000 }, () => (next(4) === 0 ? 75_000_000 : 15_000_000 + next(3) * 1_000_003));
