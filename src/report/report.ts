@@ -6,6 +6,7 @@ import type { SimRequest, Reconciliation, RequestIdentity } from '../engine/requ
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
 import { digestOf } from './canonical';
+import { onDemandArray } from './onDemand';
 import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
 
@@ -15,7 +16,8 @@ export interface RunReport {
   report_version: number;
   digest: string;
   summary: RunSummary;
-  per_request: RequestRecord[];
+  /** One record per request, made when read (see onDemandArray): equal each time, never the same object. */
+  per_request: readonly RequestRecord[];
 }
 
 export interface RunSummary {
@@ -192,7 +194,8 @@ export function buildReport(result: ClusterResult, block_size: number, host_weig
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
   const summary = summarize(result, fidelity, slo);
   if (plays.length > 0) summary.plays = plays;
-  const per_request = result.requests.map(record);
+  const requests = result.requests;
+  const per_request = onDemandArray(requests.length, (i) => record(requests[i]));
   return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
 }
 

@@ -162,8 +162,8 @@ test('reuse beyond the prompt is a violation', () => {
 
 test('a reconciliation disagreement without a documented reason is a violation', () => {
   const run = cleanRun();
-  const record = run.outcome!.report.per_request[0];
-  record.reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: null };
+  // The report's records are made from the requests when read: the request carries the disagreement.
+  run.outcome!.result.requests[0].reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: null };
   assert.deepEqual(brokenInvariants(run), ['reconciliation-reason']);
 });
 
