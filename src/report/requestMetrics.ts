@@ -73,7 +73,7 @@ function nearestRank(p: number, count: number): number {
 }
 
 /** Statistics of `values` (any order), each scaled by `scale`; all zero when there are none. */
-export function statistics(values: readonly number[], scale = 1): Statistics {
+export function statistics(values: ArrayLike<number>, scale = 1): Statistics {
   const sorted = Float64Array.from(values).sort();
   const count = sorted.length;
   if (count === 0) return { count: 0, mean: 0, min: 0, p50: 0, p90: 0, p95: 0, p99: 0, max: 0 };
@@ -108,11 +108,39 @@ export function meetsSlo(metrics: RequestMetricsNs, slo: Slo): boolean {
   return within(metrics.time_to_first_token_ns, slo.ttft_ms) && within(metrics.time_per_output_token_ns, slo.tpot_ms) && within(metrics.request_latency_ns, slo.e2e_ms);
 }
 
+/** Per-request metrics of the run, in nanoseconds, one column per metric (NaN where a request has none). */
+const METRIC_COLUMNS = ['time_to_first_token_ns', 'time_to_second_token_ns', 'inter_token_latency_ns', 'time_per_output_token_ns', 'request_latency_ns', 'queue_ns', 'output_token_throughput_per_user'] as const;
+type MetricColumns = Record<(typeof METRIC_COLUMNS)[number], Float64Array>;
+
+/** The values of a column that requests have (NaN marks none). */
+function present(column: Float64Array): Float64Array {
+  let count = 0;
+  for (const value of column) if (!Number.isNaN(value)) count++;
+  const values = new Float64Array(count);
+  let at = 0;
+  for (const value of column) if (!Number.isNaN(value)) values[at++] = value;
+  return values;
+}
+
+/**
+ * The metrics of every finished request, written into columns as each is computed (no object per
+ * request is kept), and how many meet the SLO.
+ */
+function metricColumns(finished: readonly SimRequest[], slo: Slo | null): { columns: MetricColumns; meetingSlo: number } {
+  const columns = Object.fromEntries(METRIC_COLUMNS.map((name) => [name, new Float64Array(finished.length)])) as MetricColumns;
+  let meetingSlo = 0;
+  for (let i = 0; i < finished.length; i++) {
+    const metrics = requestMetricsNs(finished[i]);
+    for (const name of METRIC_COLUMNS) columns[name][i] = metrics[name] ?? NaN;
+    if (slo !== null && meetsSlo(metrics, slo)) meetingSlo++;
+  }
+  return { columns, meetingSlo };
+}
+
 /** The run's metrics over its finished requests. */
 export function runMetrics(requests: readonly SimRequest[], slo: Slo | null): RunMetrics {
   const finished = requests.filter((r) => r.state === 'finished');
-  const metrics = finished.map(requestMetricsNs);
-  const present = (pick: (m: RequestMetricsNs) => number | null) => metrics.map(pick).filter((v): v is number => v !== null);
+  const { columns, meetingSlo } = metricColumns(finished, slo);
   const ms = 1 / 1_000_000;
   let start = Infinity;
   let end = -Infinity;
@@ -139,21 +167,20 @@ export function runMetrics(requests: readonly SimRequest[], slo: Slo | null): Ru
     output_token_throughput_per_s: perSecond(output),
     total_token_throughput_per_s: perSecond(input + output),
     prefix_reuse: { input_tokens: input, g1_tokens: g1, g2_tokens: g2, g1_ratio: input === 0 ? 0 : g1 / input, g2_ratio: input === 0 ? 0 : g2 / input },
-    time_to_first_token_ms: statistics(present((m) => m.time_to_first_token_ns), ms),
-    time_to_second_token_ms: statistics(present((m) => m.time_to_second_token_ns), ms),
-    inter_token_latency_ms: statistics(present((m) => m.inter_token_latency_ns), ms),
-    time_per_output_token_ms: statistics(present((m) => m.time_per_output_token_ns), ms),
-    request_latency_ms: statistics(present((m) => m.request_latency_ns), ms),
-    queue_time_ms: statistics(present((m) => m.queue_ns), ms),
+    time_to_first_token_ms: statistics(present(columns.time_to_first_token_ns), ms),
+    time_to_second_token_ms: statistics(present(columns.time_to_second_token_ns), ms),
+    inter_token_latency_ms: statistics(present(columns.inter_token_latency_ns), ms),
+    time_per_output_token_ms: statistics(present(columns.time_per_output_token_ns), ms),
+    request_latency_ms: statistics(present(columns.request_latency_ns), ms),
+    queue_time_ms: statistics(present(columns.queue_ns), ms),
     h2d_wait_ms: statistics(finished.map((r) => r.h2d_wait_ns), ms),
-    output_token_throughput_per_user: statistics(present((m) => m.output_token_throughput_per_user)),
+    output_token_throughput_per_user: statistics(present(columns.output_token_throughput_per_user)),
     output_token_throughput_per_session: statistics(sessionThroughputs(finished)),
     input_sequence_length: statistics(finished.map((r) => r.input_length)),
     output_sequence_length: statistics(finished.map((r) => r.output_tokens)),
   };
   if (slo !== null) {
-    const meeting = metrics.filter((m) => meetsSlo(m, slo)).length;
-    result.goodput = { slo, requests_meeting_slo: meeting, share: finished.length === 0 ? 0 : meeting / finished.length, goodput_per_s: perSecond(meeting) };
+    result.goodput = { slo, requests_meeting_slo: meetingSlo, share: finished.length === 0 ? 0 : meetingSlo / finished.length, goodput_per_s: perSecond(meetingSlo) };
   }
   return result;
 }
@@ -161,15 +188,20 @@ export function runMetrics(requests: readonly SimRequest[], slo: Slo | null): Ru
 /** Output tokens per second of each session's span (first arrival to last finish); order does not matter (statistics sort). */
 function sessionThroughputs(finished: readonly SimRequest[]): number[] {
   const sessions = new Map<string, { tokens: number; start: number; end: number }>();
+  const rates: number[] = [];
   for (const request of finished) {
-    const key = request.identity.session_id ?? `request:${request.request_id}`;
+    const key = request.identity.session_id;
+    if (key === null) {
+      // Its own session: its rate now, with no entry kept for it.
+      if (request.finished_ns! > request.arrival_ns) rates.push(request.output_tokens / ((request.finished_ns! - request.arrival_ns) / 1e9));
+      continue;
+    }
     const session = sessions.get(key) ?? { tokens: 0, start: Infinity, end: -Infinity };
     session.tokens += request.output_tokens;
     session.start = Math.min(session.start, request.arrival_ns);
     session.end = Math.max(session.end, request.finished_ns!);
     sessions.set(key, session);
   }
-  const rates: number[] = [];
   for (const session of sessions.values()) if (session.end > session.start) rates.push(session.tokens / ((session.end - session.start) / 1e9));
   return rates;
 }
