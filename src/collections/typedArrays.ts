@@ -27,7 +27,7 @@ const ID_ARRAY_RESERVED_BYTES = 1 << 26;
  * ID_ARRAY_RESERVE_FROM, or the doubled one when the system refuses that much address space at once
  * (a machine that does not overcommit memory), as any other array grows.
  */
-function grownIdStorage<T extends Int32Array | Uint8Array>(length: number, minLength: number, bytes: number, make: (length: number) => T): T {
+function grownIdStorage<T extends Int32Array | Int16Array | Uint8Array>(length: number, minLength: number, bytes: number, make: (length: number) => T): T {
   const doubled = grownLength(length, minLength);
   const reserved = doubled > ID_ARRAY_RESERVE_FROM ? Math.max(doubled, ID_ARRAY_RESERVED_BYTES / bytes) : doubled;
   if (reserved === doubled) return make(doubled);
@@ -47,6 +47,13 @@ export function zeroedIdArray(minLength: number): Int32Array<ArrayBuffer> {
 /** grownInt32 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM): zero beyond the old length, which is never to be filled. */
 export function grownIdArray(array: Int32Array, minLength: number, make = (length: number) => new Int32Array(length)): Int32Array<ArrayBuffer> {
   const grown = grownIdStorage(array.length, minLength, Int32Array.BYTES_PER_ELEMENT, make) as Int32Array<ArrayBuffer>;
+  grown.set(array);
+  return grown;
+}
+
+/** grownIdArray for 16-bit values (see NarrowInts). */
+export function grownIdShorts(array: Int16Array, minLength: number): Int16Array<ArrayBuffer> {
+  const grown = grownIdStorage(array.length, minLength, Int16Array.BYTES_PER_ELEMENT, (length) => new Int16Array(length)) as Int16Array<ArrayBuffer>;
   grown.set(array);
   return grown;
 }

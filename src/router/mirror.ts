@@ -8,10 +8,12 @@ import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
 import { RemovedIds, StoredIds, TIERS } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
-import { grownIdArray, grownIdBytes } from '../collections/typedArrays';
+import { grownIdArray, grownIdBytes, grownIdShorts, zeroedIdArray } from '../collections/typedArrays';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
+/** The largest position a 16-bit positions array holds (see ResidencyMirror.positions). */
+const INT16_MAX = 0x7fff;
 
 export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'broken-chain' | 'event-id-gap' | 'unknown-rank';
 
@@ -67,8 +69,11 @@ export class ResidencyMirror {
   private eventIds = new Int32Array(64);
   /** 1 for each block id met so far in the event being checked; cleared when the check ends. */
   private metInEvent = new Uint8Array(0);
-  /** Position in its sequence of each stored block, by block id (−1 when its Stored gave none). */
-  private positions = new Int32Array(0);
+  /**
+   * Position in its sequence of each stored block, by block id (−1 when its Stored gave none): 16
+   * bits until a position past 32,767 comes (a prompt of that many blocks), then 32.
+   */
+  private positions: Int16Array | Int32Array = new Int16Array(0);
 
   /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
   constructor(
@@ -209,11 +214,20 @@ export class ResidencyMirror {
   }
 
   private rememberPositions(count: number, start: number | null): void {
+    if (start !== null && start + count - 1 > INT16_MAX && this.positions instanceof Int16Array) this.widenPositions();
     for (let i = 0; i < count; i++) {
       const id = this.eventIds[i];
-      if (id >= this.positions.length) this.positions = grownIdArray(this.positions, id + 1);
+      if (id >= this.positions.length) this.positions = this.positions instanceof Int16Array ? grownIdShorts(this.positions, id + 1) : grownIdArray(this.positions, id + 1);
       this.positions[id] = start === null ? -1 : start + i;
     }
+  }
+
+  /** The positions in 32 bits (only the ids issued so far are copied: the rest are zero in both). */
+  private widenPositions(): void {
+    const issued = Math.min(this.blockIds.capacity, this.positions.length);
+    const wide = zeroedIdArray(Math.max(issued, 1));
+    wide.set(this.positions.subarray(0, issued));
+    this.positions = wide;
   }
 
   /** eventIds, with room for the ids of an event of `count` blocks. */

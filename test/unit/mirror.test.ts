@@ -359,6 +359,25 @@ test('id events: a chain of Stored and a Removed are applied by id, and the ids 
   assert.equal(table.idOf(13n), NO_BLOCK_ID, 'an id no one holds is forgotten');
 });
 
+test('a chain past position 32,767 is checked as the first blocks are (positions widen from 16 to 32 bits)', () => {
+  const table = new BlockIds();
+  const mirror = new ResidencyMirror('zero', table);
+  mirror.addRank(W1, 0);
+  const ids = Array.from({ length: 40_004 }, (_, i) => table.acquire(BigInt(1_000 + i)));
+  let event_id = 0;
+  const stored = (blocks: number[], parent: number, start: number): KvEvent => ({ ...W1, event_id: event_id++, tier: 'Device', data: new StoredIds(table, Int32Array.from(blocks), new Int32Array(2 * blocks.length), parent, start) });
+  // Positions 0..32,767 fit 16 bits; the next event takes them past it.
+  mirror.apply(stored(ids.slice(0, 32_768), NO_BLOCK_ID, 0));
+  mirror.apply(stored(ids.slice(32_768, 40_001), ids[32_767], 32_768));
+  mirror.apply(stored([ids[40_001]], ids[40_000], 40_001));
+  assert.equal(mirror.device.blocksOf(0).length, 40_002);
+  rejection(() => mirror.apply(stored([ids[40_002]], ids[40_001], 40_005)), { violation: 'broken-chain', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 3, tier: 'Device', block_hash: 41_001n, expected_event_id: null });
+  // Positions below 32,768 are still known after the widening: a Stored continuing the block at 100 is accepted.
+  event_id = 3;
+  mirror.apply(stored([ids[40_003]], ids[100], 101));
+  assert.equal(mirror.device.blocksOf(0).length, 40_003);
+});
+
 test('id events: a duplicate store, an unknown removal and a broken chain are rejected naming the block by its hash', () => {
   const { mirror, ids, stored, removed, apply } = idFixture();
   apply(stored([ids[0]], NO_BLOCK_ID, 0));
