@@ -66,19 +66,19 @@ export class TierIndex {
     this.holders.delete(id, rank);
     this.blockIds.release(id);
   }
-  /** Every rank's block ids, ascending, in one walk over the block ids (index: rank). */
-  idsByRank(rankCount: number): Int32Array[] {
-    const lists = Array.from({ length: rankCount }, (_, rank) => new Int32Array(this.count(rank)));
-    const filled = new Int32Array(rankCount);
-    let id = 0;
+  /**
+   * Checks each rank's count against the blocks the index holds for it, in one walk over the block
+   * ids (ranks from `rankCount` on are not checked); an InvariantError names the first that differs.
+   */
+  checkCounts(rankCount: number): void {
+    const held = new Int32Array(rankCount);
     const note = (rank: number) => {
-      if (rank < rankCount) lists[rank][filled[rank]++] = id;
+      if (rank < rankCount) held[rank]++;
     };
-    for (; id < this.blockIds.capacity; id++) this.holders.forEachRank(id, note);
+    for (let id = 0; id < this.blockIds.capacity; id++) this.holders.forEachRank(id, note);
     for (let rank = 0; rank < rankCount; rank++) {
-      if (filled[rank] !== lists[rank].length) throw new InvariantError(`the residency index counts ${lists[rank].length} blocks on rank ${rank} but holds ${filled[rank]}`);
+      if (held[rank] !== this.count(rank)) throw new InvariantError(`the residency index counts ${this.count(rank)} blocks on rank ${rank} but holds ${held[rank]}`);
     }
-    return lists;
   }
   /** Forgets every block of a rank (it walks every block id: ranks are cleared rarely). */
   clearRank(rank: number): void {

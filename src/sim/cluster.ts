@@ -18,6 +18,7 @@ import { BlockIds } from '../collections/blockIds';
 import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../collections/valueCounts';
 import { Int32Pool } from '../collections/typedArrays';
+import type { TierIndex } from '../router/residency';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -431,21 +432,25 @@ export class Cluster implements RankListener {
   private checkMirrorMatchesEngines(): void {
     const mirror = this.router.mirror;
     const rankCount = this.ranks.length;
-    const deviceIds = mirror.device.idsByRank(rankCount);
-    const hostIds = mirror.host.idsByRank(rankCount);
+    mirror.device.checkCounts(rankCount);
+    mirror.host.checkCounts(rankCount);
     for (const rank of this.ranks) {
       if (rank.role === 'decode') continue;
       const index = mirror.rankIndex(rank.rank);
       if (index === undefined) continue;
-      const views: [string, Int32Array, Int32Array][] = [
-        ['Device', deviceIds[index] ?? new Int32Array(0), rank.g1.sortedIds()],
-        ['HostPinned', hostIds[index] ?? new Int32Array(0), rank.host?.pool.residentSortedIds() ?? new Int32Array(0)],
+      // One rank's engine ids at a time, each looked up in the mirror: the mirror holds the same
+      // blocks when it holds as many and every one of the engine's.
+      const views: [string, TierIndex, () => Int32Array][] = [
+        ['Device', mirror.device, () => rank.g1.sortedIds()],
+        ['HostPinned', mirror.host, () => rank.host?.pool.residentSortedIds() ?? new Int32Array(0)],
       ];
-      for (const [tier, routerView, engineTruth] of views) {
-        if (routerView.length !== engineTruth.length || routerView.some((id, i) => id !== engineTruth[i])) {
+      for (const [tier, routerView, engineIds] of views) {
+        const engineTruth = engineIds();
+        const routerHolds = routerView.count(index);
+        if (routerHolds !== engineTruth.length || engineTruth.some((id) => !routerView.holdsId(index, id))) {
           throw new InvariantError(
-            `router mirror of worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank} (${tier}) holds ${routerView.length} blocks but the engine holds ${engineTruth.length} after every event was delivered` +
-              (routerView.length === engineTruth.length ? ' (different blocks)' : ''),
+            `router mirror of worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank} (${tier}) holds ${routerHolds} blocks but the engine holds ${engineTruth.length} after every event was delivered` +
+              (routerHolds === engineTruth.length ? ' (different blocks)' : ''),
           );
         }
       }
