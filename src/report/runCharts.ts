@@ -81,7 +81,8 @@ function reuseRows(records: readonly RequestRecord[], end_ms: number, tier: 'g1'
 
 /** The charts of a run, in a fixed order. */
 export function runCharts(report: RunReport): RunChart[] {
-  const records = report.per_request;
+  // The records once, as an array: the charts walk them many times (a report makes them on each read).
+  const records = [...report.per_request];
   const end_ms = report.summary.virtual_duration_ms;
   const finished = records.filter((r) => r.status === 'finished');
   const ttft = finished.map((r) => r.ttft_ms).filter((v): v is number => v !== null);
