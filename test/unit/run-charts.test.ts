@@ -8,6 +8,7 @@ import path from 'node:path';
 import { runCliAsync } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/io';
 import { runCharts } from '../../src/report/runCharts';
+import { onDemandArray } from '../../src/report/onDemand';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import { ROOT } from '../support/paths';
@@ -78,4 +79,14 @@ test('per-session output throughput: a session\'s output tokens over its span, o
   assert.equal(stats.count ?? expected.length, expected.length);
   assert.ok(Math.abs(stats.max - expected.at(-1)!) < 1e-6, `max ${stats.max} vs ${expected.at(-1)}`);
   assert.ok(Math.abs(stats.min - expected[0]) < 1e-6, `min ${stats.min} vs ${expected[0]}`);
+});
+
+test('the charts read each of the report\'s records once, however many buckets and workers they draw', () => {
+  const report = runReplay(parseReplayConfig(fs.readFileSync(path.join(ROOT, CONFIG), 'utf8'), CONFIG)).report;
+  let made = 0;
+  const counted = { ...report, per_request: onDemandArray(report.per_request.length, (i) => (made++, report.per_request[i])) };
+  const charts = runCharts(counted);
+  assert.equal(charts.length, 6);
+  assert.equal(made, report.per_request.length, 'a record made again for each bucket and worker');
+  assert.deepEqual(charts, runCharts(report));
 });
