@@ -97,13 +97,8 @@ export class BlockIds {
   /** The id of a hash, or NO_BLOCK_ID when no one holds it. */
   idOf(hash: BlockHash): BlockId {
     splitHash(hash);
-    const low = queryWords[LOW];
-    const high = queryWords[HIGH];
-    for (let cell = this.home(low); ; cell = (cell + 1) & this.mask) {
-      const stored = this.cells[2 * cell + 1];
-      if (stored === EMPTY_CELL) return NO_BLOCK_ID;
-      if (this.cells[2 * cell] === low && this.idWords[ID_STRIDE * (stored - 1) + HIGH_WORD] === high) return stored - 1;
-    }
+    // A free cell holds EMPTY_CELL (0): 0 − 1 is NO_BLOCK_ID.
+    return this.cells[2 * this.cellOf(queryWords[LOW], queryWords[HIGH]) + 1] - 1;
   }
 
   /** The hash an id stands for (a new bigint); the id must be held. */
@@ -137,14 +132,11 @@ export class BlockIds {
     high |= 0;
     if (4 * (this.live + 1) > 3 * (this.mask + 1)) this.resize(2 * (this.mask + 1));
     // One probe: the hash's id when it is there, else the free cell where it goes.
-    let cell = this.home(low);
-    for (; ; cell = (cell + 1) & this.mask) {
-      const stored = this.cells[2 * cell + 1];
-      if (stored === EMPTY_CELL) break;
-      if (this.cells[2 * cell] === low && this.idWords[ID_STRIDE * (stored - 1) + HIGH_WORD] === high) {
-        this.idWords[ID_STRIDE * (stored - 1) + REFERENCES]++;
-        return stored - 1;
-      }
+    const cell = this.cellOf(low, high);
+    const stored = this.cells[2 * cell + 1];
+    if (stored !== EMPTY_CELL) {
+      this.idWords[ID_STRIDE * (stored - 1) + REFERENCES]++;
+      return stored - 1;
     }
     const id = this.freeIds.length > 0 ? this.freeIds.pop()! : this.issued++;
     this.cells[2 * cell] = low;
@@ -187,6 +179,14 @@ export class BlockIds {
     if (left < 0) throw new Error(`block id ${id} released more often than retained`);
     this.removeCell(this.idWords[at + LOW_WORD], id);
     this.freeIds.push(id);
+  }
+
+  /** The cell holding the hash (low, high), or the free cell where its probe run ends. */
+  private cellOf(low: number, high: number): number {
+    for (let cell = this.home(low); ; cell = (cell + 1) & this.mask) {
+      const stored = this.cells[2 * cell + 1];
+      if (stored === EMPTY_CELL || (this.cells[2 * cell] === low && this.idWords[ID_STRIDE * (stored - 1) + HIGH_WORD] === high)) return cell;
+    }
   }
 
   /** The home cell of a hash: where its probe run starts. */

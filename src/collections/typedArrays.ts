@@ -22,12 +22,21 @@ const ID_ARRAY_RESERVE_FROM = 1 << 16;
 /** Above the largest size glibc's malloc ever serves from its heap (32 MB on 64-bit). */
 const ID_ARRAY_RESERVED_BYTES = 1 << 26;
 
+/** The kinds of typed array kept by block id. */
+type IdArray = Int32Array | Int16Array | Uint8Array;
+
+/** Makes an array of the same kind as `array`. */
+function sameKind<T extends Int32Array | Int16Array | Uint16Array | Uint8Array>(array: T): (length: number) => T {
+  const make = array.constructor as new (length: number) => T;
+  return (length) => new make(length);
+}
+
 /**
  * A zeroed array of at least `minLength` elements made by `make`: the reserved length past
  * ID_ARRAY_RESERVE_FROM, or the doubled one when the system refuses that much address space at once
  * (a machine that does not overcommit memory), as any other array grows.
  */
-function grownIdStorage<T extends Int32Array | Int16Array | Uint8Array>(length: number, minLength: number, bytes: number, make: (length: number) => T): T {
+function grownIdStorage<T extends IdArray>(length: number, minLength: number, bytes: number, make: (length: number) => T): T {
   const doubled = grownLength(length, minLength);
   const reserved = doubled > ID_ARRAY_RESERVE_FROM ? Math.max(doubled, ID_ARRAY_RESERVED_BYTES / bytes) : doubled;
   if (reserved === doubled) return make(doubled);
@@ -44,23 +53,13 @@ export function zeroedIdArray(minLength: number): Int32Array<ArrayBuffer> {
   return grownIdStorage(0, minLength, Int32Array.BYTES_PER_ELEMENT, (length) => new Int32Array(length));
 }
 
-/** grownInt32 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM): zero beyond the old length, which is never to be filled. */
-export function grownIdArray(array: Int32Array, minLength: number, make = (length: number) => new Int32Array(length)): Int32Array<ArrayBuffer> {
-  const grown = grownIdStorage(array.length, minLength, Int32Array.BYTES_PER_ELEMENT, make) as Int32Array<ArrayBuffer>;
-  grown.set(array);
-  return grown;
-}
-
-/** grownIdArray for 16-bit values (see NarrowInts). */
-export function grownIdShorts(array: Int16Array, minLength: number): Int16Array<ArrayBuffer> {
-  const grown = grownIdStorage(array.length, minLength, Int16Array.BYTES_PER_ELEMENT, (length) => new Int16Array(length)) as Int16Array<ArrayBuffer>;
-  grown.set(array);
-  return grown;
-}
-
-/** grownUint8 for an array indexed by block id (see ID_ARRAY_RESERVE_FROM). */
-export function grownIdBytes(array: Uint8Array, minLength: number): Uint8Array<ArrayBuffer> {
-  const grown = grownIdStorage(array.length, minLength, 1, (length) => new Uint8Array(length)) as Uint8Array<ArrayBuffer>;
+/**
+ * A copy of an array indexed by block id (32, 16 or 8 bits), of the same kind, at least `minLength`
+ * long (see ID_ARRAY_RESERVE_FROM): zero beyond the old length, which is never to be filled.
+ * `make` makes the new array (the system's allocator by default).
+ */
+export function grownIdArray<T extends IdArray>(array: T, minLength: number, make: (length: number) => T = sameKind(array)): T {
+  const grown = grownIdStorage(array.length, minLength, array.BYTES_PER_ELEMENT, make);
   grown.set(array);
   return grown;
 }
@@ -120,8 +119,7 @@ export type NarrowInts = Uint16Array | Int16Array | Int32Array;
 
 /** A copy of `array`, of the same kind, at least `minLength` long, zero beyond the old length. */
 export function grownNarrow<T extends NarrowInts>(array: T, minLength: number): T {
-  const length = grownLength(array.length, minLength);
-  const grown = (array instanceof Uint16Array ? new Uint16Array(length) : array instanceof Int16Array ? new Int16Array(length) : new Int32Array(length)) as T;
+  const grown = sameKind(array)(grownLength(array.length, minLength));
   grown.set(array);
   return grown;
 }

@@ -8,7 +8,7 @@ import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
 import { RemovedIds, StoredIds, TIERS } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
-import { grownIdArray, grownIdBytes, grownIdShorts, zeroedIdArray } from '../collections/typedArrays';
+import { grownIdArray, zeroedIdArray } from '../collections/typedArrays';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
@@ -217,7 +217,7 @@ export class ResidencyMirror {
     if (start !== null && start + count - 1 > INT16_MAX && this.positions instanceof Int16Array) this.widenPositions();
     for (let i = 0; i < count; i++) {
       const id = this.eventIds[i];
-      if (id >= this.positions.length) this.positions = this.positions instanceof Int16Array ? grownIdShorts(this.positions, id + 1) : grownIdArray(this.positions, id + 1);
+      if (id >= this.positions.length) this.positions = grownIdArray(this.positions, id + 1);
       this.positions[id] = start === null ? -1 : start + i;
     }
   }
@@ -240,7 +240,7 @@ export class ResidencyMirror {
   private metBefore(i: number, count: number): boolean {
     if (count === 1) return false;
     const id = this.eventIds[i];
-    if (id >= this.metInEvent.length) this.metInEvent = grownIdBytes(this.metInEvent, id + 1);
+    if (id >= this.metInEvent.length) this.metInEvent = grownIdArray(this.metInEvent, id + 1);
     if (this.metInEvent[id] === 1) return true;
     this.metInEvent[id] = 1;
     return false;

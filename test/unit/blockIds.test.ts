@@ -3,7 +3,7 @@
 // bits past 32 ranks, intrusive slot lists, counts per value, the hash memo (same hashes with or
 // without it), and arrays by id reserved whole once large.
 import { test } from 'node:test';
-import { grownIdArray, grownIdBytes, Int32Pool } from '../../src/collections/typedArrays';
+import { grownIdArray, Int32Pool } from '../../src/collections/typedArrays';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { BlockIds, NO_BLOCK_ID } from '../../src/collections/blockIds';
@@ -294,7 +294,7 @@ test('an array by id grows by doubling while small, then is reserved whole: cont
   const doubled = grownIdArray(small, (1 << 16) + 1, refusing);
   assert.equal(doubled.length, 1 << 17);
   assert.deepEqual([doubled[0], doubled[(1 << 16) - 1], doubled[1 << 16]], [1, 1 << 16, 0]);
-  const bytes = grownIdBytes(new Uint8Array(1 << 16).fill(7), (1 << 16) + 1);
+  const bytes = grownIdArray(new Uint8Array(1 << 16).fill(7), (1 << 16) + 1);
   assert.equal(bytes.byteLength, 1 << 26);
   assert.deepEqual([bytes[0], bytes[(1 << 16) - 1], bytes[1 << 16]], [7, 7, 0]);
 });
