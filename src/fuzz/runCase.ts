@@ -75,6 +75,20 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
  */
 const MAX_KERNEL_EVENTS = 20_000_000;
 
+/**
+ * The report digest of one plain run of a case (no observers, no event history, no second run),
+ * or null when it did not complete: what comparing a case with its written copy needs.
+ */
+export function caseDigest(fuzzCase: FuzzCase): string | null {
+  const config = caseConfig(fuzzCase);
+  try {
+    return runReplay(config, { ...caseInputs(fuzzCase, config), max_kernel_events: MAX_KERNEL_EVENTS }).report.digest;
+  } catch (error) {
+    if (!(error instanceof Error)) throw error;
+    return null;
+  }
+}
+
 /** Every invariant of a case, including determinism (a second run must match the first). */
 export function runCase(fuzzCase: FuzzCase): CaseVerdict {
   const config = caseConfig(fuzzCase);

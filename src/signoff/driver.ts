@@ -14,6 +14,7 @@
 // report formatters come from the caller (scripts/qualify.ts), so this module reads no clock itself.
 import { spawn as spawnChild } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { renderFigure, type FigureCache } from '../report/figure';
 import { CoverageRun, CoverageSummary, failedTapTests, summariseCoverage } from './coverage';
@@ -275,16 +276,36 @@ interface Spawned {
   output: string;
 }
 
-/** Runs a tool; quiet ones have their output collected, the others print to the console as they run. */
-function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean): Promise<Spawned> {
+/**
+ * The niceness given to work beside the longest phase (the unit tests under c8): with more work
+ * than cores, the longest phase keeps a core and the rest share what is left, so that both cores
+ * stay busy to the end instead of the longest phase running alone at the end.
+ */
+const BESIDE_NICENESS = 10;
+
+/**
+ * Runs a tool; quiet ones have their output collected, the others print to the console as they run.
+ * `beside`: work that runs beside the longest phase, at a lower priority (BESIDE_NICENESS).
+ */
+function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] });
+    if (beside && child.pid !== undefined) lowerPriority(child.pid);
     let output = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, output }));
   });
+}
+
+/** Scheduling only (never what a run computes); where the system refuses, the process keeps its priority. */
+function lowerPriority(pid: number): void {
+  try {
+    os.setPriority(pid, BESIDE_NICENESS);
+  } catch {
+    // e.g. a process that has already ended
+  }
 }
 
 function tool(ctx: DriverContext, name: string): string {
@@ -405,7 +426,7 @@ async function compileBuild(ctx: DriverContext, run: CoverageRun): Promise<boole
  */
 async function typeCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<void> {
   const info = path.join(BUILD, '.tsbuildinfo');
-  const checked = await spawn(ctx, tool(ctx, 'tsc'), ['--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', info], env, true);
+  const checked = await spawn(ctx, tool(ctx, 'tsc'), ['--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', info], env, true, true);
   if (checked.status !== 0) run.problems.push(`tsc reported errors: ${checked.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
 }
 
@@ -488,7 +509,7 @@ async function measureCoverage(ctx: DriverContext, features: string, env: NodeJS
   const messages = path.join(ctx.root, BUILD, 'coverage-messages.ndjson');
   const [unitFolder] = await Promise.all([
     runCompiledUnits(ctx, covEnv, run),
-    spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true),
+    spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true, true),
     checking,
   ]);
   compiledScenarioFailures(readRun(messages), run, null);
@@ -589,7 +610,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--format', `message:${inRun(RERUN_MESSAGES)}`];
   /** A quiet second run prints its output only when it did not pass. */
   const secondRun = async (profile: string, env: NodeJS.ProcessEnv) => {
-    const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true);
+    const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true, compiledRerun);
     if (result.status !== 0) ctx.write(`   run 2 of 2 exited with status ${result.status}:\n${result.output.split('\n').slice(-40).join('\n')}\n`);
     return result;
   };
@@ -602,6 +623,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
       ['--profile', 'replay', glob, ...shardArgs, '--format', `html:${inRun('cucumber.html')}`, '--format', `junit:${inRun('junit.xml')}`, '--format', `message:${inRun('messages.ndjson')}`],
       firstEnv,
       false,
+      compiledRerun,
     ),
   );
   // The unit tests under c8 are the longest of these: they start as soon as the compiled build is there.

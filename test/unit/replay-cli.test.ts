@@ -1,6 +1,6 @@
 // Tests of `kvqual replay`: the example configs run, two runs give the same digest, --out writes
 // the canonical report, and bad input exits 2 with a clear message and no report written. The
-// command line runs in this process; each example's first run, and a missing file, go through a
+// command line runs in this process; the first example's first run, and a missing file, go through a
 // real `node bin/kvqual.js` process (the process and the in-process run must print the same bytes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,8 +20,9 @@ const kvqual = (...args: string[]) => kvqualInProcess(args);
 const kvqualAsProcess = (...args: string[]) => kvqualProcess(args);
 
 test('each example config replays, and two runs give the same digest', () => {
-  for (const example of EXAMPLES) {
-    const first = kvqualAsProcess('replay', example, '--json');
+  for (const [index, example] of EXAMPLES.entries()) {
+    // The first as a real process beside a run in this one; the others twice in this process (a second run sees what the first left behind).
+    const first = index === 0 ? kvqualAsProcess('replay', example, '--json') : kvqual('replay', example, '--json');
     const second = kvqual('replay', example, '--json');
     assert.equal(first.status, 0, first.stderr);
     const [a, b] = [JSON.parse(first.stdout), JSON.parse(second.stdout)];
