@@ -774,16 +774,18 @@ export class RankEngine {
     }
     request.write_through_blocks = complete;
     if (reservation.victims.length > 0) {
-      // The reservation holds each victim once: the first subscriber's event takes those holds.
+      // The reservation holds each victim once: the first subscriber's event takes those holds, and
+      // every event holds the victims before any is emitted (an event emitted at once may be
+      // delivered, and let go of its holds, before the next subscriber's is made).
       const victims = Int32Array.from(reservation.victims);
-      let holdsTaken = false;
-      for (const subscriber of this.host.subscribers) {
-        const data = holdsTaken ? new RemovedIds(this.blockIds, victims) : RemovedIds.takingHolds(this.blockIds, victims);
-        holdsTaken = true;
+      const subscribers = this.host.subscribers;
+      const removals = subscribers.map((_, n) => (n === 0 ? RemovedIds.takingHolds(this.blockIds, victims) : new RemovedIds(this.blockIds, victims)));
+      subscribers.forEach((subscriber, n) => {
+        const data = removals[n];
         if (subscriber === this) this.outbox.push((stream) => stream.numbered('HostPinned', data));
         else subscriber.emitNow([subscriber.events.numbered('HostPinned', data)]);
-      }
-      if (!holdsTaken) this.blockIds.releaseAll(victims);
+      });
+      if (subscribers.length === 0) this.blockIds.releaseAll(victims);
     }
     // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
     const runs = this.hostRuns(request, cohortIndexes);

@@ -28,6 +28,12 @@ function number(text: string, what: string): number {
   return Number(match[1]);
 }
 
+function onOrOff(text: string, what: string): boolean {
+  const value = text.trim();
+  if (value !== 'on' && value !== 'off') throw new Error(`${what}: "${text}": write on or off`);
+  return value === 'on';
+}
+
 /** Parses "none", "private, 16 blocks" or "shared, 16 blocks". */
 export function parseHostMemory(text: string): HostMemory {
   const value = text.trim();
@@ -61,6 +67,8 @@ export class EngineScenario {
   workers = 0;
   readonly engine: Raw = { block_size: 4, num_gpu_blocks: 64, max_num_seqs: 8, max_num_batched_tokens: 256, kv_cache_bytes_per_token: 250_000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } };
   host: HostMemory = { scope: 'none', blocks: 0 };
+  /** Disaggregated: the decode workers' host memory (`host memory` is the prefill workers'). */
+  decodeHost: HostMemory = { scope: 'none', blocks: 0 };
   readonly hostSettings: Raw = {};
   /** Extra role entries (e.g. a second group of workers), already in config form. */
   readonly extraRoles: Raw[] = [];
@@ -120,6 +128,7 @@ export class EngineScenario {
       'prefill pass': () => (fixed.prefill_ms = nsToMs(parseDurationNs(value))),
       'decode pass': () => (fixed.decode_ms = nsToMs(parseDurationNs(value))),
       'host memory': () => (this.host = parseHostMemory(value)),
+      'host memory of decode workers': () => (this.decodeHost = parseHostMemory(value)),
       'host bandwidth per rank': () => {
         this.hostSettings.d2h_bandwidth_gbps = number(value, name);
         this.hostSettings.h2d_bandwidth_gbps = number(value, name);
@@ -133,6 +142,7 @@ export class EngineScenario {
       'time to first byte': () => (this.hostSettings.latency_to_first_byte_ms = nsToMs(parseDurationNs(value))),
       'KV event lag': () => (this.setup.lag_ns = parseDurationNs(value)),
       'host block weight': () => (this.setup.router.host_cache_hit_weight = number(value, name)),
+      'prefix caching': () => (this.engine.enable_prefix_caching = onOrOff(value, name)),
     };
   }
 
@@ -180,7 +190,7 @@ export class EngineScenario {
   /** The configuration the scenario describes, as `kvqual replay` would read it (before validation). */
   rawConfig(seed: number): Raw {
     const roles: Raw[] = [this.role()];
-    if (this.decodeWorkers > 0) roles.push({ role: 'decode', replicas: this.decodeWorkers, engine: structuredClone(this.engine) });
+    if (this.decodeWorkers > 0) roles.push(this.decodeRole());
     const workers = [...roles, ...this.extraRoles];
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
@@ -208,6 +218,12 @@ export class EngineScenario {
     if (this.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers with these settings:")');
     const role: Raw = { role: this.decodeWorkers > 0 ? 'prefill' : 'aggregated', replicas: this.workers, engine: structuredClone(this.engine) };
     if (this.host.scope !== 'none') role.host_offload = { num_host_blocks: this.host.blocks, scope: this.host.scope, ...this.hostSettings };
+    return role;
+  }
+
+  private decodeRole(): Raw {
+    const role: Raw = { role: 'decode', replicas: this.decodeWorkers, engine: structuredClone(this.engine) };
+    if (this.decodeHost.scope !== 'none') role.host_offload = { num_host_blocks: this.decodeHost.blocks, scope: this.decodeHost.scope, ...this.hostSettings };
     return role;
   }
 
