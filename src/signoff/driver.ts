@@ -6,7 +6,8 @@
 // (tsx), the generated workloads, tsc's type check, and as soon as esbuild has compiled build/ the
 // second run, which is the suite on the compiled JavaScript under c8 (so the determinism proof
 // compares tsx with compiled and no third suite run is needed), beside the compiled unit tests
-// under c8. Each phase is printed as it starts and with its time when it ends. With `--shard i/n`
+// under c8, the longest phase: the processes beside it run at a lower priority, so that it keeps a
+// core to the end. Each phase is printed as it starts and with its time when it ends. With `--shard i/n`
 // it runs only its share of the scenarios (both runs through tsx; shard 1 also the generated
 // workloads and a coverage run of its own over the whole suite) and publishes its streams with a
 // shard manifest instead of a sign-off; with `--merge DIR…` it runs nothing and builds the one
