@@ -91,6 +91,9 @@ test('each known-defect area is generated unless excluded, and excluding it remo
 test('a case written as a config (and trace) and read back replays with the same digest', () => {
   const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: READ_BACK_CASES, seed: SEED + 1 });
   assert.ok(cases.some((fuzzCase) => fuzzCase.agentic_trace !== null));
+  // A plain run's digest is the checked run's, and tells cases apart.
+  assert.equal(caseDigest(cases[0]), runCase(cases[0]).digest);
+  assert.ok(new Set(cases.map(caseDigest)).size > cases.length / 2, 'different cases give different digests');
   for (const [i, fuzzCase] of cases.entries()) {
     const files = caseFiles(fuzzCase, { origin: { seed: SEED, path: String(i) }, violations: [], folder: 'reports/fuzz' });
     const readBack = caseFromYaml(files.config.content, files.trace?.content ?? null);
