@@ -87,18 +87,17 @@ async function check(title, command, args, summary) {
 }
 
 /**
- * tsc's record of what it checked last time (--incremental), kept in the temporary folder, one per
- * checkout: a file that did not change, nor anything it depends on, is not checked again (its
- * errors, if any, are reported again from the record).
+ * Where the type check keeps its record (scripts/typecheck.ts: tsc's build mode, which does
+ * nothing when no file changed since a check that passed), in the temporary folder, one per checkout.
  */
 function typecheckRecord() {
   const checkout = require('node:crypto').createHash('sha256').update(root).digest('hex').slice(0, 16);
   const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
-  return path.join(require('node:os').tmpdir(), `kvqual-tsc-${uid}-${checkout}.tsbuildinfo`);
+  return path.join(require('node:os').tmpdir(), `kvqual-typecheck-${uid}-${checkout}`);
 }
 
 function typecheck() {
-  return check('type-check (tsc)', bin('tsc'), ['--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', typecheckRecord()]);
+  return check('type-check (tsc)', process.execPath, ['--require', 'tsx/cjs', path.join(root, 'scripts', 'typecheck.ts'), '--record-dir', typecheckRecord()]);
 }
 
 async function requirementLint() {

@@ -31,6 +31,7 @@ import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
 import { CURRENT_LINK, newRunDir, publishRun, removeStale, RUNS_DIR } from './write';
+import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
@@ -394,7 +395,8 @@ export function buildOrphans(root: string): string[] {
  */
 async function compileBuild(ctx: DriverContext, run: CoverageRun): Promise<boolean> {
   const build = path.join(ctx.root, BUILD);
-  for (const name of ['.v8-coverage', 'coverage', 'coverage-messages.ndjson']) fs.rmSync(path.join(build, name), { recursive: true, force: true });
+  // (.tsbuildinfo: the type check's record before it moved to build/typecheck.)
+  for (const name of ['.v8-coverage', 'coverage', 'coverage-messages.ndjson', '.tsbuildinfo']) fs.rmSync(path.join(build, name), { recursive: true, force: true });
   for (const orphan of buildOrphans(ctx.root)) fs.rmSync(orphan, { force: true });
   // Loaded here: no other command of the package needs the compiler.
   const esbuild = require('esbuild') as typeof import('esbuild');
@@ -422,12 +424,14 @@ async function compileBuild(ctx: DriverContext, run: CoverageRun): Promise<boole
 }
 
 /**
- * tsc checks the types of everything build/ is compiled from (tsconfig.json), incrementally (its
- * state in build/.tsbuildinfo): an error is a problem of the coverage run, as a failing test is.
+ * tsc checks the types of everything build/ is compiled from (tsconfig.json), in its build mode
+ * (typeCheck.ts: its record in build/typecheck, nothing to do when no file changed since a check
+ * that passed): an error is a problem of the coverage run, as a failing test is.
  */
 async function typeCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<void> {
-  const info = path.join(BUILD, '.tsbuildinfo');
-  const checked = await spawn(ctx, tool(ctx, 'tsc'), ['--noEmit', '-p', 'tsconfig.json', '--incremental', '--tsBuildInfoFile', info], env, true, true);
+  const plan = typeCheckPlan(ctx.root, path.join(ctx.root, BUILD, 'typecheck'));
+  const checked = await spawn(ctx, plan.command, plan.args, env, true, true);
+  plan.done();
   if (checked.status !== 0) run.problems.push(`tsc reported errors: ${checked.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
 }
 

@@ -1,0 +1,61 @@
+// The type check as `npm test` and the sign-off make it (src/signoff/typeCheck.ts), with the real
+// tsc on a small project: a passing check leaves a record that makes the next one a no-op, and
+// no record can hide an error: an error in a changed or a new file fails, and fails again until fixed.
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
+import { typeCheckPlan } from '../../src/signoff/typeCheck';
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-'));
+// The record outside the project, as npm test keeps it (in the temporary folder).
+const records = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-records-'));
+fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
+fs.writeFileSync(path.join(root, 'tsconfig.json'), '{ "compilerOptions": { "strict": true, "types": ["node"] }, "include": ["*.ts"] }\n');
+after(() => [root, records].forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
+let clock = Date.parse('2030-01-01T00:00:00Z');
+/** Writes a source file with a time later than anything before it (as an edit would). */
+function write(name: string, text: string): void {
+  const file = path.join(root, name);
+  fs.writeFileSync(file, text);
+  clock += 10_000;
+  fs.utimesSync(file, new Date(clock), new Date(clock));
+}
+
+function check(): { status: number | null; output: string; forced: boolean } {
+  const plan = typeCheckPlan(root, records);
+  const result = spawnSync(plan.command, [...plan.args, '--verbose'], { cwd: root, encoding: 'utf8' });
+  plan.done();
+  return { status: result.status, output: `${result.stdout}${result.stderr}`, forced: plan.forced };
+}
+
+test('a passing check is not made again; an error in a changed or a new file fails every check until fixed', () => {
+  write('a.ts', 'export const a: number = 1;\n');
+  const first = check();
+  assert.equal(first.status, 0, first.output);
+  assert.equal(first.forced, true);
+  const again = check();
+  assert.equal(again.status, 0, again.output);
+  assert.match(again.output, /is up to date/);
+
+  write('a.ts', "export const a: number = 'one';\n");
+  const broken = check();
+  assert.notEqual(broken.status, 0);
+  assert.match(broken.output, /a\.ts\(1,14\): error TS2322/);
+  const stillBroken = check();
+  assert.notEqual(stillBroken.status, 0, 'a check that found errors is never up to date');
+  assert.match(stillBroken.output, /error TS2322/);
+
+  write('a.ts', 'export const a: number = 1;\n');
+  assert.equal(check().status, 0);
+  write('b.ts', "import { a } from './a';\nexport const b: string = a;\n");
+  const added = check();
+  assert.notEqual(added.status, 0, 'a new file is checked');
+  assert.match(added.output, /b\.ts\(2,14\): error TS2322/);
+  fs.rmSync(path.join(root, 'b.ts'));
+  assert.equal(check().status, 0, 'a removed file is no longer checked');
+});

@@ -1,0 +1,56 @@
+// The type check's plan (src/signoff/typeCheck.ts): tsc's build mode over a config that extends the
+// repository's and keeps its record in the given folder, forced whole the first time and whenever the
+// installed packages or TypeScript change. (test/integration/typecheck.test.ts runs tsc itself.)
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TYPE_CHECK_FILES, typeCheckPlan } from '../../src/signoff/typeCheck';
+
+const made: string[] = [];
+after(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+
+function project(): { root: string; records: string } {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-plan-'));
+  made.push(root);
+  fs.writeFileSync(path.join(root, 'tsconfig.json'), '{ "include": ["*.ts"] }\n');
+  fs.writeFileSync(path.join(root, 'package-lock.json'), '{ "lockfileVersion": 3 }\n');
+  return { root, records: path.join(root, 'records') };
+}
+
+test('the first check is forced whole; once done, the next is left to tsc\'s record', () => {
+  const { root, records } = project();
+  const first = typeCheckPlan(root, records);
+  assert.equal(first.forced, true);
+  assert.equal(first.command, path.join(root, 'node_modules', '.bin', 'tsc'));
+  assert.deepEqual(first.args, ['--build', path.join(records, TYPE_CHECK_FILES.config), '--force']);
+  first.done();
+  const second = typeCheckPlan(root, records);
+  assert.equal(second.forced, false);
+  assert.deepEqual(second.args, ['--build', path.join(records, TYPE_CHECK_FILES.config)]);
+});
+
+test('a change of the installed packages forces a whole check again', () => {
+  const { root, records } = project();
+  typeCheckPlan(root, records).done();
+  fs.writeFileSync(path.join(root, 'package-lock.json'), '{ "lockfileVersion": 3, "packages": {} }\n');
+  const plan = typeCheckPlan(root, records);
+  assert.equal(plan.forced, true);
+  plan.done();
+  assert.equal(typeCheckPlan(root, records).forced, false);
+});
+
+test('the config extends the repository\'s, emits nothing, keeps its record beside it, and is not rewritten when unchanged', () => {
+  const { root, records } = project();
+  typeCheckPlan(root, records);
+  const file = path.join(records, TYPE_CHECK_FILES.config);
+  assert.deepEqual(JSON.parse(fs.readFileSync(file, 'utf8')), {
+    extends: path.join(root, 'tsconfig.json'),
+    compilerOptions: { noEmit: true, incremental: true, tsBuildInfoFile: path.join(records, TYPE_CHECK_FILES.record), typeRoots: [path.join(root, 'node_modules', '@types')] },
+  });
+  const past = new Date('2020-01-01T00:00:00Z');
+  fs.utimesSync(file, past, past);
+  typeCheckPlan(root, records);
+  assert.equal(fs.statSync(file).mtime.getTime(), past.getTime(), 'tsc counts the config among its inputs: rewriting it would make every check a whole one');
+});
