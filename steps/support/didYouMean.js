@@ -4,16 +4,19 @@
 // the compiled profile uses the same), over the step definitions cucumber loaded for this run.
 'use strict';
 const path = require('node:path');
-const tsx = require('tsx/cjs/api');
 const { supportCodeLibraryBuilder } = require('@cucumber/cucumber');
 
-const { didYouMean } = tsx.require(path.join(__dirname, '..', '..', 'src', 'signoff', 'suggest.ts'), __filename);
+/** Loaded at the first undefined step (cucumber loads this file in every run; most runs have none). */
+function ranking() {
+  const tsx = require('tsx/cjs/api');
+  return tsx.require(path.join(__dirname, '..', '..', 'src', 'signoff', 'suggest.ts'), __filename).didYouMean;
+}
 
 class DidYouMeanSyntax {
   build({ generatedExpressions }) {
     const phrases = (supportCodeLibraryBuilder.stepDefinitionConfigs || []).map((config) => String(config.pattern));
     const text = generatedExpressions.length > 0 ? generatedExpressions[0].source : '';
-    return didYouMean(text, phrases);
+    return ranking()(text, phrases);
   }
 }
 
