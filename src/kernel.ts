@@ -183,6 +183,14 @@ export class Kernel {
   /** Phase and order of the action running now (Arrival / 0 before the run). */
   private phaseNow: Phase = Phase.Arrival;
   private orderNow = 0;
+  /**
+   * The greatest (phase, order) of the actions that ran earlier at this instant (phase 0: none).
+   * An instant is drained to a fixed point: an action may schedule another into an earlier phase
+   * of the same instant, so the kernel can run phase 6 and then phase 4 again; what ran before the
+   * action running now is then more than the keys below its own (see ranBefore).
+   */
+  private highPhase = 0;
+  private highOrder = 0;
   /** Sequence numbers of scheduled actions that were cancelled and are still queued. */
   private readonly cancelled = new Set<number>();
 
@@ -199,13 +207,15 @@ export class Kernel {
   }
 
   /**
-   * Whether an action at (time, phase, order) runs before the action running now; equal keys
-   * count as before only when scheduled earlier, which callers asking this never are.
+   * Whether an action at (time, phase, order), queued since before this instant, would have run
+   * before the action running now: at an earlier time, or at this instant below the key of the
+   * action running now or at most the greatest key that ran earlier at this instant (the queue
+   * would have given it out before that one). Equal to the key running now counts as after.
    */
   ranBefore(time: Nanos, phase: Phase, order: number): boolean {
     if (time !== this.nowNs) return time < this.nowNs;
-    if (phase !== this.phaseNow) return phase < this.phaseNow;
-    return order < this.orderNow;
+    if (phase !== this.phaseNow ? phase < this.phaseNow : order < this.orderNow) return true;
+    return phase < this.highPhase || (phase === this.highPhase && order <= this.highOrder);
   }
   get eventsProcessed(): number {
     return this.processed;
@@ -257,15 +267,27 @@ export class Kernel {
       }
       const time = queue.topTime();
       if (time > limit) break;
-      this.phaseNow = queue.topPhase();
-      this.orderNow = queue.topOrder();
-      const action = queue.pop();
       if (time < this.nowNs) {
         throw new InvariantError(`time moved backwards: ${formatNs(this.nowNs)} → ${formatNs(time)}`);
       }
+      this.foldIntoInstant(time);
+      this.phaseNow = queue.topPhase();
+      this.orderNow = queue.topOrder();
+      const action = queue.pop();
       this.nowNs = time;
       this.processed++;
       action();
+    }
+  }
+
+  /** Before the next action runs: the one that ran last joins this instant's high mark, or a new instant starts with none. */
+  private foldIntoInstant(time: Nanos): void {
+    if (time !== this.nowNs || this.processed === 0) {
+      this.highPhase = 0;
+      this.highOrder = 0;
+    } else if (this.phaseNow > this.highPhase || (this.phaseNow === this.highPhase && this.orderNow > this.highOrder)) {
+      this.highPhase = this.phaseNow;
+      this.highOrder = this.orderNow;
     }
   }
 

@@ -206,3 +206,23 @@ test('ranBefore compares (time, phase, order) with the action running now', () =
   assert.deepEqual(answers, [true, true, true, false, false, false]);
   assert.deepEqual([kernel.phase, kernel.order], [Phase.Arrival, 3]);
 });
+
+test('ranBefore counts what ran earlier in the instant when an action comes back to an earlier phase', () => {
+  // At 10: a pass start (phase 6, order 2) schedules an arrival into phase 4 of the same instant.
+  // By then the queue has given out (10, pass start, 2): a pass start of order 1 or 2, queued since
+  // before the instant, would have run before the arrival; one of order 3 would not.
+  const kernel = new Kernel();
+  const answers: boolean[] = [];
+  kernel.at(10, Phase.PassStart, 2, () =>
+    kernel.at(10, Phase.Arrival, 7, () => {
+      answers.push(kernel.ranBefore(10, Phase.PassStart, 1)); // below the greatest key that ran
+      answers.push(kernel.ranBefore(10, Phase.PassStart, 2)); // the greatest key that ran
+      answers.push(kernel.ranBefore(10, Phase.PassStart, 3)); // above it
+      answers.push(kernel.ranBefore(10, Phase.Dispatch, 99)); // a phase below it
+      answers.push(kernel.ranBefore(10, Phase.Arrival, 8)); // after the action running now, below the mark
+    }),
+  );
+  kernel.at(11, Phase.Arrival, 0, () => answers.push(kernel.ranBefore(11, Phase.PassStart, 0))); // a new instant starts with no mark
+  kernel.run();
+  assert.deepEqual(answers, [true, true, false, true, true, false]);
+});
