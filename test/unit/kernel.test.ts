@@ -226,3 +226,26 @@ test('ranBefore counts what ran earlier in the instant when an action comes back
   kernel.run();
   assert.deepEqual(answers, [true, true, false, true, true, false]);
 });
+
+test('the mark of an instant is the greatest key that ran in it, not the last, and the first action of a run has none', () => {
+  const kernel = new Kernel();
+  const answers: boolean[] = [];
+  kernel.at(0, Phase.TransferCompletion, 0, () => {
+    answers.push(kernel.ranBefore(0, Phase.Arrival, 0)); // nothing ran before the first action
+    answers.push(kernel.ranBefore(0, Phase.TransferCompletion, 0)); // its own key counts as after
+  });
+  kernel.at(10, Phase.PassStart, 2, () =>
+    kernel.at(10, Phase.Arrival, 7, () =>
+      kernel.at(10, Phase.Arrival, 8, () => {
+        // (10, pass start, 2) then (10, arrival, 7) ran: the mark stays at the pass start.
+        answers.push(kernel.ranBefore(10, Phase.PassStart, 2));
+        answers.push(kernel.ranBefore(10, Phase.PassStart, 3));
+      }),
+    ),
+  );
+  kernel.at(20, Phase.PassStart, 1, () => kernel.at(20, Phase.PassStart, 3, () => kernel.at(20, Phase.Arrival, 0, () => answers.push(kernel.ranBefore(20, Phase.PassStart, 2)))));
+  // A lower order of the same phase running after a higher one leaves the mark at the higher.
+  kernel.at(30, Phase.PassStart, 3, () => kernel.at(30, Phase.PassStart, 1, () => kernel.at(30, Phase.Arrival, 0, () => answers.push(kernel.ranBefore(30, Phase.PassStart, 2)))));
+  kernel.run();
+  assert.deepEqual(answers, [false, false, true, false, true, true]);
+});
