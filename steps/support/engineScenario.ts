@@ -191,6 +191,7 @@ export class EngineScenario {
   rawConfig(seed: number): Raw {
     const roles: Raw[] = [this.role()];
     if (this.decodeWorkers > 0) roles.push(this.decodeRole());
+    else if (this.decodeHost.scope !== 'none') throw new Error('host memory of decode workers: the cluster has no decode workers (describe a disaggregated cluster)');
     const workers = [...roles, ...this.extraRoles];
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
