@@ -16,6 +16,8 @@ export interface CampaignOptions {
   only?: readonly InvariantName[];
   /** Told after every case run (shrinking included), e.g. for progress. */
   onCase?: (executed: number, violations: readonly Violation[]) => void;
+  /** KV events past which a case is too heavy to check (default MAX_CHECKED_KV_EVENTS; tests set less). */
+  max_checked_events?: number;
 }
 
 export interface Counterexample {
@@ -33,8 +35,10 @@ export interface CampaignResult {
   seed: number;
   excluded_areas: DefectArea[];
   only: InvariantName[];
-  /** Cases that passed before the first failure (all of them when none failed). */
+  /** Cases that passed before the first failure (all of them when none failed), the too heavy ones included. */
   passed: number;
+  /** Of those, the cases too heavy to check (more KV events than a checked run keeps): not checked. */
+  too_heavy: number;
   counterexample: Counterexample | null;
 }
 
@@ -42,20 +46,23 @@ export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
   const only = new Set<InvariantName>(options.only ?? INVARIANTS);
   const broken = (violations: readonly Violation[]) => violations.filter((violation) => only.has(violation.invariant));
   let executed = 0;
+  let tooHeavy = 0;
   const property = fc.property(fuzzCaseArbitrary({ exclude: options.exclude }), (fuzzCase) => {
     executed++;
-    const violations = broken(runCase(fuzzCase).violations);
+    const verdict = runCase(fuzzCase, options.max_checked_events);
+    if (verdict.too_heavy) tooHeavy++;
+    const violations = broken(verdict.violations);
     options.onCase?.(executed, violations);
     return violations.length === 0;
   });
   const result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
   const base = { runs: options.runs, seed: options.seed, excluded_areas: [...options.exclude], only: [...only] };
-  if (!result.failed) return { ...base, passed: result.numRuns, counterexample: null };
+  if (!result.failed) return { ...base, passed: result.numRuns, too_heavy: tooHeavy, counterexample: null };
   if (result.counterexample === null) throw new Error(`fast-check failed without a counterexample: ${String(result.errorInstance)}`);
   const fuzzCase = result.counterexample[0];
   let violations: Violation[];
   try {
-    violations = broken(runCase(fuzzCase).violations);
+    violations = broken(runCase(fuzzCase, options.max_checked_events).violations);
   } catch (error) {
     // A generated config the loader rejects is a generator bug: report it as such.
     violations = [{ invariant: 'run-completed', message: `the generated case could not run: ${(error as Error).message}` }];
@@ -63,6 +70,7 @@ export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
   return {
     ...base,
     passed: result.numRuns - 1,
+    too_heavy: tooHeavy,
     counterexample: { seed: result.seed, path: result.counterexamplePath ?? '', case_number: result.numRuns, shrinks: result.numShrinks, fuzz_case: fuzzCase, violations },
   };
 }

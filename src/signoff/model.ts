@@ -18,6 +18,7 @@ import type { SignoffJson } from './jsonSchema';
 import { nearestPhrases } from './suggest';
 import { slug } from './text';
 import type { CampaignResult } from '../fuzz/campaign';
+import { MAX_CHECKED_KV_EVENTS } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
@@ -270,7 +271,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
         : `${countOf(determinism.differences.length, 'scenario')} differed between the two runs: ${determinism.differences.map((d) => `"${d.name}"`).join(', ')}`,
   };
   const gates = [scenariosGate, traceGate, determinismGate];
-  if (input.generated) gates.push({ title: 'Generated workloads', passed: input.generated.counterexample === null, summary: generatedSummary(input.generated) });
+  if (input.generated) gates.push({ title: 'Generated workloads', passed: generatedPassed(input.generated), summary: generatedSummary(input.generated) });
   const coverageRun = input.coverageRun;
   if (coverageRun !== null) {
     const tests = coverageRun.failures.filter((f) => f.kind === 'unit test');
@@ -382,16 +383,26 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
 }
 
 /** How many generated workloads ran, with which seed, and the first broken invariant if any. */
+/** The gate passes when no case broke an invariant and at least one case was checked (not every one too heavy). */
+function generatedPassed(campaign: CampaignResult): boolean {
+  return campaign.counterexample === null && campaign.passed > (campaign.too_heavy ?? 0);
+}
+
 export function generatedSummary(campaign: CampaignResult): string {
   const left = campaign.excluded_areas.length > 0 ? `; left out for known engine defects: ${campaign.excluded_areas.join(', ')}` : '';
+  const heavy = campaign.too_heavy ?? 0;
+  const unchecked = heavy > 0 ? `; ${heavy} too heavy to check (more than ${MAX_CHECKED_KV_EVENTS.toLocaleString('en-US')} KV events), not checked` : '';
   const found = campaign.counterexample;
-  if (found === null) return `${campaign.passed} generated workloads (fast-check seed ${campaign.seed}) kept every invariant${left}`;
+  if (found === null) {
+    const checked = campaign.passed - heavy;
+    return `${checked} generated workloads (fast-check seed ${campaign.seed}) kept every invariant${heavy > 0 ? ` of ${campaign.passed} run` : ''}${unchecked}${left}`;
+  }
   const first = found.violations[0];
   const broke = first ? `${INVARIANT_CLAIMS[first.invariant]}: ${first.message}` : 'an invariant';
   const exclude = campaign.excluded_areas.length > 0 ? ` --exclude ${campaign.excluded_areas.join(',')}` : '';
   return (
     `generated workload ${found.case_number} of ${campaign.runs} (fast-check seed ${campaign.seed}) broke ${found.violations.length > 1 ? `${found.violations.length} invariants, first: ` : ''}${broke}` +
-    `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${left}`
+    `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${unchecked}${left}`
   );
 }
 

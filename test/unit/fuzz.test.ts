@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DEFECT_AREAS, fuzzCaseArbitrary, KNOWN_DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../../src/fuzz/generate';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
-import { caseDigest, runCase } from '../../src/fuzz/runCase';
+import { caseDigest, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
+import { runFuzzCampaign } from '../../src/fuzz/campaign';
 import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
 import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, FUZZ_TEST_RUNS_ENV } from '../../src/signoff/driver';
 
@@ -103,4 +104,23 @@ test('a case written as a config (and trace) and read back replays with the same
     assert.equal(caseDigest(readBack), digest, `case ${i}`);
     assert.match(files.feature.content, fuzzCase.agentic_trace === null ? /^@AISIM-189[34] @DET-1 @generated\nFeature: / : /^@AISIM-189[34] @DET-1 @AGX-2 @generated\nFeature: /);
   }
+});
+
+test('a case with more KV events than a checked run keeps is counted too heavy to check: no violation, no second run', () => {
+  const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: 20, seed: SEED + 2 });
+  const verdicts = cases.map((fuzzCase) => ({ whole: runCase(fuzzCase), capped: runCase(fuzzCase, 1) }));
+  const heavy = verdicts.filter(({ capped }) => capped.too_heavy);
+  assert.ok(heavy.length > 0, 'some case delivers more than one KV event');
+  for (const { whole, capped } of verdicts) {
+    assert.equal(whole.too_heavy, false);
+    if (!capped.too_heavy) continue;
+    assert.deepEqual(capped.violations, []);
+    assert.ok(capped.first.error instanceof TooHeavyToCheck);
+    assert.match(capped.first.error.message, /more than 1 KV events, more than a checked run keeps/);
+    assert.equal(capped.digest, null);
+  }
+  const campaign = runFuzzCampaign({ runs: 20, seed: SEED + 2, exclude: KNOWN_DEFECT_AREAS, max_checked_events: 1 });
+  assert.equal(campaign.counterexample, null);
+  assert.equal(campaign.passed, 20);
+  assert.equal(campaign.too_heavy, heavy.length);
 });

@@ -206,8 +206,20 @@ test('the same run renders the same report apart from the date line', () => {
   }
 });
 
+test('generated workloads too heavy to check are stated, and a campaign that checked none does not pass the gate', () => {
+  const some = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 1000, seed: 1893, excluded_areas: [], only: [], passed: 1000, too_heavy: 2, counterexample: null } });
+  assert.deepEqual(some.gates.at(-1), {
+    title: 'Generated workloads',
+    passed: true,
+    summary: '998 generated workloads (fast-check seed 1893) kept every invariant of 1000 run; 2 too heavy to check (more than 500,000 KV events), not checked',
+  });
+  const none = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 3, seed: 1893, excluded_areas: [], only: [], passed: 3, too_heavy: 3, counterexample: null } });
+  assert.equal(none.gates.at(-1)!.passed, false);
+  assert.equal(none.verdict, 'NOT QUALIFIED');
+});
+
 test('the generated-workload gate states runs and seed, and a broken invariant makes the sign-off NOT QUALIFIED', () => {
-  const passed = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 1000, seed: 1893, excluded_areas: ['failing-plays'], only: [], passed: 1000, counterexample: null } });
+  const passed = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 1000, seed: 1893, excluded_areas: ['failing-plays'], only: [], passed: 1000, too_heavy: 0, counterexample: null } });
   assert.equal(passed.verdict, 'QUALIFIED');
   assert.deepEqual(passed.gates.at(-1), {
     title: 'Generated workloads',
@@ -222,6 +234,7 @@ test('the generated-workload gate states runs and seed, and a broken invariant m
       excluded_areas: [],
       only: [],
       passed: 5,
+      too_heavy: 0,
       counterexample: { seed: 1893, path: '5:0:1', case_number: 6, shrinks: 3, fuzz_case: { config: {}, agentic_trace: null }, violations: [{ invariant: 'request-ended', message: 'request r1 never ended' }] },
     },
   });
