@@ -382,12 +382,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   };
 }
 
-/** How many generated workloads ran, with which seed, and the first broken invariant if any. */
 /** The gate passes when no case broke an invariant and at least one case was checked (not every one too heavy). */
 function generatedPassed(campaign: CampaignResult): boolean {
   return campaign.counterexample === null && campaign.passed > (campaign.too_heavy ?? 0);
 }
 
+/** How many generated workloads ran and were checked, with which seed, and the first broken invariant if any. */
 export function generatedSummary(campaign: CampaignResult): string {
   const left = campaign.excluded_areas.length > 0 ? `; left out for known engine defects: ${campaign.excluded_areas.join(', ')}` : '';
   const heavy = campaign.too_heavy ?? 0;
