@@ -193,7 +193,7 @@ function sessionThroughputs(finished: readonly SimRequest[]): number[] {
     const key = request.identity.session_id;
     if (key === null) {
       // Its own session: its rate now, with no entry kept for it.
-      if (request.finished_ns! > request.arrival_ns) rates.push(request.output_tokens / ((request.finished_ns! - request.arrival_ns) / 1e9));
+      if (request.finished_ns! > request.arrival_ns) rates.push(tokensPerSecond(request.output_tokens, request.arrival_ns, request.finished_ns!));
       continue;
     }
     const session = sessions.get(key) ?? { tokens: 0, start: Infinity, end: -Infinity };
@@ -202,6 +202,10 @@ function sessionThroughputs(finished: readonly SimRequest[]): number[] {
     session.end = Math.max(session.end, request.finished_ns!);
     sessions.set(key, session);
   }
-  for (const session of sessions.values()) if (session.end > session.start) rates.push(session.tokens / ((session.end - session.start) / 1e9));
+  for (const session of sessions.values()) if (session.end > session.start) rates.push(tokensPerSecond(session.tokens, session.start, session.end));
   return rates;
+}
+
+function tokensPerSecond(tokens: number, start_ns: number, end_ns: number): number {
+  return tokens / ((end_ns - start_ns) / 1e9);
 }

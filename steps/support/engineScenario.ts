@@ -218,13 +218,18 @@ export class EngineScenario {
   role(): Raw {
     if (this.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers with these settings:")');
     const role: Raw = { role: this.decodeWorkers > 0 ? 'prefill' : 'aggregated', replicas: this.workers, engine: structuredClone(this.engine) };
-    if (this.host.scope !== 'none') role.host_offload = { num_host_blocks: this.host.blocks, scope: this.host.scope, ...this.hostSettings };
+    this.offloadTo(role, this.host);
     return role;
+  }
+
+  /** A role's host_offload from a `host memory` value and the host settings rows (none: no host_offload). */
+  private offloadTo(role: Raw, memory: HostMemory): void {
+    if (memory.scope !== 'none') role.host_offload = { num_host_blocks: memory.blocks, scope: memory.scope, ...this.hostSettings };
   }
 
   private decodeRole(): Raw {
     const role: Raw = { role: 'decode', replicas: this.decodeWorkers, engine: structuredClone(this.engine) };
-    if (this.decodeHost.scope !== 'none') role.host_offload = { num_host_blocks: this.decodeHost.blocks, scope: this.decodeHost.scope, ...this.hostSettings };
+    this.offloadTo(role, this.decodeHost);
     return role;
   }
 
