@@ -58,6 +58,23 @@ export function stringKey(text: string): { key_lo: number; key_hi: number } {
   return { key_lo: fmix32(lo), key_hi: fmix32(hi ^ text.length) };
 }
 
+/**
+ * 64-bit key of a list of safe integers (each as its low and high 32-bit words), as two 32-bit
+ * lanes: for keys made often from numbers, where building a string to hash would cost more.
+ */
+export function integersKey(values: ArrayLike<number>): { key_lo: number; key_hi: number } {
+  let lo = 0x811c9dc5;
+  let hi = 0x2545f491;
+  for (let i = 0; i < values.length; i++) {
+    const value = values[i];
+    const low = value >>> 0;
+    const high = Math.floor(value / 0x100000000) | 0;
+    lo = murmurStep(murmurStep(lo, low), high);
+    hi = murmurStep(murmurStep(hi, high ^ 0x9e3779b9), low);
+  }
+  return { key_lo: fmix32(lo ^ values.length), key_hi: fmix32(hi) };
+}
+
 /** A 64-bit key for a numeric id inside a namespace (e.g. a trace hash id inside one play). */
 export function idKey(id: number, namespace: { key_lo: number; key_hi: number }): { key_lo: number; key_hi: number } {
   const idLo = id >>> 0;

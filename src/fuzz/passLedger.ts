@@ -4,7 +4,7 @@
 // digest. Two runs of one seed must plan the same passes, but a batched run reports a run of decode
 // passes in another order than stepping does; the digest is a sum of per-pass keys, so order
 // does not change it.
-import { stringKey } from '../hash';
+import { integersKey } from '../hash';
 import { passViolations, type PassRecord, type Violation } from './invariants';
 
 /** Passes kept whole per run; generated cases usually plan far fewer. */
@@ -13,6 +13,9 @@ export const KEPT_PASSES = 50_000;
 /** Violations of unkept passes kept per run (the first ones tell the story). */
 const KEPT_VIOLATIONS = 100;
 
+/** How many numbers passNumbers writes. */
+const PASS_NUMBERS = 12;
+
 export class PassLedger {
   readonly kept: PassRecord[] = [];
   readonly unkept_violations: Violation[] = [];
@@ -20,12 +23,14 @@ export class PassLedger {
   /** Sums (mod 2^32) of the two 32-bit lanes of every pass key. */
   private sumLo = 0;
   private sumHi = 0;
+  /** What passNumbers writes (reused from pass to pass). */
+  private readonly numbers = new Float64Array(PASS_NUMBERS);
 
   constructor(private readonly keep = KEPT_PASSES) {}
 
   observe(pass: PassRecord): void {
     this.count++;
-    const key = stringKey(passKey(pass));
+    const key = integersKey(passNumbers(pass, this.numbers));
     this.sumLo = (this.sumLo + key.key_lo) | 0;
     this.sumHi = (this.sumHi + key.key_hi) | 0;
     if (this.kept.length < this.keep) {
@@ -44,6 +49,27 @@ export class PassLedger {
 
 function hex32(value: number): string {
   return (value >>> 0).toString(16).padStart(8, '0');
+}
+
+/**
+ * What the digest counts of a pass, as numbers into `into`: the same as its text (passKey) says,
+ * without building the text.
+ */
+function passNumbers(pass: PassRecord, into: Float64Array): Float64Array {
+  const shape = pass.shape;
+  into[0] = pass.time_ns;
+  into[1] = pass.worker_id;
+  into[2] = pass.dp_rank;
+  into[3] = pass.running_requests;
+  into[4] = pass.scheduled_tokens;
+  into[5] = pass.g1_occupied_blocks;
+  into[6] = shape.has_prefill ? 1 : 0;
+  into[7] = shape.prefill_tokens;
+  into[8] = shape.decode_sequences;
+  into[9] = shape.context_tokens;
+  into[10] = shape.decode_context_tokens;
+  into[11] = pass.duration_ns;
+  return into;
 }
 
 /**

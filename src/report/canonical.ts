@@ -47,7 +47,7 @@ export function digestOf(value: unknown): string {
   const hash: Hash = createHash('sha256');
   const writer = new CanonicalWriter((bytes) => hash.update(bytes), false);
   writer.value(value, null, '$');
-  writer.flush();
+  writer.done();
   return `sha256:${hash.digest('hex')}`;
 }
 
@@ -58,7 +58,7 @@ export function digestOf(value: unknown): string {
 export function writeCanonicalPretty(value: unknown, sink: (text: string) => void): void {
   const writer = new CanonicalWriter((bytes) => sink(bytes.toString('utf8')), true);
   writer.value(value, null, '$');
-  writer.flush();
+  writer.done();
 }
 
 /**
@@ -91,6 +91,28 @@ interface KeyOrder {
   prettyLabels: string[];
 }
 
+/**
+ * A writer's buffer, kept from the last writer that finished: a run writes a digest and a report,
+ * a fuzz campaign thousands of small ones, and a new 128 KB buffer each time made the collector
+ * run for memory that was free again at once. A writer started while another is under way gets
+ * its own.
+ */
+let spareBuffer: Buffer | null = null;
+
+function takeBuffer(): Buffer {
+  const buffer = spareBuffer ?? Buffer.allocUnsafe(2 * PIECE_BYTES);
+  spareBuffer = null;
+  return buffer;
+}
+
+/**
+ * Key orders shared by every writer (a run writes its digest and its report, and a fuzz campaign
+ * thousands of small reports, all of the same few shapes), for up to SHARED_ORDER_HEADS first keys;
+ * a writer keeps the orders of any further first keys (objects keyed by names or ids) to itself.
+ */
+const SHARED_ORDERS = new Map<string, KeyOrder[]>();
+const SHARED_ORDER_HEADS = 4096;
+
 /** A key JavaScript orders as an array index: a canonical decimal integer below 2^32 − 1. */
 function isArrayIndex(key: string): boolean {
   if (!/^(0|[1-9]\d*)$/.test(key)) return false;
@@ -109,9 +131,9 @@ const PIECE_BYTES = 1 << 16;
  */
 class CanonicalWriter {
   /** The UTF-8 bytes written since the last flush: a piece is encoded whole, so a flush never splits a character. */
-  private readonly bytes = Buffer.allocUnsafe(2 * PIECE_BYTES);
+  private readonly bytes = takeBuffer();
   private used = 0;
-  /** Sorted key orders by the object's first key, for objects of the same shape written again and again. */
+  /** Sorted key orders by the object's first key, once SHARED_ORDERS is full (see orderOf). */
   private readonly orders = new Map<string, KeyOrder[]>();
   /** Newline and indentation of each depth (pretty only). */
   private readonly breaks: string[] = ['\n'];
@@ -126,6 +148,12 @@ class CanonicalWriter {
   flush(): void {
     if (this.used > 0) this.sink(this.bytes.subarray(0, this.used));
     this.used = 0;
+  }
+
+  /** Gives the writer's buffer back for the next writer (the writer is not used again). */
+  done(): void {
+    this.flush();
+    spareBuffer = this.bytes;
   }
 
   /** Pretty: a line break and the indentation of the current depth. */
@@ -237,10 +265,10 @@ class CanonicalWriter {
   /** The sorted order of a key list, remembered for the next object with the same keys. */
   private orderOf(keys: string[]): KeyOrder {
     const head = keys.length === 0 ? '' : keys[0];
-    let known = this.orders.get(head);
+    let known = SHARED_ORDERS.get(head) ?? this.orders.get(head);
     if (known === undefined) {
       known = [];
-      this.orders.set(head, known);
+      (SHARED_ORDERS.size < SHARED_ORDER_HEADS ? SHARED_ORDERS : this.orders).set(head, known);
     }
     for (const order of known) if (sameKeys(order.keys, keys)) return order;
     const sorted = [...keys].sort();

@@ -60,3 +60,22 @@ test('text beyond ASCII is written as UTF-8 whole, across pieces, in the file an
   assert.ok(!pieces.some((piece) => piece.includes('\ufffd')), 'no character split between pieces');
   assert.equal(digestOf(value), whole(value));
 });
+
+test('writers that share a buffer or run inside one another, and one that failed, write the same text as alone', () => {
+  const big = { rows: Array.from({ length: 3000 }, (_, i) => ({ id: `r${i}`, values: [i, i * 2, `x${i}`] })), name: 'ünïcode' };
+  const small = { b: 2, a: [1, { d: 4, c: 3 }] };
+  const smallDigest = `sha256:${createHash('sha256').update(canonicalJson(small)).digest('hex')}`;
+  let text = '';
+  const nested: string[] = [];
+  // A digest made inside the pretty writer's sink, while the pretty writer holds its buffer.
+  writeCanonicalPretty(big, (piece) => {
+    text += piece;
+    nested.push(digestOf(small));
+  });
+  assert.equal(text, canonicalJsonPretty(big));
+  assert.ok(nested.length > 1 && nested.every((digest) => digest === smallDigest));
+  assert.throws(() => digestOf({ bad: Number.NaN, rows: big.rows }), /\$\.bad: NaN has no canonical JSON form/);
+  assert.equal(digestOf(small), smallDigest, 'after a writer failed');
+  assert.equal(digestOf(big), `sha256:${createHash('sha256').update(canonicalJson(big)).digest('hex')}`);
+  assert.equal(digestOf(small), smallDigest, 'after a large digest');
+});

@@ -219,6 +219,17 @@ test('two runs of one seed that planned different passes break determinism, whic
   assert.match(digestsOnly[0].message, new RegExp(`planned different passes: ${passes.length} \\(digest [0-9a-f]{16}\\) and ${passes.length} \\(digest [0-9a-f]{16}\\)`));
 });
 
+test('the pass digest counts every field of a pass that its text names, and not the G2 use a shared pool changes', () => {
+  const [pass] = cleanRun().passes;
+  const digestOf = (changed: typeof pass) => withPasses(cleanRun(), [changed]).pass_digest;
+  const same = digestOf(pass);
+  const shapeChanges = { has_prefill: !pass.shape.has_prefill, prefill_tokens: pass.shape.prefill_tokens + 1, decode_sequences: pass.shape.decode_sequences + 1, context_tokens: pass.shape.context_tokens + 1, decode_context_tokens: pass.shape.decode_context_tokens + 1 };
+  const changes = { time_ns: pass.time_ns + 2 ** 32, worker_id: pass.worker_id + 1, dp_rank: pass.dp_rank + 1, running_requests: pass.running_requests + 1, scheduled_tokens: pass.scheduled_tokens + 1, g1_occupied_blocks: pass.g1_occupied_blocks + 1, duration_ns: pass.duration_ns + 1 };
+  for (const [field, value] of Object.entries(changes)) assert.notEqual(digestOf({ ...pass, [field]: value }), same, field);
+  for (const [field, value] of Object.entries(shapeChanges)) assert.notEqual(digestOf({ ...pass, shape: { ...pass.shape, [field]: value } }), same, `shape.${field}`);
+  assert.equal(digestOf({ ...pass, host_used_blocks: (pass.host_used_blocks ?? 0) + 1 }), same, 'host_used_blocks');
+});
+
 test('a pass beyond those kept whole is still checked, as it is observed', () => {
   const run = cleanRun();
   const broken = run.passes.map((pass, i) => (i === run.passes.length - 1 ? { ...pass, running_requests: pass.max_num_seqs + 1 } : pass));
