@@ -2,7 +2,7 @@
 // captured logs can be read: one line is one event or one batch of a rank's events. Owns parsing
 // (u64 hashes exact through lossless-json, timestamps to exact ns, one error naming line and field
 // path) and the inverse, toWireLine. Pure: text in, values out.
-import { isLosslessNumber, LosslessNumber, parse, stringify } from 'lossless-json';
+import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BlockHash, HashedBlock } from '../hash';
 import type { KvEvent, KvEventBatch, KvEventData, RankRef, Tier } from './model';
 import { decimalToBigNs, DurationError } from '../time';
@@ -310,26 +310,35 @@ export function fromKvEventBatch(batch: KvEventBatch): WireBatch {
   return { worker_id: batch.worker_id, dp_rank: batch.dp_rank, timestamp_ns: BigInt(batch.emitted_ns), events: batch.events };
 }
 
-/** One line of the wire form: a single event when the batch holds one, else a batch; hashes as JSON integers. */
+/**
+ * One line of the wire form: a single event when the batch holds one, else a batch; hashes as JSON
+ * integers. Written directly as text (the shape is fixed and every value a number, null or one of
+ * a few fixed strings): a general JSON writer that keeps u64 exact made this most of the cost of
+ * `--events-out`.
+ */
 export function toWireLine(batch: WireBatch): string {
-  const line: JsonObject = { worker_id: batch.worker_id, dp_rank: batch.dp_rank };
-  if (batch.timestamp_ns !== null) line.timestamp_ns = batch.timestamp_ns;
-  const events = batch.events.map(writeEvent);
-  if (events.length === 1) line.event = events[0];
-  else line.events = events;
-  return stringify(line)!;
+  let line = `{"worker_id":${batch.worker_id},"dp_rank":${batch.dp_rank}`;
+  if (batch.timestamp_ns !== null) line += `,"timestamp_ns":${batch.timestamp_ns}`;
+  const events = batch.events;
+  if (events.length === 1) return `${line},"event":${eventText(events[0])}}`;
+  line += ',"events":[';
+  for (let i = 0; i < events.length; i++) line += i === 0 ? eventText(events[i]) : `,${eventText(events[i])}`;
+  return `${line}]}`;
 }
 
-function writeEvent(event: KvEvent): JsonObject {
-  const medium = event.tier === 'HostPinned' ? { medium: 'CPU_PINNED' } : {};
-  switch (event.data.type) {
+function eventText(event: KvEvent): string {
+  const medium = event.tier === 'HostPinned' ? ',"medium":"CPU_PINNED"' : '';
+  const data = event.data;
+  switch (data.type) {
     case 'Stored': {
-      const { parent_hash, start_position, blocks } = event.data;
-      return { event_id: event.event_id, data: { stored: { parent_hash, start_position, blocks, ...medium } } };
+      const blocks = data.blocks;
+      let text = `{"event_id":${event.event_id},"data":{"stored":{"parent_hash":${data.parent_hash ?? 'null'},"start_position":${data.start_position ?? 'null'},"blocks":[`;
+      for (let i = 0; i < blocks.length; i++) text += `${i === 0 ? '' : ','}{"block_hash":${blocks[i].block_hash},"tokens_hash":${blocks[i].tokens_hash}}`;
+      return `${text}]${medium}}}}`;
     }
     case 'Removed':
-      return { event_id: event.event_id, data: { removed: { block_hashes: event.data.block_hashes, ...medium } } };
+      return `{"event_id":${event.event_id},"data":{"removed":{"block_hashes":[${data.block_hashes.join(',')}]${medium}}}}`;
     case 'Cleared':
-      return { event_id: event.event_id, data: 'cleared', ...medium };
+      return `{"event_id":${event.event_id},"data":"cleared"${medium}}`;
   }
 }

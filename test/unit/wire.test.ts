@@ -6,6 +6,8 @@ import { RankEventStream } from '../../src/events/model';
 import type { KvEvent } from '../../src/events/model';
 import { fromKvEventBatch, parseWireLine, parseWireLog, toWireLine, WireFormatError } from '../../src/events/wire';
 import type { WireBatch } from '../../src/events/wire';
+import fc from 'fast-check';
+import { stringify } from 'lossless-json';
 
 const STORED = '{"stored": {"parent_hash": null, "start_position": 0, "blocks": [{"block_hash": 123, "tokens_hash": 456}]}}';
 
@@ -223,6 +225,43 @@ test('toWireLine then parseWireLine gives back the same batch, every event kind 
     fromKvEventBatch({ worker_id: 7, dp_rank: 2, emitted_ns: 14_999_000, events: events.slice(2, 3) }),
   ];
   for (const batch of batches) assert.deepEqual(parseWireLine(toWireLine(batch), 1), batch);
+});
+
+/** The line as a general JSON writer that keeps u64 exact writes it (what toWireLine wrote before it wrote text directly). */
+function generalWireLine(batch: WireBatch): string {
+  const event = (e: KvEvent) => {
+    const medium = e.tier === 'HostPinned' ? { medium: 'CPU_PINNED' } : {};
+    if (e.data.type === 'Stored') return { event_id: e.event_id, data: { stored: { parent_hash: e.data.parent_hash, start_position: e.data.start_position, blocks: e.data.blocks, ...medium } } };
+    if (e.data.type === 'Removed') return { event_id: e.event_id, data: { removed: { block_hashes: e.data.block_hashes, ...medium } } };
+    return { event_id: e.event_id, data: 'cleared', ...medium };
+  };
+  const line: Record<string, unknown> = { worker_id: batch.worker_id, dp_rank: batch.dp_rank };
+  if (batch.timestamp_ns !== null) line.timestamp_ns = batch.timestamp_ns;
+  const events = batch.events.map(event);
+  if (events.length === 1) line.event = events[0];
+  else line.events = events;
+  return stringify(line)!;
+}
+
+test('toWireLine writes what a general JSON writer writes, and parseWireLine reads it back, for generated batches', () => {
+  const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
+  const tier = fc.constantFrom<'Device' | 'HostPinned'>('Device', 'HostPinned');
+  const data = fc.oneof(
+    fc.record({ type: fc.constant('Stored' as const), parent_hash: fc.option(u64), start_position: fc.option(fc.nat({ max: 1 << 20 })), blocks: fc.array(fc.record({ block_hash: u64, tokens_hash: u64 }), { maxLength: 4 }) }),
+    fc.record({ type: fc.constant('Removed' as const), block_hashes: fc.array(u64, { maxLength: 4 }) }),
+    fc.constant({ type: 'Cleared' as const }),
+  );
+  const batch = fc.record({ worker_id: fc.nat(), dp_rank: fc.nat({ max: 64 }), timestamp_ns: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n })) }).chain((head) =>
+    fc.array(fc.record({ event_id: fc.nat(), tier, data }), { maxLength: 4 }).map((events): WireBatch => ({ ...head, events: events.map((e) => ({ ...e, worker_id: head.worker_id, dp_rank: head.dp_rank })) })),
+  );
+  fc.assert(
+    fc.property(batch.map((generated) => structuredClone(generated)), (generated) => {
+      const line = toWireLine(generated);
+      assert.equal(line, generalWireLine(generated));
+      assert.deepEqual(parseWireLine(line, 1), generated);
+    }),
+    { numRuns: 300, seed: 1893 },
+  );
 });
 
 test('storage_tier "device" is the Device tier; a line tier and an event medium must agree', () => {
