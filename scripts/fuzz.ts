@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../src/fuzz/generate';
 import { runFuzzCampaign } from '../src/fuzz/campaign';
-import { MAX_CHECKED_KV_EVENTS, runCase } from '../src/fuzz/runCase';
+import { runCase, TOO_HEAVY_MEANING } from '../src/fuzz/runCase';
 import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
 import { planOutputs, writeOutputs } from '../src/cli/outputs';
@@ -98,7 +98,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const found = result.counterexample;
   if (found === null) {
-    const heavy = result.too_heavy > 0 ? `; ${result.too_heavy} of them too heavy to check (more than ${MAX_CHECKED_KV_EVENTS.toLocaleString('en-US')} KV events), not checked` : '';
+    const heavy = result.too_heavy > 0 ? `; ${result.too_heavy} of them too heavy to check (${TOO_HEAVY_MEANING}), not checked` : '';
     process.stdout.write(`fuzz: ${result.passed} cases passed every invariant in ${seconds} s (seed ${options.seed})${heavy}\n`);
     return 0;
   }

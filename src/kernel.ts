@@ -30,6 +30,17 @@ export type Action = () => void;
 
 export class InvariantError extends Error {}
 
+/** The run still had work after the kernel event budget it was given (a livelock, or a run too long for that budget). */
+export class UnsettledError extends InvariantError {
+  constructor(
+    readonly events: number,
+    readonly now_ns: number,
+    readonly queued: number,
+  ) {
+    super(`the simulation did not settle: ${events} kernel events processed by ${formatNs(now_ns)} and ${queued} still queued (a livelock?)`);
+  }
+}
+
 const INITIAL_CAPACITY = 1024;
 const HEAP_ARITY = 4;
 
@@ -259,7 +270,7 @@ export class Kernel {
     const budgetEnd = this.processed + maxEvents;
     while (queue.size > 0) {
       if (this.processed >= budgetEnd) {
-        throw new InvariantError(`the simulation did not settle: ${maxEvents} kernel events processed by ${formatNs(this.nowNs)} and ${queue.size} still queued (a livelock?)`);
+        throw new UnsettledError(maxEvents, this.nowNs, queue.size);
       }
       if (this.cancelled.size > 0 && this.cancelled.delete(queue.topSeq())) {
         queue.pop();

@@ -3,7 +3,7 @@
 import type { KvEventBatch } from './events/model';
 import type { ReplayConfig } from './config/schema';
 import { clusterSpec, fidelityOf, requestSpecs } from './config/build';
-import { Cluster, ClusterResult, type RequestSpec } from './sim/cluster';
+import { Cluster, ClusterResult, type RequestSpec, type SpinNotice } from './sim/cluster';
 import { buildReport, RunReport } from './report/report';
 import type { AgenticTrace } from './agentic/trace';
 import { AgenticDriver, PlayRecord } from './agentic/driver';
@@ -32,6 +32,8 @@ export interface ReplayInputs {
   max_kernel_events?: number;
   /** Told as requests end (ended, submitted, virtual ns), for a progress display. */
   progress?: (ended: number, submitted: number, now_ns: number) => void;
+  /** Told once per request that spins on preemption (see SPIN_NOTICE_PREEMPTIONS), as it happens. */
+  spinning?: (notice: SpinNotice) => void;
   /** Called with the cluster once the workload is submitted, just before it runs (observers such as the fuzzer's). */
   observe?: (cluster: Cluster) => void;
 }
@@ -60,6 +62,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
     driver.start();
   }
   if (inputs.progress) cluster.onProgress = inputs.progress;
+  if (inputs.spinning) cluster.onSpinning = inputs.spinning;
   inputs.observe?.(cluster);
   const result = cluster.run();
   const plays = driver?.plays ?? [];

@@ -20,7 +20,8 @@ import type { KeptScores } from '../router/router';
 import { writeCanonicalPretty } from '../report/canonical';
 import { renderRunChart, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
-import { DurationError } from '../time';
+import { DurationError, formatNs } from '../time';
+import type { SpinNotice } from '../sim/cluster';
 import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
 import { LIMITS, limitText } from '../limits';
 import { TraceLineError } from '../traceLineError';
@@ -102,8 +103,9 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     const on_delivered = log ? (batch: KvEventBatch) => log.append(`${toWireLine(fromKvEventBatch(batch))}\n`) : undefined;
     const display = io.progress?.() ?? null;
     const progress = display ? (ended: number, submitted: number, now_ns: number) => display.update(ended, submitted, now_ns / 1_000_000) : undefined;
+    const spinning = (notice: SpinNotice) => io.stderr(`kvqual replay: warning: ${spinText(notice)}\n`);
     try {
-      outcome = runReplay(config, { ...loaded, on_delivered, kept_scores, progress });
+      outcome = runReplay(config, { ...loaded, on_delivered, kept_scores, progress, spinning });
     } finally {
       display?.stop();
     }
@@ -388,4 +390,14 @@ export function metricsTable(m: RunMetrics): string[] {
 function reasons(byReason: Record<string, number>): string {
   const entries = Object.entries(byReason).sort(([a], [b]) => a.localeCompare(b));
   return entries.length === 0 ? '' : ` (others: ${entries.map(([reason, count]) => `${count} ${reason}`).join(', ')})`;
+}
+
+/** What a request spinning on preemption means, said as it happens (the run may take long and end no request meanwhile). */
+export function spinText(notice: SpinNotice): string {
+  return (
+    `request ${notice.request_id} on worker ${notice.worker_id} dp rank ${notice.dp_rank} has been preempted and readmitted ` +
+    `${notice.preemptions.toLocaleString('en-US')} times by ${formatNs(notice.time_ns)} of virtual time: passes this short readmit it every pass ` +
+    'while something slow (a G2 restore over a slow link, say) holds the G1 blocks it needs. The run goes on until that ends, and may take long ' +
+    '(docs/model.md, Preemption)'
+  );
 }

@@ -48,6 +48,8 @@ export interface RankListener {
   finished(request: SimRequest): void;
   /** A disaggregated request's prefill is done: its KV goes to a decode worker (PD-1). */
   handoff(request: SimRequest): void;
+  /** The request was just preempted (its `preemptions` counts this one). */
+  preempted(rank: RankEngine, request: SimRequest): void;
 }
 
 /** What a rank holds and plans as a pass starts, for an optional observer (see RankEngine.passObserver). */
@@ -480,6 +482,7 @@ export class RankEngine {
     this.preemptionCount++;
     request.state = 'waiting';
     this.waiting.unshift(request);
+    this.listener.preempted(this, request);
   }
 
   private fail(request: SimRequest, reason: string): void {

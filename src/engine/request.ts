@@ -47,6 +47,9 @@ export interface RequestIdentity {
 
 const NO_ENTRIES = new Int32Array(0);
 
+/** Admission attempts a request keeps in its history (see SimRequest.addAttempt). */
+export const ADMISSION_ATTEMPTS_KEPT = 1000;
+
 /** The empty list every request starts with (frozen: a list gets its own array when it gets an item). */
 const NONE: readonly never[] = Object.freeze([]);
 
@@ -85,6 +88,8 @@ export class SimRequest {
   routing_history: readonly Placement[] = NONE;
   /** Admission attempts in order (see addAttempt). */
   admission_history: readonly AdmissionAttempt[] = NONE;
+  /** Attempts between the first kept ones and the latest that were counted, not kept (see addAttempt). */
+  admission_attempts_omitted = 0;
   reconciliation: Reconciliation | null = null;
   /** G1 cache entries this request uses (their slots in the rank's G1), in prompt order: the first entryCount of entryStore. */
   private entryStore: Int32Array | null = null;
@@ -137,9 +142,18 @@ export class SimRequest {
     this.routing_history = appended(this.routing_history, placement);
   }
 
-  /** A rank tried to admit it. */
+  /**
+   * A rank tried to admit it. The first ADMISSION_ATTEMPTS_KEPT − 1 attempts are kept, then only
+   * the latest in the last place, the others counted: a request preempted and readmitted every
+   * nanosecond-long pass for a long stretch of virtual time is tried millions of times.
+   */
   addAttempt(attempt: AdmissionAttempt): void {
-    this.admission_history = appended(this.admission_history, attempt);
+    if (this.admission_history.length < ADMISSION_ATTEMPTS_KEPT) {
+      this.admission_history = appended(this.admission_history, attempt);
+      return;
+    }
+    (this.admission_history as AdmissionAttempt[])[ADMISSION_ATTEMPTS_KEPT - 1] = attempt;
+    this.admission_attempts_omitted++;
   }
 
   /** The prompt's complete blocks, attached when the request arrives (their ids held in the run's table) and dropped when it ends. */

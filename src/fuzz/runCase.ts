@@ -8,6 +8,8 @@ import { parseAgenticTrace } from '../agentic/trace';
 import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
+import { UnsettledError } from '../kernel';
+import { formatNs } from '../time';
 import { checkRun, type FailureRecord, type ObservedRun, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
@@ -29,8 +31,27 @@ export interface CaseVerdict {
  */
 export const MAX_CHECKED_KV_EVENTS = 500_000;
 
-/** The run stopped because it passed the budget of events a checked run keeps. */
+/**
+ * Generated cases are small: one that needs more kernel events than this does not settle (a
+ * livelock), unless it is spinning on preemption (see SPIN_EVENTS_PER_PREEMPTION): then it is too
+ * heavy to check. The heaviest seen that settles needs 12.7 M (see the README's fuzzer section).
+ */
+const MAX_KERNEL_EVENTS = 20_000_000;
+
+/** The run stopped because it passed the budget of events a checked run keeps, or spun on preemption past its kernel event budget. */
 export class TooHeavyToCheck extends Error {}
+
+/** What "too heavy to check" means, for the counts that `npm run fuzz` and the sign-off print. */
+export const TOO_HEAVY_MEANING = `more than ${MAX_CHECKED_KV_EVENTS.toLocaleString('en-US')} KV events, or a preemption spin past ${MAX_KERNEL_EVENTS.toLocaleString('en-US')} kernel events`;
+
+/**
+ * A run past its kernel event budget whose ranks preempted a request at least once per this many
+ * kernel events was spinning: passes of a nanosecond or so, each readmitting a request that the
+ * next preempts, while something slow (a G2 restore over a slow link) holds the G1 blocks it
+ * needs. It would settle when that slow thing ends, as vLLM would also spin, one step at a time,
+ * but after far more events than a checked run may take: too heavy to check, not a livelock.
+ */
+const SPIN_EVENTS_PER_PREEMPTION = 10;
 
 /** The config a case holds, validated (a generator that writes an invalid config is a bug: this throws). */
 export function caseConfig(fuzzCase: FuzzCase, source = 'generated case'): ReplayConfig {
@@ -52,10 +73,12 @@ export function eventLogOf(outcome: ReplayOutcome): string {
  * Runs a config once, recording every pass each rank plans and every failure. A thrown error is
  * kept, not rethrown; past `maxEvents` KV events the run stops with TooHeavyToCheck.
  */
-export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPasses?: number, maxEvents = MAX_CHECKED_KV_EVENTS): ObservedRun {
+export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPasses?: number, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS): ObservedRun {
   const ledger = new PassLedger(keptPasses);
   const failures: FailureRecord[] = [];
+  let observedCluster: Cluster | null = null;
   const observe = (cluster: Cluster) => {
+    observedCluster = cluster;
     const driver = cluster.onFinished;
     cluster.onFinished = (request) => {
       if (request.state === 'failed') failures.push({ request_id: request.request_id, play_id: request.identity.play_id, time_ns: cluster.kernel.now });
@@ -90,19 +113,24 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
       delivered += batch.events.length;
       if (delivered > maxEvents) throw new TooHeavyToCheck(`the case delivered more than ${maxEvents.toLocaleString('en-US')} KV events, more than a checked run keeps`);
     };
-    const outcome = runReplay(config, { ...inputs, observe, keep_event_history: true, on_delivered: budget, max_kernel_events: MAX_KERNEL_EVENTS });
+    const outcome = runReplay(config, { ...inputs, observe, keep_event_history: true, on_delivered: budget, max_kernel_events: maxKernelEvents });
     return { outcome, error: null, ...observed(), event_log: eventLogOf(outcome) };
   } catch (error) {
     if (!(error instanceof Error)) throw error;
-    return { outcome: null, error, ...observed(), event_log: '' };
+    return { outcome: null, error: spinning(error, observedCluster) ?? error, ...observed(), event_log: '' };
   }
 }
 
-/**
- * Generated cases are small: one that needs more kernel events than this never settles (a
- * livelock). The heaviest seen that settles needs 12.7 M (see the README's fuzzer section).
- */
-const MAX_KERNEL_EVENTS = 20_000_000;
+/** A run stopped by its kernel event budget while spinning on preemption (see SPIN_EVENTS_PER_PREEMPTION), as too heavy to check; null otherwise. */
+function spinning(error: Error, cluster: Cluster | null): TooHeavyToCheck | null {
+  if (!(error instanceof UnsettledError) || cluster === null) return null;
+  const preemptions = cluster.ranks.reduce((sum, rank) => sum + rank.preemptionCount, 0);
+  if (preemptions * SPIN_EVENTS_PER_PREEMPTION < error.events) return null;
+  return new TooHeavyToCheck(
+    `the case spun on preemption past the kernel event budget: ${preemptions.toLocaleString('en-US')} preemptions in ${error.events.toLocaleString('en-US')} kernel events, by ${formatNs(error.now_ns)} of virtual time`,
+  );
+}
+
 
 /**
  * The report digest of one plain run of a case (no observers, no event history, no second run),
@@ -122,14 +150,14 @@ export function caseDigest(fuzzCase: FuzzCase): string | null {
  * Every invariant of a case, including determinism (a second run must match the first). A case
  * past `maxEvents` KV events is too heavy to check: it has no violations and no second run.
  */
-export function runCase(fuzzCase: FuzzCase, maxEvents = MAX_CHECKED_KV_EVENTS): CaseVerdict {
+export function runCase(fuzzCase: FuzzCase, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS): CaseVerdict {
   const config = caseConfig(fuzzCase);
   const inputs = caseInputs(fuzzCase, config);
-  const first = runObserved(config, inputs, undefined, maxEvents);
+  const first = runObserved(config, inputs, undefined, maxEvents, maxKernelEvents);
   if (first.error instanceof TooHeavyToCheck) return { violations: [], digest: null, first, too_heavy: true };
   const violations = checkRun(first);
   // A copy of the validated config (validating it again costs more than the copy): the second run shares nothing with the first.
-  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true });
+  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents);
   violations.push(...determinismViolations(first, second));
   return { violations, digest: first.outcome?.report.digest ?? null, first, too_heavy: false };
 }

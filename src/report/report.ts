@@ -92,6 +92,8 @@ export interface RequestRecord extends RequestIdentity {
   decode_routing: RoutingRecord | null;
   routing_history: RoutingRecord[];
   admission_history: SimRequest['admission_history'];
+  /** Attempts left out of admission_history between its first ones and its last (absent when none was). */
+  admission_attempts_omitted?: number;
   reconciliation: Reconciliation | null;
 }
 
@@ -186,6 +188,7 @@ function record(request: SimRequest): RequestRecord {
     decode_routing: request.decode_routing ? routingRecord(request.decode_routing) : null,
     routing_history: routingRecords(request.routing_history),
     admission_history: request.admission_history,
+    admission_attempts_omitted: request.admission_attempts_omitted > 0 ? request.admission_attempts_omitted : undefined,
     reconciliation: request.reconciliation,
   };
 }

@@ -18,7 +18,7 @@ import type { SignoffJson } from './jsonSchema';
 import { nearestPhrases } from './suggest';
 import { slug } from './text';
 import type { CampaignResult } from '../fuzz/campaign';
-import { MAX_CHECKED_KV_EVENTS } from '../fuzz/runCase';
+import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
@@ -391,7 +391,7 @@ function generatedPassed(campaign: CampaignResult): boolean {
 export function generatedSummary(campaign: CampaignResult): string {
   const left = campaign.excluded_areas.length > 0 ? `; left out for known engine defects: ${campaign.excluded_areas.join(', ')}` : '';
   const heavy = campaign.too_heavy ?? 0;
-  const unchecked = heavy > 0 ? `; ${heavy} too heavy to check (more than ${MAX_CHECKED_KV_EVENTS.toLocaleString('en-US')} KV events), not checked` : '';
+  const unchecked = heavy > 0 ? `; ${heavy} too heavy to check (${TOO_HEAVY_MEANING}), not checked` : '';
   const found = campaign.counterexample;
   if (found === null) {
     const checked = campaign.passed - heavy;

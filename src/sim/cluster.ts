@@ -4,7 +4,7 @@
 import { InvariantError, Kernel, Phase } from '../kernel';
 import { RandomStreams } from '../random';
 import type { Nanos } from '../time';
-import type { KvEvent, KvEventBatch } from '../events/model';
+import type { KvEvent, KvEventBatch, RankRef } from '../events/model';
 import { releaseEvent } from '../events/model';
 import { EventTransport } from '../events/transport';
 import { Router, RouterSettings } from '../router/router';
@@ -161,6 +161,20 @@ export function checkDisaggregation(spec: ClusterSpec): void {
   if (!spec.kv_transfer) throw new ClusterSetupError('cluster.kv_transfer_bandwidth_gbps', 'a prefill/decode cluster needs the KV transfer bandwidth');
 }
 
+/**
+ * A request preempted this many times is spinning: readmitted and preempted again pass after pass
+ * (passes of a nanosecond or so, while something slow holds the G1 blocks it needs). Such a run
+ * settles, but can take billions of kernel events, and no request ends meanwhile; it is said once.
+ */
+export const SPIN_NOTICE_PREEMPTIONS = 100_000;
+
+/** A request that is spinning (see SPIN_NOTICE_PREEMPTIONS): where, and by when. */
+export interface SpinNotice extends RankRef {
+  request_id: string;
+  preemptions: number;
+  time_ns: Nanos;
+}
+
 /** The most ids the block id table is sized for up front (see BlockIds.reserve); it grows past them as any table does. */
 const RESERVED_IDS_MAX = 1 << 20;
 
@@ -190,6 +204,8 @@ export class Cluster implements RankListener {
   onFinished: ((request: SimRequest) => void) | null = null;
   /** Told how many requests have ended of those submitted, as they end (a progress display). */
   onProgress: ((ended: number, submitted: number, now_ns: Nanos) => void) | null = null;
+  /** Told once per request, when it has been preempted SPIN_NOTICE_PREEMPTIONS times (see SpinNotice). */
+  onSpinning: ((notice: SpinNotice) => void) | null = null;
   private ended = 0;
   /** Called when a request has been dispatched to a rank (for dispatch-triggered dependencies). */
   onDispatched: ((request: SimRequest) => void) | null = null;
@@ -380,6 +396,10 @@ export class Cluster implements RankListener {
     const placement = router.place(this.routeRequest(request), this.kernel.now);
     request.decode_routing = placement;
     this.rankOf(placement.worker_id, placement.dp_rank).enqueueDecode(request);
+  }
+
+  preempted(rank: RankEngine, request: SimRequest): void {
+    if (request.preemptions === SPIN_NOTICE_PREEMPTIONS) this.onSpinning?.({ request_id: request.request_id, ...rank.rank, preemptions: request.preemptions, time_ns: this.kernel.now });
   }
 
   prefillComplete(request: SimRequest): void {

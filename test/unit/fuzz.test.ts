@@ -5,6 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
 import { DEFECT_AREAS, fuzzCaseArbitrary, KNOWN_DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../../src/fuzz/generate';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
 import { caseDigest, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
@@ -123,4 +126,18 @@ test('a case with more KV events than a checked run keeps is counted too heavy t
   assert.equal(campaign.counterexample, null);
   assert.equal(campaign.passed, 20);
   assert.equal(campaign.too_heavy, heavy.length);
+});
+
+test('a case that spins on preemption past the kernel event budget is too heavy to check; one past it without spinning is a livelock', () => {
+  const spin = caseFromYaml(readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8'), null);
+  const spinning = runCase(spin, undefined, 200_000);
+  assert.equal(spinning.too_heavy, true);
+  assert.deepEqual(spinning.violations, []);
+  assert.ok(spinning.first.error instanceof TooHeavyToCheck);
+  assert.match(spinning.first.error.message, /^the case spun on preemption past the kernel event budget: [\d,]+ preemptions in 200,000 kernel events, by [\d.]+ ms of virtual time$/);
+  const [quiet] = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { seed: SEED, numRuns: 1 });
+  const stopped = runCase(quiet, undefined, 5);
+  assert.equal(stopped.too_heavy, false);
+  assert.equal(stopped.violations[0].invariant, 'run-completed');
+  assert.match(stopped.violations[0].message, /the simulation did not settle: 5 kernel events processed by .* \(a livelock\?\)/);
 });

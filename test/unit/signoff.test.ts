@@ -211,7 +211,7 @@ test('generated workloads too heavy to check are stated, and a campaign that che
   assert.deepEqual(some.gates.at(-1), {
     title: 'Generated workloads',
     passed: true,
-    summary: '998 generated workloads (fast-check seed 1893) kept every invariant of 1000 run; 2 too heavy to check (more than 500,000 KV events), not checked',
+    summary: '998 generated workloads (fast-check seed 1893) kept every invariant of 1000 run; 2 too heavy to check (more than 500,000 KV events, or a preemption spin past 20,000,000 kernel events), not checked',
   });
   const none = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 3, seed: 1893, excluded_areas: [], only: [], passed: 3, too_heavy: 3, counterexample: null } });
   assert.equal(none.gates.at(-1)!.passed, false);

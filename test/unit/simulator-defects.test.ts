@@ -10,6 +10,10 @@ import { clusterSpec, requestSpecs } from '../../src/config/build';
 import { summaryText } from '../../src/cli/replay';
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import type { KvEvent } from '../../src/events/model';
+import { ADMISSION_ATTEMPTS_KEPT } from '../../src/engine/request';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
 
 interface EngineOverrides {
   num_gpu_blocks?: number;
@@ -269,4 +273,22 @@ test('the end-of-run check compares the mirror with every rank block by block: a
   const host = c.router.mirror.host;
   host.addId(index, foreign!);
   assert.throws(() => c.checkMirrorMatchesEngines(), /\(HostPinned\) holds/);
+});
+
+test('a request preempted and readmitted thousands of times keeps its first 999 attempts and its latest, and its record counts the rest', () => {
+  // The fuzzer's preemption spin with a 90 times faster restore: 13,890 preemptions instead of 12 million.
+  const fixture = readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8');
+  const text = fixture.replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.9');
+  assert.notEqual(text, fixture);
+  const outcome = runReplay(parseReplayConfig(text, 'spin.yaml'));
+  const spinning = outcome.report.per_request.find((record) => record.preemptions > 0)!;
+  assert.ok(spinning.preemptions > 5_000, `${spinning.preemptions} preemptions`);
+  assert.equal(spinning.admission_history.length, ADMISSION_ATTEMPTS_KEPT);
+  // Admitted once, then readmitted after each preemption: every attempt is kept or counted.
+  assert.equal(spinning.admission_history.length + spinning.admission_attempts_omitted!, spinning.preemptions + 1);
+  const times = spinning.admission_history.map((attempt) => attempt.time_ns);
+  assert.deepEqual(times, [...times].sort((a, b) => a - b), 'attempts in order, the latest last');
+  assert.equal(spinning.admission_history.at(-1)!.outcome, 'admitted');
+  assert.ok(spinning.admission_history.at(-1)!.time_ns > spinning.admission_history.at(-2)!.time_ns, 'the last place holds the latest attempt');
+  for (const record of outcome.report.per_request) if (record.request_id !== spinning.request_id) assert.equal(record.admission_attempts_omitted, undefined, record.request_id);
 });
