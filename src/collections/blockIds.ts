@@ -94,18 +94,6 @@ export class BlockIds {
     return this.issued;
   }
 
-  /**
-   * Makes room for `ids` live ids at once, when that is more than there is room for: a table grown
-   * step by step to a long run's size rehashes every id it holds at each doubling.
-   */
-  reserve(ids: number): void {
-    let cellCount = this.mask + 1;
-    while (4 * ids > 3 * cellCount) cellCount *= 2;
-    if (cellCount > this.mask + 1) this.resize(cellCount);
-    const words = ID_STRIDE * ids;
-    if (words > this.idWords.length) this.idWords = grownIdArray(this.idWords, words);
-  }
-
   /** The id of a hash, or NO_BLOCK_ID when no one holds it. */
   idOf(hash: BlockHash): BlockId {
     splitHash(hash);

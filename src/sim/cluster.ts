@@ -175,9 +175,6 @@ export interface SpinNotice extends RankRef {
   time_ns: Nanos;
 }
 
-/** The most ids the block id table is sized for up front (see BlockIds.reserve); it grows past them as any table does. */
-const RESERVED_IDS_MAX = 1 << 20;
-
 export class Cluster implements RankListener {
   readonly kernel = new Kernel();
   readonly random: RandomStreams;
@@ -195,8 +192,6 @@ export class Cluster implements RankListener {
   /** Per-request block buffers, reused from requests that have ended. */
   private readonly requestBuffers = new Int32Pool();
   private readonly finishedTokenGaps = new ValueCounts();
-  /** Complete prompt blocks of the requests submitted so far (see run). */
-  private submittedBlocks = 0;
   private eventsEmitted = 0;
   private eventsWithheld = 0;
   private failure: EventStreamError | null = null;
@@ -230,20 +225,6 @@ export class Cluster implements RankListener {
       : null;
     this.transport = new EventTransport(this.kernel, spec.router.kv_event_lag_ns, (batch) => this.deliver(batch), spec.keep_event_history ?? false, spec.on_delivered ?? null);
     this.buildRanks();
-  }
-
-  /** Blocks the run's G1 caches and G2 pools hold when full (a shared pool once): about as many ids as a long run keeps live. */
-  private cacheCapacityBlocks(): number {
-    const pools = new Set<HostPool>();
-    let blocks = 0;
-    for (const rank of this.ranks) {
-      blocks += rank.settings.num_gpu_blocks;
-      if (rank.host !== null && !pools.has(rank.host.pool)) {
-        pools.add(rank.host.pool);
-        blocks += rank.host.pool.capacity_blocks;
-      }
-    }
-    return blocks;
   }
 
   private buildRanks(): void {
@@ -283,7 +264,6 @@ export class Cluster implements RankListener {
   submit(spec: RequestSpec): SimRequest {
     const blockSize = this.router.settings.block_size;
     const request = new SimRequest(spec.identity, spec.prompt.length_tokens, spec.output_length);
-    this.submittedBlocks += Math.floor(spec.prompt.length_tokens / blockSize);
     request.arrival_ns = spec.arrival_ns;
     this.requests.push(request);
     const target = spec.target_worker ?? null;
@@ -419,8 +399,6 @@ export class Cluster implements RankListener {
 
   /** Runs until nothing is left to do; an impossible event stream stops the run and is reported. */
   run(): ClusterResult {
-    // The ids a run keeps live are at most what its caches hold and what the requests submitted so far name.
-    this.blockIds.reserve(Math.min(this.cacheCapacityBlocks(), this.submittedBlocks, RESERVED_IDS_MAX));
     try {
       this.kernel.run(Number.MAX_SAFE_INTEGER, this.spec.max_kernel_events);
     } catch (error) {

@@ -355,25 +355,3 @@ test('the id table behaves as a map from hash to a count of holders, also for ha
     { numRuns: 200, seed: 1893 },
   );
 });
-
-test('a table sized up front for many ids, before or after ids are held, finds, counts and frees them as one grown id by id', () => {
-  const hashes = Array.from({ length: 5000 }, (_, i) => (BigInt(i) << 32n) | BigInt((i * 2654435761) >>> 0));
-  const reserved = new BlockIds();
-  const early = hashes.slice(0, 100).map((hash) => reserved.acquire(hash));
-  reserved.reserve(hashes.length);
-  reserved.reserve(10); // less than there is room for: nothing changes
-  const grown = new BlockIds();
-  hashes.slice(0, 100).forEach((hash) => grown.acquire(hash));
-  for (const hash of hashes.slice(100)) assert.equal(reserved.acquire(hash), grown.acquire(hash));
-  early.forEach((id, i) => assert.equal(reserved.idOf(hashes[i]), id, 'ids held before the table was sized keep their id'));
-  hashes.forEach((hash, i) => {
-    if (i % 3 !== 0) return;
-    reserved.release(reserved.idOf(hash));
-    grown.release(grown.idOf(hash));
-  });
-  assert.equal(reserved.size, grown.size);
-  for (const hash of hashes) {
-    assert.equal(reserved.idOf(hash), grown.idOf(hash));
-    if (reserved.idOf(hash) !== NO_BLOCK_ID) assert.equal(reserved.hashOf(reserved.idOf(hash)), hash);
-  }
-});
