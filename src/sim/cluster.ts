@@ -166,7 +166,7 @@ export function checkDisaggregation(spec: ClusterSpec): void {
  * (passes of a nanosecond or so, while something slow holds the G1 blocks it needs). Such a run
  * settles, but can take billions of kernel events, and no request ends meanwhile; it is said once.
  */
-export const SPIN_NOTICE_PREEMPTIONS = 100_000;
+export const SPIN_NOTICE_PREEMPTIONS = 10_000;
 
 /** A request that is spinning (see SPIN_NOTICE_PREEMPTIONS): where, and by when. */
 export interface SpinNotice extends RankRef {
