@@ -1,6 +1,7 @@
 // Steps that check what an engine-level run did: where a resume ran and why, how much it reused
 // from G1 and G2, its H2D wait and time to first token, shared-pool residency, reconciliation of
-// router predictions with realised reuse, and report digests across runs.
+// router predictions with realised reuse, report digests across runs, and how often a request
+// was preempted and what its admission history keeps.
 import { Then } from '@cucumber/cucumber';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
@@ -201,6 +202,28 @@ Then('every request finishes', function (this: KvWorld) {
   const unfinished = records.filter((record) => record.status !== 'finished');
   this.measure('requests finished', records.length - unfinished.length, `of ${records.length}`);
   expect(unfinished.map((r) => `${r.request_id} ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}`), 'requests that did not finish').to.deep.equal([]);
+});
+
+function recordOf(world: KvWorld, request_id: string): RequestRecord {
+  const record = world.engine.outcome.report.per_request.find((r) => r.request_id === request_id);
+  if (!record) throw new Error(`request ${request_id} is not in the report`);
+  return record;
+}
+
+Then('request {word} is preempted and readmitted {count} times', function (this: KvWorld, request_id: string, times: number) {
+  const record = recordOf(this, request_id);
+  this.measure(`preemptions of ${request_id}`, record.preemptions);
+  expect(record.preemptions, `preemptions of ${request_id}`).to.equal(times);
+});
+
+Then("request {word}'s admission history keeps its first {count} attempts and its latest, and counts the other {count}", function (this: KvWorld, request_id: string, first: number, others: number) {
+  const record = recordOf(this, request_id);
+  const history = record.admission_history;
+  this.measure(`admission attempts of ${request_id} kept`, history.length);
+  expect(history.length, `attempts kept for ${request_id}`).to.equal(first + 1);
+  expect(record.admission_attempts_omitted, `attempts counted, not kept, for ${request_id}`).to.equal(others);
+  const [latest, before] = [history.at(-1)!, history.at(-2)!];
+  expect(latest.time_ns, 'the last place holds an attempt later than the first ones').to.be.greaterThan(before.time_ns);
 });
 
 Then('each resume restores {int} tokens from G2', function (this: KvWorld, tokens: number) {

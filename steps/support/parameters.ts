@@ -1,5 +1,6 @@
 // Parameter types of the DSL: durations, token and block counts, bandwidths, workers, tiers and
-// small number words, each parsed exactly so scenarios can state numbers with units.
+// small number words (counts may group thousands: 13,890), each parsed exactly so scenarios can
+// state numbers with units.
 import { defineParameterType } from '@cucumber/cucumber';
 import { parseDurationNs } from '../../src/time';
 import type { Tier } from '../../src/events/model';
@@ -14,8 +15,8 @@ defineParameterType({
 
 defineParameterType({
   name: 'count',
-  regexp: /\d+|one|two|three|four|five|six|eight|sixteen/,
-  transformer: (text: string) => (text in NUMBER_WORDS ? NUMBER_WORDS[text] : Number(text)),
+  regexp: /\d{1,3}(?:,\d{3})+|\d+|one|two|three|four|five|six|eight|sixteen/,
+  transformer: (text: string) => (text in NUMBER_WORDS ? NUMBER_WORDS[text] : Number(text.replaceAll(',', ''))),
 });
 
 defineParameterType({

@@ -276,13 +276,13 @@ test('the end-of-run check compares the mirror with every rank block by block: a
 });
 
 test('a request preempted and readmitted thousands of times keeps its first 999 attempts and its latest, and its record counts the rest', () => {
-  // The fuzzer's preemption spin with a 90 times faster restore: 13,890 preemptions instead of 12 million.
+  // The fuzzer's preemption spin with a 98 times faster restore: 2,552 preemptions instead of 12 million.
   const fixture = readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8');
-  const text = fixture.replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.9');
+  const text = fixture.replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.98');
   assert.notEqual(text, fixture);
   const outcome = runReplay(parseReplayConfig(text, 'spin.yaml'));
   const spinning = outcome.report.per_request.find((record) => record.preemptions > 0)!;
-  assert.ok(spinning.preemptions > 5_000, `${spinning.preemptions} preemptions`);
+  assert.ok(spinning.preemptions > 2 * ADMISSION_ATTEMPTS_KEPT, `${spinning.preemptions} preemptions`);
   assert.equal(spinning.admission_history.length, ADMISSION_ATTEMPTS_KEPT);
   // Admitted once, then readmitted after each preemption: every attempt is kept or counted.
   assert.equal(spinning.admission_history.length + spinning.admission_attempts_omitted!, spinning.preemptions + 1);
