@@ -71,7 +71,8 @@ export function eventLogOf(outcome: ReplayOutcome): string {
 
 /**
  * Runs a config once, recording every pass each rank plans and every failure. A thrown error is
- * kept, not rethrown; past `maxEvents` KV events the run stops with TooHeavyToCheck.
+ * kept, not rethrown; past `maxEvents` KV events the run stops with TooHeavyToCheck, and so does a
+ * run that spins on preemption past `maxKernelEvents` (any other run past them is a livelock).
  */
 export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPasses?: number, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS): ObservedRun {
   const ledger = new PassLedger(keptPasses);
@@ -131,7 +132,6 @@ function spinning(error: Error, cluster: Cluster | null): TooHeavyToCheck | null
   );
 }
 
-
 /**
  * The report digest of one plain run of a case (no observers, no event history, no second run),
  * or null when it did not complete: what comparing a case with its written copy needs.
@@ -148,7 +148,8 @@ export function caseDigest(fuzzCase: FuzzCase): string | null {
 
 /**
  * Every invariant of a case, including determinism (a second run must match the first). A case
- * past `maxEvents` KV events is too heavy to check: it has no violations and no second run.
+ * past `maxEvents` KV events, or spinning on preemption past `maxKernelEvents` kernel events, is
+ * too heavy to check: it has no violations and no second run.
  */
 export function runCase(fuzzCase: FuzzCase, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS): CaseVerdict {
   const config = caseConfig(fuzzCase);
