@@ -20,10 +20,10 @@ import { mergeShards, METRICS, parseSweepDocument, sweepCsv, sweepJsonText, SWEE
 import { isSweepChartName, renderChart, sweepCharts, sweepHtml } from '../sweep/charts';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
-import { isInputError, loadTrace, traceOf } from './replay';
+import { isInputError, loadTrace, spinText, traceOf } from './replay';
 import { OutputError, planOutputs, writeOutputs } from './outputs';
 import { defaultJobs, PointFailure, runPoints } from './sweepPool';
-import { traceKey, type PointTask } from './sweepWorker';
+import { traceKey, type PointTask, type WorkerNotice } from './sweepWorker';
 
 export interface SweepOptions {
   out: string;
@@ -213,7 +213,8 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   }
   const progress = progressReporter(io, tasks.length, labels, wallMs);
   try {
-    outcomes = await runPoints(tasks, jobs, progress.done, wallMs);
+    const notice = ({ index, notice }: WorkerNotice) => io.stderr(`kvqual sweep: warning: point ${index} (${labels.get(index)}): ${spinText(notice)}\n`);
+    outcomes = await runPoints(tasks, jobs, progress.done, wallMs, notice);
   } catch (error) {
     progress.stop();
     if (error instanceof PointFailure && !error.internal) {

@@ -6,7 +6,7 @@
 import { ChildProcess, fork } from 'node:child_process';
 import * as os from 'node:os';
 import type { PointOutcome } from '../sweep/results';
-import { SWEEP_WORKER_ENV, type PointTask, type WorkerReply } from './sweepWorker';
+import { SWEEP_WORKER_ENV, type PointTask, type WorkerNotice, type WorkerReply } from './sweepWorker';
 
 /** The default --jobs: the cores Node may use. */
 export function defaultJobs(): number {
@@ -32,11 +32,17 @@ function startWorker(): ChildProcess {
 }
 
 /**
- * Runs every task on `jobs` threads; calls onDone after each point; resolves with the outcomes in
- * index order. A point's wall time is measured here, from handing it to an idle thread to its
+ * Runs every task on `jobs` threads; calls onDone after each point and onNotice with what a point
+ * says while it runs; resolves with the outcomes in index order. A point's wall time is measured here, from handing it to an idle thread to its
  * reply, with the caller's clock (so the threads read none).
  */
-export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (outcome: PointOutcome, done: number) => void, wallMs: () => number): Promise<PointOutcome[]> {
+export function runPoints(
+  tasks: readonly PointTask[],
+  jobs: number,
+  onDone: (outcome: PointOutcome, done: number) => void,
+  wallMs: () => number,
+  onNotice: (notice: WorkerNotice) => void = () => undefined,
+): Promise<PointOutcome[]> {
   const outcomes = new Map<number, PointOutcome>();
   if (tasks.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
@@ -60,8 +66,9 @@ export function runPoints(tasks: readonly PointTask[], jobs: number, onDone: (ou
       const worker = startWorker();
       workers.push(worker);
       worker.on('message', (message) => {
-        const reply = message as WorkerReply;
         if (failed) return;
+        if ('notice' in (message as object)) return onNotice(message as WorkerNotice);
+        const reply = message as WorkerReply;
         if ('inputError' in reply) return fail(new PointFailure(`point ${reply.index}: ${reply.inputError}`, false));
         if ('internalError' in reply) return fail(new PointFailure(`point ${reply.index}: ${reply.internalError}`, true));
         const outcome = { ...reply.outcome, wall_ms: Math.round(wallMs() - handedAt.get(reply.index)!) };

@@ -1,9 +1,11 @@
 // The body of one sweep worker process: receives points (a validated config and the trace it
 // names), runs each as `kvqual replay` would, and sends back its summary metrics and digest (the
-// pool measures its wall time). Parsed traces are kept per worker, so a trace is read once per worker.
+// pool measures its wall time), and, while a point runs, a notice of any request that spins on
+// preemption. Parsed traces are kept per worker, so a trace is read once per worker.
 import { runReplay, type ReplayInputs } from '../replay';
 import { pointMetrics, runProblem, type PointOutcome } from '../sweep/results';
 import type { ReplayConfig } from '../config/schema';
+import type { SpinNotice } from '../sim/cluster';
 import { isInputError, loadTrace, type TraceFile } from './replay';
 
 export interface PointTask {
@@ -16,6 +18,12 @@ export interface PointTask {
 
 export type WorkerReply = { index: number; outcome: PointOutcome } | { index: number; inputError: string } | { index: number; internalError: string };
 
+/** Said while a point runs (it does not end the point): a request of it spins on preemption. */
+export interface WorkerNotice {
+  index: number;
+  notice: SpinNotice;
+}
+
 const traces = new Map<string, ReplayInputs>();
 
 /** The key under which a parsed trace is reused: the file and the settings that shape its requests. */
@@ -23,8 +31,8 @@ export function traceKey(config: ReplayConfig, trace: TraceFile): string {
   return JSON.stringify([trace.absolute, config.workload.trace_block_size, config.workload.mooncake?.max_requests ?? null, config.workload.mooncake?.time_scale ?? null]);
 }
 
-/** Runs one point; the same function the pool's threads call. */
-export function runPoint(task: PointTask): WorkerReply {
+/** Runs one point, telling `notify` as it runs of any request that spins on preemption. */
+export function runPoint(task: PointTask, notify: (notice: WorkerNotice) => void): WorkerReply {
   try {
     let inputs: ReplayInputs = {};
     if (task.trace) {
@@ -32,7 +40,7 @@ export function runPoint(task: PointTask): WorkerReply {
       inputs = traces.get(key) ?? loadTrace(task.config, task.configFile, task.trace);
       traces.set(key, inputs);
     }
-    const { report } = runReplay(task.config, inputs);
+    const { report } = runReplay(task.config, { ...inputs, spinning: (notice) => notify({ index: task.index, notice }) });
     const problem = runProblem(report);
     return { index: task.index, outcome: { index: task.index, clean: problem === null, problem, metrics: pointMetrics(report), digest: report.digest, wall_ms: 0 } };
   } catch (error) {
@@ -46,7 +54,7 @@ export const SWEEP_WORKER_ENV = 'KVQUAL_SWEEP_WORKER';
 
 if (process.env[SWEEP_WORKER_ENV] === '1' && process.send) {
   const send = process.send.bind(process);
-  process.on('message', (task: PointTask) => send(runPoint(task)));
+  process.on('message', (task: PointTask) => send(runPoint(task, send)));
   // The pool ends its workers; one whose pool went away ends too.
   process.on('disconnect', () => process.exit(0));
 }

@@ -5,7 +5,8 @@
 // a point whose replay ends with a request that never ended (a test double preloaded into the
 // worker processes) makes the sweep exit 1, naming the point, with every result still written; a
 // second sweep with other parameters into the same folder removes the first one's charts (only
-// the chart files a sweep writes).
+// the chart files a sweep writes); a point with a request spinning on preemption is said as it
+// runs, naming the point.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -178,4 +179,20 @@ test('a sweep with other parameters into the same folder removes the charts of t
   assert.ok(after.includes('notes.txt') && after.includes('my--own.svg'), "files the sweep does not write are left alone");
   const html = fs.readFileSync(path.join(dir, 'out', 'sweep.html'), 'utf8');
   for (const name of written) assert.ok(html.includes(name), `sweep.html shows ${name}`);
+});
+
+test('a point with a request spinning on preemption is said while it runs, naming the point, and the sweep goes on to its end', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-spin-'));
+  // The fuzzer's preemption spin with a 90 times faster restore: 13,890 preemptions of one request per point.
+  const fixture = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8');
+  fs.writeFileSync(path.join(dir, 'spin.yaml'), fixture.replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.9'));
+  fs.writeFileSync(path.join(dir, 'sweep.yaml'), 'base: spin.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 1]\n');
+  const run = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1');
+  assert.equal(run.status, 0, run.stderr);
+  const warnings = run.stderr.split('\n').filter((line) => line.includes('warning'));
+  assert.equal(warnings.length, 2, run.stderr);
+  warnings.forEach((line, point) =>
+    assert.match(line, new RegExp(`^kvqual sweep: warning: point ${point} \\(router\\.kv_event_lag_ms=${point}\\): request r4 on worker 0 dp rank 1 has been preempted and readmitted 10,000 times by [\\d.]+ ms of virtual time: `)),
+  );
+  assert.ok(fs.existsSync(path.join(dir, 'out', 'sweep.json')));
 });
