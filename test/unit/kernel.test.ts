@@ -2,7 +2,7 @@
 // same-instant fixed point, refusal to schedule in the past, and run limits.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { InvariantError, Kernel, Phase } from '../../src/kernel';
+import { InvariantError, Kernel, Phase, UnsettledError } from '../../src/kernel';
 
 const ALL_PHASES_REVERSED = [Phase.PassStart, Phase.Dispatch, Phase.Arrival, Phase.EventVisibility, Phase.PassCompletion, Phase.TransferCompletion];
 
@@ -248,4 +248,25 @@ test('the mark of an instant is the greatest key that ran in it, not the last, a
   kernel.at(30, Phase.PassStart, 3, () => kernel.at(30, Phase.PassStart, 1, () => kernel.at(30, Phase.Arrival, 0, () => answers.push(kernel.ranBefore(30, Phase.PassStart, 2)))));
   kernel.run();
   assert.deepEqual(answers, [false, false, true, false, true, true]);
+});
+
+test('a run past its event budget stops with an UnsettledError (an InvariantError) saying how many events ran, by when, and how many are queued', () => {
+  const kernel = new Kernel();
+  // An action that always schedules itself and a second one 1.5 µs later: the run never ends.
+  const again = (): void => {
+    kernel.at(kernel.now + 1_500, Phase.PassStart, 0, again);
+  };
+  kernel.at(0, Phase.PassStart, 0, again);
+  kernel.at(1, Phase.Arrival, 0, () => undefined);
+  let stopped: unknown = null;
+  try {
+    kernel.run(Number.MAX_SAFE_INTEGER, 4);
+  } catch (error) {
+    stopped = error;
+  }
+  assert.ok(stopped instanceof UnsettledError && stopped instanceof InvariantError);
+  assert.equal(stopped.events, 4);
+  assert.equal(stopped.now_ns, 3_000);
+  assert.equal(stopped.queued, 1);
+  assert.equal(stopped.message, 'the simulation did not settle: 4 kernel events processed by 0.003 ms and 1 still queued (a livelock?)');
 });
