@@ -31,6 +31,16 @@ Feature: The router's predicted overlap is reconciled with the reuse each admiss
     Then it restores 8 tokens from G2
     And the reconciliation of the resume says "lag", reported 0 tokens vs realised 8
 
+  # Found by replaying the Mooncake traces with prefix caching off (2026-12-01): every disagreement
+  # was put down to lag, although the router saw every store in time.
+  Scenario: with prefix caching off a rank reuses nothing, and the G2 stores the router counted are put down to that, not to lag
+    Given the cluster has these settings:
+      | prefix caching | off |
+    And worker 1 serves a 4-token request with 8 output tokens at 19 ms
+    When conversation "A" resumes at 20 ms with 4 more tokens
+    Then it recomputes its whole prompt
+    And the reconciliation of the resume says "prefix caching off", reported 8 tokens vs realised 0
+
   @ENG-4
   Scenario: resending a prompt of exactly two blocks reuses one, and the difference is put down to the last-token rule
     Given conversation "D" starts on worker 1 at 0 ms with a 8-token prompt and 2 output tokens

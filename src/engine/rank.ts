@@ -14,7 +14,7 @@ import { DeviceCache } from './deviceCache';
 import type { HostPool } from './hostPool';
 import type { TransferEngine } from './transfers';
 import { ValueCounts } from '../collections/valueCounts';
-import type { SimRequest } from './request';
+import type { EngineTruth, SimRequest } from './request';
 import { passDurationNs, PassShape, PassTimeModel } from './passTime';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
@@ -153,11 +153,12 @@ export class RankEngine {
     return this.busy;
   }
 
-  /** Engine truth for a prompt: G1 prefix blocks and the resident G2 run after it. */
-  truthOverlap(ids: ArrayLike<BlockId>): { device_blocks: number; host_blocks: number } {
+  /** Engine truth for a prompt: G1 prefix blocks and the resident G2 run after it (none with prefix caching off). */
+  truthOverlap(ids: ArrayLike<BlockId>): EngineTruth {
+    const reuses = this.settings.enable_prefix_caching;
     const device_blocks = this.g1.prefixLength(ids);
-    const host_blocks = this.host && this.settings.enable_prefix_caching ? this.host.pool.residentRun(ids, device_blocks) : 0;
-    return { device_blocks, host_blocks };
+    const host_blocks = this.host && reuses ? this.host.pool.residentRun(ids, device_blocks) : 0;
+    return { device_blocks, host_blocks, reuses };
   }
 
   /** Where an unfinished request is held on this rank, in words ("waiting at position 2 of 3 in the queue"). */

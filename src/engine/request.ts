@@ -33,7 +33,15 @@ export interface Reconciliation {
   predicted_tokens: number;
   realised_tokens: number;
   agree: boolean;
-  reason: 'lag' | 'stale entry' | 'queued request' | 'last-token rule' | 'host weight' | null;
+  reason: 'prefix caching off' | 'lag' | 'stale entry' | 'queued request' | 'last-token rule' | 'host weight' | null;
+}
+
+/** What the chosen rank would reuse for a request when it was placed (see RankEngine.truthOverlap). */
+export interface EngineTruth {
+  device_blocks: number;
+  host_blocks: number;
+  /** False on a rank with prefix caching off: it reuses nothing, from G1 or G2, whatever it holds. */
+  reuses: boolean;
 }
 
 export interface RequestIdentity {
@@ -99,7 +107,7 @@ export class SimRequest {
   /** G2 entries pinned for its restore (block ids). */
   pinned_host_ids: ArrayLike<BlockId> = NONE;
   /** Engine truth of the chosen rank at placement (device, host blocks), for reconciliation. */
-  truth_at_placement: { device_blocks: number; host_blocks: number } | null = null;
+  truth_at_placement: EngineTruth | null = null;
   rank_index = -1;
   /** Where it was dispatched (routed or sent directly). */
   worker_id: number | null = null;
