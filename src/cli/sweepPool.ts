@@ -33,8 +33,9 @@ function startWorker(): ChildProcess {
 
 /**
  * Runs every task on `jobs` threads; calls onDone after each point and onNotice with what a point
- * says while it runs; resolves with the outcomes in index order. A point's wall time is measured here, from handing it to an idle thread to its
- * reply, with the caller's clock (so the threads read none).
+ * says while it runs (a worker's message is written to its pipe at once, mid-run); resolves with
+ * the outcomes in index order. A point's wall time is measured here, from handing it to an idle
+ * thread to its reply, with the caller's clock (so the threads read none).
  */
 export function runPoints(
   tasks: readonly PointTask[],
