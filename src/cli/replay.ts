@@ -319,6 +319,8 @@ export function summaryText(file: string, report: RunReport, out: string | undef
     `  transfers: ${s.transfers.d2h} D2H, ${s.transfers.h2d} H2D; KV events: ${s.kv_events.emitted} emitted, ${s.kv_events.batches_delivered} batches reached the router`,
     `  reconciliation: ${s.reconciliation.agree}/${s.reconciliation.admissions} admissions as the router predicted${reasons(s.reconciliation.disagree_by_reason)}`,
   ];
+  const preempted = preemptionLine(report);
+  if (preempted !== null) lines.push(preempted);
   if (s.plays) {
     const lanes = new Set(s.plays.map((play) => play.lane)).size;
     lines.push(`  agentic: ${s.plays.length} play instance(s) on ${lanes} lane(s), ${s.plays.filter((p) => p.failed).length} failed; ${s.requests.skipped} request(s) skipped`);
@@ -336,6 +338,22 @@ export function summaryText(file: string, report: RunReport, out: string | undef
 }
 
 const LISTED_ENDINGS = 10;
+
+/** How often requests were preempted (recompute preemption), and which one the most; null when none was. */
+function preemptionLine(report: RunReport): string | null {
+  let total = 0;
+  let requests = 0;
+  let most: { request_id: string; preemptions: number } | null = null;
+  for (const record of report.per_request) {
+    if (record.preemptions === 0) continue;
+    total += record.preemptions;
+    requests++;
+    if (most === null || record.preemptions > most.preemptions) most = { request_id: record.request_id, preemptions: record.preemptions };
+  }
+  if (most === null) return null;
+  const count = (n: number) => n.toLocaleString('en-US');
+  return `  preemptions: ${count(total)} of ${count(requests)} request(s), the most ${count(most.preemptions)} of ${most.request_id}`;
+}
 
 /** Failed and skipped requests with their reasons (the first few of each). */
 function endings(report: RunReport): string[] {

@@ -39,6 +39,7 @@ test('the summary names what happened and --out writes the canonical report', ()
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /4\/4 requests finished/);
   assert.match(run.stdout, /prefix reuse .*G2 8\)/);
+  assert.doesNotMatch(run.stdout, /preemptions/, 'no line for preemptions when there were none');
   const report = JSON.parse(readFileSync(out, 'utf8'));
   assert.equal(report.summary.g2_restored_tokens, 8);
   assert.ok(run.stdout.includes(report.digest));
@@ -175,6 +176,7 @@ test('a request spinning on preemption is said once on standard error, as it hap
   const run = kvqual('replay', config, '--out', path.join(dir, 'report.json'));
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /5\/5 requests finished/);
+  assert.match(run.stdout, /^  preemptions: 13,890 of 1 request\(s\), the most 13,890 of r4$/m);
   const warnings = run.stderr.split('\n').filter((line) => line.startsWith('kvqual replay: warning: '));
   assert.deepEqual(warnings, [
     'kvqual replay: warning: request r4 on worker 0 dp rank 1 has been preempted and readmitted 10,000 times by 0.789998 ms of virtual time: passes this short readmit it every pass while something slow (a G2 restore over a slow link, say) holds the G1 blocks it needs. The run goes on until that ends, and may take long (docs/model.md, Preemption)',
