@@ -46,7 +46,7 @@ export const TOO_HEAVY_MEANING = `more than ${MAX_CHECKED_KV_EVENTS.toLocaleStri
 
 /**
  * A run past its kernel event budget whose ranks preempted a request at least once per this many
- * kernel events was spinning: passes of a nanosecond or so, each readmitting a request that the
+ * kernel events (over the second half of the budget) was spinning: passes of a nanosecond or so, each readmitting a request that the
  * next preempts, while something slow (a G2 restore over a slow link) holds the G1 blocks it
  * needs. It would settle when that slow thing ends, as vLLM would also spin, one step at a time,
  * but after far more events than a checked run may take: too heavy to check, not a livelock.
@@ -78,8 +78,11 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
   const ledger = new PassLedger(keptPasses);
   const failures: FailureRecord[] = [];
   let observedCluster: Cluster | null = null;
+  // The preemptions made by the time half the kernel event budget was used (see spinning).
+  let preemptionsAtHalf: number | null = null;
   const observe = (cluster: Cluster) => {
     observedCluster = cluster;
+    const half = maxKernelEvents / 2;
     const driver = cluster.onFinished;
     cluster.onFinished = (request) => {
       if (request.state === 'failed') failures.push({ request_id: request.request_id, play_id: request.identity.play_id, time_ns: cluster.kernel.now });
@@ -88,7 +91,8 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
     for (const rank of cluster.ranks) {
       const settings = rank.settings;
       // Field by field (a record per pass: spreading two objects into it cost more than the rest of the observer).
-      rank.passObserver = (engine, pass) =>
+      rank.passObserver = (engine, pass) => {
+        if (preemptionsAtHalf === null && cluster.kernel.eventsProcessed >= half) preemptionsAtHalf = preemptionsOf(cluster);
         ledger.observe({
           time_ns: pass.time_ns,
           running_requests: pass.running_requests,
@@ -105,6 +109,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
           host_capacity_blocks: engine.host === null ? null : engine.host.pool.capacity_blocks,
           pass_time: settings.pass_time,
         });
+      };
     }
   };
   const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, failures });
@@ -118,17 +123,26 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
     return { outcome, error: null, ...observed(), event_log: eventLogOf(outcome) };
   } catch (error) {
     if (!(error instanceof Error)) throw error;
-    return { outcome: null, error: spinning(error, observedCluster) ?? error, ...observed(), event_log: '' };
+    return { outcome: null, error: spinning(error, observedCluster, preemptionsAtHalf) ?? error, ...observed(), event_log: '' };
   }
 }
 
-/** A run stopped by its kernel event budget while spinning on preemption (see SPIN_EVENTS_PER_PREEMPTION), as too heavy to check; null otherwise. */
-function spinning(error: Error, cluster: Cluster | null): TooHeavyToCheck | null {
-  if (!(error instanceof UnsettledError) || cluster === null) return null;
-  const preemptions = cluster.ranks.reduce((sum, rank) => sum + rank.preemptionCount, 0);
-  if (preemptions * SPIN_EVENTS_PER_PREEMPTION < error.events) return null;
+function preemptionsOf(cluster: Cluster): number {
+  return cluster.ranks.reduce((sum, rank) => sum + rank.preemptionCount, 0);
+}
+
+/**
+ * A run stopped by its kernel event budget while spinning on preemption, as too heavy to check;
+ * null otherwise. It must have preempted at least once per SPIN_EVENTS_PER_PREEMPTION kernel events
+ * over the second half of the budget, so a run that preempted a lot early and then stopped making
+ * progress for another reason is still a livelock.
+ */
+function spinning(error: Error, cluster: Cluster | null, preemptionsAtHalf: number | null): TooHeavyToCheck | null {
+  if (!(error instanceof UnsettledError) || cluster === null || preemptionsAtHalf === null) return null;
+  const late = preemptionsOf(cluster) - preemptionsAtHalf;
+  if (late * SPIN_EVENTS_PER_PREEMPTION < error.events / 2) return null;
   return new TooHeavyToCheck(
-    `the case spun on preemption past the kernel event budget: ${preemptions.toLocaleString('en-US')} preemptions in ${error.events.toLocaleString('en-US')} kernel events, by ${formatNs(error.now_ns)} of virtual time`,
+    `the case spun on preemption past the kernel event budget: ${late.toLocaleString('en-US')} preemptions in the last ${(error.events / 2).toLocaleString('en-US')} of ${error.events.toLocaleString('en-US')} kernel events, by ${formatNs(error.now_ns)} of virtual time`,
   );
 }
 

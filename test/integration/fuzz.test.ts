@@ -3,7 +3,8 @@
 // it finds a counterexample it exits 1, prints `{ seed, path }`, writes the config, trace and
 // feature, and `--check`, `kvqual replay` and cucumber all reproduce it); and a written feature
 // runs under cucumber with the project's steps, passing for a case that keeps every invariant and
-// failing, naming the broken claim, for one that does not.
+// failing, naming the broken claim, for one that does not; and a run that spun on preemption early
+// and then stopped preempting, unsettled at its budget, is a livelock, not too heavy to check.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -12,8 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
-import { runCase } from '../../src/fuzz/runCase';
-import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
+import { caseConfig, runCase, runObserved } from '../../src/fuzz/runCase';
+import { checkRun, INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
+import { UnsettledError } from '../../src/kernel';
+import { parse, stringify } from 'yaml';
 import type { FuzzCase } from '../../src/fuzz/generate';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-fuzz-'));
@@ -125,4 +128,18 @@ test('a written feature fails under cucumber exactly when its case breaks an inv
   assert.ok(new RegExp(`✖ (Then|And) ${INVARIANT_CLAIMS[violations[0].invariant]}`).test(result.output), result.output);
   assert.equal(check.status, 1, check.output);
   assert.ok(check.output.includes(violations[0].message), check.output);
+});
+
+test('a run that spun on preemption early and then stopped preempting, still unsettled at its budget, is a livelock', () => {
+  // The spin case with a faster restore (6,580 preemptions in its first 45,000 or so kernel
+  // events), then 1,500 small requests: at a budget of 60,000 events the run has preempted more
+  // than once per 10 events overall, but not over the budget's second half.
+  const config = parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8').replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.95'));
+  for (let i = 0; i < 1500; i++) config.workload.requests.push({ id: `tail${i}`, arrival_ms: (2000 + i) / 100, prompt: [{ tokens: 3 }], output_length: 1 });
+  const spinThenMore = caseConfig(caseFromYaml(stringify(config), null));
+  // One checked run each (the classification is the run's; a whole case would run twice).
+  const stopped = runObserved(spinThenMore, {}, undefined, undefined, 60_000);
+  assert.ok(stopped.error instanceof UnsettledError, String(stopped.error));
+  assert.deepEqual(checkRun(stopped).map((violation) => violation.invariant), ['run-completed']);
+  assert.equal(runObserved(caseConfig(caseFromYaml(stringify(config), null)), {}, undefined, undefined, 100_000).error, null, 'with a larger budget it settles');
 });
