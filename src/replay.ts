@@ -30,7 +30,7 @@ export interface ReplayInputs {
   step_every_pass?: boolean;
   /** A livelock guard: fail after this many kernel events (see ClusterSpec.max_kernel_events). */
   max_kernel_events?: number;
-  /** Told as requests end (ended, submitted, virtual ns), for a progress display. */
+  /** Told as requests end, and every 65,536 kernel events (ended, submitted, virtual ns), for a progress display. */
   progress?: (ended: number, submitted: number, now_ns: number) => void;
   /** Told once per request that spins on preemption (see SPIN_NOTICE_PREEMPTIONS), as it happens. */
   spinning?: (notice: SpinNotice) => void;

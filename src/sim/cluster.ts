@@ -197,7 +197,7 @@ export class Cluster implements RankListener {
   private failure: EventStreamError | null = null;
   /** Called when a request finishes or fails client-side (for workload drivers). */
   onFinished: ((request: SimRequest) => void) | null = null;
-  /** Told how many requests have ended of those submitted, as they end (a progress display). */
+  /** Told how many requests have ended of those submitted, as they end and every 65,536 kernel events (a progress display). */
   onProgress: ((ended: number, submitted: number, now_ns: Nanos) => void) | null = null;
   /** Told once per request, when it has been preempted SPIN_NOTICE_PREEMPTIONS times (see SpinNotice). */
   onSpinning: ((notice: SpinNotice) => void) | null = null;
@@ -399,6 +399,9 @@ export class Cluster implements RankListener {
 
   /** Runs until nothing is left to do; an impossible event stream stops the run and is reported. */
   run(): ClusterResult {
+    // A progress display also hears of the virtual time every so many kernel events, not only as requests end.
+    const progress = this.onProgress;
+    if (progress !== null) this.kernel.onTick = () => progress(this.ended, this.requests.length, this.kernel.now);
     try {
       this.kernel.run(Number.MAX_SAFE_INTEGER, this.spec.max_kernel_events);
     } catch (error) {

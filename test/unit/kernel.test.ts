@@ -270,3 +270,25 @@ test('a run past its event budget stops with an UnsettledError (an InvariantErro
   assert.equal(stopped.queued, 1);
   assert.equal(stopped.message, 'the simulation did not settle: 4 kernel events processed by 0.003 ms and 1 still queued (a livelock?)');
 });
+
+test('onTick is called after every 65,536th action, and never when none is set', () => {
+  const kernel = new Kernel();
+  let left = 2 * 65_536 + 5;
+  const times: number[] = [];
+  const step = (): void => {
+    if (--left > 0) kernel.at(kernel.now + 1, Phase.PassStart, 0, step);
+  };
+  kernel.at(0, Phase.PassStart, 0, step);
+  kernel.onTick = () => times.push(kernel.now);
+  kernel.run();
+  assert.deepEqual(times, [65_535, 131_071]);
+  // Without one, the 65,536th action passes as any other.
+  const quiet = new Kernel();
+  let quietLeft = 65_536 + 1;
+  const quietStep = (): void => {
+    if (--quietLeft > 0) quiet.at(quiet.now + 1, Phase.PassStart, 0, quietStep);
+  };
+  quiet.at(0, Phase.PassStart, 0, quietStep);
+  quiet.run();
+  assert.equal(quiet.eventsProcessed, 65_537);
+});
