@@ -206,7 +206,7 @@ test('the same run renders the same report apart from the date line', () => {
   }
 });
 
-test('generated workloads too heavy to check are stated, and a campaign that checked none does not pass the gate', () => {
+test('generated workloads too heavy to check are stated, and a campaign that checked none, or left more than 1 % unchecked, does not pass the gate', () => {
   const some = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 1000, seed: 1893, excluded_areas: [], only: [], passed: 1000, too_heavy: 2, counterexample: null } });
   assert.deepEqual(some.gates.at(-1), {
     title: 'Generated workloads',
@@ -216,6 +216,13 @@ test('generated workloads too heavy to check are stated, and a campaign that che
   const none = buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 3, seed: 1893, excluded_areas: [], only: [], passed: 3, too_heavy: 3, counterexample: null } });
   assert.equal(none.gates.at(-1)!.passed, false);
   assert.equal(none.verdict, 'NOT QUALIFIED');
+  // At most 1 % of the cases run may go unchecked: 10 of 1,000 passes, 11 does not, and says why.
+  const heavy = (too_heavy: number) => buildSignoff({ ...input([scenario('passes', 10)]), generated: { runs: 1000, seed: 1893, excluded_areas: [], only: [], passed: 1000, too_heavy, counterexample: null } });
+  assert.equal(heavy(10).gates.at(-1)!.passed, true);
+  const tooMany = heavy(11);
+  assert.equal(tooMany.gates.at(-1)!.passed, false);
+  assert.equal(tooMany.verdict, 'NOT QUALIFIED');
+  assert.match(tooMany.gates.at(-1)!.summary, /; 11 too heavy to check \(.*\), not checked: more than 1 % of the cases run, so the gate does not pass$/);
 });
 
 test('the generated-workload gate states runs and seed, and a broken invariant makes the sign-off NOT QUALIFIED', () => {
