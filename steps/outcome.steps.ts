@@ -10,13 +10,14 @@ import { formatNs } from '../src/time';
 import type { RequestRecord } from '../src/report/report';
 import { explainPlacement } from '../src/router/explain';
 
+function recordOf(world: KvWorld, request_id: string): RequestRecord {
+  const record = world.engine.outcome.report.per_request.find((r) => r.request_id === request_id);
+  if (!record) throw new Error(`request ${request_id} is not in the report`);
+  return record;
+}
+
 function focusRecords(world: KvWorld): RequestRecord[] {
-  const report = world.engine.outcome.report;
-  return world.engine.focus.map((id) => {
-    const record = report.per_request.find((r) => r.request_id === id);
-    if (!record) throw new Error(`request ${id} is not in the report`);
-    return record;
-  });
+  return world.engine.focus.map((id) => recordOf(world, id));
 }
 
 function theResume(world: KvWorld): RequestRecord {
@@ -203,12 +204,6 @@ Then('every request finishes', function (this: KvWorld) {
   this.measure('requests finished', records.length - unfinished.length, `of ${records.length}`);
   expect(unfinished.map((r) => `${r.request_id} ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}`), 'requests that did not finish').to.deep.equal([]);
 });
-
-function recordOf(world: KvWorld, request_id: string): RequestRecord {
-  const record = world.engine.outcome.report.per_request.find((r) => r.request_id === request_id);
-  if (!record) throw new Error(`request ${request_id} is not in the report`);
-  return record;
-}
 
 Then('request {word} is preempted and readmitted {count} times', function (this: KvWorld, request_id: string, times: number) {
   const record = recordOf(this, request_id);
