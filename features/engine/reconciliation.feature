@@ -24,22 +24,31 @@ Feature: The router's predicted overlap is reconciled with the reuse each admiss
     And it restores 8 tokens from G2
 
   @LAG-3
-  Scenario: a resume the router placed blind still restores from G2, and the difference is put down to lag
+  Scenario Outline: a resume the router placed blind still restores from G2, and the difference is put down to lag (prefix caching <prefix caching>)
     Given KV events reach the router 100 ms after they are emitted
+    And the cluster has these settings:
+      | prefix caching | <prefix caching> |
     And worker 1 serves a 4-token request with 8 output tokens at 19 ms
     When conversation "A" resumes at 20 ms with 4 more tokens
     Then it restores 8 tokens from G2
     And the reconciliation of the resume says "lag", reported 0 tokens vs realised 8
 
-  # Found by replaying the Mooncake traces with prefix caching off (2026-12-01): every disagreement
-  # was put down to lag, although the router saw every store in time.
-  Scenario: with prefix caching off a rank reuses nothing, and the G2 stores the router counted are put down to that, not to lag
+    Examples:
+      | prefix caching |
+      | on             |
+      | off            |
+
+  # With prefix caching off vLLM still hashes the prompt's blocks for its offloading connector,
+  # which looks up and restores CPU blocks; only G1 reuse is off (docs/model.md, Engine).
+  @G2-6
+  Scenario: with prefix caching off a resume reuses nothing from G1 but still restores from G2, as the router predicted
     Given the cluster has these settings:
       | prefix caching | off |
     And worker 1 serves a 4-token request with 8 output tokens at 19 ms
     When conversation "A" resumes at 20 ms with 4 more tokens
-    Then it recomputes its whole prompt
-    And the reconciliation of the resume says "prefix caching off", reported 8 tokens vs realised 0
+    Then it reuses 0 tokens from G1
+    And it restores 8 tokens from G2
+    And at every admission the router's reported overlap equals the realised G1 + G2 reuse
 
   @ENG-4
   Scenario: resending a prompt of exactly two blocks reuses one, and the difference is put down to the last-token rule

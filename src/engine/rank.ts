@@ -153,12 +153,14 @@ export class RankEngine {
     return this.busy;
   }
 
-  /** Engine truth for a prompt: G1 prefix blocks and the resident G2 run after it (none with prefix caching off). */
+  /**
+   * Engine truth for a prompt: G1 prefix blocks (none with prefix caching off) and the resident G2
+   * run after them (G2 is looked up whatever the prefix-caching setting: see tryAdmit).
+   */
   truthOverlap(ids: ArrayLike<BlockId>): EngineTruth {
-    const reuses = this.settings.enable_prefix_caching;
     const device_blocks = this.g1.prefixLength(ids);
-    const host_blocks = this.host && reuses ? this.host.pool.residentRun(ids, device_blocks) : 0;
-    return { device_blocks, host_blocks, reuses };
+    const host_blocks = this.host ? this.host.pool.residentRun(ids, device_blocks) : 0;
+    return { device_blocks, host_blocks };
   }
 
   /** Where an unfinished request is held on this rank, in words ("waiting at position 2 of 3 in the queue"). */
@@ -530,7 +532,10 @@ export class RankEngine {
     if (request.kv_transferred) return this.admitTransferred(request);
     const limit = this.reusableBlocks(request);
     const g1Blocks = Math.min(this.g1.prefixLength(request.block_ids), limit);
-    const lookup = this.host && this.settings.enable_prefix_caching ? this.host.pool.lookup(request.block_ids, g1Blocks, limit, this.rank_index) : null;
+    // G2 is looked up with prefix caching off too (no G1 prefix then): vLLM hashes a prompt's blocks
+    // whenever a KV connector is configured, and its offloading connector looks up and loads CPU
+    // blocks without consulting the prefix-caching setting (docs/model.md, Engine).
+    const lookup = this.host ? this.host.pool.lookup(request.block_ids, g1Blocks, limit, this.rank_index) : null;
     if (this.host) this.host.pool.touch(request.block_ids);
     if (lookup && lookup.outcome === 'deferred') {
       this.recordAttempt(request, 'deferred', g1Blocks, lookup.blocks, `G2 block ${lookup.reason === 'pending' ? 'still being stored' : 'being loaded by another request on this rank'}`);

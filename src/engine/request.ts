@@ -33,15 +33,13 @@ export interface Reconciliation {
   predicted_tokens: number;
   realised_tokens: number;
   agree: boolean;
-  reason: 'prefix caching off' | 'lag' | 'stale entry' | 'queued request' | 'last-token rule' | 'host weight' | null;
+  reason: 'lag' | 'stale entry' | 'queued request' | 'last-token rule' | 'host weight' | null;
 }
 
 /** What the chosen rank would reuse for a request when it was placed (see RankEngine.truthOverlap). */
 export interface EngineTruth {
   device_blocks: number;
   host_blocks: number;
-  /** False on a rank with prefix caching off: it reuses nothing, from G1 or G2, whatever it holds. */
-  reuses: boolean;
 }
 
 export interface RequestIdentity {

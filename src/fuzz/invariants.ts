@@ -45,7 +45,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
 };
 
 /** SCORE-5's reasons, as docs/model.md lists them. */
-export const DOCUMENTED_RECONCILIATION_REASONS: readonly string[] = ['prefix caching off', 'lag', 'last-token rule', 'stale entry', 'queued request', 'host weight'];
+export const DOCUMENTED_RECONCILIATION_REASONS: readonly string[] = ['lag', 'last-token rule', 'stale entry', 'queued request', 'host weight'];
 
 export interface Violation {
   invariant: InvariantName;

@@ -114,8 +114,6 @@ export function reconcile(request: SimRequest, block_size: number, host_weight: 
 function disagreementReason(request: SimRequest, placement: Placement, block_size: number, host_weight: number): Reconciliation['reason'] {
   const truth = request.truth_at_placement!;
   const routerSaw = placement.device_blocks + placement.host_blocks;
-  // The router counts what the rank announced (its G2 stores go on with prefix caching off) but not whether it reuses.
-  if (!truth.reuses) return 'prefix caching off';
   if (truth.device_blocks !== placement.device_blocks || truth.host_blocks !== placement.host_blocks) return 'lag';
   const realisedBlocks = (request.g1_reused_tokens + request.host_reused_tokens) / block_size;
   const reusable = request.output_length > 0 ? Math.floor((request.input_length - 1) / block_size) : Math.floor(request.input_length / block_size);
