@@ -28,3 +28,16 @@ Feature: How the router chooses among ranks
     And worker 1 finishes storing "system prompt" in host memory at 10 ms
     When 4 requests starting with "system prompt" arrive at 11 ms
     Then the requests are placed on workers "0, 1, 0, 1"
+
+  # Dynamo's router counts a prompt's complete blocks only (its active-block hashes stop at the
+  # last whole block); the tokens of a partial last block count as prefill.
+  @SCORE-2
+  Scenario: a prompt's partial last block adds prefill tokens to its worker's load but no block
+    Given worker 0 is already serving a 6-token request
+    And worker 1 is already serving a 8-token request
+    When a request starting with "system prompt" arrives at 1 ms
+    Then the router scored it as:
+      | worker | prefill blocks | decode blocks | cost |
+      | 0      | 4.5            | 4             | 8.5  |
+      | 1      | 5              | 5             | 10   |
+    And it is placed on worker 0, the less loaded worker

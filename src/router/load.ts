@@ -1,6 +1,7 @@
 // The router's own view of load per rank (SCORE-2): uncomputed prefill tokens and active blocks
 // of the requests it placed, updated by placement, prefill-complete feedback and completion.
-// Blocks are counted by block id (see BlockIds); the tracker holds the ids of active blocks.
+// Blocks are a prompt's complete blocks, counted by block id (see BlockIds); the tracker holds the
+// ids of active blocks.
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
@@ -17,12 +18,10 @@ interface ActiveRequest {
   prefill_tokens: number;
   /** Where each of its blocks is counted in its rank's active blocks. */
   slots: Int32Array;
-  unhashed_blocks: number;
 }
 
 export class LoadTracker {
   private readonly prefillTokens: number[] = [];
-  private readonly unhashedBlocks: number[] = [];
   /** Ranks on which at least one active request uses each block. */
   private readonly activeRanks = new RankSetsByBlock();
   /** Per rank: its active blocks, and how many active requests on that rank use each (by slot). */
@@ -37,7 +36,7 @@ export class LoadTracker {
     return this.prefillTokens[rank] ?? 0;
   }
   activeBlocks(rank: number): number {
-    return (this.activeByRank[rank]?.blocks.size ?? 0) + (this.unhashedBlocks[rank] ?? 0);
+    return this.activeByRank[rank]?.blocks.size ?? 0;
   }
   isActive(request_id: string): boolean {
     return this.requests.has(request_id);
@@ -57,7 +56,7 @@ export class LoadTracker {
   }
 
   /** `ids[i]` is the id of the request's block i, or NO_BLOCK_ID when the table does not have it yet (its hash is then read). */
-  add(request_id: string, rank: number, prefill_tokens: number, request: { readonly block_hashes: readonly BlockHash[] }, ids: ArrayLike<BlockId>, unhashed_blocks: number): void {
+  add(request_id: string, rank: number, prefill_tokens: number, request: { readonly block_hashes: readonly BlockHash[] }, ids: ArrayLike<BlockId>): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
     const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds, this.blockIds.slotFamily('active')), users: new Int32Array(0) });
     const slots = this.slotArrays.take(ids.length);
@@ -74,9 +73,8 @@ export class LoadTracker {
       slots[i] = slot;
       if (!known) this.blockIds.release(id);
     }
-    this.requests.set(request_id, { rank, prefill_tokens, slots, unhashed_blocks });
+    this.requests.set(request_id, { rank, prefill_tokens, slots });
     this.prefillTokens[rank] = this.activePrefillTokens(rank) + prefill_tokens;
-    this.unhashedBlocks[rank] = (this.unhashedBlocks[rank] ?? 0) + unhashed_blocks;
   }
 
   prefillComplete(request_id: string): void {
@@ -90,7 +88,6 @@ export class LoadTracker {
     const request = this.requests.get(request_id);
     if (!request) return;
     this.prefillComplete(request_id);
-    this.unhashedBlocks[request.rank] -= request.unhashed_blocks;
     const active = this.activeByRank[request.rank];
     const slots = request.slots;
     for (let i = 0; i < slots.length; i++) {

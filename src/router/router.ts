@@ -153,14 +153,14 @@ export class Router {
     this.overlaps(ids, columns);
     const hits = this.load.activeHits(ids, columns.hits);
     const B = this.settings.block_size;
-    const hashedBlocks = blockCountOf(request);
-    const unhashedBlocks = Math.ceil(request.isl_tokens / B) - hashedBlocks;
+    // Complete blocks only, as Dynamo's router tracks them: a partial last block adds prefill tokens, not a block.
+    const requestBlocks = blockCountOf(request);
     for (let i = 0; i < this.candidates.length; i++) {
       const index = this.candidates[i].index;
       const credit = this.settings.overlap_score_credit * columns.device[i] + this.settings.host_cache_hit_weight * columns.host[i];
       const active_prefill_tokens = this.load.activePrefillTokens(index);
       const prefill_blocks = (active_prefill_tokens + request.isl_tokens) / B;
-      const decode_blocks = this.load.activeBlocks(index) + (hashedBlocks - hits[index]) + unhashedBlocks;
+      const decode_blocks = this.load.activeBlocks(index) + (requestBlocks - hits[index]);
       const load = this.settings.prefill_load_scale * Math.max(prefill_blocks - credit, 0);
       columns.credit[i] = credit;
       columns.active_prefill_tokens[i] = active_prefill_tokens;
@@ -221,8 +221,7 @@ export class Router {
     const B = this.settings.block_size;
     const cachedTokens = (columns.device[position] + columns.host[position]) * B;
     const uncomputed = Math.max(request.isl_tokens - cachedTokens, 0);
-    const unhashed = Math.ceil(request.isl_tokens / B) - blockCountOf(request);
-    this.load.add(request.request_id, rankIndex, uncomputed, request, ids, unhashed);
+    this.load.add(request.request_id, rankIndex, uncomputed, request, ids);
   }
 
   private choose(columns: ScoreColumns): { chosen: number; tied: number } {

@@ -45,10 +45,11 @@ test('a placement is explained with what the router saw on the chosen rank and t
 test('the explanation names dp ranks other than 0, says when nothing was cached, and names a tie', () => {
   const router = makeRouter(0, {}, scriptedDraws(0.99));
   router.addWorker(5, 2);
+  // 1 complete block and 2 tokens: prefill 6 / 4 = 1.5, decode 1 block (the 2 tokens are not a block) → 2.5.
   const placement = router.place(requestOf('tied', hashes(1), 6), 2_000_000);
   assert.equal(
     explainPlacement(placement),
-    'tied placed on worker 5 dp rank 1 at 2 ms: nothing cached, cost 3.5 vs 3.5 on worker 5; a seeded draw broke a 2-way tie',
+    'tied placed on worker 5 dp rank 1 at 2 ms: nothing cached, cost 2.5 vs 2.5 on worker 5; a seeded draw broke a 2-way tie',
   );
   const lonely = makeRouter(1).place(requestOf('solo', hashes(1), 4), 0);
   assert.equal(explainPlacement(lonely), 'solo placed on worker 0 at 0 ms: nothing cached, cost 2');

@@ -36,16 +36,17 @@ function fiveWorkers(overrides: Partial<RouterSettings> = {}, draws = scriptedDr
 
 const SIX_BLOCKS_26_TOKENS = () => requestOf('r', hashRange(1, 6), 26);
 
-// With no load: prefill_blocks = 26 / 4 = 6.5 everywhere; decode_blocks = 0 active + 6 new + 1
-// partial block = 7 everywhere; cost = max(6.5 − credit, 0) + 7.
+// With no load: prefill_blocks = 26 / 4 = 6.5 everywhere; decode_blocks = 0 active + 6 new = 6
+// everywhere (the 2 tokens past the last complete block add prefill, not a block, as in Dynamo's
+// router); cost = max(6.5 − credit, 0) + 6.
 test('device prefix, host run and cost per candidate with the default weights', () => {
   const scores = fiveWorkers().score(SIX_BLOCKS_26_TOKENS());
   assert.deepEqual(rows(scores), [
-    [0, 2, 2, 3.5, 6.5, 7, 10], // credit 2 + 0.75 × 2
-    [1, 2, 1, 2.75, 6.5, 7, 10.75], // credit 2 + 0.75 × 1
-    [2, 0, 0, 0, 6.5, 7, 13.5],
-    [3, 1, 0, 1, 6.5, 7, 12.5],
-    [4, 0, 6, 4.5, 6.5, 7, 9], // credit 0.75 × 6
+    [0, 2, 2, 3.5, 6.5, 6, 9], // credit 2 + 0.75 × 2
+    [1, 2, 1, 2.75, 6.5, 6, 9.75], // credit 2 + 0.75 × 1
+    [2, 0, 0, 0, 6.5, 6, 12.5],
+    [3, 1, 0, 1, 6.5, 6, 11.5],
+    [4, 0, 6, 4.5, 6.5, 6, 8], // credit 0.75 × 6
   ]);
   assert.deepEqual(
     scores.map((s) => [s.active_prefill_tokens, s.load]),
@@ -78,11 +79,11 @@ test('host_cache_hit_weight 1.0 counts host blocks like device blocks', () => {
   assert.deepEqual(
     fiveWorkers({ host_cache_hit_weight: 1.0 }).score(SIX_BLOCKS_26_TOKENS()).map((s) => [s.credit, s.cost]),
     [
-      [4, 9.5],
-      [3, 10.5],
-      [0, 13.5],
-      [1, 12.5],
-      [6, 7.5],
+      [4, 8.5],
+      [3, 9.5],
+      [0, 12.5],
+      [1, 11.5],
+      [6, 6.5],
     ],
   );
 });
@@ -91,9 +92,9 @@ test('host_cache_hit_weight 0 ignores host blocks, which can make a tie', () => 
   const router = fiveWorkers({ host_cache_hit_weight: 0 }, scriptedDraws(0.9));
   assert.deepEqual(
     router.score(SIX_BLOCKS_26_TOKENS()).map((s) => s.cost),
-    [11.5, 11.5, 13.5, 12.5, 13.5],
+    [10.5, 10.5, 12.5, 11.5, 12.5],
   );
-  // Workers 0 and 1 tie at 11.5; a draw of 0.9 over 2 tied candidates picks the second.
+  // Workers 0 and 1 tie at 10.5; a draw of 0.9 over 2 tied candidates picks the second.
   const placement = router.place(SIX_BLOCKS_26_TOKENS(), 0);
   assert.equal(placement.tied_candidates, 2);
   assert.equal(placement.worker_id, 1);
@@ -105,11 +106,11 @@ test('overlap_score_credit scales device blocks only; the reported overlap does 
   assert.deepEqual(
     router.score(SIX_BLOCKS_26_TOKENS()).map((s) => [s.credit, s.cost]),
     [
-      [5.5, 8], // 2 × 2 + 0.75 × 2
-      [4.75, 8.75],
-      [0, 13.5],
-      [2, 11.5],
-      [4.5, 9],
+      [5.5, 7], // 2 × 2 + 0.75 × 2
+      [4.75, 7.75],
+      [0, 12.5],
+      [2, 10.5],
+      [4.5, 8],
     ],
   );
   const placement = router.place(SIX_BLOCKS_26_TOKENS(), 0);
@@ -119,7 +120,7 @@ test('overlap_score_credit scales device blocks only; the reported overlap does 
   assert.equal(placement.reported_overlap_tokens, 16);
   assert.deepEqual(
     fiveWorkers({ overlap_score_credit: 0 }).score(SIX_BLOCKS_26_TOKENS()).map((s) => s.cost),
-    [12, 12.75, 13.5, 13.5, 9],
+    [11, 11.75, 12.5, 12.5, 8],
   );
 });
 
@@ -127,11 +128,11 @@ test('prefill_load_scale multiplies the uncovered prefill only', () => {
   assert.deepEqual(
     fiveWorkers({ prefill_load_scale: 2 }).score(SIX_BLOCKS_26_TOKENS()).map((s) => [s.load, s.cost]),
     [
-      [6, 13],
-      [7.5, 14.5],
-      [13, 20],
-      [11, 18],
-      [4, 11],
+      [6, 12],
+      [7.5, 13.5],
+      [13, 19],
+      [11, 17],
+      [4, 10],
     ],
   );
 });
@@ -165,7 +166,7 @@ test('two host blocks at weight 0.75 report 2 overlap blocks', () => {
 
 /**
  * Two workers; worker 0 holds blocks 1..4 in Device. Requests:
- *   a, b: blocks 1..4, 18 tokens (4 complete blocks + 2 tokens, so 5 blocks, 1 of them partial)
+ *   a, b: blocks 1..4, 18 tokens (4 complete blocks + 2 tokens: the 2 tokens are prefill, not a block)
  *   c:    blocks 1, 2, 7, 8, 16 tokens
  */
 function loadedPair(): Router {
@@ -185,27 +186,27 @@ function loadOf(router: Router, worker: number): [number, number] {
 test('placement adds the uncomputed prompt tokens and the request blocks to the rank load', () => {
   const router = loadedPair();
   const a = router.place(requestA(), 0);
-  // worker 0: credit 4, prefill 18/4 = 4.5, load 0.5, decode 0 + 4 + 1 = 5 → 5.5; worker 1: 4.5 + 5 = 9.5
-  assert.deepEqual(a.candidates.map((s) => s.cost), [5.5, 9.5]);
+  // worker 0: credit 4, prefill 18/4 = 4.5, load 0.5, decode 0 + 4 = 4 → 4.5; worker 1: 4.5 + 4 = 8.5
+  assert.deepEqual(a.candidates.map((s) => s.cost), [4.5, 8.5]);
   assert.equal(a.worker_id, 0);
-  // Uncomputed: 18 − 4 blocks × 4 = 2 tokens. Active blocks: 4 hashed + 1 partial.
-  assert.deepEqual(loadOf(router, 0), [2, 5]);
+  // Uncomputed: 18 − 4 blocks × 4 = 2 tokens. Active blocks: the 4 complete ones.
+  assert.deepEqual(loadOf(router, 0), [2, 4]);
   assert.deepEqual(loadOf(router, 1), [0, 0]);
   assert.equal(router.load.rankOf('a'), 0);
 
   const b = router.place(requestB(), 0);
-  // worker 0: prefill (2 + 18)/4 = 5, load 1, decode 5 active + 0 new + 1 partial = 6 → 7
-  assert.deepEqual(rows(b.candidates)[0], [0, 4, 0, 4, 5, 6, 7]);
+  // worker 0: prefill (2 + 18)/4 = 5, load 1, decode 4 active + 0 new = 4 → 5
+  assert.deepEqual(rows(b.candidates)[0], [0, 4, 0, 4, 5, 4, 5]);
   assert.equal(b.candidates[0].active_prefill_tokens, 2);
   assert.equal(b.worker_id, 0);
-  // Blocks 1..4 are counted once on the rank; the partial blocks are each request's own.
-  assert.deepEqual(loadOf(router, 0), [4, 6]);
+  // Blocks 1..4 are counted once on the rank.
+  assert.deepEqual(loadOf(router, 0), [4, 4]);
 
   const c = router.place(requestC(), 0);
-  // worker 0: credit 2, prefill (4 + 16)/4 = 5 → 3; decode 6 + 2 new (7, 8) = 8 → 11
+  // worker 0: credit 2, prefill (4 + 16)/4 = 5 → 3; decode 4 + 2 new (7, 8) = 6 → 9
   // worker 1: credit 0, prefill 4 → 4; decode 0 + 4 = 4 → 8
   assert.deepEqual(rows(c.candidates), [
-    [0, 2, 0, 2, 5, 8, 11],
+    [0, 2, 0, 2, 5, 6, 9],
     [1, 0, 0, 0, 4, 4, 8],
   ]);
   assert.equal(c.worker_id, 1);
@@ -218,9 +219,9 @@ test('prefill-complete drops the prefill tokens; finishing drops the blocks too'
   router.place(requestB(), 0);
   router.place(requestC(), 0);
   router.prefillComplete('a');
-  assert.deepEqual(loadOf(router, 0), [2, 6]);
+  assert.deepEqual(loadOf(router, 0), [2, 4]);
   router.requestFinished('b');
-  assert.deepEqual(loadOf(router, 0), [0, 5], "b's 2 tokens and its partial block leave; a keeps blocks 1..4");
+  assert.deepEqual(loadOf(router, 0), [0, 4], "b's 2 tokens leave; a keeps blocks 1..4");
   router.requestFinished('a');
   assert.deepEqual(loadOf(router, 0), [0, 0]);
   assert.equal(router.load.isActive('a'), false);
