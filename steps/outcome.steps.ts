@@ -249,6 +249,21 @@ Then('no two H2D restores on the worker overlap in time', function (this: KvWorl
   }
 });
 
+Then("the two resumes' H2D restores overlap in time, and the second is admitted only when the first has finished", function (this: KvWorld) {
+  const loads = this.engine.outcome.result.transfers.filter((t) => t.direction === 'h2d').sort((a, b) => a.started_ns - b.started_ns);
+  expect(loads.length, 'H2D restores').to.equal(2);
+  const [first, second] = loads;
+  if (first.request_id === null || second.request_id === null) throw new Error('an H2D restore names no request');
+  this.measure('second H2D restore submitted', msOf(second.submitted_ns), 'ms', `${second.request_id}'s restore submitted at ${formatNs(second.submitted_ns)}`);
+  expect(second.submitted_ns, `${second.request_id}'s restore is submitted before ${first.request_id}'s finishes`).to.be.below(first.finished_ns!);
+  const firstRecord = recordOf(this, first.request_id);
+  const secondAdmitted = recordOf(this, second.request_id).admission_history.find((attempt) => attempt.outcome === 'admitted');
+  expect(secondAdmitted, `${second.request_id} is admitted`).to.not.equal(undefined);
+  expect(firstRecord.last_token_ms, `${first.request_id} finishes`).to.not.equal(null);
+  this.measure('second resume admitted', msOf(secondAdmitted!.time_ns), 'ms', `${second.request_id} admitted at ${formatNs(secondAdmitted!.time_ns)}, ${first.request_id} finished at ${firstRecord.last_token_ms} ms`);
+  expect(secondAdmitted!.time_ns, `${second.request_id} admitted while ${first.request_id} still holds the one running slot`).to.be.at.least(firstRecord.last_token_ms! * 1_000_000);
+});
+
 Then('worker {int} emitted its G2 store at {duration} and the router saw it at {duration}', function (this: KvWorld, worker: number, emitted: Nanos, visible: Nanos) {
   const stores = this.engine.outcome.result.batches.filter(
     ({ batch }) => batch.worker_id === worker && batch.events.some((event) => event.tier === 'HostPinned' && event.data.type === 'Stored'),

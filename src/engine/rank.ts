@@ -86,7 +86,7 @@ export class RankEngine {
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
-  /** Waiting requests whose G2 restore is loading or loaded: each holds a running slot (max_num_seqs) and its G1 room. */
+  /** Waiting requests whose G2 restore is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
   private restoresInFlight = 0;
   /**
    * The pass being planned or run (a rank runs one pass at a time): its requests and their work,
@@ -373,8 +373,9 @@ export class RankEngine {
 
   /**
    * ENG-1: running requests first, then (as vLLM does) requests whose G2 load has finished, then
-   * waiting ones in FCFS order under the caps (into planRequests / planWork). A restore in flight
-   * counts against max_num_seqs from the moment it starts.
+   * waiting ones in FCFS order under the caps (into planRequests / planWork). As in vLLM, a restore
+   * starts only while a running slot is free, but takes none while it loads (max_num_seqs caps the
+   * running requests); once loaded it waits for a slot, ahead of the ordinary queue.
    */
   private plan(): void {
     let budget = this.settings.max_num_batched_tokens;
@@ -394,7 +395,7 @@ export class RankEngine {
     // nothing to run, this is vLLM's next (immediate) step, which admits as usual.
     if (this.preemptionCount !== preemptionsAtStart && this.planCount > 0) return;
     budget = this.admitLoadedRequests(budget);
-    for (let i = 0; i < this.waiting.length && budget > 0 && this.seqsInUse < this.settings.max_num_seqs; ) {
+    for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs; ) {
       const request = this.waiting[i];
       if (request.state === 'loading' || request.state === 'loaded') {
         i++;
@@ -414,14 +415,9 @@ export class RankEngine {
     }
   }
 
-  /** Requests running, plus restores loading or loaded (each already holds its slot). */
-  private get seqsInUse(): number {
-    return this.running.length + this.restoresInFlight;
-  }
-
   /** Requests whose G2 load has finished are scheduled ahead of the ordinary waiting queue, in queue order. */
   private admitLoadedRequests(budget: number): number {
-    for (let i = 0; i < this.waiting.length && budget > 0 && this.restoresInFlight > 0; ) {
+    for (let i = 0; i < this.waiting.length && budget > 0 && this.restoresInFlight > 0 && this.running.length < this.settings.max_num_seqs; ) {
       const request = this.waiting[i];
       if (request.state !== 'loaded') {
         i++;
