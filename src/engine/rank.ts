@@ -561,7 +561,8 @@ export class RankEngine {
   /**
    * Starts a restore only when the whole prompt can be admitted once it is loaded: it reserves G1
    * room for every prefill token now (so a loaded request never waits for blocks), pins the G2
-   * entries and starts the H2D load. The restore holds a running slot until it is admitted.
+   * entries and starts the H2D load. Its load takes no running slot (as in vLLM); once loaded it waits
+   * for one, ahead of the ordinary queue (admitLoadedRequests).
    */
   private startRestore(request: SimRequest, g1Blocks: number, hostBlocks: number): PlannedWork | null | 'stop' {
     const host = this.host!;
