@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
+import { requestSpecs } from '../../src/config/build';
 import type { PassObservation, RankEngine } from '../../src/engine/rank';
 import { eventLogOf } from '../../src/fuzz/runCase';
 import { SimRequest } from '../../src/engine/request';
@@ -239,4 +240,43 @@ test("a request's placements and admission attempts are its own: every request s
   assert.deepEqual(a.admission_history.map((attempt) => attempt.outcome), ['deferred']);
   assert.equal(b.routing_history.length + b.admission_history.length, 0, 'another request saw them');
   assert.throws(() => (b.routing_history as Placement[]).push(placement(4)), TypeError, 'the shared empty list took an item');
+});
+
+test("preparing a store touches the request's keys already in G2, as vLLM's offloading connector does: a long prefill's first blocks outlive another request's newer ones", () => {
+  // Two workers share a 6-block pool; copies are instant. r (16 tokens) is prefilled on worker 0 in
+  // two chunks of 8: its first two blocks are stored at 1 ms, s's two at 1.5 ms (worker 1), and r's
+  // last two are prepared at 2 ms, which touches r's first two again. The pool is then full, and
+  // t's two blocks at 4 ms evict the two least recently used: s's, not r's first ones.
+  const yaml = [
+    'seed: 1',
+    'cluster:',
+    '  workers:',
+    '    - role: aggregated',
+    '      replicas: 2',
+    '      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 4, max_num_batched_tokens: 8, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }',
+    '      host_offload: { num_host_blocks: 6, scope: cluster_shared, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0, shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0 }',
+    'router: { policy: kv }',
+    'workload:',
+    '  requests:',
+    '    - { id: r, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1, target_worker: 0 }',
+    '    - { id: s, arrival_ms: 0.5, prompt: [{ tokens: 8 }], output_length: 1, target_worker: 1 }',
+    '    - { id: t, arrival_ms: 3, prompt: [{ tokens: 8 }], output_length: 1, target_worker: 1 }',
+  ].join('\n');
+  const config = parseReplayConfig(yaml, 'touch test');
+  const outcome = runReplay(config, { keep_event_history: true });
+  assert.equal(outcome.report.summary.requests.finished, 3);
+  // The pool's residency at the end, from the HostPinned events (each worker's stream tells the whole shared pool).
+  const inPool = new Set<bigint>();
+  for (const { batch } of outcome.result.batches) {
+    if (batch.worker_id !== 0) continue;
+    for (const event of batch.events) {
+      if (event.tier !== 'HostPinned') continue;
+      if (event.data.type === 'Stored') for (const block of event.data.blocks) inPool.add(block.block_hash);
+      if (event.data.type === 'Removed') for (const hash of event.data.block_hashes) inPool.delete(hash);
+    }
+  }
+  const resident = (id: string) => requestSpecs(config).find((spec) => spec.identity.request_id === id)!.prompt.blockHashes(4).map((hash) => inPool.has(hash));
+  assert.deepEqual(resident('r'), [true, true, true, true], "r's four blocks stay");
+  assert.deepEqual(resident('s'), [false, false], "s's blocks, older than r's first two once those were touched, are evicted");
+  assert.deepEqual(resident('t'), [true, true]);
 });
