@@ -100,7 +100,7 @@ test('restores in flight take no running slot, as in vLLM: with one slot, two re
       '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
       '{ id: c1, session: C, arrival_ms: 2, prompt: [{ tokens: 9 }], output_length: 2 }',
       '{ id: f, session: F, arrival_ms: 5, prompt: [{ tokens: 60 }], output_length: 1 }',
-      '{ id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 2 }',
+      '{ id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 30 }',
       '{ id: c2, session: C, arrival_ms: 20, extends: c1, prompt: [{ tokens: 4 }], output_length: 2 }',
     ],
     'num_host_blocks: 32, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 0.001',
