@@ -188,6 +188,17 @@ Then("the resume's decode worker is the less loaded one, chosen by load alone", 
   this.measure('KV handoff', record.kv_transfer_ms!, 'ms');
 });
 
+Then("request {word} is admitted at {duration}, the moment request {word}'s KV reaches its decode worker", function (this: KvWorld, waiting: string, at: Nanos, handedOff: string) {
+  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === handedOff);
+  expect(handoff, `${handedOff}'s KV handoff`).to.not.equal(undefined);
+  const admitted = recordOf(this, waiting).admission_history.find((attempt) => attempt.outcome === 'admitted');
+  expect(admitted, `${waiting} is admitted`).to.not.equal(undefined);
+  this.measure(`${handedOff}'s KV reaches its decode worker`, msOf(handoff!.finished_ns!), 'ms');
+  this.measure(`${waiting} admitted`, msOf(admitted!.time_ns), 'ms', `${waiting} admitted at ${formatNs(admitted!.time_ns)}`);
+  expect(admitted!.time_ns, `${waiting}'s admission vs ${handedOff}'s handoff end (${formatNs(handoff!.finished_ns!)})`).to.equal(handoff!.finished_ns);
+  expect(admitted!.time_ns, `${waiting}'s admission`).to.equal(at);
+});
+
 Then("no decode worker's KV event reaches the router", function (this: KvWorld) {
   const { result, report } = this.engine.outcome;
   const decodeWorkers = new Set(result.ranks.filter((rank) => rank.role === 'decode').map((rank) => rank.rank.worker_id));

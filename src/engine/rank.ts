@@ -86,6 +86,11 @@ export class RankEngine {
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
+  /**
+   * PD-1: the G1 blocks of requests handed off to a decode worker, held until their KV transfer
+   * completes (as vLLM's KV connector delays freeing them until the decode side has read them).
+   */
+  private readonly handoffHolds = new Map<SimRequest, { slots: Int32Array; private_blocks: number }>();
   /** Waiting requests whose G2 restore is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
   private restoresInFlight = 0;
   /**
@@ -194,6 +199,15 @@ export class RankEngine {
     request.decode_worker_id = this.rank.worker_id;
     request.decode_dp_rank = this.rank.dp_rank;
     this.waiting.push(request);
+    this.kick();
+  }
+
+  /** PD-1: a handed-off request's KV has reached its decode worker; the blocks it held here are let go. */
+  handoffDone(request: SimRequest): void {
+    const held = this.handoffHolds.get(request);
+    if (held === undefined) throw new InvariantError(`request ${request.request_id} holds no handed-off blocks on ${this.rank.worker_id}/${this.rank.dp_rank}`);
+    this.handoffHolds.delete(request);
+    this.g1.releaseSlots(held.slots, held.private_blocks);
     this.kick();
   }
 
@@ -848,10 +862,12 @@ export class RankEngine {
     const index = this.running.indexOf(request);
     if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
     this.running.splice(index, 1);
-    this.g1.releaseSlots(request.entry_slots, request.private_blocks);
+    const handingOff = request.stage === 'prefill' && request.output_tokens < request.output_length;
+    if (handingOff) this.handoffHolds.set(request, { slots: Int32Array.from(request.entry_slots), private_blocks: request.private_blocks });
+    else this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;
-    if (request.stage === 'prefill' && request.output_tokens < request.output_length) {
+    if (handingOff) {
       request.state = 'transferring';
       this.listener.handoff(request);
       return;

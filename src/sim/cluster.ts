@@ -351,7 +351,10 @@ export class Cluster implements RankListener {
     for (const event of batch.events) releaseEvent(event);
   }
 
-  /** PD-1: the prompt's KV moves to a decode worker, chosen by load when the transfer completes. */
+  /**
+   * PD-1: the prompt's KV moves to a decode worker, chosen by load when the transfer completes; the
+   * prefill rank holds the request's G1 blocks until then.
+   */
   handoff(request: SimRequest): void {
     this.router.requestFinished(request.request_id);
     const prefillRank = this.ranks[request.rank_index];
@@ -366,9 +369,10 @@ export class Cluster implements RankListener {
     );
     // TIME-3: the handoff lands in the transfer phase; the decode router places it in the dispatch
     // phase of that instant, after the pass completions that free decode capacity then.
-    this.transferLog.complete(record, this.kernel.now + duration, () =>
-      this.kernel.at(this.kernel.now, Phase.Dispatch, request.ordinal, () => this.placeDecode(request)),
-    );
+    this.transferLog.complete(record, this.kernel.now + duration, () => {
+      prefillRank.handoffDone(request);
+      this.kernel.at(this.kernel.now, Phase.Dispatch, request.ordinal, () => this.placeDecode(request));
+    });
   }
 
   private placeDecode(request: SimRequest): void {

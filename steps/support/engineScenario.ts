@@ -84,6 +84,8 @@ export class EngineScenario {
   agentic: Raw | null = null;
   /** Disaggregated: prefill workers (this.workers) and this many decode workers. */
   decodeWorkers = 0;
+  /** The prefill-to-decode KV handoff's bandwidth (PD-1), GB/s; its fixed latency is 0.5 ms. */
+  kvHandoffBandwidthGbps = 1;
   /** The perturbation test double: one extra request, so the run's digest changes. */
   perturbed = false;
   /** Changes applied to the role entries before validation (guard cases). */
@@ -140,6 +142,7 @@ export class EngineScenario {
         this.hostSettings.shared_h2d_bandwidth_gbps = number(value, name);
       },
       'time to first byte': () => (this.hostSettings.latency_to_first_byte_ms = nsToMs(parseDurationNs(value))),
+      'KV handoff bandwidth': () => (this.kvHandoffBandwidthGbps = number(value, name)),
       'KV event lag': () => (this.setup.lag_ns = parseDurationNs(value)),
       'host block weight': () => (this.setup.router.host_cache_hit_weight = number(value, name)),
       'prefix caching': () => (this.engine.enable_prefix_caching = onOrOff(value, name)),
@@ -195,7 +198,7 @@ export class EngineScenario {
     const workers = [...roles, ...this.extraRoles];
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
-    if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: 1, kv_transfer_latency_ms: 0.5 });
+    if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: this.kvHandoffBandwidthGbps, kv_transfer_latency_ms: 0.5 });
     // An agentic workload takes its probe after validation (see config()): a config file may not mix the two.
     const probe: Raw[] = this.perturbed && !this.agentic ? [structuredClone(PROBE_REQUEST) as Raw] : [];
     const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests: [...this.requests, ...probe] };
