@@ -52,8 +52,11 @@ Feature: One cluster-shared G2 pool serves every replica
 
   @G2-3 @G2-4 @G2-6
   Scenario: visibility: a copy still in flight is neither credited by the router nor read early by the engine
+    # Without a prefix cache in GPU memory, so that the router can learn of A's prefix only from the pool
+    # (A's GPU blocks could not be evicted while the copy reads them).
     Given the cluster has these settings:
       | time to first byte | 20 ms |
+      | prefix caching     | off   |
     And worker 0 serves a 4-token request with 8 output tokens at 9 ms
     When conversation "A" resumes at 10 ms with 4 more tokens
     Then the resume is placed on worker 1 by load, the router seeing no cached blocks

@@ -87,10 +87,14 @@ export class RankEngine {
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
   /**
-   * PD-1: the G1 blocks of requests handed off to a decode worker, held until their KV transfer
-   * completes (as vLLM's KV connector delays freeing them until the decode side has read them).
+   * The G1 blocks of ended requests that are still being read: by the KV handoff to a decode worker
+   * (PD-1) and by D2H copies to G2 this rank started. vLLM's KV connectors free a finished request's
+   * blocks only once those copies are done; `waits` counts what is still under way (the handoff,
+   * the copies as one).
    */
-  private readonly handoffHolds = new Map<SimRequest, { slots: Int32Array; private_blocks: number }>();
+  private readonly blockHolds = new Map<SimRequest, { slots: Int32Array; private_blocks: number; waits: number }>();
+  /** D2H copies (G2 store cohorts) this rank started for each request that are not done yet. */
+  private readonly copiesInFlight = new Map<SimRequest, number>();
   /** Waiting requests whose G2 restore is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
   private restoresInFlight = 0;
   /**
@@ -202,11 +206,30 @@ export class RankEngine {
     this.kick();
   }
 
-  /** PD-1: a handed-off request's KV has reached its decode worker; the blocks it held here are let go. */
+  /** PD-1: a handed-off request's KV has reached its decode worker; the blocks it held here are let go once nothing else reads them. */
   handoffDone(request: SimRequest): void {
-    const held = this.handoffHolds.get(request);
-    if (held === undefined) throw new InvariantError(`request ${request.request_id} holds no handed-off blocks on ${this.rank.worker_id}/${this.rank.dp_rank}`);
-    this.handoffHolds.delete(request);
+    if (!this.blockHolds.has(request)) throw new InvariantError(`request ${request.request_id} holds no handed-off blocks on ${this.rank.worker_id}/${this.rank.dp_rank}`);
+    this.endWait(request);
+  }
+
+  /** One of a request's D2H copies from this rank is done; with the last, an ended request's held blocks may go. */
+  private copyDone(request: SimRequest): void {
+    const left = (this.copiesInFlight.get(request) ?? 0) - 1;
+    if (left < 0) throw new InvariantError(`request ${request.request_id} ended a D2H copy it never started on ${this.rank.worker_id}/${this.rank.dp_rank}`);
+    if (left > 0) {
+      this.copiesInFlight.set(request, left);
+      return;
+    }
+    this.copiesInFlight.delete(request);
+    if (this.blockHolds.has(request)) this.endWait(request);
+  }
+
+  private endWait(request: SimRequest): void {
+    const held = this.blockHolds.get(request)!;
+    if (--held.waits > 0) return;
+    this.blockHolds.delete(request);
+    // A run of decode passes observed its passes with the blocks still held: it stops here, as stepping would see them freed.
+    this.cutDecodeRun();
     this.g1.releaseSlots(held.slots, held.private_blocks);
     this.kick();
   }
@@ -829,6 +852,7 @@ export class RankEngine {
       for (const run of runs) run.release();
       pool.releaseWaiters(cohort);
     };
+    this.copiesInFlight.set(request, (this.copiesInFlight.get(request) ?? 0) + 1);
     host.transfers.submit({
       direction: 'd2h',
       rank_index: this.rank_index,
@@ -837,7 +861,10 @@ export class RankEngine {
       bytes: cohort.length * this.block_bytes,
       blocks: cohort.length,
       request_id: null,
-      onComplete: completeCohort,
+      onComplete: () => {
+        completeCohort();
+        this.copyDone(request);
+      },
     });
   }
 
@@ -863,7 +890,8 @@ export class RankEngine {
     if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${this.rank.worker_id}/${this.rank.dp_rank}`);
     this.running.splice(index, 1);
     const handingOff = request.stage === 'prefill' && request.output_tokens < request.output_length;
-    if (handingOff) this.handoffHolds.set(request, { slots: Int32Array.from(request.entry_slots), private_blocks: request.private_blocks });
+    const waits = (handingOff ? 1 : 0) + (this.copiesInFlight.has(request) ? 1 : 0);
+    if (waits > 0) this.blockHolds.set(request, { slots: Int32Array.from(request.entry_slots), private_blocks: request.private_blocks, waits });
     else this.g1.releaseSlots(request.entry_slots, request.private_blocks);
     request.clearEntries();
     request.private_blocks = 0;

@@ -280,3 +280,19 @@ test("preparing a store touches the request's keys already in G2, as vLLM's offl
   assert.deepEqual(resident('s'), [false, false], "s's blocks, older than r's first two once those were touched, are evicted");
   assert.deepEqual(resident('t'), [true, true]);
 });
+
+test("a request that ended keeps its GPU blocks while its prompt is still being copied to G2, as vLLM's offloading connector does", () => {
+  // r ends at its prefill (1 ms) with its three blocks' copy to G2 still waiting 10 ms for its first
+  // byte; s needs three of the four GPU blocks and is admitted only when that copy ends.
+  const { outcome } = run(
+    'num_gpu_blocks: 4, max_num_seqs: 4, max_num_batched_tokens: 64',
+    ['{ id: r, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 1 }', '{ id: s, arrival_ms: 2, prompt: [{ tokens: 12 }], output_length: 1 }'],
+    'num_host_blocks: 16, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, latency_to_first_byte_ms: 10',
+  );
+  const copy = outcome.result.transfers.find((t) => t.direction === 'd2h')!;
+  assert.equal(copy.blocks, 3);
+  const admitted = outcome.report.per_request.find((r) => r.request_id === 's')!.admission_history.find((a) => a.outcome === 'admitted')!;
+  assert.equal(admitted.time_ns, copy.finished_ns, "s is admitted the moment r's copy ends");
+  assert.ok(admitted.time_ns > 11_000_000);
+  assert.equal(outcome.report.summary.requests.finished, 2);
+});
