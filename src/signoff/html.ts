@@ -154,6 +154,16 @@ function measuredList(measured: string[]): string {
   return measured.length ? `<ul class="plain">${measured.map((m) => `<li>${h(plainWords(m))}</li>`).join('')}</ul>` : '<span class="muted">—</span>';
 }
 
+/** Measured values shown in the matrix before the rest fold under "N more" (printed unfolded). */
+const MATRIX_MEASURED_SHOWN = 3;
+
+/** A scenario's measured values in the matrix: the first few, the others folded, so a row stays a few lines high. */
+function matrixMeasured(measured: string[]): string {
+  if (measured.length <= MATRIX_MEASURED_SHOWN + 1) return measuredList(measured);
+  const rest = measured.slice(MATRIX_MEASURED_SHOWN);
+  return `${measuredList(measured.slice(0, MATRIX_MEASURED_SHOWN))}<details class="more"><summary>${rest.length} more</summary>${measuredList(rest)}</details>`;
+}
+
 /** The requirement view: each requirement once, folded unless it is not covered and passed. */
 function requirementView(rows: MatrixRow[]): string {
   return rows
@@ -176,7 +186,7 @@ function requirementView(rows: MatrixRow[]): string {
 function matrix(model: SignoffModel): string {
   const rows = model.views.map((view) => {
     const requirements = view.requirements.length ? view.requirements.map((id) => `<a href="#req-${h(id)}">${h(id)}</a>`).join(', ') : badge(false, 'NONE');
-    return `<tr ${filterData(view)}><td>${link(view)}<div class="muted mono">${h(view.scenario.key)}</div></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${measuredList((view.scenario.evidence?.measurements ?? []).map((m) => m.text))}</td></tr>`;
+    return `<tr ${filterData(view)}><td>${link(view)}<div class="muted mono">${h(view.scenario.key)}</div></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${matrixMeasured((view.scenario.evidence?.measurements ?? []).map((m) => m.text))}</td></tr>`;
   });
   return `<table id="traceability-matrix"><thead><tr><th style="width:38%">Scenario</th><th style="width:16%">Requirements</th><th style="width:90px">Result</th><th>Measured values</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }

@@ -354,3 +354,17 @@ test('the compiled files whose TypeScript source is gone, and their maps, are th
     fs.rmSync(root, { recursive: true, force: true });
   }
 });
+
+test("the matrix shows a scenario's first three measured values and folds the rest, which the requirement view lists in full", () => {
+  const many = { ...evidence, measurements: [1, 2, 3, 4, 5, 6].map((n) => measurement(`value ${n}`, n, 'blocks')) };
+  const four = { ...evidence, measurements: [1, 2, 3, 4].map((n) => measurement(`other ${n}`, n, 'blocks')) };
+  const page = renderHtml(buildSignoff(input([scenario('measures six things', 10, { evidence: many }), scenario('measures four things', 20, { evidence: four })])));
+  const matrix = page.slice(page.indexOf('<table id="traceability-matrix"'), page.indexOf('</table>', page.indexOf('<table id="traceability-matrix"')));
+  const row = matrix.slice(matrix.indexOf('measures six things'), matrix.indexOf('</tr>', matrix.indexOf('measures six things')));
+  assert.match(row, /<li>value 3 = 3 blocks<\/li><\/ul><details class="more"><summary>3 more<\/summary><ul class="plain"><li>value 4 = 4 blocks<\/li>/);
+  const other = matrix.slice(matrix.indexOf('measures four things'), matrix.indexOf('</tr>', matrix.indexOf('measures four things')));
+  assert.ok(!other.includes('<details'), 'a fourth value is shown, not folded alone');
+  assert.ok(other.includes('other 4 = 4 blocks'));
+  const requirements = page.slice(page.indexOf('id="req-'), page.indexOf('<table id="traceability-matrix"'));
+  assert.ok(requirements.includes('value 6 = 6 blocks') && !requirements.includes('class="more"'), 'the requirement view folds nothing');
+});
