@@ -296,3 +296,38 @@ test("a request that ended keeps its GPU blocks while its prompt is still being 
   assert.ok(admitted.time_ns > 11_000_000);
   assert.equal(outcome.report.summary.requests.finished, 2);
 });
+
+test('an ended request keeps its GPU blocks until the last of its G2 copies ends, not the first', () => {
+  // r's 16 tokens are prefilled in two chunks of 8 (1 ms each): a copy of two blocks starts at 1 ms and
+  // another at 2 ms, each waiting 10 ms for its first byte on the rank's one D2H lane (FIFO). r ends
+  // at 2 ms; s needs three of the four GPU blocks and is admitted only when the second copy ends.
+  const { outcome } = run(
+    'num_gpu_blocks: 5, max_num_seqs: 4, max_num_batched_tokens: 8',
+    ['{ id: r, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }', '{ id: s, arrival_ms: 3, prompt: [{ tokens: 12 }], output_length: 1 }'],
+    'num_host_blocks: 16, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, latency_to_first_byte_ms: 10',
+  );
+  const copies = outcome.result.transfers.filter((t) => t.direction === 'd2h').sort((a, b) => a.finished_ns! - b.finished_ns!);
+  assert.ok(copies.length >= 2 && copies[0].finished_ns! < copies[1].finished_ns!, 'two copies end at different times');
+  const admitted = outcome.report.per_request.find((r) => r.request_id === 's')!.admission_history.find((a) => a.outcome === 'admitted')!;
+  assert.equal(admitted.time_ns, copies[1].finished_ns, "s is admitted when r's second copy ends");
+});
+
+test('a prefill worker hands off only requests with output tokens left: a 1-token request ends there', () => {
+  const yaml = [
+    'seed: 1',
+    'cluster:',
+    '  kv_transfer_bandwidth_gbps: 1',
+    '  workers:',
+    '    - { role: prefill, replicas: 1, engine: { block_size: 4, num_gpu_blocks: 8, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } } }',
+    '    - { role: decode, replicas: 1, engine: { block_size: 4, num_gpu_blocks: 8, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } } }',
+    'router: { policy: kv }',
+    'workload:',
+    '  requests:',
+    '    - { id: one, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 1 }',
+    '    - { id: two, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 2 }',
+  ].join('\n');
+  const outcome = runReplay(parseReplayConfig(yaml, 'handoff test'), {});
+  const handoffs = outcome.result.transfers.filter((t) => t.direction === 'p2d').map((t) => t.request_id);
+  assert.deepEqual(handoffs, ['two']);
+  assert.equal(outcome.report.summary.requests.finished, 2);
+});
