@@ -20,6 +20,17 @@ function focusRecords(world: KvWorld): RequestRecord[] {
   return world.engine.focus.map((id) => recordOf(world, id));
 }
 
+/** When a request was first admitted, in ns (its record keeps milliseconds). */
+function admittedNs(record: RequestRecord): Nanos {
+  if (record.first_admission_ms === null) throw new Error(`${record.request_id} was never admitted`);
+  return Math.round(record.first_admission_ms * 1_000_000);
+}
+
+/** The run's H2D restores, in the order they started. */
+function h2dLoads(world: KvWorld) {
+  return world.engine.outcome.result.transfers.filter((t) => t.direction === 'h2d').sort((a, b) => a.started_ns - b.started_ns);
+}
+
 function theResume(world: KvWorld): RequestRecord {
   const [record] = focusRecords(world);
   return record;
@@ -191,12 +202,11 @@ Then("the resume's decode worker is the less loaded one, chosen by load alone", 
 Then("request {word} is admitted at {duration}, the moment request {word}'s KV reaches its decode worker", function (this: KvWorld, waiting: string, at: Nanos, handedOff: string) {
   const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === handedOff);
   expect(handoff, `${handedOff}'s KV handoff`).to.not.equal(undefined);
-  const admitted = recordOf(this, waiting).admission_history.find((attempt) => attempt.outcome === 'admitted');
-  expect(admitted, `${waiting} is admitted`).to.not.equal(undefined);
+  const admitted = admittedNs(recordOf(this, waiting));
   this.measure(`${handedOff}'s KV reaches its decode worker`, msOf(handoff!.finished_ns!), 'ms');
-  this.measure(`${waiting} admitted`, msOf(admitted!.time_ns), 'ms', `${waiting} admitted at ${formatNs(admitted!.time_ns)}`);
-  expect(admitted!.time_ns, `${waiting}'s admission vs ${handedOff}'s handoff end (${formatNs(handoff!.finished_ns!)})`).to.equal(handoff!.finished_ns);
-  expect(admitted!.time_ns, `${waiting}'s admission`).to.equal(at);
+  this.measure(`${waiting} admitted`, msOf(admitted), 'ms', `${waiting} admitted at ${formatNs(admitted)}`);
+  expect(admitted, `${waiting}'s admission vs ${handedOff}'s handoff end (${formatNs(handoff!.finished_ns!)})`).to.equal(handoff!.finished_ns);
+  expect(admitted, `${waiting}'s admission`).to.equal(at);
 });
 
 Then("no decode worker's KV event reaches the router", function (this: KvWorld) {
@@ -243,15 +253,14 @@ Then('the resume is admitted the moment its H2D copy completes, {duration} after
   const record = theResume(this);
   const load = this.engine.outcome.result.transfers.find((t) => t.direction === 'h2d' && t.request_id === record.request_id);
   if (!load || load.finished_ns === null) throw new Error(`no completed H2D restore for ${record.request_id}`);
-  const admitted_ms = record.first_admission_ms;
-  if (admitted_ms === null) throw new Error(`${record.request_id} was never admitted`);
-  this.measure('admission after arrival', admitted_ms - record.arrival_ms, 'ms');
-  expect(Math.round((admitted_ms - record.arrival_ms) * 1e6), 'admission − arrival (ns)').to.equal(wait);
-  expect(Math.round(admitted_ms * 1e6), 'admission (ns) vs H2D completion (ns)').to.equal(load.finished_ns);
+  const admitted = admittedNs(record);
+  this.measure('admission after arrival', record.first_admission_ms! - record.arrival_ms, 'ms');
+  expect(Math.round((record.first_admission_ms! - record.arrival_ms) * 1e6), 'admission − arrival (ns)').to.equal(wait);
+  expect(admitted, 'admission (ns) vs H2D completion (ns)').to.equal(load.finished_ns);
 });
 
 Then('no two H2D restores on the worker overlap in time', function (this: KvWorld) {
-  const loads = this.engine.outcome.result.transfers.filter((t) => t.direction === 'h2d').sort((a, b) => a.started_ns - b.started_ns);
+  const loads = h2dLoads(this);
   expect(loads.length, 'H2D restores').to.be.greaterThan(1);
   this.measure('H2D restores', loads.length, 'restores');
   for (let i = 1; i < loads.length; i++) {
@@ -261,18 +270,17 @@ Then('no two H2D restores on the worker overlap in time', function (this: KvWorl
 });
 
 Then("the two resumes' H2D restores overlap in time, and the second is admitted only when the first has finished", function (this: KvWorld) {
-  const loads = this.engine.outcome.result.transfers.filter((t) => t.direction === 'h2d').sort((a, b) => a.started_ns - b.started_ns);
+  const loads = h2dLoads(this);
   expect(loads.length, 'H2D restores').to.equal(2);
   const [first, second] = loads;
   if (first.request_id === null || second.request_id === null) throw new Error('an H2D restore names no request');
   this.measure('second H2D restore submitted', msOf(second.submitted_ns), 'ms', `${second.request_id}'s restore submitted at ${formatNs(second.submitted_ns)}`);
   expect(second.submitted_ns, `${second.request_id}'s restore is submitted before ${first.request_id}'s finishes`).to.be.below(first.finished_ns!);
   const firstRecord = recordOf(this, first.request_id);
-  const secondAdmitted = recordOf(this, second.request_id).admission_history.find((attempt) => attempt.outcome === 'admitted');
-  expect(secondAdmitted, `${second.request_id} is admitted`).to.not.equal(undefined);
+  const secondAdmitted = admittedNs(recordOf(this, second.request_id));
   expect(firstRecord.last_token_ms, `${first.request_id} finishes`).to.not.equal(null);
-  this.measure('second resume admitted', msOf(secondAdmitted!.time_ns), 'ms', `${second.request_id} admitted at ${formatNs(secondAdmitted!.time_ns)}, ${first.request_id} finished at ${firstRecord.last_token_ms} ms`);
-  expect(secondAdmitted!.time_ns, `${second.request_id} admitted while ${first.request_id} still holds the one running slot`).to.be.at.least(firstRecord.last_token_ms! * 1_000_000);
+  this.measure('second resume admitted', msOf(secondAdmitted), 'ms', `${second.request_id} admitted at ${formatNs(secondAdmitted)}, ${first.request_id} finished at ${firstRecord.last_token_ms} ms`);
+  expect(secondAdmitted, `${second.request_id} admitted while ${first.request_id} still holds the one running slot`).to.be.at.least(firstRecord.last_token_ms! * 1_000_000);
 });
 
 Then('worker {int} emitted its G2 store at {duration} and the router saw it at {duration}', function (this: KvWorld, worker: number, emitted: Nanos, visible: Nanos) {

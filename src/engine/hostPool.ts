@@ -124,9 +124,9 @@ export class HostPool {
     return blocks;
   }
 
-  /** G2-5: touches a request's resident prompt keys in reverse order, so its first block is most recent. */
-  touch(ids: ArrayLike<BlockId>): void {
-    for (let i = ids.length - 1; i >= 0; i--) {
+  /** G2-5: touches a request's resident prompt keys (the first `count`) in reverse order, so its first block is most recent. */
+  touch(ids: ArrayLike<BlockId>, count = ids.length): void {
+    for (let i = count - 1; i >= 0; i--) {
       const slot = this.entries.slotOf(ids[i]);
       if (slot !== NO_SLOT && this.lru.has(slot)) this.lru.moveToBack(slot);
     }

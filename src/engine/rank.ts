@@ -818,7 +818,7 @@ export class RankEngine {
     request.write_through_blocks = complete;
     // As vLLM's offloading connector (and AISimulate) do once a store is prepared, the request's
     // resident keys so far are touched, last to first, so its first block is the most recent.
-    pool.touch(ids.subarray(0, complete));
+    pool.touch(ids, complete);
     if (reservation.victims.length > 0) {
       // The reservation holds each victim once: the first subscriber's event takes those holds, and
       // every event holds the victims before any is emitted (an event emitted at once may be

@@ -28,6 +28,11 @@ function configYaml(engine: string, requests: string[], host: string): string {
   ].join('\n');
 }
 
+/** When a request of a run was first admitted, in ns. */
+function admittedAt(outcome: ReturnType<typeof runReplay>, request_id: string): number {
+  return outcome.report.per_request.find((r) => r.request_id === request_id)!.admission_history.find((a) => a.outcome === 'admitted')!.time_ns;
+}
+
 function run(engine: string, requests: string[], host = '', observe?: (rank: RankEngine, pass: PassObservation) => void) {
   const yaml = configYaml(engine, requests, host);
   const passes: PassObservation[] = [];
@@ -108,10 +113,9 @@ test('restores in flight take no running slot, as in vLLM: with one slot, two re
   const loads = outcome.result.transfers.filter((t) => t.direction === 'h2d');
   assert.equal(loads.length, 2, 'both resumes restore from G2');
   assert.ok(loads[1].submitted_ns < loads[0].finished_ns!, 'the second restore starts while the first one loads');
-  const record = (id: string) => outcome.report.per_request.find((r) => r.request_id === id)!;
-  const admitted = (id: string) => record(id).admission_history.find((a) => a.outcome === 'admitted')!.time_ns;
-  assert.ok(admitted('c2') >= record('a2').last_token_ms! * 1_000_000, 'the second resume waits, loaded, for the one running slot');
-  assert.ok(admitted('c2') >= loads[1].finished_ns!);
+  const a2 = outcome.report.per_request.find((r) => r.request_id === 'a2')!;
+  assert.ok(admittedAt(outcome, 'c2') >= a2.last_token_ms! * 1_000_000, 'the second resume waits, loaded, for the one running slot');
+  assert.ok(admittedAt(outcome, 'c2') >= loads[1].finished_ns!);
   assert.equal(outcome.report.summary.requests.finished, 5);
 });
 
@@ -291,9 +295,8 @@ test("a request that ended keeps its GPU blocks while its prompt is still being 
   );
   const copy = outcome.result.transfers.find((t) => t.direction === 'd2h')!;
   assert.equal(copy.blocks, 3);
-  const admitted = outcome.report.per_request.find((r) => r.request_id === 's')!.admission_history.find((a) => a.outcome === 'admitted')!;
-  assert.equal(admitted.time_ns, copy.finished_ns, "s is admitted the moment r's copy ends");
-  assert.ok(admitted.time_ns > 11_000_000);
+  assert.equal(admittedAt(outcome, 's'), copy.finished_ns, "s is admitted the moment r's copy ends");
+  assert.ok(admittedAt(outcome, 's') > 11_000_000);
   assert.equal(outcome.report.summary.requests.finished, 2);
 });
 
@@ -308,8 +311,7 @@ test('an ended request keeps its GPU blocks until the last of its G2 copies ends
   );
   const copies = outcome.result.transfers.filter((t) => t.direction === 'd2h').sort((a, b) => a.finished_ns! - b.finished_ns!);
   assert.ok(copies.length >= 2 && copies[0].finished_ns! < copies[1].finished_ns!, 'two copies end at different times');
-  const admitted = outcome.report.per_request.find((r) => r.request_id === 's')!.admission_history.find((a) => a.outcome === 'admitted')!;
-  assert.equal(admitted.time_ns, copies[1].finished_ns, "s is admitted when r's second copy ends");
+  assert.equal(admittedAt(outcome, 's'), copies[1].finished_ns, "s is admitted when r's second copy ends");
 });
 
 test('a prefill worker hands off only requests with output tokens left: a 1-token request ends there', () => {
