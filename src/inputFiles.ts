@@ -189,6 +189,16 @@ export function parseJsonLine(line: SourceLine, source: string, ErrorType: typeo
 }
 
 /**
+ * The items of the list at `path` in a line of JSON, each as its exact digits when it is a number
+ * written as a whole number ("18446744073709551615", not the nearest double), else null.
+ */
+export function exactJsonIntegers(text: string, path: readonly (string | number)[]): (string | null)[] {
+  let value: unknown = parseLossless(text);
+  for (const key of path) value = (value as Record<string | number, unknown>)[key];
+  return (value as unknown[]).map((item) => (isLosslessNumber(item) && /^(0|[1-9]\d*)$/.test(item.value) ? item.value : null));
+}
+
+/**
  * The exact digits of the number at `path` in a line of JSON, for messages about integers that
  * JSON.parse rounded (hash ids above 2^53 − 1): "9007199254740993", not "9007199254740992".
  */

@@ -52,7 +52,7 @@ export const LIMITS = {
   line_chars: 8 * 1024 * 1024,
 } as const;
 
-/** Hash ids are JSON integers a JavaScript number holds exactly: 0 to 2^53 − 1. */
+/** Hash ids of configs and Mooncake traces are JSON integers a JavaScript number holds exactly: 0 to 2^53 − 1 (an agentic trace also reads 64-bit ids exactly, see agentic/trace.ts). */
 export const MAX_HASH_ID = Number.MAX_SAFE_INTEGER;
 
 /** "1,000,000" — limits are printed with thousands separators so they read at a glance. */

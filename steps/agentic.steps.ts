@@ -13,27 +13,41 @@ type Raw = Record<string, unknown>;
 
 const msOf = (text: string) => parseDurationNs(text) / 1_000_000;
 
-/** Turns the scenario's trace table into Agentic Mooncake v2 JSON lines. */
-function traceText(blockSize: number, table: DataTable): string {
-  const lines = [JSON.stringify({ schema: AGENTIC_SCHEMA, version: AGENTIC_VERSION, block_size: blockSize })];
+/**
+ * Who wrote the trace: kvqual, as the spec names its fields (a dependency's `predecessor`), or
+ * AISimulate (a header with `hash_id_scope` and `source`, rows with `model`, a dependency naming
+ * its predecessor `request_id`, and 64-bit hash ids: the table's id n is written as 2^63 + n × (2^32 + 1)).
+ */
+type TraceWriter = 'kvqual' | 'AISimulate';
+
+const wideHashId = (id: number) => (1n << 63n) + BigInt(id) * 0x100000001n;
+
+/** Turns the scenario's trace table into Agentic Mooncake v2 JSON lines, as `writer` writes them. */
+function traceText(blockSize: number, table: DataTable, writer: TraceWriter = 'kvqual'): string {
+  const aisimulate = writer === 'AISimulate';
+  const header = aisimulate ? { hash_id_scope: 'local', source: { format: 'kvqual scenario', digest: 'none' } } : {};
+  const lines = [JSON.stringify({ schema: AGENTIC_SCHEMA, version: AGENTIC_VERSION, block_size: blockSize, ...header })];
   for (const row of table.hashes()) {
     const dependencies = (row.after ?? '')
       .split(',')
       .map((item) => item.trim())
       .filter((item) => item !== '')
-      .map((predecessor) => ({ predecessor, trigger: row.on || 'completion', delay_ms: msOf(row.delay || '0 ms'), relation: row.relation || 'sequence' }));
-    lines.push(
-      JSON.stringify({
-        request_id: row.request,
-        play_id: row.play,
-        session_id: row.session,
-        input_length: Number(row.input),
-        output_length: Number(row.output),
-        hash_ids: row['hash ids'].split(',').map((id) => Number(id.trim())),
-        not_before_ms: msOf(row['not before'] || '0 ms'),
-        dependencies,
-      }),
-    );
+      .map((predecessor) => ({ [aisimulate ? 'request_id' : 'predecessor']: predecessor, trigger: row.on || 'completion', delay_ms: msOf(row.delay || '0 ms'), relation: row.relation || 'sequence' }));
+    const ids = row['hash ids'].split(',').map((id) => Number(id.trim()));
+    const line = JSON.stringify({
+      request_id: row.request,
+      play_id: row.play,
+      ...(aisimulate && row['play number'] !== undefined ? { source_play_ordinal: Number(row['play number']) } : {}),
+      session_id: row.session,
+      ...(aisimulate ? { model: 'scenario/model' } : {}),
+      input_length: Number(row.input),
+      output_length: Number(row.output),
+      hash_ids: '<ids>',
+      not_before_ms: msOf(row['not before'] || '0 ms'),
+      dependencies,
+    });
+    // 64-bit ids do not fit a JavaScript number: written as digits.
+    lines.push(line.replace('"<ids>"', `[${(aisimulate ? ids.map(wideHashId) : ids).join(',')}]`));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -41,6 +55,26 @@ function traceText(blockSize: number, table: DataTable): string {
 Given('an agentic trace with {tokens} trace blocks:', function (this: KvWorld, blockSize: number, table: DataTable) {
   this.engine.agenticTrace = traceText(blockSize, table);
   this.engine.agentic ??= { lanes: 1, assignment: 'stride', iterations: 1 };
+});
+
+Given('an agentic trace with {tokens} trace blocks, as AISimulate writes it:', function (this: KvWorld, blockSize: number, table: DataTable) {
+  this.engine.agenticTrace = traceText(blockSize, table, 'AISimulate');
+  this.engine.agentic ??= { lanes: 1, assignment: 'stride', iterations: 1 };
+});
+
+Given('an agentic trace with {tokens} trace blocks, written once as kvqual writes it and once as AISimulate does:', function (this: KvWorld, blockSize: number, table: DataTable) {
+  this.engine.agenticTrace = traceText(blockSize, table);
+  this.engine.agenticTraceAsAisimulate = traceText(blockSize, table, 'AISimulate');
+  this.engine.agentic ??= { lanes: 1, assignment: 'stride', iterations: 1 };
+});
+
+When('the agentic workload runs from each', function (this: KvWorld) {
+  const other = this.engine.agenticTraceAsAisimulate;
+  expect(other, 'the trace as AISimulate writes it').to.be.a('string');
+  this.engine.run(this.seed);
+  this.engine.agenticTrace = other!;
+  this.engine.run(this.seed);
+  this.attach(`The trace as AISimulate writes it:\n${other}`, 'text/plain');
 });
 
 Given('{count} snapshot lane(s) replay(s) it {count} time(s)', function (this: KvWorld, lanes: number, iterations: number) {

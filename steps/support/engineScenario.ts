@@ -81,6 +81,8 @@ export class EngineScenario {
   outcomes: ReplayOutcome[] = [];
   /** An agentic trace (Agentic Mooncake v2 text) and how lanes replay it; replaces the explicit requests. */
   agenticTrace: string | null = null;
+  /** The same trace as AISimulate writes it, for a scenario that runs both. */
+  agenticTraceAsAisimulate: string | null = null;
   agentic: Raw | null = null;
   /** Disaggregated: prefill workers (this.workers) and this many decode workers. */
   decodeWorkers = 0;

@@ -127,3 +127,88 @@ test('a long dependency chain listed last to first is ordered without overflowin
   assert.deepEqual([order[0], order[1], order[49_999]], ['r0', 'r1', 'r49999']);
   assert.match(errorOf([HEADER, row({ request_id: 'a', dependencies: [{ predecessor: 'a' }] })]).message, /line 2: dependency cycle: a → a/);
 });
+
+// ── v2 as AISimulate and Dynamo write it ────────────────────────────────────────────────────
+
+const AISIMULATE_HEADER = '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4,"hash_id_scope":"local","source":{"format":"weka","digest":"abc"}}';
+
+test("AISimulate's way of writing v2 is read: header scope and source, model, request_id naming the predecessor, recorded fields", () => {
+  const trace = parseAgenticTrace(
+    [
+      AISIMULATE_HEADER,
+      row({ request_id: 'root', model: 'example/model', recorded_api_time_ms: 2.5, priority: 0, strict_priority: 0, policy_class: null }),
+      row({ request_id: 'left', model: 'example/model', output_token_ids: [7, 8], dependencies: [{ request_id: 'root', relation: 'spawn', trigger: 'dispatch', delay_ms: 20 }] }),
+      JSON.stringify({ request_id: 'right', play_id: 'p', session_id: 's', model: 'm', input_tokens: 8, output_tokens: 1, hash_ids: [1, 3], not_before_ms: 0, dependencies: [{ request_id: 'left', relation: 'join', trigger: 'completion', delay_ms: 0 }] }),
+    ].join('\n'),
+  );
+  const nodes = trace.plays[0].nodes;
+  assert.deepEqual(nodes.map((n) => [n.request_id, n.dependencies.map((d) => `${d.predecessor}/${d.trigger}/${d.relation}/${d.delay_ns}`)]), [
+    ['root', []],
+    ['left', ['root/dispatch/spawn/20000000']],
+    ['right', ['left/completion/join/0']],
+  ]);
+  assert.deepEqual([nodes[2].input_length, nodes[2].output_length], [8, 1]);
+});
+
+test('64-bit hash ids are read exactly: each distinct id has a number of its own, the same id the same number, across rows and plays', () => {
+  const big = ['18446744073709551615', '18446744073709551614', '9007199254740993', '9007199254740992'];
+  const trace = parseAgenticTrace(
+    [
+      AISIMULATE_HEADER,
+      `{"request_id":"a","play_id":"p","session_id":"s","model":"m","input_length":8,"output_length":1,"hash_ids":[${big[0]},${big[1]}],"not_before_ms":0}`,
+      `{"request_id":"b","play_id":"p","session_id":"s","model":"m","input_length":12,"output_length":1,"hash_ids":[${big[0]},${big[2]},${big[3]}],"not_before_ms":0}`,
+      `{"request_id":"c","play_id":"q","session_id":"s","model":"m","input_length":8,"output_length":1,"hash_ids":[${big[1]},5],"not_before_ms":0}`,
+    ].join('\n'),
+  );
+  const ids = trace.plays.flatMap((play) => play.nodes.map((n) => n.hash_ids));
+  // 2^53 + 1 and 2^53 are one double apart in JavaScript but two ids here; 2^53 − 1 and below stay as written.
+  assert.deepEqual(ids, [
+    [-1, -2],
+    [-1, -3, -4],
+    [-2, 5],
+  ]);
+  assert.match(errorOf([AISIMULATE_HEADER, `{"request_id":"a","play_id":"p","session_id":"s","input_length":4,"output_length":1,"hash_ids":[18446744073709551616]}`]).message, /line 2: hash_ids\[0\]: 18446744073709551616 is above 2\^64 − 1/);
+  assert.match(errorOf([AISIMULATE_HEADER, `{"request_id":"a","play_id":"p","session_id":"s","input_length":8,"output_length":1,"hash_ids":[18446744073709551615,-1]}`]).message, /line 2: hash_ids\[1\] must be a whole number ≥ 0, got -1/);
+});
+
+test('plays numbered with source_play_ordinal are taken in that order; the numbers must be whole, one per play, 0 to plays − 1', () => {
+  const numbered = (play: string, ordinal: unknown, id = play) => row({ request_id: id, play_id: play, source_play_ordinal: ordinal });
+  const trace = parseAgenticTrace([HEADER, numbered('alpha', 1), numbered('beta', 2), numbered('gamma', 0), numbered('alpha', 1, 'alpha-2')].join('\n'));
+  assert.deepEqual(trace.plays.map((p) => p.play_id), ['gamma', 'alpha', 'beta']);
+  assert.match(errorOf([HEADER, numbered('a', 0), row({ request_id: 'b', play_id: 'b' })]).message, /line 3: source_play_ordinal is missing here but given on line 2/);
+  assert.match(errorOf([HEADER, row({ request_id: 'b', play_id: 'b' }), numbered('a', 0)]).message, /line 3: source_play_ordinal is given here but missing on line 2/);
+  assert.match(errorOf([HEADER, numbered('a', 0), numbered('a', 1, 'a-2')]).message, /line 3: source_play_ordinal 1 for play "a", which line 2 numbers 0/);
+  assert.match(errorOf([HEADER, numbered('a', 0), numbered('b', 0)]).message, /line 3: source_play_ordinal 0 numbers both play "a" and play "b"/);
+  assert.match(errorOf([HEADER, numbered('a', 0), numbered('b', 2)]).message, /line 3: source_play_ordinal 2 for play "b": the trace has 2 plays, numbered 0 to 1/);
+  assert.match(errorOf([HEADER, numbered('a', -1)]).message, /line 2: source_play_ordinal must be a whole number ≥ 0, got -1/);
+});
+
+test("what AISimulate's fields may not be is refused, naming the line and the field", () => {
+  const cases: [string[], RegExp][] = [
+    [['{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4,"hash_id_scope":"global"}'], /line 1: header: hash_id_scope must be "local" \(hash ids name blocks inside one play\), got "global"/],
+    [['{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4,"source":"weka"}'], /line 1: header: source must be an object \{"format": …, "digest": …\}, got "weka"/],
+    [['{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4,"source":{"format":"weka"}}'], /line 1: header: source\.digest must be a non-empty string/],
+    [['{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4,"source":{"format":"weka","digest":"x","when":1}}'], /line 1: header: source: unknown field when/],
+    [['{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4,"blok_size":4}'], /line 1: header: unknown field blok_size; did you mean block_size\?/],
+    [[HEADER, row({ model: '' })], /line 2: model must be a non-empty string, got ""/],
+    [[HEADER, row({ input_tokens: 8 })], /line 2: input_length and input_tokens name the same thing: give one of them/],
+    [[HEADER, row({ output_token_ids: [1] })], /line 2: output_token_ids has 1 tokens for output_length 2/],
+    [[HEADER, row({ output_token_ids: [1, -2] })], /line 2: output_token_ids must be a list of token ids/],
+    [[HEADER, row({ recorded_api_time_ms: -1 })], /line 2: recorded_api_time_ms must not be negative/],
+    [[HEADER, row({ priority: 3 })], /line 2: priority 3: kvqual schedules first come, first served \(ENG-1\) and does not model priorities; give 0 or leave the field out/],
+    [[HEADER, row({ strict_priority: 1 })], /line 2: strict_priority 1: kvqual schedules first come, first served/],
+    [[HEADER, row({ policy_class: 'gold' })], /line 2: policy_class "gold": kvqual schedules first come, first served .*; give null or leave the field out/],
+    [[HEADER, row({}), row({ request_id: 'b', dependencies: [{ predecessor: 'a', request_id: 'a' }] })], /line 3: dependencies\[0\]: predecessor and request_id both name the predecessor: give one of them/],
+    [[HEADER, row({}), row({ request_id: 'b', dependencies: [{ request_id: '' }] })], /line 3: dependencies\[0\]\.request_id must be a non-empty string, got ""/],
+  ];
+  for (const [lines, message] of cases) assert.match(errorOf(lines).message, message, lines.at(-1));
+});
+
+test('the example trace as AISimulate writes it replays to the same digest as the example itself', () => {
+  const [kvqualForm, aisimulateForm] = ['two-lanes-shared.yaml', 'two-lanes-shared-aisimulate.yaml'].map((name) => kvqualInProcess(['replay', `examples/agentic/${name}`, '--json']));
+  assert.equal(aisimulateForm.status, 0, aisimulateForm.stderr);
+  assert.equal(JSON.parse(aisimulateForm.stdout).digest, JSON.parse(kvqualForm.stdout).digest);
+  const trace = readFileSync(path.join(ROOT, 'examples', 'agentic', 'coding-agent.aisimulate.jsonl'), 'utf8');
+  assert.match(trace, /"request_id":"fb-plan","relation"/, 'its dependencies name the predecessor request_id');
+  assert.match(trace, /"hash_ids":\[\d{17,}/, 'its hash ids are 64-bit');
+});

@@ -90,7 +90,7 @@ test('a JSON error names the character and column, never the text around it', ()
   assert.equal(printable('x'.repeat(50)).length, 41);
 });
 
-test('two hash ids that differ only above 2^53 are refused with file, line and field, never merged', () => {
+test('two hash ids that differ only above 2^53 are refused in configs and Mooncake traces with file, line and field, kept apart in agentic traces, never merged', () => {
   // 9007199254740993 and 9007199254740992 are the same JavaScript number: read as numbers, the two
   // requests below would share a cached block they do not share.
   const mooncake = `${MOONCAKE_ROW(0, '1, 9007199254740992')}\n${MOONCAKE_ROW(1, '1, 9007199254740993')}\n`;
@@ -102,11 +102,16 @@ test('two hash ids that differ only above 2^53 are refused with file, line and f
   );
   const second = `${MOONCAKE_ROW(0, '1, 2')}\n${MOONCAKE_ROW(1, '1, 9007199254740993')}\n`;
   assert.throws(() => parseMooncakeTrace(second, 'big-ids.jsonl', OPTIONS), /big-ids\.jsonl: line 2: hash_ids\[1\]: 9007199254740993 is above 2\^53 − 1/);
+  // An agentic trace may hold 64-bit ids (AISimulate writes them): read exactly, they stay apart.
   const header = '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4}';
-  const agentic = `${header}\n{"request_id":"a","play_id":"p","session_id":"s","input_length":8,"output_length":2,"hash_ids":[1,18446744073709551615]}\n`;
+  const agenticRow = (id: string, ids: string) => `{"request_id":"${id}","play_id":"p","session_id":"s","input_length":8,"output_length":2,"hash_ids":[${ids}]}`;
+  const agentic = parseAgenticTrace(`${header}\n${agenticRow('a', '1, 9007199254740992')}\n${agenticRow('b', '1, 9007199254740993')}\n`, 'agentic.jsonl');
+  const [a, b] = agentic.plays[0].nodes.map((node) => node.hash_ids);
+  assert.equal(a[0], b[0]);
+  assert.notEqual(a[1], b[1]);
   assert.throws(
-    () => parseAgenticTrace(agentic, 'agentic.jsonl'),
-    (error: unknown) => error instanceof AgenticTraceError && /^agentic\.jsonl: line 2: hash_ids\[1\]: 18446744073709551615 is above 2\^53 − 1/.test(error.message),
+    () => parseAgenticTrace(`${header}\n${agenticRow('a', '1, 18446744073709551616')}\n`, 'agentic.jsonl'),
+    (error: unknown) => error instanceof AgenticTraceError && /^agentic\.jsonl: line 2: hash_ids\[1\]: 18446744073709551616 is above 2\^64 − 1/.test(error.message),
   );
   // The largest exact id is accepted, and stays distinct from its neighbour.
   const edge = parseMooncakeTrace(`${MOONCAKE_ROW(0, '1, 9007199254740991')}\n${MOONCAKE_ROW(1, '1, 9007199254740990')}\n`, 'edge.jsonl', OPTIONS);
