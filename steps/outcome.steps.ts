@@ -232,6 +232,31 @@ Then('request {word} is preempted and readmitted {count} times', function (this:
   expect(record.preemptions, `preemptions of ${request_id}`).to.equal(times);
 });
 
+/** The passes of a worker, as they computed (start, end), in order. */
+function passSpans(world: KvWorld, worker: number): { start_ns: Nanos; end_ns: Nanos }[] {
+  return world.engine.passes.filter((pass) => pass.worker_id === worker).map((pass) => ({ start_ns: pass.start_ns, end_ns: pass.start_ns + pass.duration_ns })).sort((a, b) => a.start_ns - b.start_ns);
+}
+
+Then("worker {int} computes nothing from {duration} until {duration}, when request {word}'s copy to host memory ends", function (this: KvWorld, worker: number, from: Nanos, until: Nanos, request_id: string) {
+  const copies = this.engine.outcome.result.transfers.filter((t) => t.direction === 'd2h' && t.request_id === request_id && t.worker_id === worker);
+  expect(copies.length, `copies of ${request_id}'s prompt to host memory`).to.be.greaterThan(0);
+  const copyEnd = Math.max(...copies.map((copy) => copy.finished_ns!));
+  const spans = passSpans(this, worker);
+  const busy = spans.filter((pass) => pass.start_ns < until && pass.end_ns > from);
+  this.measure(`${request_id}'s copy to host memory ends`, msOf(copyEnd), 'ms');
+  expect(busy.map((pass) => `${formatNs(pass.start_ns)}–${formatNs(pass.end_ns)}`), `passes of worker ${worker} between ${formatNs(from)} and ${formatNs(until)}`).to.deep.equal([]);
+  expect(spans.some((pass) => pass.end_ns === from), `a pass of worker ${worker} ends at ${formatNs(from)}`).to.equal(true);
+  expect(spans.find((pass) => pass.start_ns >= until)?.start_ns, `worker ${worker}'s next pass`).to.equal(until);
+  expect(copyEnd, `end of ${request_id}'s copy to host memory`).to.equal(until);
+});
+
+Then('worker {int} computes without a gap until its last request finishes', function (this: KvWorld, worker: number) {
+  const spans = passSpans(this, worker);
+  const gaps = spans.slice(1).filter((pass, i) => pass.start_ns !== spans[i].end_ns);
+  this.measure(`passes of worker ${worker}`, spans.length, '', `the last ends at ${formatNs(spans.at(-1)!.end_ns)}`);
+  expect(gaps.map((pass) => formatNs(pass.start_ns)), `passes of worker ${worker} that start after a gap`).to.deep.equal([]);
+});
+
 Then("request {word}'s admission history keeps its first {count} attempts and its latest, and counts the other {count}", function (this: KvWorld, request_id: string, first: number, others: number) {
   const record = recordOf(this, request_id);
   const history = record.admission_history;

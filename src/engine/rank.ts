@@ -95,6 +95,14 @@ export class RankEngine {
   private readonly blockHolds = new Map<SimRequest, { slots: Int32Array; private_blocks: number; waits: number }>();
   /** D2H copies (G2 store cohorts) this rank started for each request that are not done yet. */
   private readonly copiesInFlight = new Map<SimRequest, number>();
+  /**
+   * Requests the pass being planned preempted while a D2H copy of theirs still reads their G1
+   * blocks; then the requests whose copies the planned pass waits for before it computes (vLLM's
+   * handle_preemptions waits for a preempted request's stores before its blocks are written again).
+   */
+  private preemptedWhileCopying: SimRequest[] = [];
+  private fencedBy = new Set<SimRequest>();
+  private fencedPass: { shape: PassShape; duration_ns: Nanos } | null = null;
   /** Waiting requests whose G2 restore is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
   private restoresInFlight = 0;
   /**
@@ -222,6 +230,7 @@ export class RankEngine {
     }
     this.copiesInFlight.delete(request);
     if (this.blockHolds.has(request)) this.endWait(request);
+    if (this.fencedBy.delete(request) && this.fencedBy.size === 0) this.computeFencedPass();
   }
 
   private endWait(request: SimRequest): void {
@@ -259,10 +268,34 @@ export class RankEngine {
     this.passes++;
     const shape = this.passShape();
     const duration = passDurationNs(this.settings.pass_time, shape);
+    if (this.preemptedWhileCopying.length > 0) {
+      this.fencePass(shape, duration);
+      return;
+    }
     if (this.passObserver !== null) this.passObserver(this, this.observePass(this.kernel.now, shape, duration));
     const runPasses = this.batchDecodeRuns ? this.decodeRunLength() : 1;
     if (runPasses > 1) this.startDecodeRun(runPasses, shape, duration);
     else this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
+  }
+
+  /**
+   * A pass whose plan preempted requests while D2H copies of theirs were still reading their G1
+   * blocks computes only when those copies are done (as vLLM's next step waits for them, and
+   * AISimulate delays the rank's compute): its blocks may be the ones being read. It is planned now
+   * and starts when the last copy ends.
+   */
+  private fencePass(shape: PassShape, duration_ns: Nanos): void {
+    for (const request of this.preemptedWhileCopying) if (this.copiesInFlight.has(request)) this.fencedBy.add(request);
+    this.preemptedWhileCopying = [];
+    this.fencedPass = { shape, duration_ns };
+    if (this.fencedBy.size === 0) this.computeFencedPass();
+  }
+
+  private computeFencedPass(): void {
+    const { shape, duration_ns } = this.fencedPass!;
+    this.fencedPass = null;
+    if (this.passObserver !== null) this.passObserver(this, this.observePass(this.kernel.now, shape, duration_ns));
+    this.kernel.at(this.kernel.now + duration_ns, Phase.PassCompletion, this.rank_index, this.endPassAction);
   }
 
   /**
@@ -516,6 +549,7 @@ export class RankEngine {
     request.recompute_output_tokens = request.output_tokens;
     request.preemptions++;
     this.preemptionCount++;
+    if (this.copiesInFlight.has(request)) this.preemptedWhileCopying.push(request);
     request.state = 'waiting';
     this.waiting.unshift(request);
     this.listener.preempted(this, request);
@@ -860,7 +894,7 @@ export class RankEngine {
       dp_rank: this.rank.dp_rank,
       bytes: cohort.length * this.block_bytes,
       blocks: cohort.length,
-      request_id: null,
+      request_id: request.request_id,
       onComplete: () => {
         completeCohort();
         this.copyDone(request);

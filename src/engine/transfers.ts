@@ -37,7 +37,7 @@ export interface TransferRecord {
   submitted_ns: Nanos;
   started_ns: Nanos;
   finished_ns: Nanos | null;
-  /** For a request's restore: the request it serves. */
+  /** The request it serves: a restore's, or the request whose prompt a G2 store copies (null for a transfer that serves none). */
   request_id: string | null;
 }
 
