@@ -319,16 +319,18 @@ test('a pass that preempts two requests still being copied to G2 computes when t
   // copies to G2 then take 1 ms a block, one after the other on the rank's D2H lane: a's ends at
   // 6 ms, b's at 7 ms, c's at 8 ms. The second pass needs two more blocks: it preempts c, then b
   // itself, and computes only when both copies are done.
-  const { outcome, passes } = run(
-    'num_gpu_blocks: 7, max_num_seqs: 4, max_num_batched_tokens: 64',
-    ['{ id: a, arrival_ms: 0, prompt: [{ tokens: 20 }], output_length: 3 }', '{ id: b, arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 3 }', '{ id: c, arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 3 }'],
-    'num_host_blocks: 16, d2h_bandwidth_gbps: 0.004, h2d_bandwidth_gbps: 1',
-  );
+  const engine = 'num_gpu_blocks: 7, max_num_seqs: 4, max_num_batched_tokens: 64';
+  const requests = ['a', 'b', 'c'].map((id) => `{ id: ${id}, arrival_ms: 0, prompt: [{ tokens: ${id === 'a' ? 20 : 4} }], output_length: 3 }`);
+  const host = 'num_host_blocks: 16, d2h_bandwidth_gbps: 0.004, h2d_bandwidth_gbps: 1';
+  const { outcome, passes } = run(engine, requests, host);
   const copyEnd = (id: string) => outcome.result.transfers.find((t) => t.direction === 'd2h' && t.request_id === id)!.finished_ns!;
   assert.deepEqual(['a', 'b', 'c'].map(copyEnd), [6_000_000, 7_000_000, 8_000_000]);
   assert.deepEqual(['b', 'c'].map((id) => outcome.report.per_request.find((r) => r.request_id === id)!.preemptions), [1, 1]);
   assert.deepEqual(passes.slice(0, 2).map((pass) => pass.time_ns), [0, copyEnd('c')], 'the second pass computes when the later copy ends');
   assert.equal(outcome.report.summary.requests.finished, 3);
+  // The same run without a pass observer (as `kvqual replay` runs it) waits alike.
+  const plain = runReplay(parseReplayConfig(configYaml(engine, requests, host), 'plain'));
+  assert.equal(plain.report.digest, outcome.report.digest);
 });
 
 test('a prefill worker hands off only requests with output tokens left: a 1-token request ends there', () => {
