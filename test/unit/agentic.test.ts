@@ -8,6 +8,9 @@ import { AgenticTraceError, parseAgenticTrace } from '../../src/agentic/trace';
 import { ConfigError, parseReplayConfig } from '../../src/config/load';
 import { ROOT } from '../support/paths';
 import { kvqualInProcess, kvqualProcess } from '../support/cli';
+import fc from 'fast-check';
+import { fuzzCaseArbitrary, KNOWN_DEFECT_AREAS } from '../../src/fuzz/generate';
+import { caseDigest } from '../../src/fuzz/runCase';
 
 const HEADER = '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4}';
 
@@ -211,4 +214,39 @@ test('the example trace as AISimulate writes it replays to the same digest as th
   const trace = readFileSync(path.join(ROOT, 'examples', 'agentic', 'coding-agent.aisimulate.jsonl'), 'utf8');
   assert.match(trace, /"request_id":"fb-plan","relation"/, 'its dependencies name the predecessor request_id');
   assert.match(trace, /"hash_ids":\[\d{17,}/, 'its hash ids are 64-bit');
+});
+
+/**
+ * A trace in kvqual's way of writing v2, rewritten as AISimulate writes it: header scope and source,
+ * rows with a model and input_tokens, dependencies naming request_id, plays numbered in play-id
+ * order, and every hash id n (up to 2^53 − 1) written as the 64-bit id 2^63 + 1024 n + salt (one to one).
+ */
+function asAisimulateWrites(trace: string, salt: number): string {
+  const [header, ...rows] = trace.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  const plays = [...new Set(rows.map((row) => row.play_id as string))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const lines = [JSON.stringify({ ...header, hash_id_scope: 'local', source: { format: 'kvqual fuzz case', digest: String(salt) } })];
+  for (const { input_length, hash_ids, dependencies, ...rest } of rows) {
+    const row = {
+      ...rest,
+      model: 'generated/model',
+      source_play_ordinal: plays.indexOf(rest.play_id as string),
+      input_tokens: input_length,
+      hash_ids: '<ids>',
+      dependencies: ((dependencies ?? []) as Record<string, unknown>[]).map(({ predecessor, ...edge }) => ({ request_id: predecessor, ...edge })),
+    };
+    const wide = (hash_ids as number[]).map((id) => (1n << 63n) + BigInt(id) * 1024n + BigInt(salt % 1024));
+    lines.push(JSON.stringify(row).replace('"<ids>"', `[${wide.join(',')}]`));
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+test('generated agentic workloads rewritten as AISimulate writes them (64-bit ids, request_id, ordinals) replay to the same digest', () => {
+  const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: 120, seed: 1893 }).filter((fuzzCase) => fuzzCase.agentic_trace !== null);
+  assert.ok(cases.length >= 10, `${cases.length} agentic cases`);
+  for (const [i, fuzzCase] of cases.entries()) {
+    const rewritten = asAisimulateWrites(fuzzCase.agentic_trace!, i);
+    assert.match(rewritten, /"hash_ids":\[\d{19}/);
+    const digest = caseDigest(fuzzCase);
+    assert.equal(caseDigest({ ...fuzzCase, agentic_trace: rewritten }), digest, `case ${i}`);
+  }
 });
