@@ -2,7 +2,8 @@
 // messages, and replaying the example agentic config through the CLI (identical digests).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { AgenticTraceError, parseAgenticTrace } from '../../src/agentic/trace';
 import { ConfigError, parseReplayConfig } from '../../src/config/load';
@@ -249,4 +250,38 @@ test('generated agentic workloads rewritten as AISimulate writes them (64-bit id
     const digest = caseDigest(fuzzCase);
     assert.equal(caseDigest({ ...fuzzCase, agentic_trace: rewritten }), digest, `case ${i}`);
   }
+});
+
+// 300 mutations a run; KVQUAL_TRACE_MUTATIONS=N and KVQUAL_TRACE_MUTATION_SEED=S run more, or others.
+test('mutated agentic traces, written either way, are replayed or refused with the line and the problem, never an internal error', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'kvqual-agentic-mutations-'));
+  const config = readFileSync(path.join(ROOT, 'examples', 'agentic', 'two-lanes-shared.yaml'), 'utf8');
+  writeFileSync(path.join(dir, 'config.yaml'), config.replace('trace: coding-agent.jsonl', 'trace: trace.jsonl'));
+  const traces = ['coding-agent.jsonl', 'coding-agent.aisimulate.jsonl'].map((name) => readFileSync(path.join(ROOT, 'examples', 'agentic', name), 'utf8').trim().split('\n'));
+  const odd = fc.constantFrom<unknown>(0, -1, 0.5, 1e300, 2 ** 53, 2 ** 64, '18446744073709551616', '', 'x', null, [], {}, true, [1], [2 ** 63], ['a'], { format: 'f', digest: 'd' }, 'local', 'completion', 'spawn');
+  const field = fc.constantFrom('request_id', 'play_id', 'session_id', 'model', 'input_length', 'input_tokens', 'output_length', 'output_tokens', 'hash_ids', 'not_before_ms', 'dependencies', 'source_play_ordinal', 'output_token_ids', 'recorded_api_time_ms', 'priority', 'policy_class', 'schema', 'version', 'block_size', 'hash_id_scope', 'source', 'extra');
+  const mutation = fc.record({ writer: fc.integer({ min: 0, max: 1 }), line: fc.nat(), field, value: fc.option(odd, { nil: undefined }), inDependency: fc.boolean() });
+  const outcomes = new Map<number, number>();
+  fc.assert(
+    fc.property(fc.array(mutation, { minLength: 1, maxLength: 3 }), (mutations) => {
+      const lines = [...traces[mutations[0].writer]];
+      for (const m of mutations) {
+        const at = m.line % lines.length;
+        const row = JSON.parse(lines[at].replace(/(\d{16,})/g, '"$1"')) as Record<string, unknown>;
+        const edge: unknown = Array.isArray(row.dependencies) ? row.dependencies[0] : undefined;
+        const target = m.inDependency && typeof edge === 'object' && edge !== null && !Array.isArray(edge) ? (edge as Record<string, unknown>) : row;
+        if (m.value === undefined) delete target[m.field];
+        else target[m.field] = m.value;
+        lines[at] = JSON.stringify(row).replace(/"(\d{16,})"/g, '$1');
+      }
+      writeFileSync(path.join(dir, 'trace.jsonl'), `${lines.join('\n')}\n`);
+      const result = kvqualInProcess(['replay', 'config.yaml'], dir);
+      outcomes.set(result.status ?? -1, (outcomes.get(result.status ?? -1) ?? 0) + 1);
+      assert.ok(result.status === 0 || result.status === 1 || result.status === 2, `exit ${result.status}: ${result.stderr}`);
+      if (result.status === 2) assert.match(result.stderr, /trace\.jsonl: line \d+: \S/, result.stderr);
+    }),
+    { numRuns: Number(process.env.KVQUAL_TRACE_MUTATIONS ?? 300), seed: Number(process.env.KVQUAL_TRACE_MUTATION_SEED ?? 1893) },
+  );
+  rmSync(dir, { recursive: true, force: true });
+  assert.ok((outcomes.get(0) ?? 0) > 0 && (outcomes.get(2) ?? 0) > 0, `both replayed and refused traces: ${JSON.stringify([...outcomes])}`);
 });
