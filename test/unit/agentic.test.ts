@@ -252,7 +252,7 @@ test('generated agentic workloads rewritten as AISimulate writes them (64-bit id
   }
 });
 
-// 300 mutations a run; KVQUAL_TRACE_MUTATIONS=N and KVQUAL_TRACE_MUTATION_SEED=S run more, or others.
+// 150 mutations a run; KVQUAL_TRACE_MUTATIONS=N and KVQUAL_TRACE_MUTATION_SEED=S run more, or others.
 test('mutated agentic traces, written either way, are replayed or refused with the line and the problem, never an internal error', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'kvqual-agentic-mutations-'));
   const config = readFileSync(path.join(ROOT, 'examples', 'agentic', 'two-lanes-shared.yaml'), 'utf8');
@@ -280,7 +280,7 @@ test('mutated agentic traces, written either way, are replayed or refused with t
       assert.ok(result.status === 0 || result.status === 1 || result.status === 2, `exit ${result.status}: ${result.stderr}`);
       if (result.status === 2) assert.match(result.stderr, /trace\.jsonl: line \d+: \S/, result.stderr);
     }),
-    { numRuns: Number(process.env.KVQUAL_TRACE_MUTATIONS ?? 300), seed: Number(process.env.KVQUAL_TRACE_MUTATION_SEED ?? 1893) },
+    { numRuns: Number(process.env.KVQUAL_TRACE_MUTATIONS ?? 150), seed: Number(process.env.KVQUAL_TRACE_MUTATION_SEED ?? 1893) },
   );
   rmSync(dir, { recursive: true, force: true });
   assert.ok((outcomes.get(0) ?? 0) > 0 && (outcomes.get(2) ?? 0) > 0, `both replayed and refused traces: ${JSON.stringify([...outcomes])}`);
