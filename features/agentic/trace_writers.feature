@@ -1,5 +1,6 @@
 @AGX-1 @AGX-4
 Feature: An agentic trace reads the same whether kvqual or AISimulate wrote it
+
   Agentic Mooncake v2 traces are written two ways. kvqual's spec names a dependency's predecessor
   "predecessor". AISimulate and Dynamo name it "request_id", add the model and where the trace
   came from, and write 64-bit hash ids (the first 64 bits of a content hash). Both are read, and

@@ -9,7 +9,7 @@ Feature: A pass that preempts a request still being copied to host memory waits 
   request's copies have ended.
 
   Here two requests are prefilled together in the first pass (0 to 1 ms): 12 and 8 tokens, 5 of the
-  worker's 6 GPU blocks. Their prompts are then copied to host memory, one block a 10 ms, one
+  worker's 6 GPU blocks. Their prompts are then copied to host memory at 10 ms a block, one
   copy after the other: the 12-token prompt from 1 ms to 31 ms, the 8-token one from 31 ms to
   51 ms. The second pass, planned at 1 ms, needs a seventh block to decode both: it preempts the
   8-token request, which waits in the queue, and computes once that request's copy is done.
