@@ -199,6 +199,27 @@ Then("the resume's decode worker is the less loaded one, chosen by load alone", 
   this.measure('KV handoff', record.kv_transfer_ms!, 'ms');
 });
 
+Then("request {word}'s decode worker is chosen at {duration}, its first token, before its KV has moved", function (this: KvWorld, request_id: string, at: Nanos) {
+  const record = recordOf(this, request_id);
+  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === request_id);
+  expect(record.decode_routing, `${request_id}'s decode placement`).to.not.equal(null);
+  this.measure(`${request_id}'s decode worker chosen`, msOf(record.decode_routing!.time_ns), 'ms', `worker ${record.decode_routing!.worker_id}; its KV lands at ${formatNs(handoff!.finished_ns!)}`);
+  expect(record.decode_routing!.time_ns, `when ${request_id}'s decode worker was chosen`).to.equal(at);
+  expect(record.first_token_ms, `${request_id}'s first token, in ms`).to.equal(msOf(at));
+  expect(handoff!.started_ns, `start of ${request_id}'s KV handoff`).to.equal(at);
+});
+
+Then("request {word} goes to the other decode worker: request {word}, its KV still moving, already counts on its own", function (this: KvWorld, later: string, earlier: string) {
+  const [first, second] = [recordOf(this, earlier), recordOf(this, later)];
+  const placement = second.decode_routing!;
+  const firstHandoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === earlier)!;
+  expect(firstHandoff.finished_ns!, `${earlier}'s KV lands after ${later}'s decode worker is chosen`).to.be.greaterThan(placement.time_ns);
+  expect(placement.worker_id, `${later}'s decode worker`).to.not.equal(first.decode_routing!.worker_id);
+  const load = (worker: number) => placement.candidates.find((c) => c.worker_id === worker)!.load;
+  this.measure(`decode load seen for ${later}`, load(placement.worker_id), `blocks on its worker, ${load(first.decode_routing!.worker_id)} on ${earlier}'s`);
+  expect(load(placement.worker_id), `load of ${later}'s decode worker vs ${earlier}'s`).to.be.lessThan(load(first.decode_routing!.worker_id));
+});
+
 Then("request {word} is admitted at {duration}, the moment request {word}'s KV reaches its decode worker", function (this: KvWorld, waiting: string, at: Nanos, handedOff: string) {
   const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === handedOff);
   expect(handoff, `${handedOff}'s KV handoff`).to.not.equal(undefined);

@@ -352,11 +352,22 @@ export class Cluster implements RankListener {
   }
 
   /**
-   * PD-1: the prompt's KV moves to a decode worker, chosen by load when the transfer completes; the
-   * prefill rank holds the request's G1 blocks until then.
+   * PD-1: at its first token a request's prompt KV starts to move to a decode worker, which the
+   * decode router chooses by load in the dispatch phase of that instant (TIME-3 phase 5, the
+   * placement that the prefill-complete feedback of phase 2 releases), as Dynamo routes the decode
+   * stage when the prefill returns and AISimulate chooses (and counts) the decode rank before the
+   * transfer: the request is that worker's load while its KV moves. The prefill rank holds the
+   * request's G1 blocks until the KV has landed; the request then joins the decode rank's queue.
    */
   handoff(request: SimRequest): void {
     this.router.requestFinished(request.request_id);
+    this.kernel.at(this.kernel.now, Phase.Dispatch, request.ordinal, () => this.placeDecode(request));
+  }
+
+  private placeDecode(request: SimRequest): void {
+    const placement = this.decodeRouter!.place(this.routeRequest(request), this.kernel.now);
+    request.decode_routing = placement;
+    const decodeRank = this.rankOf(placement.worker_id, placement.dp_rank);
     const prefillRank = this.ranks[request.rank_index];
     const transfer = this.spec.kv_transfer!;
     const blocks = Math.ceil(request.input_length / prefillRank.settings.block_size);
@@ -367,19 +378,10 @@ export class Cluster implements RankListener {
       { direction: 'p2d', rank_index: prefillRank.rank_index, ...prefillRank.rank, bytes, blocks, request_id: request.request_id, onComplete: () => {} },
       this.kernel.now,
     );
-    // TIME-3: the handoff lands in the transfer phase; the decode router places it in the dispatch
-    // phase of that instant, after the pass completions that free decode capacity then.
     this.transferLog.complete(record, this.kernel.now + duration, () => {
       prefillRank.handoffDone(request);
-      this.kernel.at(this.kernel.now, Phase.Dispatch, request.ordinal, () => this.placeDecode(request));
+      decodeRank.enqueueDecode(request);
     });
-  }
-
-  private placeDecode(request: SimRequest): void {
-    const router = this.decodeRouter!;
-    const placement = router.place(this.routeRequest(request), this.kernel.now);
-    request.decode_routing = placement;
-    this.rankOf(placement.worker_id, placement.dp_rank).enqueueDecode(request);
   }
 
   preempted(rank: RankEngine, request: SimRequest): void {

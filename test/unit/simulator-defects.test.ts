@@ -219,7 +219,7 @@ workload:
   assert.deepEqual(done, [[1, 2000], [0, 4000]]);
 });
 
-test('defect 7: a handoff landing when a decode worker finishes a request is placed after that finish (dispatch phase)', () => {
+test('defect 7: a decode placement made when a decode worker finishes a request comes after that finish (dispatch phase)', () => {
   const yaml = `
 seed: 1
 cluster:
@@ -236,14 +236,16 @@ router: { policy: kv }
 workload:
   requests:
     - { id: r1, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 2 }
-    - { id: r2, arrival_ms: 1, prompt: [{ tokens: 8 }], output_length: 2 }
+    - { id: r2, arrival_ms: 2, prompt: [{ tokens: 8 }], output_length: 2 }
 `;
   const { report, result } = replay(yaml);
   assertEveryRequestEnded(result);
   const [r1, r2] = report.per_request;
   assert.equal(r1.last_token_ms, 3, 'r1 finishes on its decode worker at 3 ms');
+  assert.equal(r2.first_token_ms, 3, "r2's prefill ends at 3 ms too");
   const placement = r2.decode_routing!;
-  // r2's KV lands at 3 ms too: r1's decode worker is already free, so both decode workers tie.
+  // r2's decode worker is chosen at its first token, 3 ms, in the dispatch phase: r1's decode worker
+  // is already free then, so both decode workers tie.
   assert.equal(placement.tied_candidates, 2, JSON.stringify(placement.candidates));
   const [first, second] = placement.candidates;
   assert.equal(first.load, second.load, 'neither decode worker still counts r1');
