@@ -220,6 +220,17 @@ Then("request {word} goes to the other decode worker: request {word}, its KV sti
   expect(load(placement.worker_id), `load of ${later}'s decode worker vs ${earlier}'s`).to.be.lessThan(load(first.decode_routing!.worker_id));
 });
 
+Then("request {word}'s KV starts to move at {duration}, when request {word} has finished on their decode worker and freed its blocks", function (this: KvWorld, later: string, at: Nanos, earlier: string) {
+  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === later);
+  const [first, second] = [recordOf(this, earlier), recordOf(this, later)];
+  expect(handoff, `${later}'s KV handoff`).to.not.equal(undefined);
+  this.measure(`${later}'s KV starts to move`, msOf(handoff!.started_ns), 'ms', `${first.decode_routing!.time_ns === second.decode_routing!.time_ns ? '' : `its decode worker was chosen at ${formatNs(second.decode_routing!.time_ns)}; `}${earlier} finished at ${first.last_token_ms} ms`);
+  expect(second.decode_worker_id, `${later}'s decode worker`).to.equal(first.decode_worker_id);
+  expect(second.decode_routing!.time_ns, `${later}'s decode worker is chosen before its KV moves`).to.be.lessThan(handoff!.started_ns);
+  expect(first.last_token_ms, `${earlier}'s end on the decode worker, in ms`).to.equal(msOf(at));
+  expect(handoff!.started_ns, `start of ${later}'s KV handoff`).to.equal(at);
+});
+
 Then("request {word} is admitted at {duration}, the moment request {word}'s KV reaches its decode worker", function (this: KvWorld, waiting: string, at: Nanos, handedOff: string) {
   const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === handedOff);
   expect(handoff, `${handedOff}'s KV handoff`).to.not.equal(undefined);

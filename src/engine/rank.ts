@@ -48,6 +48,13 @@ export interface RankListener {
   finished(request: SimRequest): void;
   /** A disaggregated request's prefill is done: its KV goes to a decode worker (PD-1). */
   handoff(request: SimRequest): void;
+  /**
+   * PD-1: a decode rank has reserved G1 room for a request's prompt; its KV moves from the prefill
+   * worker, and `landed` is called when it has (in the transfer-completion phase).
+   */
+  pullKv(request: SimRequest, landed: () => void): void;
+  /** PD-1: a request failed on its decode rank before its KV moved; the prefill worker lets its blocks go. */
+  pullAbandoned(request: SimRequest): void;
   /** The request was just preempted (its `preemptions` counts this one). */
   preempted(rank: RankEngine, request: SimRequest): void;
 }
@@ -201,7 +208,10 @@ export class RankEngine {
     this.kick();
   }
 
-  /** A disaggregated request whose prompt KV has arrived from a prefill worker joins the queue. */
+  /**
+   * A disaggregated request chosen for this decode rank at its first token joins the queue; its KV is
+   * still on the prefill worker, and moves once this rank has reserved G1 room for it (pullKv).
+   */
   enqueueDecode(request: SimRequest): void {
     this.cutDecodeRun();
     request.stage = 'decode';
@@ -493,12 +503,14 @@ export class RankEngine {
         i++;
         continue;
       }
-      const work = this.admitLoaded(request, budget);
+      const pulled = request.kv_transferred;
+      const work = pulled ? DECODE : this.admitLoaded(request, budget);
+      if (pulled) budget -= this.admitPulled(request);
+      else budget -= work;
       this.waiting.splice(i, 1);
       this.restoresInFlight--;
       this.running.push(request);
       this.addToPlan(request, work);
-      budget -= work;
     }
     return budget;
   }
@@ -594,9 +606,11 @@ export class RankEngine {
       this.waiting.splice(this.waiting.indexOf(request), 1);
       const where = request.kv_transferred ? ' (decode worker)' : '';
       this.fail(request, `needs ${neededBlocks} G1 blocks for its prompt and output; the rank${where} has ${this.settings.num_gpu_blocks}`);
+      // Its KV never moved: the prefill worker lets its blocks go.
+      if (request.kv_transferred) this.listener.pullAbandoned(request);
       return 'failed';
     }
-    if (request.kv_transferred) return this.admitTransferred(request);
+    if (request.kv_transferred) return this.startPull(request);
     const limit = this.reusableBlocks(request);
     const g1Blocks = Math.min(this.g1.prefixLength(request.block_ids), limit);
     // G2 is looked up with prefix caching off too (no G1 prefix then): vLLM hashes a prompt's blocks
@@ -674,6 +688,11 @@ export class RankEngine {
   }
 
   private markLoaded(request: SimRequest): void {
+    if (request.kv_transferred) {
+      request.state = 'loaded';
+      this.kick();
+      return;
+    }
     this.host!.pool.unpin(request.pinned_host_ids, this.rank_index);
     for (const subscriber of this.host!.subscribers) if (subscriber !== this) subscriber.kick();
     request.state = 'loaded';
@@ -698,16 +717,30 @@ export class RankEngine {
   }
 
   /** PD-1: the decode half starts with the whole prompt's KV in place; its blocks become cache entries. */
-  private admitTransferred(request: SimRequest): PlannedWork | 'stop' {
+  /**
+   * PD-1, as vLLM's decode side does: G1 room for the prompt's KV (and the first token's) is reserved
+   * before the KV is pulled from the prefill worker; the request then waits for it like a G2 restore,
+   * holding that room but no running slot, and is admitted ahead of the queue once it has landed.
+   */
+  private startPull(request: SimRequest): null | 'stop' {
     if (!this.ensureBlocks(request, request.input_length + request.output_tokens)) {
-      this.recordAttempt(request, 'no-blocks', 0, 0, 'not enough free G1 blocks for the transferred KV');
+      this.recordAttempt(request, 'no-blocks', 0, 0, 'not enough free G1 blocks for the KV from the prefill worker');
       return 'stop';
     }
+    this.restoresInFlight++;
+    request.state = 'loading';
+    this.recordAttempt(request, 'loading', 0, 0, 'KV moving from the prefill worker');
+    this.listener.pullKv(request, () => this.restoreDone(request));
+    return null;
+  }
+
+  /** A pulled request whose KV has landed: its prompt blocks become G1 entries and it decodes. */
+  private admitPulled(request: SimRequest): number {
     request.kv_transferred = false;
     request.computed_tokens = request.input_length;
     this.storeBlocks(request, 0, request.blockCount);
     this.recordAttempt(request, 'admitted', 0, 0, 'KV transferred from the prefill worker');
-    return DECODE;
+    return 1;
   }
 
   /** G2-6: reuse is attributed at first admission only. */

@@ -123,7 +123,7 @@ export class SimRequest {
   /** cache_ids (or request ids) of whoever stored the G2 entries this request restored. */
   host_restore_sources: readonly string[] = NONE;
   stage: RequestStage = 'whole';
-  /** Set when the prompt's KV arrived from a prefill worker and has not been admitted yet. */
+  /** Set on a decode-stage request whose prompt KV comes from its prefill worker, until it is admitted on its decode rank (PD-1). */
   kv_transferred = false;
   kv_transfer_ns = 0;
   decode_routing: Placement | null = null;

@@ -352,12 +352,13 @@ export class Cluster implements RankListener {
   }
 
   /**
-   * PD-1: at its first token a request's prompt KV starts to move to a decode worker, which the
-   * decode router chooses by load in the dispatch phase of that instant (TIME-3 phase 5, the
-   * placement that the prefill-complete feedback of phase 2 releases), as Dynamo routes the decode
-   * stage when the prefill returns and AISimulate chooses (and counts) the decode rank before the
-   * transfer: the request is that worker's load while its KV moves. The prefill rank holds the
-   * request's G1 blocks until the KV has landed; the request then joins the decode rank's queue.
+   * PD-1: at its first token a request's decode worker is chosen by load, in the dispatch phase of
+   * that instant (TIME-3 phase 5, the placement that the prefill-complete feedback of phase 2
+   * releases), as Dynamo routes the decode stage when the prefill returns and AISimulate chooses the
+   * decode rank before the transfer: the request is that worker's load from then on. It joins the
+   * decode rank's queue at once; its KV moves when that rank has reserved G1 room for it (pullKv, as
+   * vLLM's decode side allocates blocks before it pulls), and the prefill rank holds the request's
+   * G1 blocks until the KV has landed.
    */
   handoff(request: SimRequest): void {
     this.router.requestFinished(request.request_id);
@@ -367,7 +368,10 @@ export class Cluster implements RankListener {
   private placeDecode(request: SimRequest): void {
     const placement = this.decodeRouter!.place(this.routeRequest(request), this.kernel.now);
     request.decode_routing = placement;
-    const decodeRank = this.rankOf(placement.worker_id, placement.dp_rank);
+    this.rankOf(placement.worker_id, placement.dp_rank).enqueueDecode(request);
+  }
+
+  pullKv(request: SimRequest, landed: () => void): void {
     const prefillRank = this.ranks[request.rank_index];
     const transfer = this.spec.kv_transfer!;
     const blocks = Math.ceil(request.input_length / prefillRank.settings.block_size);
@@ -380,8 +384,12 @@ export class Cluster implements RankListener {
     );
     this.transferLog.complete(record, this.kernel.now + duration, () => {
       prefillRank.handoffDone(request);
-      decodeRank.enqueueDecode(request);
+      landed();
     });
+  }
+
+  pullAbandoned(request: SimRequest): void {
+    this.ranks[request.rank_index].handoffDone(request);
   }
 
   preempted(rank: RankEngine, request: SimRequest): void {

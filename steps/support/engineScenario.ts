@@ -69,6 +69,8 @@ export class EngineScenario {
   host: HostMemory = { scope: 'none', blocks: 0 };
   /** Disaggregated: the decode workers' host memory (`host memory` is the prefill workers'). */
   decodeHost: HostMemory = { scope: 'none', blocks: 0 };
+  /** Disaggregated: the decode workers' GPU blocks per rank, when a scenario sets them apart (else `GPU blocks per rank`). */
+  decodeGpuBlocks: number | null = null;
   readonly hostSettings: Raw = {};
   /** Extra role entries (e.g. a second group of workers), already in config form. */
   readonly extraRoles: Raw[] = [];
@@ -133,6 +135,7 @@ export class EngineScenario {
       'decode pass': () => (fixed.decode_ms = nsToMs(parseDurationNs(value))),
       'host memory': () => (this.host = parseHostMemory(value)),
       'host memory of decode workers': () => (this.decodeHost = parseHostMemory(value)),
+      'GPU blocks per decode rank': () => (this.decodeGpuBlocks = number(value, name)),
       'host bandwidth per rank': () => {
         this.hostSettings.d2h_bandwidth_gbps = number(value, name);
         this.hostSettings.h2d_bandwidth_gbps = number(value, name);
@@ -197,6 +200,7 @@ export class EngineScenario {
     const roles: Raw[] = [this.role()];
     if (this.decodeWorkers > 0) roles.push(this.decodeRole());
     else if (this.decodeHost.scope !== 'none') throw new Error('host memory of decode workers: the cluster has no decode workers (describe a disaggregated cluster)');
+    else if (this.decodeGpuBlocks !== null) throw new Error('GPU blocks per decode rank: the cluster has no decode workers (describe a disaggregated cluster)');
     else if (this.kvHandoffBandwidthGbps !== null) throw new Error('KV handoff bandwidth: the cluster has no decode workers (describe a disaggregated cluster)');
     const workers = [...roles, ...this.extraRoles];
     for (const change of this.roleChanges) for (const role of workers) change(role);
@@ -235,6 +239,7 @@ export class EngineScenario {
 
   private decodeRole(): Raw {
     const role: Raw = { role: 'decode', replicas: this.decodeWorkers, engine: structuredClone(this.engine) };
+    if (this.decodeGpuBlocks !== null) (role.engine as Raw).num_gpu_blocks = this.decodeGpuBlocks;
     this.offloadTo(role, this.decodeHost);
     return role;
   }

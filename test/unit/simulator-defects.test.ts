@@ -251,6 +251,37 @@ workload:
   assert.equal(first.load, second.load, 'neither decode worker still counts r1');
 });
 
+test('a handed-off request too large for its decode rank fails there before its KV moves, and the prefill worker lets its blocks go', () => {
+  // r1 needs 4 G1 blocks to decode but the decode rank has 3: it fails there at its first token
+  // (1 ms), its KV never moves, and the prefill worker's 8 blocks are free again for r2 (7 blocks).
+  const yaml = `
+seed: 1
+cluster:
+  kv_transfer_bandwidth_gbps: 1
+  kv_transfer_latency_ms: 0.5
+  workers:
+    - role: prefill
+      replicas: 1
+      engine: { block_size: 4, num_gpu_blocks: 8, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
+    - role: decode
+      replicas: 1
+      engine: { block_size: 4, num_gpu_blocks: 3, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
+router: { policy: kv }
+workload:
+  requests:
+    - { id: r1, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }
+    - { id: r2, arrival_ms: 0.5, prompt: [{ tokens: 25 }], output_length: 1 }
+`;
+  const { report, result } = replay(yaml);
+  assertEveryRequestEnded(result);
+  const [r1, r2] = report.per_request;
+  assert.equal(r1.status, 'failed');
+  assert.match(r1.failure_reason!, /needs 4 G1 blocks for its prompt and output; the rank \(decode worker\) has 3/);
+  assert.equal(result.transfers.filter((t) => t.direction === 'p2d').length, 0, "r1's KV never moves");
+  assert.equal(r2.status, 'finished');
+  assert.equal(r2.first_admission_ms, 1, "r2 is admitted on the prefill worker when r1's blocks are let go");
+});
+
 test('the end-of-run check compares the mirror with every rank block by block: a missing, an extra or a swapped block fails it', () => {
   const config = parseReplayConfig(aggregated({ replicas: 2, host: 'num_host_blocks: 16', requests: ['{ id: a, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }', '{ id: b, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }'] }), 'mirror check test');
   let cluster: Cluster | null = null;
