@@ -110,7 +110,7 @@ export class RankEngine {
   private preemptedWhileCopying: SimRequest[] = [];
   private fencedBy = new Set<SimRequest>();
   private fencedPass: { shape: PassShape; duration_ns: Nanos } | null = null;
-  /** Waiting requests whose G2 restore is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
+  /** Waiting requests whose G2 restore, or whose KV from a prefill worker (PD-1), is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
   private restoresInFlight = 0;
   /**
    * The pass being planned or run (a rank runs one pass at a time): its requests and their work,
