@@ -503,14 +503,12 @@ export class RankEngine {
         i++;
         continue;
       }
-      const pulled = request.kv_transferred;
-      const work = pulled ? DECODE : this.admitLoaded(request, budget);
-      if (pulled) budget -= this.admitPulled(request);
-      else budget -= work;
+      const work = request.kv_transferred ? this.admitPulled(request) : this.admitLoaded(request, budget);
       this.waiting.splice(i, 1);
       this.restoresInFlight--;
       this.running.push(request);
       this.addToPlan(request, work);
+      budget -= work === DECODE ? 1 : work;
     }
     return budget;
   }
@@ -716,7 +714,6 @@ export class RankEngine {
     return chunk;
   }
 
-  /** PD-1: the decode half starts with the whole prompt's KV in place; its blocks become cache entries. */
   /**
    * PD-1, as vLLM's decode side does: G1 room for the prompt's KV (and the first token's) is reserved
    * before the KV is pulled from the prefill worker; the request then waits for it like a G2 restore,
@@ -734,13 +731,13 @@ export class RankEngine {
     return null;
   }
 
-  /** A pulled request whose KV has landed: its prompt blocks become G1 entries and it decodes. */
-  private admitPulled(request: SimRequest): number {
+  /** A pulled request whose KV has landed: the decode half starts with the whole prompt's KV in place, its blocks become G1 entries. */
+  private admitPulled(request: SimRequest): PlannedWork {
     request.kv_transferred = false;
     request.computed_tokens = request.input_length;
     this.storeBlocks(request, 0, request.blockCount);
     this.recordAttempt(request, 'admitted', 0, 0, 'KV transferred from the prefill worker');
-    return 1;
+    return DECODE;
   }
 
   /** G2-6: reuse is attributed at first admission only. */
