@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { ROOT } from '../support/paths';
 import { kvqualInProcess, kvqualProcess } from '../support/cli';
 
-const EXAMPLES = ['two-replicas-private.yaml', 'two-replicas-shared.yaml', 'lagged-events.yaml'].map((name) => path.join('examples', 'configs', name));
+const EXAMPLES = ['two-replicas-private.yaml', 'two-replicas-shared.yaml', 'lagged-events.yaml', 'prefill-decode.yaml'].map((name) => path.join('examples', 'configs', name));
 
 const kvqual = (...args: string[]) => kvqualInProcess(args);
 const kvqualAsProcess = (...args: string[]) => kvqualProcess(args);
