@@ -215,7 +215,7 @@ export class RankEngine {
   enqueueDecode(request: SimRequest): void {
     this.cutDecodeRun();
     request.stage = 'decode';
-    request.kv_transferred = true;
+    request.kv_from_prefill = true;
     request.computed_tokens = 0;
     request.state = 'waiting';
     request.decode_worker_id = this.rank.worker_id;
@@ -503,7 +503,7 @@ export class RankEngine {
         i++;
         continue;
       }
-      const work = request.kv_transferred ? this.admitPulled(request) : this.admitLoaded(request, budget);
+      const work = request.kv_from_prefill ? this.admitPulled(request) : this.admitLoaded(request, budget);
       this.waiting.splice(i, 1);
       this.restoresInFlight--;
       this.running.push(request);
@@ -602,13 +602,13 @@ export class RankEngine {
     const neededBlocks = Math.ceil((request.input_length + Math.max(request.output_length - 1, 0)) / this.settings.block_size);
     if (neededBlocks > this.settings.num_gpu_blocks) {
       this.waiting.splice(this.waiting.indexOf(request), 1);
-      const where = request.kv_transferred ? ' (decode worker)' : '';
+      const where = request.kv_from_prefill ? ' (decode worker)' : '';
       this.fail(request, `needs ${neededBlocks} G1 blocks for its prompt and output; the rank${where} has ${this.settings.num_gpu_blocks}`);
       // Its KV never moved: the prefill worker lets its blocks go.
-      if (request.kv_transferred) this.listener.pullAbandoned(request);
+      if (request.kv_from_prefill) this.listener.pullAbandoned(request);
       return 'failed';
     }
-    if (request.kv_transferred) return this.startPull(request);
+    if (request.kv_from_prefill) return this.startPull(request);
     const limit = this.reusableBlocks(request);
     const g1Blocks = Math.min(this.g1.prefixLength(request.block_ids), limit);
     // G2 is looked up with prefix caching off too (no G1 prefix then): vLLM hashes a prompt's blocks
@@ -686,7 +686,7 @@ export class RankEngine {
   }
 
   private markLoaded(request: SimRequest): void {
-    if (request.kv_transferred) {
+    if (request.kv_from_prefill) {
       request.state = 'loaded';
       this.kick();
       return;
@@ -733,7 +733,7 @@ export class RankEngine {
 
   /** A pulled request whose KV has landed: the decode half starts with the whole prompt's KV in place, its blocks become G1 entries. */
   private admitPulled(request: SimRequest): PlannedWork {
-    request.kv_transferred = false;
+    request.kv_from_prefill = false;
     request.computed_tokens = request.input_length;
     this.storeBlocks(request, 0, request.blockCount);
     this.recordAttempt(request, 'admitted', 0, 0, 'KV transferred from the prefill worker');

@@ -124,7 +124,7 @@ export class SimRequest {
   host_restore_sources: readonly string[] = NONE;
   stage: RequestStage = 'whole';
   /** Set on a decode-stage request whose prompt KV comes from its prefill worker, until it is admitted on its decode rank (PD-1). */
-  kv_transferred = false;
+  kv_from_prefill = false;
   kv_transfer_ns = 0;
   decode_routing: Placement | null = null;
   decode_worker_id: number | null = null;
