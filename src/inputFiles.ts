@@ -189,23 +189,56 @@ export function parseJsonLine(line: SourceLine, source: string, ErrorType: typeo
 }
 
 /**
- * The items of the list at `path` in a line of JSON, each as its exact digits when it is a number
- * written as a whole number ("18446744073709551615", not the nearest double), else null.
+ * The value at `path` in a line of JSON with its numbers kept exactly as written (lossless-json), or
+ * why it cannot be read so. JSON.parse keeps the last of two equal keys in an object, where
+ * lossless-json refuses them: such a line is ambiguous, and is refused here, naming the key.
  */
-export function exactJsonIntegers(text: string, path: readonly (string | number)[]): (string | null)[] {
-  let value: unknown = parseLossless(text);
+function exactJsonAt(text: string, path: readonly (string | number)[]): { value: unknown } | { problem: string } {
+  let value: unknown;
+  try {
+    value = parseLossless(text);
+  } catch (error) {
+    const duplicate = /^Duplicate key '(.*)' encountered/.exec((error as Error).message);
+    if (duplicate) return { problem: `the key "${printable(duplicate[1])}" appears twice on the line: give each field once` };
+    return { problem: `its numbers could not be read exactly: ${(error as Error).message}` };
+  }
   for (const key of path) value = (value as Record<string | number, unknown>)[key];
-  return (value as unknown[]).map((item) => (isLosslessNumber(item) && /^(0|[1-9]\d*)$/.test(item.value) ? item.value : null));
+  return { value };
+}
+
+/** The largest decimal exponent an exactly read integer may carry: 10^40 is far above any 64-bit id. */
+const EXACT_EXPONENT_LIMIT = 40;
+
+/**
+ * The integer a JSON number literal writes ("18446744073709551615", "5.0", "1.5e3"), exactly; null
+ * when it is not a whole number. One whose exponent alone puts it far beyond any 64-bit value
+ * ("1e999") is given as ±10^41, so that no huge power is computed.
+ */
+function exactInteger(literal: string): bigint | null {
+  const parts = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(literal);
+  if (!parts) return null;
+  const [, sign, whole, fraction = '', exponentText = '0'] = parts;
+  let digits = (whole + fraction).replace(/^0+(?=\d)/, '');
+  let exponent = Number(exponentText) - fraction.length;
+  while (exponent < 0 && digits.length > 1 && digits.endsWith('0')) {
+    digits = digits.slice(0, -1);
+    exponent++;
+  }
+  if (/^0+$/.test(digits)) return 0n;
+  if (exponent < 0) return null;
+  if (exponent + digits.length > EXACT_EXPONENT_LIMIT) return (sign ? -1n : 1n) * 10n ** BigInt(EXACT_EXPONENT_LIMIT + 1);
+  return (sign ? -1n : 1n) * BigInt(digits) * 10n ** BigInt(exponent);
 }
 
 /**
- * The exact digits of the number at `path` in a line of JSON, for messages about integers that
- * JSON.parse rounded (hash ids above 2^53 − 1): "9007199254740993", not "9007199254740992".
+ * The items of the list at `path` in a line of JSON as exact integers (null for an item that is not
+ * a whole number) and as written, or why the line cannot be read exactly.
  */
-export function exactJsonNumber(text: string, path: readonly (string | number)[]): string {
-  let value: unknown = parseLossless(text);
-  for (const key of path) value = (value as Record<string | number, unknown>)[key];
-  return String(value);
+export function exactJsonIntegers(text: string, path: readonly (string | number)[]): { integers: (bigint | null)[]; written: string[] } | { problem: string } {
+  const read = exactJsonAt(text, path);
+  if ('problem' in read) return read;
+  const items = read.value as unknown[];
+  return { integers: items.map((item) => (isLosslessNumber(item) ? exactInteger(item.value) : null)), written: items.map((item) => (isLosslessNumber(item) ? item.value : describeJsonValue(item))) };
 }
 
 /** Why `value` is not a whole number from `min` to `max` (`unit` names what it counts), or null. */
@@ -224,7 +257,9 @@ export function hashIdsProblem(value: unknown, line: SourceLine): string | null 
   for (let i = 0; i < value.length; i++) {
     const id: unknown = value[i];
     if (typeof id === 'number' && Number.isInteger(id) && id > MAX_HASH_ID) {
-      return `hash_ids[${i}]: ${exactJsonNumber(line.text, ['hash_ids', i])} is above 2^53 − 1 (${MAX_HASH_ID}), the largest hash id kvqual keeps exact`;
+      const exact = exactJsonAt(line.text, ['hash_ids', i]);
+      if ('problem' in exact) return exact.problem;
+      return `hash_ids[${i}]: ${String(exact.value)} is above 2^53 − 1 (${MAX_HASH_ID}), the largest hash id kvqual keeps exact`;
     }
     if (typeof id !== 'number' || !Number.isInteger(id) || id < 0) return `hash_ids[${i}] must be a whole number ≥ 0, got ${describeJsonValue(id)}`;
   }

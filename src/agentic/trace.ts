@@ -252,13 +252,13 @@ class WideHashIds {
       if (problem !== null) throw new AgenticTraceError(this.source, line.number, problem);
       return value as number[];
     }
-    const rounded = value as unknown[];
     const exact = exactJsonIntegers(line.text, ['hash_ids']);
-    return rounded.map((id, i) => {
-      const digits = exact[i];
-      if (digits === null || typeof id !== 'number') throw new AgenticTraceError(this.source, line.number, `hash_ids[${i}] must be a whole number ≥ 0, got ${describeJsonValue(id)}`);
-      if (id <= MAX_HASH_ID) return id;
-      if (BigInt(digits) >= U64_LIMIT) throw new AgenticTraceError(this.source, line.number, `hash_ids[${i}]: ${digits} is above 2^64 − 1, the largest hash id`);
+    if ('problem' in exact) throw new AgenticTraceError(this.source, line.number, exact.problem);
+    return exact.integers.map((id, i) => {
+      if (id === null || id < 0n) throw new AgenticTraceError(this.source, line.number, `hash_ids[${i}] must be a whole number ≥ 0, got ${describeJsonValue((value as unknown[])[i])}`);
+      if (id <= BigInt(MAX_HASH_ID)) return Number(id);
+      if (id >= U64_LIMIT) throw new AgenticTraceError(this.source, line.number, `hash_ids[${i}]: ${exact.written[i]} is above 2^64 − 1, the largest hash id`);
+      const digits = id.toString();
       let number = this.numbers.get(digits);
       if (number === undefined) {
         number = -(this.numbers.size + 1);

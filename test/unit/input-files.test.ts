@@ -149,3 +149,18 @@ test('the README lists every documented limit with its value', () => {
     assert.ok(readme.includes(limitText(value)), `README.md does not give the limit ${name} = ${limitText(value)}`);
   }
 });
+
+test('an agentic 64-bit hash id may be written in any JSON number form of a whole number, and is read exactly', () => {
+  const header = '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4}';
+  const ids = (written: string) => {
+    const row = `{"request_id":"a","play_id":"p","session_id":"s","input_length":8,"output_length":1,"hash_ids":[18446744073709551615,${written}]}`;
+    return parseAgenticTrace(`${header}\n${row}\n`, 't.jsonl').plays[0].nodes[0].hash_ids;
+  };
+  assert.deepEqual(ids('5.0'), [-1, 5]);
+  assert.deepEqual(ids('0e7'), [-1, 0]);
+  assert.deepEqual(ids('1.8446744073709551615e19'), [-1, -1], 'the same id written two ways is one id');
+  assert.deepEqual(ids('9.007199254740993e15'), [-1, -2], '2^53 + 1 is not 2^53');
+  assert.throws(() => ids('1.5'), /line 2: hash_ids\[1\] must be a whole number ≥ 0, got 1\.5/);
+  assert.throws(() => ids('-3'), /line 2: hash_ids\[1\] must be a whole number ≥ 0, got -3/);
+  assert.throws(() => ids('1e999999999'), /line 2: hash_ids\[1\]: 1e999999999 is above 2\^64 − 1/);
+});
