@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
+import { type Document, isCollection, visit } from 'yaml';
 import { LIMITS, limitText, MAX_HASH_ID } from './limits';
 import { TraceLineError } from './traceLineError';
 
@@ -239,6 +240,28 @@ export function exactJsonIntegers(text: string, path: readonly (string | number)
   if ('problem' in read) return read;
   const items = read.value as unknown[];
   return { integers: items.map((item) => (isLosslessNumber(item) ? exactInteger(item.value) : null)), written: items.map((item) => (isLosslessNumber(item) ? item.value : describeJsonValue(item))) };
+}
+
+/**
+ * Where a YAML document uses a list or a map as a key (`? [a, b]: 1`, `{a: 1}: 2`), which no kvqual
+ * file has and the YAML library would turn into text with a warning on the console: the line and
+ * column of the first, 1-based, or null.
+ */
+export function collectionKeyAt(document: Document, text: string): { line: number; column: number } | null {
+  let found: number | null = null;
+  visit(document, {
+    Pair(_, pair) {
+      if (found === null && isCollection(pair.key)) {
+        found = (pair.key as { range?: [number, number, number] }).range?.[0] ?? 0;
+        return visit.BREAK;
+      }
+      return undefined;
+    },
+  });
+  if (found === null) return null;
+  const before = text.slice(0, found);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: found - lineStart + 1 };
 }
 
 /** Why `value` is not a whole number from `min` to `max` (`unit` names what it counts), or null. */

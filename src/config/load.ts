@@ -8,6 +8,7 @@ import { clusterSpec, PASS_TIME_UNUSED, roleSpecs } from './build';
 import { guardViolations } from '../agentic/guard';
 import { LIMITS, limitText } from '../limits';
 import { didYouMean } from '../suggest';
+import { collectionKeyAt } from '../inputFiles';
 
 export interface ConfigProblem {
   path: string;
@@ -108,6 +109,8 @@ export function parseReplayConfig(text: string, source = 'config'): ReplayConfig
       })),
     );
   }
+  const collectionKey = collectionKeyAt(document, text);
+  if (collectionKey) throw new ConfigError(source, [{ path: `line ${collectionKey.line}, column ${collectionKey.column}`, message: 'a key must be a name, not a list or a map' }]);
   let raw: unknown;
   try {
     raw = document.toJS({ maxAliasCount: YAML_MAX_ALIAS_COUNT });

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { ConfigError, formatPath, validateReplayConfig } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import { didYouMean } from '../suggest';
+import { collectionKeyAt } from '../inputFiles';
 
 /** The most points one sweep may have. */
 export const MAX_SWEEP_POINTS = 100_000;
@@ -67,6 +68,8 @@ export function parseSweepFile(text: string, source: string): SweepFile {
     const where = error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '(top level)';
     throw new SweepError(`${source}: ${where}: ${error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
   }
+  const collectionKey = collectionKeyAt(document, text);
+  if (collectionKey) throw new SweepError(`${source}: line ${collectionKey.line}, column ${collectionKey.column}: a key must be a name, not a list or a map`);
   const raw: unknown = document.toJS({ maxAliasCount: 100 });
   if (raw === null || raw === undefined) throw new SweepError(`${source}: the sweep file is empty; it needs base and grid, zip or seeds`);
   const parsed = SweepFileSchema.safeParse(raw);
