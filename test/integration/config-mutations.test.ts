@@ -130,3 +130,43 @@ test(`${RUNS} mutated example configs are replayed or refused with a message, ne
   // Both outcomes happen: the mutations neither all break the config nor all leave it valid.
   assert.ok((statuses.get(0) ?? 0) > RUNS / 20 && (statuses.get(2) ?? 0) > RUNS / 2, JSON.stringify([...statuses]));
 });
+
+/** Text put into a config's YAML: anchors and aliases, tags, flow brackets, quotes, odd scalars, stray characters. */
+const YAML_SNIPPETS = ['&a', '*a', '<<: *a', '!!binary', '!!js/function "x"', '!!str', '? ', ': ', '- ', '{', '}', '[', ']', '"', "'", '#', '\t', '\u0000', '\ufeff', '|', '>', '~', '.inf', '.nan', '0x1F', '1_000', '2001-12-14', 'yes', '1e999', '18446744073709551616', '%YAML 1.1', '---', '...', '@', '`'];
+
+test(`${RUNS} example configs mutated as YAML text are replayed or refused with a message, never an internal error or a console warning`, (t) => {
+  const texts = fs.readdirSync(path.join(ROOT, 'examples', 'configs')).filter((f) => f.endsWith('.yaml') && !f.startsWith('mooncake')).map((f) => fs.readFileSync(path.join(ROOT, 'examples', 'configs', f), 'utf8').split('\n'));
+  const edit = fc.record({ kind: fc.integer({ min: 0, max: 3 }), line: fc.nat(), at: fc.nat(), text: fc.constantFrom(...YAML_SNIPPETS), other: fc.nat() });
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on('warning', onWarning);
+  const statuses = new Map<number | null, number>();
+  try {
+    fc.assert(
+      fc.property(fc.nat({ max: texts.length - 1 }), fc.array(edit, { minLength: 1, maxLength: 3 }), (which, edits) => {
+        const lines = [...texts[which]];
+        for (const e of edits) {
+          const i = e.line % lines.length;
+          const at = e.at % (lines[i].length + 1);
+          if (e.kind === 0) lines[i] = lines[i].slice(0, at) + e.text + lines[i].slice(at);
+          else if (e.kind === 1) lines[i] = lines[i].slice(0, at) + lines[i].slice(at + 1 + (e.other % 5));
+          else if (e.kind === 2) lines.splice(i, 0, lines[e.other % lines.length]);
+          else lines[i] = lines[i].replace(/:\s*(\S.*)$/, `: ${e.text}`);
+        }
+        const file = path.join(scratch, 'text-case.yaml');
+        fs.writeFileSync(file, lines.join('\n'));
+        const run = kvqualInProcess(['replay', file], scratch);
+        statuses.set(run.status, (statuses.get(run.status) ?? 0) + 1);
+        const context = `${JSON.stringify(edits)}:\n${run.stderr}`;
+        assert.ok(run.status === 0 || run.status === 1 || run.status === 2, `exit ${run.status}, ${context}`);
+        assert.doesNotMatch(run.stderr, /internal error|^\s+at .+:\d+:\d+\)?$/m, context);
+        assert.deepEqual(warnings, [], `no warning on the console: ${context}`);
+      }),
+      { numRuns: RUNS, seed: 1893 },
+    );
+  } finally {
+    process.off('warning', onWarning);
+  }
+  t.diagnostic(`exit statuses: ${[...statuses].sort().map(([status, count]) => `${count} × ${status}`).join(', ')}`);
+  assert.ok((statuses.get(0) ?? 0) > 0 && (statuses.get(2) ?? 0) > RUNS / 2, JSON.stringify([...statuses]));
+});
