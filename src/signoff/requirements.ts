@@ -3,8 +3,9 @@
 // requirement tag (its own, or its Feature's / Rule's / Examples'), no requirement-like tag names
 // an unknown requirement, and every registered requirement has a scenario. Pure: the caller
 // supplies the scenarios (from cucumber's Gherkin compiler or from a run's message stream).
-import { parse as parseYaml } from 'yaml';
+import { parseDocument } from 'yaml';
 import { z } from 'zod';
+import { collectionKeyAt } from '../inputFiles';
 
 /** A tag that names a requirement or rule id: `@AISIM-1893`, `@LAG-1`, `@G2-10`. */
 export const REQUIREMENT_TAG = /^@[A-Z][A-Z0-9]*-\d+$/;
@@ -29,7 +30,11 @@ export interface Registry {
 export function parseRegistry(text: string, where = 'requirements.yaml'): Registry {
   let raw: unknown;
   try {
-    raw = parseYaml(text);
+    const document = parseDocument(text, { uniqueKeys: true });
+    if (document.errors.length > 0) throw document.errors[0];
+    const collectionKey = collectionKeyAt(document, text);
+    if (collectionKey) throw new Error(`a key must be a name, not a list or a map (line ${collectionKey.line}, column ${collectionKey.column})`);
+    raw = document.toJS({ maxAliasCount: 100 });
   } catch (error) {
     throw new Error(`${where}: not valid YAML: ${(error as Error).message}`);
   }

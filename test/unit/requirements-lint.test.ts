@@ -67,6 +67,7 @@ test('the registry is validated: ids, required fields, duplicates', () => {
   assert.throws(() => parseRegistry('requirements:\n  - { id: LAG-1, title: t, source: s }\n'), /owner/);
   assert.throws(() => parseRegistry('requirements:\n  - { id: LAG-1, title: t, source: s, owner: o }\n  - { id: LAG-1, title: t, source: s, owner: o }\n'), /listed twice/);
   assert.equal(parseRegistry('requirements:\n  - { id: LAG-1, title: t, source: s, owner: o }\n').requirements[0].status, 'active');
+  assert.throws(() => parseRegistry('requirements:\n  - ? { id: LAG-1 }\n    : x\n'), /requirements\.yaml: not valid YAML: a key must be a name, not a list or a map \(line 2, column 7\)/);
 });
 
 test('traceability is computed from any list of scenarios (e.g. a run\'s pickles)', () => {
