@@ -13,6 +13,7 @@ import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
 import { planOutputs, writeOutputs } from '../src/cli/outputs';
 import { ConfigError } from '../src/config/load';
+import { isInputError } from '../src/cli/replay';
 
 const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclude AREAS] [--out DIR] [--check FILE.yaml]
   --runs N         generated cases to run (default 1000)
@@ -57,7 +58,8 @@ function checkFile(file: string): number {
     }
     violations = verdict.violations;
   } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
+    // A bad config, or a bad trace beside it (e.g. an agentic row kvqual refuses): exit 2, one message.
+    if (!(error instanceof ConfigError) && !isInputError(error)) throw error;
     process.stderr.write(`fuzz --check: ${error.message}\n`);
     return 2;
   }

@@ -54,6 +54,16 @@ test('bad arguments exit 2 with the usage', () => {
   }
 });
 
+test('--check of a case whose trace kvqual refuses exits 2 with the trace, the line and the problem', () => {
+  const dir = fs.mkdtempSync(path.join(scratch, 'bad-trace-'));
+  fs.writeFileSync(path.join(dir, 'case.yaml'), fs.readFileSync(path.join(ROOT, 'examples', 'agentic', 'two-lanes-shared.yaml'), 'utf8').replace('trace: coding-agent.jsonl', 'trace: trace.jsonl'));
+  fs.writeFileSync(path.join(dir, 'trace.jsonl'), '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4}\n{"request_id":"a","play_id":"p","session_id":"s","input_length":4,"output_length":1,"hash_ids":[1],"priority":3}\n');
+  const result = fuzz('--check', path.join(dir, 'case.yaml'));
+  assert.equal(result.status, 2, result.output);
+  assert.match(result.output, /fuzz --check: trace\.jsonl: line 2: priority 3: /);
+  assert.doesNotMatch(result.output, /^\s+at /m);
+});
+
 test('a fuzz run over every area agrees with the checker, and a counterexample reproduces three ways', () => {
   const out = path.join(scratch, 'all');
   const result = fuzz('--runs', '300', '--seed', '1', '--out', out);
