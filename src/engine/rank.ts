@@ -685,17 +685,18 @@ export class RankEngine {
     else this.markLoaded(request);
   }
 
+  /** A load (a G2 restore, or a KV pull from a prefill worker) has landed: the request may be admitted. */
   private markLoaded(request: SimRequest): void {
-    if (request.kv_from_prefill) {
-      request.state = 'loaded';
-      this.kick();
-      return;
-    }
+    if (!request.kv_from_prefill) this.endHostLoad(request);
+    request.state = 'loaded';
+    this.kick();
+  }
+
+  /** A G2 restore's entries are no longer pinned (other ranks of a shared pool may evict them again); its H2D wait is known. */
+  private endHostLoad(request: SimRequest): void {
     this.host!.pool.unpin(request.pinned_host_ids, this.rank_index);
     for (const subscriber of this.host!.subscribers) if (subscriber !== this) subscriber.kick();
-    request.state = 'loaded';
     request.h2d_wait_ns = this.kernel.now - request.h2d_started_ns!;
-    this.kick();
   }
 
   /** A restored request is admitted: its loaded blocks become G1 cache entries; its G1 room was reserved when the restore started. */

@@ -48,6 +48,31 @@ function aggregated(options: { replicas?: number; engine?: EngineOverrides; host
   ].join('\n');
 }
 
+/** A prefill/decode engine (4-token blocks, 1 ms passes, 250 bytes a token) with this many GPU blocks, as a YAML flow map. */
+const pdEngine = (blocks: number) => `{ block_size: 4, num_gpu_blocks: ${blocks}, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }`;
+
+/** One prefill worker and `decodeReplicas` decode workers, the KV handoff's bandwidth and latency, requests as YAML flow maps. */
+function disaggregated(options: { bandwidth_gbps: number; latency_ms: number; prefillBlocks: number; decodeReplicas: number; decodeBlocks: number; requests: string[] }): string {
+  return [
+    'seed: 1',
+    'cluster:',
+    `  kv_transfer_bandwidth_gbps: ${options.bandwidth_gbps}`,
+    `  kv_transfer_latency_ms: ${options.latency_ms}`,
+    '  workers:',
+    '    - role: prefill',
+    '      replicas: 1',
+    `      engine: ${pdEngine(options.prefillBlocks)}`,
+    '    - role: decode',
+    `      replicas: ${options.decodeReplicas}`,
+    `      engine: ${pdEngine(options.decodeBlocks)}`,
+    'router: { policy: kv }',
+    'workload:',
+    '  requests:',
+    ...options.requests.map((request) => `    - ${request}`),
+    '',
+  ].join('\n');
+}
+
 function replay(yaml: string) {
   const config = parseReplayConfig(yaml, 'test config');
   return runReplay(config, { keep_event_history: true });
@@ -220,24 +245,14 @@ workload:
 });
 
 test('defect 7: a decode placement made when a decode worker finishes a request comes after that finish (dispatch phase)', () => {
-  const yaml = `
-seed: 1
-cluster:
-  kv_transfer_bandwidth_gbps: 2
-  kv_transfer_latency_ms: 0.999
-  workers:
-    - role: prefill
-      replicas: 1
-      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
-    - role: decode
-      replicas: 2
-      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
-router: { policy: kv }
-workload:
-  requests:
-    - { id: r1, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 2 }
-    - { id: r2, arrival_ms: 2, prompt: [{ tokens: 8 }], output_length: 2 }
-`;
+  const yaml = disaggregated({
+    bandwidth_gbps: 2,
+    latency_ms: 0.999,
+    prefillBlocks: 16,
+    decodeReplicas: 2,
+    decodeBlocks: 16,
+    requests: ['{ id: r1, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 2 }', '{ id: r2, arrival_ms: 2, prompt: [{ tokens: 8 }], output_length: 2 }'],
+  });
   const { report, result } = replay(yaml);
   assertEveryRequestEnded(result);
   const [r1, r2] = report.per_request;
@@ -254,24 +269,14 @@ workload:
 test('a handed-off request too large for its decode rank fails there before its KV moves, and the prefill worker lets its blocks go', () => {
   // r1 needs 4 G1 blocks to decode but the decode rank has 3: it fails there at its first token
   // (1 ms), its KV never moves, and the prefill worker's 8 blocks are free again for r2 (7 blocks).
-  const yaml = `
-seed: 1
-cluster:
-  kv_transfer_bandwidth_gbps: 1
-  kv_transfer_latency_ms: 0.5
-  workers:
-    - role: prefill
-      replicas: 1
-      engine: { block_size: 4, num_gpu_blocks: 8, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
-    - role: decode
-      replicas: 1
-      engine: { block_size: 4, num_gpu_blocks: 3, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
-router: { policy: kv }
-workload:
-  requests:
-    - { id: r1, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }
-    - { id: r2, arrival_ms: 0.5, prompt: [{ tokens: 25 }], output_length: 1 }
-`;
+  const yaml = disaggregated({
+    bandwidth_gbps: 1,
+    latency_ms: 0.5,
+    prefillBlocks: 8,
+    decodeReplicas: 1,
+    decodeBlocks: 3,
+    requests: ['{ id: r1, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }', '{ id: r2, arrival_ms: 0.5, prompt: [{ tokens: 25 }], output_length: 1 }'],
+  });
   const { report, result } = replay(yaml);
   assertEveryRequestEnded(result);
   const [r1, r2] = report.per_request;
