@@ -489,10 +489,16 @@ export class RankEngine {
         continue;
       }
       this.waiting.splice(i, 1);
-      this.running.push(request);
+      this.startRunning(request);
       this.addToPlan(request, work);
       budget -= work === DECODE ? 1 : work;
     }
+  }
+
+  /** An admitted request takes a running slot (and says so in its state, as a stalled run's report shows it). */
+  private startRunning(request: SimRequest): void {
+    this.running.push(request);
+    request.state = 'running';
   }
 
   /** Requests whose G2 load has finished are scheduled ahead of the ordinary waiting queue, in queue order. */
@@ -506,7 +512,7 @@ export class RankEngine {
       const work = request.kv_from_prefill ? this.admitPulled(request) : this.admitLoaded(request, budget);
       this.waiting.splice(i, 1);
       this.restoresInFlight--;
-      this.running.push(request);
+      this.startRunning(request);
       this.addToPlan(request, work);
       budget -= work === DECODE ? 1 : work;
     }

@@ -129,6 +129,34 @@ test('defect 2: a request left waiting when the simulation runs out of work is n
   });
 });
 
+test('defect 2: where an unfinished request is held, in words, with its state: waiting in the queue, loading its G2 prefix, running', () => {
+  // a1 and c1 reach G2, b evicts them from G1; y and z resume them on a rank with one running slot.
+  const yaml = aggregated({
+    engine: { num_gpu_blocks: 16, max_num_seqs: 1 },
+    host: 'num_host_blocks: 32, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 0.1',
+    requests: [
+      '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
+      '{ id: c1, session: C, arrival_ms: 3, prompt: [{ tokens: 9 }], output_length: 2 }',
+      '{ id: b, session: B, arrival_ms: 6, prompt: [{ tokens: 64 }], output_length: 1 }',
+      '{ id: y, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 40 }',
+      '{ id: z, session: C, arrival_ms: 20, extends: c1, prompt: [{ tokens: 4 }], output_length: 2 }',
+      '{ id: w, session: D, arrival_ms: 20, prompt: [{ tokens: 4 }], output_length: 2 }',
+    ],
+  });
+  const config = parseReplayConfig(yaml, 'test config');
+  const cluster = new Cluster(clusterSpec(config));
+  const requests = requestSpecs(config).map((request) => cluster.submit(request));
+  const rank = cluster.ranks[0];
+  const held = (at_ms: number) => {
+    cluster.kernel.run(at_ms * 1_000_000);
+    return requests.filter((request) => request.state !== 'finished').map((request) => `${request.request_id} ${request.state}: ${rank.whereIs(request)}`);
+  };
+  assert.deepEqual(held(20.5), ['y waiting: waiting at position 1 of 3 in the queue', 'z waiting: waiting at position 2 of 3 in the queue', 'w waiting: waiting at position 3 of 3 in the queue']);
+  assert.deepEqual(held(30), ['y loading: loading its G2 prefix at position 1 of 2 in the queue', 'z loading: loading its G2 prefix at position 2 of 2 in the queue']);
+  assert.deepEqual(held(45), ['y running: running (1 of 1)', 'z loading: loading its G2 prefix at position 1 of 1 in the queue']);
+  assert.deepEqual(held(64), ['y waiting: waiting at position 1 of 1 in the queue', 'z running: running (1 of 1)']);
+});
+
 test('defect 2: the summary of an all-failed run lists each failure with its reason and shows no latency figures', () => {
   const yaml = aggregated({ engine: { num_gpu_blocks: 2 }, requests: [
     '{ id: big1, arrival_ms: 0, prompt: [{ tokens: 40 }], output_length: 2 }',
