@@ -33,6 +33,26 @@ test('G2-8: a private lane is FIFO with deadlines fixed at submission; D2H and H
   assert.deepEqual(done, [600, 1100, 2100]);
 });
 
+test('TIME-3: transfers that end at the same instant complete stores (D2H) first, then loads (H2D), each in submission order', () => {
+  const settings = { d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, latency_to_first_byte_ns: 100 };
+  const completions = (engine: PrivateLanes | SharedBandwidth, kernel: Kernel, jobs: ['d2h' | 'h2d', number, string][]) => {
+    const order: string[] = [];
+    for (const [direction, rank_index, name] of jobs) engine.submit({ ...job(direction, rank_index, 1000, [], kernel), onComplete: () => order.push(`${name} at ${kernel.now}`) });
+    kernel.run();
+    return order;
+  };
+  // A rank's private lanes: a load submitted before a store, each alone on its lane, both end at 100 + 1000 ns.
+  const privateKernel = new Kernel();
+  const lanes = new PrivateLanes(privateKernel, new TransferLog(privateKernel), settings);
+  assert.deepEqual(completions(lanes, privateKernel, [['h2d', 0, 'load'], ['d2h', 0, 'store']]), ['store at 1100', 'load at 1100']);
+  // A shared pool without a cap of its own: two ranks, loads submitted before stores, all four at 1 GB/s.
+  const sharedKernel = new Kernel();
+  const shared = new SharedBandwidth(sharedKernel, new TransferLog(sharedKernel), { shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0 });
+  for (const rank of [0, 1]) shared.join(rank, settings);
+  const order = completions(shared, sharedKernel, [['h2d', 0, 'load 0'], ['h2d', 1, 'load 1'], ['d2h', 1, 'store 1'], ['d2h', 0, 'store 0']]);
+  assert.deepEqual(order, ['store 1 at 1100', 'store 0 at 1100', 'load 0 at 1100', 'load 1 at 1100']);
+});
+
 test('G2-9: two concurrent jobs under a 1 GB/s pool cap each take twice their solo time', () => {
   const run = (jobs: number) => {
     const kernel = new Kernel();

@@ -1,9 +1,15 @@
 // Unit tests of block hashing and prompts (HASH-1, HASH-2): stable 64-bit values, sequence hashes
-// that identify whole prefixes, complete blocks only, and trace prompts that hash by their tokens.
+// that identify whole prefixes, complete blocks only, trace prompts that hash by their tokens, and
+// the hashes a replay's Stored events carry.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { HashedBlock, TokenChunk, chunkToken, hashPromptBlocks, sequenceHash, stringKey } from '../../src/hash';
 import { Prompt, namedChunk, traceChunk, tracePrompt } from '../../src/prompt';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseReplayConfig } from '../../src/config/load';
+import { runReplay } from '../../src/replay';
+import { ROOT } from '../support/paths';
 
 const U64_LIMIT = 1n << 64n;
 
@@ -195,4 +201,24 @@ test('a block inside one chunk and the same tokens elsewhere inside that chunk k
   const across = hashPromptBlocks([namedChunk('a', 4), namedChunk('b', 4)], 8);
   const acrossOther = hashPromptBlocks([namedChunk('a', 4), namedChunk('c', 4)], 8);
   assert.notEqual(across[0].tokens_hash, acrossOther[0].tokens_hash);
+});
+
+test('HASH-2 in the event stream: every block a replay stores carries its tokens hash, chained onto the block before it into its block hash', () => {
+  for (const name of ['two-replicas-private.yaml', 'two-replicas-shared.yaml', 'lagged-events.yaml', 'prefill-decode.yaml']) {
+    const file = path.join(ROOT, 'examples', 'configs', name);
+    const outcome = runReplay(parseReplayConfig(readFileSync(file, 'utf8'), file), { keep_event_history: true });
+    let stored = 0;
+    for (const { batch } of outcome.result.batches) {
+      for (const event of batch.events) {
+        if (event.data.type !== 'Stored') continue;
+        let parent = event.data.parent_hash;
+        for (const block of event.data.blocks) {
+          assert.equal(block.block_hash, sequenceHash(parent, block.tokens_hash), `${name}: event ${event.event_id} of worker ${batch.worker_id} (${event.tier}), block ${stored}`);
+          parent = block.block_hash;
+          stored++;
+        }
+      }
+    }
+    assert.ok(stored > 0, `${name} stores blocks`);
+  }
 });

@@ -82,6 +82,28 @@ test('table: decode is bilinear over batch size and mean context per sequence; a
   assert.equal(passDurationNs(table, shape(400, 1, 1400, 1000)), 25_000_000);
 });
 
+test('table: on a 3 × 3 decode grid, each axis takes the segment its value falls in, and the mean context is the total over the sequences', () => {
+  const grid: [number, number[]][] = [
+    [1, [4, 6, 12]],
+    [8, [5, 8, 16]],
+    [32, [9, 14, 30]],
+  ];
+  const contexts = [512, 2048, 8192];
+  const decode = grid.flatMap(([batch_size, ms]) => ms.map((value, i) => ({ batch_size, context_tokens: contexts[i], ms: value })));
+  const table = passTimeModel({ table: { prefill: [{ tokens: 1, ms: 1 }], decode } }, 't');
+  const decodeNs = (sequences: number, contextTotal: number) => passDurationNs(table, shape(0, sequences, contextTotal, contextTotal));
+  // Expected values: bilinear interpolation in exact fractions, rounded up to a whole ns.
+  // 8 sequences, mean context 4,096 (a third of the way from 2,048 to 8,192): 8 + 8 / 3 ms.
+  assert.equal(decodeNs(8, 8 * 4096), 10_666_667);
+  // 20 sequences (half way from 8 to 32), mean context 1,024 (a third of the way from 512 to 2,048): (6 + 32 / 3) / 2 ms.
+  assert.equal(decodeNs(20, 20 * 1024), 8_333_334);
+  // 3 sequences, 5,000 tokens (mean 1,666⅔): both axes off the grid and the mean not a whole number.
+  assert.equal(decodeNs(3, 5000), 6_003_969);
+  // Beyond both ends: one sequence of 10,000 tokens, 40 sequences of 9,000 (from the last segments' slopes).
+  assert.equal(decodeNs(1, 10_000), 13_765_625);
+  assert.equal(decodeNs(40, 40 * 9000), 37_121_528);
+});
+
 const CONFIG = (timing: string, requests: string, tokensPerPass = 8192) => `
 cluster:
   workers:
