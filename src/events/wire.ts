@@ -105,10 +105,10 @@ export function* parseWireLines(lines: Iterable<SourceLine>): Generator<LogLine>
   }
 }
 
-/** Parses one line (a single event or a batch) into a rank's batch. */
+/** Parses one line (a single event or a batch) into a rank's batch (a byte-order mark before a file's first line is dropped where lines are read: inputFiles). */
 export function parseWireLine(text: string, line_number: number): WireBatch {
   try {
-    return readLine(parseJson(text.startsWith('\uFEFF') && line_number === 1 ? text.slice(1) : text));
+    return readLine(parseJson(text));
   } catch (error) {
     if (error instanceof FieldError) throw new WireFormatError(line_number, error.field_path, error.problem);
     throw error;

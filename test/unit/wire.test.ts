@@ -195,6 +195,13 @@ test('a log skips blank lines but keeps file line numbers, with LF or CRLF endin
   assert.throws(() => parseWireLog(`${line}\n\n{"worker_id": 1}\n`), /^WireFormatError: line 3: /);
 });
 
+test('a byte-order mark before the first line is read past (as editors on Windows write it); one on a later line is named as malformed there', () => {
+  const line = single(`{"event_id": 0, "data": ${STORED}}`);
+  const [first] = parseWireLog(`\uFEFF${line}\n`);
+  assert.deepEqual(first.batch, parseWireLine(line, 1));
+  assert.throws(() => parseWireLog(`${line}\n\uFEFF${line}\n`), /^WireFormatError: line 2: /);
+});
+
 test('toWireLine writes u64 hashes as JSON integers, one event as "event", several as "events"', () => {
   const stream = new RankEventStream({ worker_id: 3, dp_rank: 1 });
   const stored = stream.stored('Device', [{ block_hash: 18_446_744_073_709_551_557n, tokens_hash: 1n }], null, 0);
