@@ -18,6 +18,9 @@ test('TIME-2: B bytes at R GB/s take B / R ns, rounded up; 0 GB/s is instant', (
   assert.equal(transferNs(1000, 3), 334);
   assert.equal(transferNs(1000, 0), 0);
   assert.equal(transferNs(4096, 0.5), 8192);
+  // 21 bytes at 0.7 GB/s are 30 ns exactly: the quotient's floating-point dust (30.000000000000004) does not round it up.
+  assert.equal(transferNs(21, 0.7), 30);
+  assert.equal(transferNs(33, 2.2), 15);
 });
 
 test('G2-8: a private lane is FIFO with deadlines fixed at submission; D2H and H2D are independent', () => {
