@@ -56,3 +56,10 @@ Feature: The router's predicted overlap is reconciled with the reuse each admiss
     When conversation "D"'s first prompt is sent again at 20 ms
     Then it reuses 4 tokens from G1
     And the reconciliation of the resume says "last-token rule", reported 8 tokens vs realised 4
+
+  @ENG-4
+  Scenario: resending a prefill-only prompt of exactly two blocks reuses both, as the router predicted
+    Given conversation "E" starts on worker 1 at 0 ms with a 8-token prompt and 0 output tokens
+    When conversation "E"'s first prompt is sent again at 20 ms
+    Then it reuses 8 tokens from G1
+    And at every admission the router's reported overlap equals the realised G1 + G2 reuse
