@@ -2,7 +2,8 @@
 // with what outcome, and in words why it had to wait (a G2 prefix still being stored or being
 // loaded for another request, too few G1 blocks for the prompt, for a restore or for the KV of a
 // prefill worker). What a reader of the report has to explain a queue time: each test pins one
-// path's attempts exactly. And what an attempt does to G2 besides: it touches its prompt's entries.
+// path's attempts exactly. And what an attempt does besides: it touches its prompt's G2 entries,
+// and the first admission fixes the reuse the report attributes to the request.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
@@ -193,4 +194,27 @@ test('G2-5: an admission attempt refreshes its prompt in G2 even when G1 holds i
   );
   assert.equal(reused.r, 8, "a1's prefix, touched by y at 10 ms, is still in G2");
   assert.equal(reused.q, 0, "c1's prefix was evicted by d1's store");
+});
+
+test('G2-6: reuse is attributed at the first admission, also for a request preempted and admitted again with more of its prompt cached', () => {
+  const yaml = aggregated({
+    blocks: 8,
+    requests: [
+      '{ id: a0, session: A, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 1 }',
+      '{ id: s, session: S, arrival_ms: 2, prompt: [{ tokens: 8 }], output_length: 12 }',
+      '{ id: r, session: A, arrival_ms: 2.1, extends: a0, prompt: [{ tokens: 4 }], output_length: 12 }',
+    ],
+  });
+  const { report } = runReplay(parseReplayConfig(yaml, 'test config'), {});
+  const r = report.per_request.find((record) => record.request_id === 'r')!;
+  // Admitted on a0's 2 cached blocks, preempted as both grow, admitted again on 3 (its own third block stayed cached).
+  assert.deepEqual(
+    r.admission_history.filter((attempt) => attempt.outcome === 'admitted').map((attempt) => [attempt.time_ns / 1e6, attempt.g1_blocks]),
+    [
+      [3, 2],
+      [9.5, 3],
+    ],
+  );
+  assert.equal(r.g1_reused_tokens, 8, 'the 2 blocks of the first admission');
+  assert.equal(r.host_reused_tokens, 0);
 });
