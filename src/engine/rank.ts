@@ -122,7 +122,6 @@ export class RankEngine {
   private planCount = 0;
   private readonly startPassAction = () => this.startPass();
   private readonly endPassAction = () => this.endPass();
-  passes = 0;
   /** Reused for every pass's shape (no object per pass). */
   private readonly shape: PassShape = { has_prefill: false, prefill_tokens: 0, decode_sequences: 0, context_tokens: 0, decode_context_tokens: 0 };
   preemptionCount = 0;
@@ -275,7 +274,6 @@ export class RankEngine {
       return;
     }
     this.busy = true;
-    this.passes++;
     const shape = this.passShape();
     const duration = passDurationNs(this.settings.pass_time, shape);
     if (this.preemptedWhileCopying.length > 0) {
@@ -394,15 +392,13 @@ export class RankEngine {
     this.kick();
   }
 
-  /** Accounts the run's passes up to `completed` (their tokens) and `started` (counted and observed). */
+  /** Accounts the run's passes up to `completed` (their tokens) and `started` (observed). */
   private advanceDecodeRun(completed: number, started: number): void {
     const ends = this.runEnds_ns;
-    for (let p = this.runStarted + 1; p <= started; p++) {
-      this.passes++;
-      if (this.passObserver === null) continue;
+    const observer = this.passObserver;
+    for (let p = this.runStarted + 1; observer !== null && p <= started; p++) {
       const start = ends[p - 2];
-      const shape = this.decodeRunShape(p);
-      this.passObserver(this, this.observePass(start, shape, ends[p - 1] - start));
+      observer(this, this.observePass(start, this.decodeRunShape(p), ends[p - 1] - start));
     }
     this.runStarted = Math.max(this.runStarted, started);
     for (let p = this.runCompleted + 1; p <= completed; p++) {
