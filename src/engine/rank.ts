@@ -169,12 +169,6 @@ export class RankEngine {
   get block_bytes(): number {
     return this.settings.block_size * this.settings.kv_cache_bytes_per_token;
   }
-  get queueDepth(): number {
-    return this.waiting.length + this.running.length;
-  }
-  get isBusy(): boolean {
-    return this.busy;
-  }
 
   /**
    * Engine truth for a prompt: G1 prefix blocks (none with prefix caching off) and the resident G2
