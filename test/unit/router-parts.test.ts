@@ -64,7 +64,7 @@ test('a round-robin placement says the cache was ignored', () => {
 
 // ── router.ts ─────────────────────────────────────────────────────────────────────────────────
 
-test('every router setting is checked: finite and not negative, a known policy', () => {
+test('every router setting is checked: finite and not negative, a known policy, a known choice of kept scores', () => {
   const invalid: [keyof RouterSettings, unknown][] = [
     ['overlap_score_credit', -0.5],
     ['overlap_score_credit', Number.POSITIVE_INFINITY],
@@ -75,6 +75,7 @@ test('every router setting is checked: finite and not negative, a known policy',
     ['router_temperature', Number.POSITIVE_INFINITY],
     ['block_size', 2.5],
     ['policy', 'least_loaded'],
+    ['kept_scores', 'runner_up'],
   ];
   for (const [field, value] of invalid) {
     assert.throws(() => makeRouter(1, { [field]: value }), { name: 'RangeError', message: `router setting ${field} = ${String(value)} is not valid` });
@@ -82,6 +83,7 @@ test('every router setting is checked: finite and not negative, a known policy',
   for (const field of ['overlap_score_credit', 'host_cache_hit_weight', 'prefill_load_scale', 'router_temperature'] as const) {
     assert.doesNotThrow(() => makeRouter(1, { [field]: 0 }), `${field} = 0 is allowed`);
   }
+  for (const kept of [undefined, 'all', 'chosen_and_runner_up'] as const) assert.doesNotThrow(() => makeRouter(1, { kept_scores: kept }), `kept_scores ${kept}`);
 });
 
 test('the ranks of a data-parallel worker are candidates in dp rank order', () => {
