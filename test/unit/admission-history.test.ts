@@ -8,33 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
-
-/** An engine of 4-token blocks and 1 ms prefill passes, as YAML under `- role: …`. */
-const engine = (blocks: number) => `
-      engine:
-        block_size: 4
-        num_gpu_blocks: ${blocks}
-        max_num_seqs: 4
-        max_num_batched_tokens: 64
-        kv_cache_bytes_per_token: 250000
-        timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } }`;
-
-/** Aggregated workers with `blocks` G1 blocks each, host memory as a YAML flow map's fields (or none), requests as flow maps. */
-function aggregated(options: { replicas?: number; blocks: number; host?: string; requests: string[] }): string {
-  return [
-    'seed: 1',
-    'cluster:',
-    '  workers:',
-    '    - role: aggregated',
-    `      replicas: ${options.replicas ?? 1}${engine(options.blocks)}`,
-    ...(options.host ? [`      host_offload: { ${options.host} }`] : []),
-    'router: { policy: kv }',
-    'workload:',
-    '  requests:',
-    ...options.requests.map((request) => `    - ${request}`),
-    '',
-  ].join('\n');
-}
+import { aggregated, disaggregated } from '../support/configs';
 
 type Attempt = [time_ms: number, outcome: string, g1_blocks: number, host_blocks: number, reason: string | null];
 
@@ -55,7 +29,7 @@ const NO_ROOM_FOR_RESTORE = 'not enough free G1 blocks for the restore and the r
 test('a request waiting for G1 blocks another holds is refused at each pass until they are free, then admitted', () => {
   const history = histories(
     aggregated({
-      blocks: 6,
+      engine: { num_gpu_blocks: 6 },
       requests: ['{ id: a, session: A, arrival_ms: 0, prompt: [{ tokens: 17 }], output_length: 4 }', '{ id: b, session: B, arrival_ms: 0.5, prompt: [{ tokens: 17 }], output_length: 4 }'],
     }),
   );
@@ -70,7 +44,7 @@ test('a request waiting for G1 blocks another holds is refused at each pass unti
 
 // a1's two blocks reach G2 and b's prompt evicts them from G1; y1 and y2 both resume a1.
 const TWO_RESUMES = aggregated({
-  blocks: 12,
+  engine: { num_gpu_blocks: 12 },
   host: 'num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 0.1',
   requests: [
     '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
@@ -96,7 +70,7 @@ test('a G2 prefix still being stored by another rank into the shared pool defers
   const history = histories(
     aggregated({
       replicas: 2,
-      blocks: 12,
+      engine: { num_gpu_blocks: 12 },
       host: 'num_host_blocks: 16, scope: cluster_shared, d2h_bandwidth_gbps: 0.01, h2d_bandwidth_gbps: 1',
       requests: [
         '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
@@ -115,7 +89,7 @@ test('a G2 prefix still being stored by another rank into the shared pool defers
 test('a restore waits until G1 has room for the restored blocks and the rest of the prompt', () => {
   const history = histories(
     aggregated({
-      blocks: 6,
+      engine: { num_gpu_blocks: 6 },
       host: 'num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 0.1',
       requests: [
         '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 9 }], output_length: 2 }',
@@ -130,26 +104,14 @@ test('a restore waits until G1 has room for the restored blocks and the rest of 
 });
 
 test("a decode worker takes a request's KV from the prefill worker once it has room for it, and says so at each step", () => {
-  const pdEngine = (blocks: number) => `{ block_size: 4, num_gpu_blocks: ${blocks}, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }`;
-  const yaml = [
-    'seed: 1',
-    'cluster:',
-    '  kv_transfer_bandwidth_gbps: 1',
-    '  kv_transfer_latency_ms: 1',
-    '  workers:',
-    '    - role: prefill',
-    '      replicas: 1',
-    `      engine: ${pdEngine(32)}`,
-    '    - role: decode',
-    '      replicas: 1',
-    `      engine: ${pdEngine(6)}`,
-    'router: { policy: kv }',
-    'workload:',
-    '  requests:',
-    '    - { id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }',
-    '    - { id: p2, session: B, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }',
-    '',
-  ].join('\n');
+  const yaml = disaggregated({
+    bandwidth_gbps: 1,
+    latency_ms: 1,
+    prefillBlocks: 32,
+    decodeReplicas: 1,
+    decodeBlocks: 6,
+    requests: ['{ id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }', '{ id: p2, session: B, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }'],
+  });
   const history = histories(yaml);
   const moving = 'KV moving from the prefill worker';
   const moved = 'KV transferred from the prefill worker';
@@ -179,7 +141,7 @@ test('G2-5: an admission attempt refreshes its prompt in G2 even when G1 holds i
   // d1's store evicts the 2 blocks used longest ago (c1's); b clears G1; r resumes y from G2, q resumes c1.
   const reused = reusedFromG2(
     aggregated({
-      blocks: 16,
+      engine: { num_gpu_blocks: 16 },
       host: 'num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 10, h2d_bandwidth_gbps: 10',
       requests: [
         '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 1 }',
@@ -198,7 +160,7 @@ test('G2-5: an admission attempt refreshes its prompt in G2 even when G1 holds i
 
 test('G2-6: reuse is attributed at the first admission, also for a request preempted and admitted again with more of its prompt cached', () => {
   const yaml = aggregated({
-    blocks: 8,
+    engine: { num_gpu_blocks: 8 },
     requests: [
       '{ id: a0, session: A, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 1 }',
       '{ id: s, session: S, arrival_ms: 2, prompt: [{ tokens: 8 }], output_length: 12 }',

@@ -14,64 +14,7 @@ import { ADMISSION_ATTEMPTS_KEPT } from '../../src/engine/request';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
-
-interface EngineOverrides {
-  num_gpu_blocks?: number;
-  max_num_seqs?: number;
-  max_num_batched_tokens?: number;
-}
-
-/** One aggregated role's engine (4-token blocks, 1 ms prefill, 0.5 ms decode), as YAML under `- role: …`. */
-const engine = (overrides: EngineOverrides = {}) => `
-      engine:
-        block_size: 4
-        num_gpu_blocks: ${overrides.num_gpu_blocks ?? 6}
-        max_num_seqs: ${overrides.max_num_seqs ?? 4}
-        max_num_batched_tokens: ${overrides.max_num_batched_tokens ?? 64}
-        kv_cache_bytes_per_token: 250000
-        timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } }`;
-
-/** A config of one aggregated role: `replicas` workers, optional host memory, requests as YAML flow maps. */
-function aggregated(options: { replicas?: number; engine?: EngineOverrides; host?: string; requests: string[] }): string {
-  return [
-    'seed: 1',
-    'cluster:',
-    '  workers:',
-    '    - role: aggregated',
-    `      replicas: ${options.replicas ?? 1}${engine(options.engine)}`,
-    ...(options.host ? [`      host_offload: { ${options.host} }`] : []),
-    'router: { policy: kv }',
-    'workload:',
-    '  requests:',
-    ...options.requests.map((request) => `    - ${request}`),
-    '',
-  ].join('\n');
-}
-
-/** A prefill/decode engine (4-token blocks, 1 ms passes, 250 bytes a token) with this many GPU blocks, as a YAML flow map. */
-const pdEngine = (blocks: number) => `{ block_size: 4, num_gpu_blocks: ${blocks}, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }`;
-
-/** One prefill worker and `decodeReplicas` decode workers, the KV handoff's bandwidth and latency, requests as YAML flow maps. */
-function disaggregated(options: { bandwidth_gbps: number; latency_ms: number; prefillBlocks: number; decodeReplicas: number; decodeBlocks: number; requests: string[] }): string {
-  return [
-    'seed: 1',
-    'cluster:',
-    `  kv_transfer_bandwidth_gbps: ${options.bandwidth_gbps}`,
-    `  kv_transfer_latency_ms: ${options.latency_ms}`,
-    '  workers:',
-    '    - role: prefill',
-    '      replicas: 1',
-    `      engine: ${pdEngine(options.prefillBlocks)}`,
-    '    - role: decode',
-    `      replicas: ${options.decodeReplicas}`,
-    `      engine: ${pdEngine(options.decodeBlocks)}`,
-    'router: { policy: kv }',
-    'workload:',
-    '  requests:',
-    ...options.requests.map((request) => `    - ${request}`),
-    '',
-  ].join('\n');
-}
+import { aggregated, aggregatedEngine, disaggregated } from '../support/configs';
 
 function replay(yaml: string) {
   const config = parseReplayConfig(yaml, 'test config');
@@ -229,7 +172,7 @@ seed: 1
 cluster:
   workers:
     - role: aggregated
-      replicas: 1${engine()}
+      replicas: 1${aggregatedEngine()}
 router: { policy: kv }
 workload:
   agentic: { trace: t.jsonl, lanes: 1, assignment: stride, iterations: 1 }
@@ -249,10 +192,10 @@ seed: 1
 cluster:
   workers:
     - role: aggregated
-      replicas: 1${engine()}
+      replicas: 1${aggregatedEngine()}
       host_offload: { num_host_blocks: 16, scope: cluster_shared, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1, shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80, kv_layout_id: L }
     - role: aggregated
-      replicas: 1${engine()}
+      replicas: 1${aggregatedEngine()}
       host_offload: { num_host_blocks: 16, scope: cluster_shared, d2h_bandwidth_gbps: 4, h2d_bandwidth_gbps: 4, latency_to_first_byte_ms: 0.001, shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80, kv_layout_id: L }
 router: { policy: kv }
 workload:

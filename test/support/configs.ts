@@ -1,0 +1,57 @@
+// Configs for tests that run small replays, as YAML text: one aggregated role (4-token blocks, 1 ms
+// prefill and 0.5 ms decode passes, optional host memory) or one prefill and some decode workers,
+// with requests as YAML flow maps.
+export interface EngineOverrides {
+  num_gpu_blocks?: number;
+  max_num_seqs?: number;
+  max_num_batched_tokens?: number;
+}
+
+/** One aggregated role's engine (4-token blocks, 1 ms prefill, 0.5 ms decode), as YAML under `- role: …`. */
+export const aggregatedEngine = (overrides: EngineOverrides = {}) => `
+      engine:
+        block_size: 4
+        num_gpu_blocks: ${overrides.num_gpu_blocks ?? 6}
+        max_num_seqs: ${overrides.max_num_seqs ?? 4}
+        max_num_batched_tokens: ${overrides.max_num_batched_tokens ?? 64}
+        kv_cache_bytes_per_token: 250000
+        timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } }`;
+
+/** The KV router and the requests (YAML flow maps), the end of every config here. */
+function routerAndRequests(requests: string[]): string[] {
+  return ['router: { policy: kv }', 'workload:', '  requests:', ...requests.map((request) => `    - ${request}`), ''];
+}
+
+/** A config of one aggregated role: `replicas` workers, optional host memory, requests as YAML flow maps. */
+export function aggregated(options: { replicas?: number; engine?: EngineOverrides; host?: string; requests: string[] }): string {
+  return [
+    'seed: 1',
+    'cluster:',
+    '  workers:',
+    '    - role: aggregated',
+    `      replicas: ${options.replicas ?? 1}${aggregatedEngine(options.engine)}`,
+    ...(options.host ? [`      host_offload: { ${options.host} }`] : []),
+    ...routerAndRequests(options.requests),
+  ].join('\n');
+}
+
+/** A prefill/decode engine (4-token blocks, 1 ms passes, 250 bytes a token) with this many GPU blocks, as a YAML flow map. */
+const pdEngine = (blocks: number) => `{ block_size: 4, num_gpu_blocks: ${blocks}, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }`;
+
+/** One prefill worker and `decodeReplicas` decode workers, the KV handoff's bandwidth and latency, requests as YAML flow maps. */
+export function disaggregated(options: { bandwidth_gbps: number; latency_ms: number; prefillBlocks: number; decodeReplicas: number; decodeBlocks: number; requests: string[] }): string {
+  return [
+    'seed: 1',
+    'cluster:',
+    `  kv_transfer_bandwidth_gbps: ${options.bandwidth_gbps}`,
+    `  kv_transfer_latency_ms: ${options.latency_ms}`,
+    '  workers:',
+    '    - role: prefill',
+    '      replicas: 1',
+    `      engine: ${pdEngine(options.prefillBlocks)}`,
+    '    - role: decode',
+    `      replicas: ${options.decodeReplicas}`,
+    `      engine: ${pdEngine(options.decodeBlocks)}`,
+    ...routerAndRequests(options.requests),
+  ].join('\n');
+}
