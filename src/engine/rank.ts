@@ -525,13 +525,15 @@ export class RankEngine {
 
   /**
    * Gets G1 blocks for a running request, preempting the most recently admitted running requests
-   * (vLLM's recompute preemption) until they fit. False when the request itself was preempted or
-   * failed because it cannot fit at all.
+   * (vLLM's recompute preemption) until they fit. False when the request itself was preempted (as
+   * vLLM does when it is the last one left: it waits until blocks are free) or failed because it
+   * cannot fit at all: alone, with no other request holding blocks, waiting or ended (an ended
+   * request's blocks stay held until its D2H copies or its handoff are done).
    */
   private makeRoom(request: SimRequest, tokens: number): boolean {
     while (!this.ensureBlocks(request, tokens)) {
       const victim = this.running[this.running.length - 1];
-      if (victim === request && this.running.length === 1 && this.waitingHoldsNoBlocks()) {
+      if (victim === request && this.running.length === 1 && this.blockHolds.size === 0 && this.waitingHoldsNoBlocks()) {
         this.fail(request, `needs ${Math.ceil(tokens / this.settings.block_size)} G1 blocks; the rank has ${this.settings.num_gpu_blocks}`);
         return false;
       }

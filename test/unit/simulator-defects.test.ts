@@ -186,6 +186,28 @@ workload:
   assert.match(byId.later.skip_reason!, /play .* failed: request .*huge failed \(needs /);
 });
 
+test('a request alone on its rank that needs G1 blocks an ended request still holds (its copy to G2 runs) is preempted and waits for them, instead of failing', () => {
+  // f ends at 1 ms holding its 2 blocks until its slow copy to G2 ends (2,001 ms); r fits the 6 blocks
+  // alone (8 + 14 − 1 tokens) but not beside them. It used to fail: "needs 5 G1 blocks; the rank has 6".
+  const yaml = aggregated({
+    engine: { num_gpu_blocks: 6 },
+    host: 'num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 0.001, h2d_bandwidth_gbps: 1',
+    requests: ['{ id: f, session: F, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 1 }', '{ id: r, session: R, arrival_ms: 0.5, prompt: [{ tokens: 8 }], output_length: 14 }'],
+  });
+  const { report } = replay(yaml);
+  const r = report.per_request.find((record) => record.request_id === 'r')!;
+  assert.equal(r.status, 'finished', r.failure_reason ?? '');
+  assert.equal(r.preemptions, 1);
+  assert.deepEqual(
+    r.admission_history.map((attempt) => [attempt.time_ns / 1e6, attempt.outcome]),
+    [
+      [1, 'admitted'],
+      [6, 'no-blocks'],
+      [2001, 'admitted'],
+    ],
+  );
+});
+
 test('defect 6: each role of a shared pool keeps its own per-rank bandwidth and first-byte latency', () => {
   const yaml = `
 seed: 1
