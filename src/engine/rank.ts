@@ -525,26 +525,26 @@ export class RankEngine {
 
   /**
    * Gets G1 blocks for a running request, preempting the most recently admitted running requests
-   * (vLLM's recompute preemption) until they fit. False when the request itself was preempted (as
-   * vLLM does when it is the last one left: it waits until blocks are free) or failed because it
-   * cannot fit at all: alone, with no other request holding blocks, waiting or ended (an ended
-   * request's blocks stay held until its D2H copies or its handoff are done).
+   * (vLLM's recompute preemption) until they fit. False when the request itself was preempted: as
+   * vLLM does with the last one left, it waits until blocks are free (held by other requests,
+   * waiting or ended: an ended request's blocks stay held until its D2H copies or handoff are done).
    */
   private makeRoom(request: SimRequest, tokens: number): boolean {
     while (!this.ensureBlocks(request, tokens)) {
       const victim = this.running[this.running.length - 1];
-      if (victim === request && this.running.length === 1 && this.blockHolds.size === 0 && this.waitingHoldsNoBlocks()) {
-        this.fail(request, `needs ${Math.ceil(tokens / this.settings.block_size)} G1 blocks; the rank has ${this.settings.num_gpu_blocks}`);
-        return false;
-      }
+      if (victim === request) this.checkFitsAlone(request, tokens);
       this.preempt(victim);
       if (victim === request) return false;
     }
     return true;
   }
 
-  private waitingHoldsNoBlocks(): boolean {
-    return this.waiting.every((request) => request.heldBlocks === 0);
+  /** Admission refuses a request that needs more G1 blocks than the rank has (tryAdmit): one admitted always fits alone, or it would be preempted forever. */
+  private checkFitsAlone(request: SimRequest, tokens: number): void {
+    const needed = Math.ceil(tokens / this.settings.block_size);
+    if (needed > this.settings.num_gpu_blocks) {
+      throw new InvariantError(`request ${request.request_id} on ${this.rank.worker_id}/${this.rank.dp_rank} needs ${needed} G1 blocks and the rank has ${this.settings.num_gpu_blocks}, past admission's check`);
+    }
   }
 
   /** Recompute preemption: the request lets go of its G1 blocks and waits at the head of the queue. */
