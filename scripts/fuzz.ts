@@ -14,6 +14,7 @@ import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario'
 import { planOutputs, writeOutputs } from '../src/cli/outputs';
 import { ConfigError } from '../src/config/load';
 import { isInputError } from '../src/cli/replay';
+import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING, plantedDefectAsked } from '../src/fuzz/planted';
 
 const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclude AREAS] [--out DIR] [--check FILE.yaml]
   --runs N         generated cases to run (default 1000)
@@ -23,7 +24,8 @@ const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclud
                    comma list of ${DEFECT_AREAS.join(', ')}
   --only NAMES     fail only on these invariants (a comma list of ${INVARIANTS.join(', ')})
   --out DIR        where counterexamples are written (default reports/fuzz)
-  --check FILE     check the invariants of a written case (its config; the trace beside it)`;
+  --check FILE     check the invariants of a written case (its config; the trace beside it)
+${PLANTED_DEFECT_ENV}=1 plants the test double's defect: ${PLANTED_DEFECT_MEANING}`;
 
 class UsageError extends Error {}
 
@@ -37,8 +39,14 @@ function printViolations(violations: readonly Violation[]): void {
   for (const violation of violations) process.stdout.write(`  ✗ ${INVARIANT_CLAIMS[violation.invariant]}: ${violation.message}\n`);
 }
 
+/** Says so before anything runs when the test double's defect is planted. */
+function announcePlantedDefect(planted: boolean): void {
+  if (planted) process.stdout.write(`fuzz: TEST DOUBLE ACTIVE (${PLANTED_DEFECT_ENV}=1): ${PLANTED_DEFECT_MEANING}\n`);
+}
+
 /** --check: runs a written case again and prints what broke. */
-function checkFile(file: string): number {
+function checkFile(file: string, planted: boolean): number {
+  announcePlantedDefect(planted);
   let fuzzCase: FuzzCase;
   try {
     const configText = fs.readFileSync(file, 'utf8');
@@ -51,7 +59,7 @@ function checkFile(file: string): number {
   }
   let violations: Violation[];
   try {
-    const verdict = runCase(fuzzCase);
+    const verdict = runCase(fuzzCase, { planted_defect: planted });
     if (verdict.too_heavy) {
       process.stdout.write(`${file}: not checked, too heavy: ${verdict.first.error?.message}\n`);
       return 1;
@@ -80,11 +88,12 @@ function parseInvariants(text: string | undefined): InvariantName[] {
   });
 }
 
-function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string }): number {
+function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string; planted_defect: boolean }): number {
   const started = Date.now();
   const excluded = options.exclude.length === 0 ? 'none' : options.exclude.join(', ');
   const watched = options.only.length === INVARIANTS.length ? '' : `; failing only on ${options.only.join(', ')}`;
   process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
+  announcePlantedDefect(options.planted_defect);
   let failures = 0;
   const every = Math.max(100, Math.ceil(options.runs / 10));
   const result = runFuzzCampaign({
@@ -115,11 +124,13 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   const planned = planOutputs(written.map((file) => ({ option: '--out', file: path.join(options.out, file.name) })), process.cwd(), []);
   writeOutputs(planned.map((output, i) => ({ output, text: written[i].content })));
   process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
+  // With the planted defect, the counterexample reproduces only with it planted again.
+  const plant = options.planted_defect ? `${PLANTED_DEFECT_ENV}=1 ` : '';
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
-  process.stdout.write(`check it:   npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
+  process.stdout.write(`check it:   ${plant}npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
   const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;
-  process.stdout.write(`rerun it:   npm run fuzz -- --seed ${origin.seed} --path ${origin.path}${flags}\n`);
-  process.stdout.write(`scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
+  process.stdout.write(`rerun it:   ${plant}npm run fuzz -- --seed ${origin.seed} --path ${origin.path}${flags}\n`);
+  process.stdout.write(options.planted_defect ? `scenario:   ${plant}npx cucumber-js --profile replay ${path.join(options.out, files.feature.name)} (it fails only with the defect planted)\n` : `scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
   return 1;
 }
 
@@ -143,7 +154,13 @@ function main(argv: string[]): number {
       process.stdout.write(`${USAGE}\n`);
       return 0;
     }
-    if (values.check !== undefined) return checkFile(values.check);
+    let planted: boolean;
+    try {
+      planted = plantedDefectAsked(process.env);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
+    if (values.check !== undefined) return checkFile(values.check, planted);
     const runs = wholeNumber(values.runs, '--runs', 1000);
     if (runs <= 0) throw new UsageError(`--runs ${runs}: expected at least 1`);
     let exclude: DefectArea[];
@@ -153,7 +170,7 @@ function main(argv: string[]): number {
       throw new UsageError(`--exclude: ${(error as Error).message}`);
     }
     const only = parseInvariants(values.only);
-    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out: values.out ?? path.join('reports', 'fuzz') });
+    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out: values.out ?? path.join('reports', 'fuzz'), planted_defect: planted });
   } catch (error) {
     if (!(error instanceof UsageError) && !(error instanceof TypeError && 'code' in error)) throw error;
     process.stderr.write(`fuzz: ${(error as Error).message}\n${USAGE}\n`);

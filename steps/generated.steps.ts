@@ -1,11 +1,13 @@
 // Steps of generated cases (written by `npm run fuzz` under reports/fuzz/): the case's config and
 // agentic trace as doc strings, one run (twice, for determinism), and one `Then` per invariant,
-// each failing with the violations src/fuzz/invariants.ts found.
+// each failing with the violations src/fuzz/invariants.ts found. KVQUAL_FUZZ_PLANT=1 plants the fuzz
+// test double's defect (src/fuzz/planted.ts) here too, so a counterexample it made fails as written.
 import { Given, Then, When } from '@cucumber/cucumber';
 import type { KvWorld } from './support/world';
 import { caseFromYaml } from '../src/fuzz/scenario';
 import { runCase, type CaseVerdict } from '../src/fuzz/runCase';
 import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName } from '../src/fuzz/invariants';
+import { plantedDefectAsked } from '../src/fuzz/planted';
 
 interface GeneratedCase {
   configText: string | null;
@@ -35,7 +37,7 @@ Given('the agentic trace of this generated case:', function (this: KvWorld, trac
 When('the requests arrive', function (this: KvWorld) {
   const state = generatedCase(this);
   if (state.configText === null) throw new Error('give the case first ("Given the cluster and workload of this generated case:")');
-  state.verdict = runCase(caseFromYaml(state.configText, state.traceText));
+  state.verdict = runCase(caseFromYaml(state.configText, state.traceText), { planted_defect: plantedDefectAsked(process.env) });
   // A scenario checks what it states: a case too heavy to check fails here rather than pass unchecked.
   if (state.verdict.too_heavy) throw new Error(`the case is too heavy to check: ${state.verdict.first.error?.message}`);
   const outcome = state.verdict.first.outcome;

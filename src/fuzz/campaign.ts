@@ -18,6 +18,8 @@ export interface CampaignOptions {
   onCase?: (executed: number, violations: readonly Violation[]) => void;
   /** KV events past which a case is too heavy to check (default MAX_CHECKED_KV_EVENTS; tests set less). */
   max_checked_events?: number;
+  /** The test double's planted defect (src/fuzz/planted.ts): a counterexample even when the simulator keeps every invariant. */
+  planted_defect?: boolean;
 }
 
 export interface Counterexample {
@@ -45,11 +47,12 @@ export interface CampaignResult {
 export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
   const only = new Set<InvariantName>(options.only ?? INVARIANTS);
   const broken = (violations: readonly Violation[]) => violations.filter((violation) => only.has(violation.invariant));
+  const checks = { max_checked_events: options.max_checked_events, planted_defect: options.planted_defect };
   let executed = 0;
   let tooHeavy = 0;
   const property = fc.property(fuzzCaseArbitrary({ exclude: options.exclude }), (fuzzCase) => {
     executed++;
-    const verdict = runCase(fuzzCase, options.max_checked_events);
+    const verdict = runCase(fuzzCase, checks);
     if (verdict.too_heavy) tooHeavy++;
     const violations = broken(verdict.violations);
     options.onCase?.(executed, violations);
@@ -62,7 +65,7 @@ export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
   const fuzzCase = result.counterexample[0];
   let violations: Violation[];
   try {
-    violations = broken(runCase(fuzzCase, options.max_checked_events).violations);
+    violations = broken(runCase(fuzzCase, checks).violations);
   } catch (error) {
     // A generated config the loader rejects is a generator bug: report it as such.
     violations = [{ invariant: 'run-completed', message: `the generated case could not run: ${(error as Error).message}` }];

@@ -13,6 +13,7 @@ import { formatNs } from '../time';
 import { checkRun, type FailureRecord, type ObservedRun, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
+import { plantedViolations } from './planted';
 
 export interface CaseVerdict {
   violations: Violation[];
@@ -160,17 +161,29 @@ export function caseDigest(fuzzCase: FuzzCase): string | null {
   }
 }
 
+/** Limits and test doubles of one checked case. */
+export interface CaseChecks {
+  /** KV events past which the case is too heavy to check (default MAX_CHECKED_KV_EVENTS). */
+  max_checked_events?: number;
+  /** Kernel events past which a run that spins on preemption is too heavy, and any other a livelock (default MAX_KERNEL_EVENTS). */
+  max_kernel_events?: number;
+  /** The test double's planted defect (src/fuzz/planted.ts): its violations count as the run's own. */
+  planted_defect?: boolean;
+}
+
 /**
  * Every invariant of a case, including determinism (a second run must match the first). A case
- * past `maxEvents` KV events, or spinning on preemption past `maxKernelEvents` kernel events, is
- * too heavy to check: it has no violations and no second run.
+ * past `max_checked_events` KV events, or spinning on preemption past `max_kernel_events` kernel
+ * events, is too heavy to check: it has no violations and no second run.
  */
-export function runCase(fuzzCase: FuzzCase, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS): CaseVerdict {
+export function runCase(fuzzCase: FuzzCase, checks: CaseChecks = {}): CaseVerdict {
+  const maxKernelEvents = checks.max_kernel_events ?? MAX_KERNEL_EVENTS;
   const config = caseConfig(fuzzCase);
   const inputs = caseInputs(fuzzCase, config);
-  const first = runObserved(config, inputs, undefined, maxEvents, maxKernelEvents);
+  const first = runObserved(config, inputs, undefined, checks.max_checked_events ?? MAX_CHECKED_KV_EVENTS, maxKernelEvents);
   if (first.error instanceof TooHeavyToCheck) return { violations: [], digest: null, first, too_heavy: true };
   const violations = checkRun(first);
+  if (checks.planted_defect) violations.push(...plantedViolations(first));
   // A copy of the validated config (validating it again costs more than the copy): the second run shares nothing with the first.
   const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents);
   violations.push(...determinismViolations(first, second));

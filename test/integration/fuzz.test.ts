@@ -1,10 +1,12 @@
 // End to end tests of `npm run fuzz` and of the cases it writes: a run over the generator without
-// its known-defect areas passes and exits 0; a run over every area agrees with the checker (when
-// it finds a counterexample it exits 1, prints `{ seed, path }`, writes the config, trace and
-// feature, and `--check`, `kvqual replay` and cucumber all reproduce it); and a written feature
-// runs under cucumber with the project's steps, passing for a case that keeps every invariant and
-// failing, naming the broken claim, for one that does not; and a run that spun on preemption early
-// and then stopped preempting, unsettled at its budget, is a livelock, not too heavy to check.
+// its known-defect areas passes and exits 0; with the test double's planted defect
+// (KVQUAL_FUZZ_PLANT=1, src/fuzz/planted.ts) a run finds a counterexample, shrinks it, exits 1,
+// prints `{ seed, path }` and writes the config, trace and feature, and `--check`, `kvqual replay`,
+// cucumber and `--path` all reproduce it (and pass without the plant, so a written feature fails
+// exactly when its case breaks an invariant); a written feature runs under cucumber with the
+// project's steps, passing for a case that keeps every invariant; and a run that spun on
+// preemption early and then stopped preempting, unsettled at its budget, is a livelock, not too
+// heavy to check.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -14,20 +16,25 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
 import { caseConfig, runCase, runObserved } from '../../src/fuzz/runCase';
-import { checkRun, INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
+import { checkRun } from '../../src/fuzz/invariants';
 import { UnsettledError } from '../../src/kernel';
 import { parse, stringify } from 'yaml';
 import type { FuzzCase } from '../../src/fuzz/generate';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-fuzz-'));
 
-function run(args: string[]): { status: number | null; output: string } {
-  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8' });
+/** The environment that plants the fuzz test double's defect (src/fuzz/planted.ts). */
+const PLANTED = { KVQUAL_FUZZ_PLANT: '1' };
+
+function run(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
+  const childEnv = { ...process.env, ...env };
+  if (!('KVQUAL_FUZZ_PLANT' in env)) delete childEnv.KVQUAL_FUZZ_PLANT;
+  const result = spawnSync(process.execPath, args, { cwd: ROOT, encoding: 'utf8', env: childEnv });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-const fuzz = (...args: string[]) => run(['--require', 'tsx/cjs', 'scripts/fuzz.ts', ...args]);
-const cucumber = (feature: string) => run([path.join(ROOT, 'node_modules', '@cucumber', 'cucumber', 'bin', 'cucumber.js'), '--profile', 'replay', feature]);
+const fuzz = (args: string[], env: NodeJS.ProcessEnv = {}) => run(['--require', 'tsx/cjs', 'scripts/fuzz.ts', ...args], env);
+const cucumber = (feature: string, env: NodeJS.ProcessEnv = {}) => run([path.join(ROOT, 'node_modules', '@cucumber', 'cucumber', 'bin', 'cucumber.js'), '--profile', 'replay', feature], env);
 
 /** Writes a case's files into a fresh folder; returns their paths. */
 function writeCase(fuzzCase: FuzzCase, label: string): { config: string; feature: string } {
@@ -40,7 +47,7 @@ function writeCase(fuzzCase: FuzzCase, label: string): { config: string; feature
 }
 
 test('a fuzz run without the known-defect areas passes and exits 0', () => {
-  const result = fuzz('--runs', '40', '--seed', '1893', '--exclude', 'known', '--out', path.join(scratch, 'clean'));
+  const result = fuzz(['--runs', '40', '--seed', '1893', '--exclude', 'known', '--out', path.join(scratch, 'clean')]);
   assert.equal(result.status, 0, result.output);
   assert.match(result.output, /40 cases passed every invariant in [\d.]+ s \(seed 1893\)/);
   assert.ok(!fs.existsSync(path.join(scratch, 'clean')), 'nothing is written when every case passes');
@@ -48,7 +55,7 @@ test('a fuzz run without the known-defect areas passes and exits 0', () => {
 
 test('bad arguments exit 2 with the usage', () => {
   for (const args of [['--runs', 'many'], ['--exclude', 'everything'], ['--frobnicate']]) {
-    const result = fuzz(...args);
+    const result = fuzz(args);
     assert.equal(result.status, 2, `${args.join(' ')}: ${result.output}`);
     assert.match(result.output, /usage: npm run fuzz/);
   }
@@ -58,36 +65,51 @@ test('--check of a case whose trace kvqual refuses exits 2 with the trace, the l
   const dir = fs.mkdtempSync(path.join(scratch, 'bad-trace-'));
   fs.writeFileSync(path.join(dir, 'case.yaml'), fs.readFileSync(path.join(ROOT, 'examples', 'agentic', 'two-lanes-shared.yaml'), 'utf8').replace('trace: coding-agent.jsonl', 'trace: trace.jsonl'));
   fs.writeFileSync(path.join(dir, 'trace.jsonl'), '{"schema":"dynamo.agentic_mooncake","version":2,"block_size":4}\n{"request_id":"a","play_id":"p","session_id":"s","input_length":4,"output_length":1,"hash_ids":[1],"priority":3}\n');
-  const result = fuzz('--check', path.join(dir, 'case.yaml'));
+  const result = fuzz(['--check', path.join(dir, 'case.yaml')]);
   assert.equal(result.status, 2, result.output);
   assert.match(result.output, /fuzz --check: trace\.jsonl: line 2: priority 3: /);
   assert.doesNotMatch(result.output, /^\s+at /m);
 });
 
-test('a fuzz run over every area agrees with the checker, and a counterexample reproduces three ways', () => {
-  const out = path.join(scratch, 'all');
-  const result = fuzz('--runs', '300', '--seed', '1', '--out', out);
-  if (result.status === 0) {
-    // Every engine defect the generator can reach is fixed: nothing to reproduce.
-    assert.match(result.output, /300 cases passed every invariant/);
-    return;
-  }
+test('a counterexample (the planted defect) is shrunk, written, and reproduces by --check, kvqual replay, cucumber and --path; without the plant each passes', () => {
+  const out = path.join(scratch, 'planted');
+  const result = fuzz(['--runs', '100', '--seed', '1', '--out', out], PLANTED);
   assert.equal(result.status, 1, result.output);
+  assert.match(result.output, /^fuzz: TEST DOUBLE ACTIVE \(KVQUAL_FUZZ_PLANT=1\)/m);
+  assert.match(result.output, /^fuzz: case 1 of 100 failed after [\d.]+ s; shrunk [1-9]\d* time\(s\)$/m);
+  assert.match(result.output, /✗ no request reuses more tokens than its prompt: planted defect \(test double KVQUAL_FUZZ_PLANT=1\): request \S+ reused \d+ cached tokens/);
   const origin = JSON.parse(/^counterexample: (.*)$/m.exec(result.output)![1]) as { seed: number; path: string };
   assert.equal(origin.seed, 1);
   assert.match(origin.path, /^\d+(:\d+)*$/);
   const config = /^replay it: +npx kvqual replay (.*)$/m.exec(result.output)![1];
   const feature = config.replace(/\.yaml$/, '.feature');
   assert.ok(fs.existsSync(config) && fs.existsSync(feature), result.output);
-  const check = fuzz('--check', config);
+  assert.match(result.output, new RegExp(`^check it: +KVQUAL_FUZZ_PLANT=1 npm run fuzz -- --check ${config}$`, 'm'), 'the commands it prints plant the defect again');
+
+  const check = fuzz(['--check', config], PLANTED);
   assert.equal(check.status, 1, check.output);
+  assert.match(check.output, /planted defect \(test double KVQUAL_FUZZ_PLANT=1\)/);
   const replay = run(['bin/kvqual.js', 'replay', config]);
-  assert.notEqual(replay.status, 2, `kvqual replay accepts the written config: ${replay.output}`);
-  const scenario = cucumber(feature);
+  assert.equal(replay.status, 0, `kvqual replay runs the written config: ${replay.output}`);
+  const scenario = cucumber(feature, PLANTED);
   assert.equal(scenario.status, 1, scenario.output);
   assert.match(scenario.output, /1 scenario \(1 failed\)/);
-  const rerun = fuzz('--seed', String(origin.seed), '--path', origin.path, '--out', path.join(scratch, 'rerun'));
+  assert.match(scenario.output, /✖ (Then|And) no request reuses more tokens than its prompt/);
+  const rerun = fuzz(['--seed', String(origin.seed), '--path', origin.path, '--out', path.join(scratch, 'rerun')], PLANTED);
   assert.equal(rerun.status, 1, rerun.output);
+  assert.ok(rerun.output.includes(`counterexample: ${JSON.stringify(origin)}`), rerun.output);
+
+  // The simulator itself keeps every invariant on the case: only the plant broke it.
+  assert.equal(fuzz(['--check', config]).status, 0);
+  const unplanted = cucumber(feature);
+  assert.equal(unplanted.status, 0, unplanted.output);
+  assert.match(unplanted.output, /1 scenario \(1 passed\)/);
+});
+
+test('KVQUAL_FUZZ_PLANT other than 1 or 0 is a usage error, exit 2', () => {
+  const result = fuzz(['--runs', '1'], { KVQUAL_FUZZ_PLANT: 'yes' });
+  assert.equal(result.status, 2, result.output);
+  assert.match(result.output, /KVQUAL_FUZZ_PLANT="yes": expected 1/);
 });
 
 test('a written feature runs under cucumber: it passes for a case that keeps every invariant', () => {
@@ -98,46 +120,6 @@ test('a written feature runs under cucumber: it passes for a case that keeps eve
   const result = cucumber(feature);
   assert.equal(result.status, 0, result.output);
   assert.match(result.output, /1 scenario \(1 passed\)/);
-});
-
-test('a written feature fails under cucumber exactly when its case breaks an invariant, naming the claim', () => {
-  // Issue 8, defect 3: a shared pool with unlimited (0) bandwidth.
-  const fuzzCase: FuzzCase = {
-    agentic_trace: null,
-    config: {
-      seed: 7,
-      cluster: {
-        workers: [
-          {
-            role: 'aggregated',
-            replicas: 2,
-            engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 4, max_num_batched_tokens: 64, kv_cache_bytes_per_token: 250000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } },
-            host_offload: { num_host_blocks: 16, scope: 'cluster_shared', d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0, shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0 },
-          },
-        ],
-      },
-      workload: {
-        prefixes: { system: 8 },
-        requests: [
-          { id: 'a1', arrival_ms: 0, prompt: [{ prefix: 'system' }, { tokens: 1 }], output_length: 2 },
-          { id: 'a2', arrival_ms: 20, extends: 'a1', prompt: [{ tokens: 4 }], output_length: 2 },
-        ],
-      },
-    },
-  };
-  const violations = runCase(fuzzCase).violations;
-  const { config, feature } = writeCase(fuzzCase, 'defect-3');
-  const result = cucumber(feature);
-  const check = fuzz('--check', config);
-  if (violations.length === 0) {
-    assert.equal(result.status, 0, result.output);
-    assert.equal(check.status, 0, check.output);
-    return;
-  }
-  assert.equal(result.status, 1, result.output);
-  assert.ok(new RegExp(`✖ (Then|And) ${INVARIANT_CLAIMS[violations[0].invariant]}`).test(result.output), result.output);
-  assert.equal(check.status, 1, check.output);
-  assert.ok(check.output.includes(violations[0].message), check.output);
 });
 
 test('a run that spun on preemption early and then stopped preempting, still unsettled at its budget, is a livelock', () => {

@@ -14,6 +14,7 @@ import { caseDigest, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
 import { runFuzzCampaign } from '../../src/fuzz/campaign';
 import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
 import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, FUZZ_TEST_RUNS_ENV } from '../../src/signoff/driver';
+import { plantedDefectAsked } from '../../src/fuzz/planted';
 
 /** The sign-off's coverage run sets fewer (its own phase checks the whole campaign); npm test runs them all. */
 const RUNS = runsFrom(process.env[FUZZ_TEST_RUNS_ENV]);
@@ -111,7 +112,7 @@ test('a case written as a config (and trace) and read back replays with the same
 
 test('a case with more KV events than a checked run keeps is counted too heavy to check: no violation, no second run', () => {
   const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: 20, seed: SEED + 2 });
-  const verdicts = cases.map((fuzzCase) => ({ whole: runCase(fuzzCase), capped: runCase(fuzzCase, 1) }));
+  const verdicts = cases.map((fuzzCase) => ({ whole: runCase(fuzzCase), capped: runCase(fuzzCase, { max_checked_events: 1 }) }));
   const heavy = verdicts.filter(({ capped }) => capped.too_heavy);
   assert.ok(heavy.length > 0, 'some case delivers more than one KV event');
   for (const { whole, capped } of verdicts) {
@@ -130,14 +131,36 @@ test('a case with more KV events than a checked run keeps is counted too heavy t
 
 test('a case that spins on preemption past the kernel event budget is too heavy to check; one past it without spinning is a livelock', () => {
   const spin = caseFromYaml(readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8'), null);
-  const spinning = runCase(spin, undefined, 50_000);
+  const spinning = runCase(spin, { max_kernel_events: 50_000 });
   assert.equal(spinning.too_heavy, true);
   assert.deepEqual(spinning.violations, []);
   assert.ok(spinning.first.error instanceof TooHeavyToCheck);
   assert.match(spinning.first.error.message, /^the case spun on preemption past the kernel event budget: [\d,]+ preemptions in the last 25,000 of 50,000 kernel events, by [\d.]+ ms of virtual time$/);
   const [quiet] = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { seed: SEED, numRuns: 1 });
-  const stopped = runCase(quiet, undefined, 5);
+  const stopped = runCase(quiet, { max_kernel_events: 5 });
   assert.equal(stopped.too_heavy, false);
   assert.equal(stopped.violations[0].invariant, 'run-completed');
   assert.match(stopped.violations[0].message, /the simulation did not settle: 5 kernel events processed by .* \(a livelock\?\)/);
+});
+
+test('the planted defect (test double) counts exactly the requests that reused cached tokens, and says it was planted', () => {
+  const example = readFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-shared.yaml'), 'utf8');
+  const plain = runCase(caseFromYaml(example, null));
+  const planted = runCase(caseFromYaml(example, null), { planted_defect: true });
+  assert.deepEqual(plain.violations, []);
+  const reusing = plain.first.outcome!.result.requests.filter((request) => request.g1_reused_tokens + request.host_reused_tokens > 0).map((request) => request.request_id);
+  assert.ok(reusing.length > 0 && reusing.length < plain.first.outcome!.result.requests.length, 'the example has requests with and without reuse');
+  assert.deepEqual(
+    planted.violations.map((violation) => [violation.invariant, /^planted defect \(test double KVQUAL_FUZZ_PLANT=1\): request (\S+) reused \d+ cached tokens$/.exec(violation.message)?.[1]]),
+    reusing.map((id) => ['reuse-within-prompt', id]),
+  );
+  assert.equal(planted.digest, plain.digest, 'planting changes the verdict, not the run');
+});
+
+test('KVQUAL_FUZZ_PLANT plants the defect for 1 only; unset, empty and 0 do not; anything else is refused', () => {
+  assert.equal(plantedDefectAsked({}), false);
+  assert.equal(plantedDefectAsked({ KVQUAL_FUZZ_PLANT: '' }), false);
+  assert.equal(plantedDefectAsked({ KVQUAL_FUZZ_PLANT: '0' }), false);
+  assert.equal(plantedDefectAsked({ KVQUAL_FUZZ_PLANT: '1' }), true);
+  assert.throws(() => plantedDefectAsked({ KVQUAL_FUZZ_PLANT: 'true' }), /KVQUAL_FUZZ_PLANT="true": expected 1/);
 });
