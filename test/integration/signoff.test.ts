@@ -293,24 +293,29 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
 
 const noChromium = !fs.existsSync(CHROMIUM);
 
+/** One Chromium for every browser test (a launch costs about half a second of each); each test gets a fresh context. */
+let browser: Promise<import('playwright-core').Browser> | null = null;
+
 async function withBrowser(run: (context: import('playwright-core').BrowserContext) => Promise<void>, options: { javaScriptEnabled?: boolean } = {}): Promise<void> {
   // Loaded lazily so that the rest of this file runs where playwright-core cannot start a browser.
-  const { chromium } = await import('playwright-core');
-  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1280, height: 800 },
-    javaScriptEnabled: options.javaScriptEnabled ?? true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser ??= import('playwright-core').then(({ chromium }) =>
+    chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    }),
+  );
+  const context = await (await browser).newContext({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: options.javaScriptEnabled ?? true });
   try {
     await run(context);
   } finally {
     await context.close();
-    fs.rmSync(profile, { recursive: true, force: true });
   }
 }
+
+after(async () => {
+  if (browser) await (await browser).close();
+});
 
 const SCREEN = 800;
 const browserTest = { skip: noChromium ? 'skipped: chromium not installed' : false };
