@@ -37,6 +37,8 @@ export interface CampaignResult {
   seed: number;
   excluded_areas: DefectArea[];
   only: InvariantName[];
+  /** The test double's planted defect was active (a counterexample then proves the gate, not a defect); absent in results written before it existed. */
+  planted_defect?: boolean;
   /** Cases that passed before the first failure (all of them when none failed), the too heavy ones included. */
   passed: number;
   /** Of those, the cases too heavy to check (more KV events than a checked run keeps): not checked. */
@@ -59,7 +61,7 @@ export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
     return violations.length === 0;
   });
   const result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
-  const base = { runs: options.runs, seed: options.seed, excluded_areas: [...options.exclude], only: [...only] };
+  const base = { runs: options.runs, seed: options.seed, excluded_areas: [...options.exclude], only: [...only], planted_defect: options.planted_defect === true };
   if (!result.failed) return { ...base, passed: result.numRuns, too_heavy: tooHeavy, counterexample: null };
   if (result.counterexample === null) throw new Error(`fast-check failed without a counterexample: ${String(result.errorInstance)}`);
   const fuzzCase = result.counterexample[0];

@@ -27,6 +27,7 @@ import { anchorOf, buildSignoff, generatedSummary, parseGlossary, RERUN_MESSAGES
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
+import { PLANTED_DEFECT_ENV, plantedDefectAsked } from '../fuzz/planted';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
@@ -153,6 +154,8 @@ export interface Prepared {
   fuzzSeed: number;
   /** With --merge: every shard folder given, read (manifest and streams). */
   shards: ShardInput[];
+  /** KVQUAL_FUZZ_PLANT=1: the generated workloads run with the test double's planted defect (src/fuzz/planted.ts). */
+  plantedDefect: boolean;
 }
 
 function countFeatures(dir: string): number {
@@ -194,8 +197,14 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   const seedText = env.KVQUAL_SEED;
   const fuzzSeed = seedText === undefined || seedText === '' ? DEFAULT_FUZZ_SEED : Number(seedText);
   if (!/^-?\d+$/.test(seedText ?? '0') || !Number.isSafeInteger(fuzzSeed)) throw new UsageError(`KVQUAL_SEED="${seedText}" is not a whole-number seed`);
+  let plantedDefect: boolean;
+  try {
+    plantedDefect = plantedDefectAsked(env);
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
   makeFolder(out, options.out);
-  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards };
+  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards, plantedDefect };
 }
 
 /** Reads a shard folder for --merge: its manifest must be readable and valid (else a usage error); a missing stream is a gap the merge names. */
@@ -571,9 +580,12 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const shard = options.shard;
   const started = ctx.now();
   const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
+  // The planted defect is the generated workloads' test double only: the suite and the tests run without it.
   const firstEnv = { ...ctx.env };
   delete firstEnv[PERTURB_ENV];
+  delete firstEnv[PLANTED_DEFECT_ENV];
   const secondEnv = { ...ctx.env };
+  delete secondEnv[PLANTED_DEFECT_ENV];
   const glob = `${features}/**/*.feature`;
   const shardArgs = shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`];
   const share = shard === null ? '' : ` (shard ${shard.index} of ${shard.count}: its share of the scenarios)`;
@@ -598,7 +610,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     fuzzRuns > 0
       ? add(
           `generated workloads: ${fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants, on a worker thread` +
-            `${KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : ''}${shard === null ? '' : ' (shard 1 runs them all)'}`,
+            `${KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : ''}${shard === null ? '' : ' (shard 1 runs them all)'}` +
+            `${prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active, a planted defect)` : ''}`,
         )
       : -1;
   const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
@@ -652,7 +665,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const fuzzing: Promise<CampaignResult | null> =
     fuzzPhase < 0
       ? Promise.resolve(null)
-      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS })).then((result) => {
+      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS, planted_defect: prepared.plantedDefect })).then((result) => {
           ctx.write(`   ${generatedSummary(result)}\n`);
           return result;
         });

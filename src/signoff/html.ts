@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './model';
-import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { countOf, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
 import type { RunStep } from './messages';
 import { escapeHtml as h, plainWords } from './text';
@@ -321,6 +321,7 @@ export function renderHtml(model: SignoffModel): string {
       `<div class="banner" id="perturbation">⚠ TEST DOUBLE ACTIVE — not a valid sign-off. The second run was perturbed on purpose (KVQUAL_PERTURB=${h(input.perturbation)}) to prove that the determinism check catches a difference.</div>`,
     );
   }
+  if (input.generated?.planted_defect) out.push(`<div class="banner" id="planted-defect">⚠ TEST DOUBLE ACTIVE — not a valid sign-off. ${h(PLANTED_BANNER)}</div>`);
   // ── the first screen ──
   const attention = model.attention.length
     ? `<ul class="attention">${model.attention.map((a) => `<li>${h(a.text)} <a href="${h(a.href)}">details</a></li>`).join('')}</ul>`

@@ -7,7 +7,7 @@
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
-import { countOf, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { countOf, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
 import { escapeMarkdown as md, markdownCode as code, markdownFence, plainWords } from './text';
 
@@ -124,6 +124,9 @@ export function renderMarkdown(model: SignoffModel): string {
       `> **⚠ TEST DOUBLE ACTIVE — not a valid sign-off.** The second run was perturbed on purpose (KVQUAL_PERTURB=${code(input.perturbation)}) to prove that the determinism check catches a difference.`,
       '',
     );
+  }
+  if (input.generated?.planted_defect) {
+    push(`> **⚠ TEST DOUBLE ACTIVE — not a valid sign-off.** ${PLANTED_BANNER}`, '');
   }
   push(
     table(

@@ -20,6 +20,7 @@ import { slug } from './text';
 import type { CampaignResult } from '../fuzz/campaign';
 import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
+import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -293,21 +294,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   }
   const shardProblems = input.shardProblems ?? [];
   if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
-  if (input.perturbation !== null) {
-    const perturbed = determinism.perturbed;
-    const missed = perturbed.filter((p) => !p.caught);
-    gates.push({
-      title: 'Test double',
-      passed: false,
-      summary:
-        perturbed.length === 0
-          ? `KVQUAL_PERTURB="${input.perturbation}" is set but named no scenario: this run is not a sign-off`
-          : `KVQUAL_PERTURB="${input.perturbation}" perturbed ${countOf(perturbed.length, 'scenario')} on purpose in the second run; ` +
-            (missed.length === 0
-              ? 'the determinism check caught every one: this run is not a sign-off'
-              : `the determinism check MISSED ${missed.map((p) => `"${p.name}"`).join(', ')}`),
-    });
-  }
+  const testDoubles = testDoubleSummaries(input, determinism);
+  if (testDoubles.length > 0) gates.push({ title: 'Test double', passed: false, summary: testDoubles.join('; ') });
   const qualified = gates.every((g) => g.passed);
 
   for (const row of determinism.differences) {
@@ -343,6 +331,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   }
   const attention: SignoffModel['attention'] = [];
   if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
+  if (input.generated?.planted_defect) attention.push({ text: `The generated workloads' test double is active (${PLANTED_DEFECT_ENV}=1, a planted defect): this run is not a sign-off.`, href: '#gaps' });
   for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
   const planned = trace.findings.filter((f) => f.kind === 'planned-requirement');
   if (planned.length > 0) attention.push({ text: `${countOf(planned.length, 'requirement')} still planned, without scenarios: ${planned.map((f) => f.requirement).join(', ')}`, href: '#gaps' });
@@ -394,6 +383,31 @@ function generatedPassed(campaign: CampaignResult): boolean {
   return campaign.counterexample === null && !tooManyUnchecked(campaign);
 }
 
+/** The banner of a sign-off whose generated workloads ran with the planted defect (after "TEST DOUBLE ACTIVE — not a valid sign-off."). */
+export const PLANTED_BANNER = `The generated workloads ran with a planted defect on purpose (${PLANTED_DEFECT_ENV}=1: ${PLANTED_DEFECT_MEANING}) to prove that their gate catches a counterexample.`;
+
+/** What each active test double did, in words: it makes the run NOT QUALIFIED whatever it shows, and says whether its gate caught it. */
+function testDoubleSummaries(input: SignoffInput, determinism: Determinism): string[] {
+  const summaries: string[] = [];
+  if (input.perturbation !== null) {
+    const perturbed = determinism.perturbed;
+    const missed = perturbed.filter((p) => !p.caught);
+    summaries.push(
+      perturbed.length === 0
+        ? `KVQUAL_PERTURB="${input.perturbation}" is set but named no scenario: this run is not a sign-off`
+        : `KVQUAL_PERTURB="${input.perturbation}" perturbed ${countOf(perturbed.length, 'scenario')} on purpose in the second run; ` +
+            (missed.length === 0 ? 'the determinism check caught every one: this run is not a sign-off' : `the determinism check MISSED ${missed.map((p) => `"${p.name}"`).join(', ')}`),
+    );
+  }
+  if (input.generated?.planted_defect) {
+    summaries.push(
+      `${PLANTED_DEFECT_ENV}=1 planted a defect in the generated workloads' checker (${PLANTED_DEFECT_MEANING}); ` +
+        (input.generated.counterexample !== null ? 'the generated-workloads gate caught it: this run is not a sign-off' : 'the generated-workloads gate MISSED it'),
+    );
+  }
+  return summaries;
+}
+
 function tooManyUnchecked(campaign: CampaignResult): boolean {
   const heavy = campaign.too_heavy ?? 0;
   return heavy > 0 && (heavy >= campaign.passed || heavy > MAX_UNCHECKED_SHARE * campaign.passed);
@@ -413,9 +427,10 @@ export function generatedSummary(campaign: CampaignResult): string {
   const first = found.violations[0];
   const broke = first ? `${INVARIANT_CLAIMS[first.invariant]}: ${first.message}` : 'an invariant';
   const exclude = campaign.excluded_areas.length > 0 ? ` --exclude ${campaign.excluded_areas.join(',')}` : '';
+  const plant = campaign.planted_defect ? `${PLANTED_DEFECT_ENV}=1 ` : '';
   return (
-    `generated workload ${found.case_number} of ${campaign.runs} (fast-check seed ${campaign.seed}) broke ${found.violations.length > 1 ? `${found.violations.length} invariants, first: ` : ''}${broke}` +
-    `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${unchecked}${left}`
+    `${campaign.planted_defect ? 'with the planted defect (test double), ' : ''}generated workload ${found.case_number} of ${campaign.runs} (fast-check seed ${campaign.seed}) broke ${found.violations.length > 1 ? `${found.violations.length} invariants, first: ` : ''}${broke}` +
+    `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with ${plant}npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${unchecked}${left}`
   );
 }
 

@@ -4,6 +4,7 @@
 // undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
 // with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
 // the real suite with one scenario of every feature file perturbed is NOT QUALIFIED naming each;
+// the fuzzer's planted defect (KVQUAL_FUZZ_PLANT=1) fails the generated-workloads gate for real;
 // a kill at any phase leaves the old set or the new one; usage errors delete nothing. In headless
 // Chromium, signoff.html renders its matrix and figures and shows a hostile name as text; its
 // first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
@@ -64,6 +65,7 @@ let cleanAgain: { markdown: string; html: string };
 let perturbed: Qualified;
 let broken: Qualified;
 let suite: Qualified;
+let planted: Qualified;
 
 before(async () => {
   // Two runs at a time on two cores; the repeat of the clean run writes to the same place.
@@ -71,7 +73,8 @@ before(async () => {
   [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
   const first = { markdown: clean.markdown, html: clean.html };
   [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean', {}, withWorkloads).then((again) => (cleanAgain = again))]);
-  suite = await qualify('features', 'suite');
+  // The planted defect's run beside the whole suite's (whose two runs leave room on the second core now and then).
+  [suite, planted] = await Promise.all([qualify('features', 'suite'), qualify('signoff', 'planted', { KVQUAL_FUZZ_PLANT: '1' }, fixtureArgs('signoff', path.join(scratch, 'planted'), 'sign-off fixture', 20))]);
   clean = { ...clean, ...first };
 });
 
@@ -117,6 +120,19 @@ test('the perturbation test double flips the verdict to NOT QUALIFIED and names 
   assert.match(perturbed.markdown, /TEST DOUBLE ACTIVE/);
   assert.ok(fs.existsSync(path.join(perturbed.dir, 'messages-rerun.ndjson')), 'the second run is kept for the inquiry');
   assert.match(perturbed.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'the perturbed scenario still passes: only the digest tells');
+});
+
+test('the planted defect (KVQUAL_FUZZ_PLANT=1) fails the generated-workloads gate for real: NOT QUALIFIED under a test double banner, the suite itself unaffected', () => {
+  assert.equal(planted.status, 1, planted.output);
+  const md = planted.markdown.replace(/\\(.)/g, '$1');
+  assert.match(md, /^> \*\*⚠ TEST DOUBLE ACTIVE — not a valid sign-off\.\*\* The generated workloads ran with a planted defect on purpose \(KVQUAL_FUZZ_PLANT=1: /m);
+  assert.match(md, /\| Verdict \| \*\*NOT QUALIFIED\*\* ❌ \|/);
+  assert.match(md, /\| Generated workloads \| with the planted defect \(test double\), generated workload \d+ of 20 \(fast-check seed 1893\) broke no request reuses more tokens than its prompt: planted defect \(test double KVQUAL_FUZZ_PLANT=1\): request \S+ reused \d+ cached tokens; shrunk counterexample \{ seed: 1893, path: "[\d:]+" \}, replay with KVQUAL_FUZZ_PLANT=1 npm run fuzz -- --seed 1893 --path [\d:]+ \| ❌ \|/);
+  assert.match(md, /\| Test double \| KVQUAL_FUZZ_PLANT=1 planted a defect in the generated workloads' checker \(.*\); the generated-workloads gate caught it: this run is not a sign-off \| ❌ \|/);
+  assert.match(md, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'the suite runs without the plant');
+  assert.match(md, /\| Determinism \| both runs identical/);
+  assert.match(planted.html, /id="planted-defect">⚠ TEST DOUBLE ACTIVE/);
+  assert.match(planted.output, /generated workloads: 20 cases .* \(KVQUAL_FUZZ_PLANT=1: test double active, a planted defect\)/);
 });
 
 test('undefined and skipped steps, untagged scenarios, unknown tags and uncovered requirements are listed, never passed', () => {
@@ -289,6 +305,11 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
     assert.deepEqual(publishedSet(clean.dir), before, 'the published set is untouched');
     assert.equal(fs.readFileSync(path.join(clean.dir, 'signoff.md'), 'utf8'), markdown);
   }
+  assert.throws(
+    () => prepare(parseQualifyArgs(base), ROOT, { KVQUAL_FUZZ_PLANT: 'yes' }),
+    (error: Error) => error instanceof UsageError && /^KVQUAL_FUZZ_PLANT="yes": expected 1/.test(error.message),
+  );
+  assert.deepEqual(publishedSet(clean.dir), before, 'the published set is untouched');
 });
 
 const noChromium = !fs.existsSync(CHROMIUM);

@@ -252,6 +252,30 @@ test('the generated-workload gate states runs and seed, and a broken invariant m
   assert.ok(!buildSignoff(input([scenario('passes', 10)])).gates.some((g) => g.title === 'Generated workloads'), 'no gate when no campaign ran');
 });
 
+test('with the planted defect the verdict is never QUALIFIED: the test double gate says whether the generated-workloads gate caught it, and both reports carry the banner', () => {
+  const counterexample = { seed: 1893, path: '3:0', case_number: 4, shrinks: 2, fuzz_case: { config: {}, agentic_trace: null }, violations: [{ invariant: 'reuse-within-prompt' as const, message: 'planted defect (test double KVQUAL_FUZZ_PLANT=1): request r1 reused 2 cached tokens' }] };
+  const campaign = { runs: 20, seed: 1893, excluded_areas: [], only: [], passed: 3, too_heavy: 0, planted_defect: true, counterexample };
+  const caught = buildSignoff({ ...input([scenario('passes', 10)]), generated: campaign });
+  assert.equal(caught.verdict, 'NOT QUALIFIED');
+  const gate = (model: ReturnType<typeof buildSignoff>, title: string) => model.gates.find((g) => g.title === title)!;
+  assert.match(gate(caught, 'Generated workloads').summary, /^with the planted defect \(test double\), generated workload 4 of 20 .* replay with KVQUAL_FUZZ_PLANT=1 npm run fuzz -- --seed 1893 --path 3:0$/);
+  assert.equal(gate(caught, 'Test double').passed, false);
+  assert.match(gate(caught, 'Test double').summary, /^KVQUAL_FUZZ_PLANT=1 planted a defect in the generated workloads' checker \(.*\); the generated-workloads gate caught it: this run is not a sign-off$/);
+  assert.match(caught.attention[0].text, /^The generated workloads' test double is active \(KVQUAL_FUZZ_PLANT=1, a planted defect\)/);
+  assert.match(renderMarkdown(caught), /^> \*\*⚠ TEST DOUBLE ACTIVE — not a valid sign-off\.\*\* The generated workloads ran with a planted defect on purpose/m);
+  assert.match(renderHtml(caught), /<div class="banner" id="planted-defect">⚠ TEST DOUBLE ACTIVE — not a valid sign-off\. The generated workloads ran with a planted defect/);
+
+  // A planted campaign that found nothing: its gate passes, and the test double gate says the defect was MISSED.
+  const missed = buildSignoff({ ...input([scenario('passes', 10)]), generated: { ...campaign, passed: 20, counterexample: null } });
+  assert.equal(missed.verdict, 'NOT QUALIFIED');
+  assert.equal(gate(missed, 'Generated workloads').passed, true);
+  assert.match(gate(missed, 'Test double').summary, /the generated-workloads gate MISSED it$/);
+  // Without the plant, no banner and no test double gate.
+  const plain = buildSignoff({ ...input([scenario('passes', 10)]), generated: { ...campaign, planted_defect: false, passed: 20, counterexample: null } });
+  assert.equal(plain.verdict, 'QUALIFIED');
+  assert.doesNotMatch(renderMarkdown(plain), /TEST DOUBLE/);
+});
+
 test('a failure in the compiled coverage run fails its gate and names each test and scenario', () => {
   const clean = input([scenario('steady', 10)]);
   const passing = buildSignoff({ ...clean, coverageRun: { unitFiles: 2, unitTests: 40, scenarios: 1, failures: [], problems: [] } });
