@@ -240,3 +240,121 @@ test('a pass beyond those kept whole is still checked, as it is observed', () =>
   assert.deepEqual(violations.map((v) => v.invariant), ['capacity']);
   assert.match(violations[0].message, /running requests \(max_num_seqs\)/);
 });
+
+// ── Each check fires for each of its conditions alone (found by mutation testing the checker) ──
+
+test('a stream the router rejected is an event-stream violation, naming its message', () => {
+  const run = cleanRun();
+  (run.outcome!.result as { failure: unknown }).failure = { message: 'duplicate Stored of block 7' };
+  const violations = checkRun(run);
+  assert.deepEqual(violations.map((v) => v.invariant), ['event-stream']);
+  assert.equal(violations[0].message, 'the router rejected the stream: duplicate Stored of block 7');
+});
+
+test("every step of a request's timeline must follow the one before it, the end of the run included", () => {
+  const cases: [string, (request: NonNullable<ObservedRun['outcome']>['result']['requests'][number], end_ns: number) => void, RegExp][] = [
+    ['dispatch before arrival', (r) => (r.dispatch_ns = r.arrival_ns - 1), /: dispatch at .* comes before its arrival at /],
+    ['last token before the first', (r) => (r.last_token_ns = r.first_token_ns! - 1), /: last token at .* comes before its first token at /],
+    ['finish before the last token', (r) => (r.finished_ns = r.last_token_ns! - 1), /: finish at .* comes before its last token at /],
+    ['finish after the end of the run', (r, end_ns) => (r.finished_ns = end_ns + 1), /: end of the run at .* comes before its finish at /],
+  ];
+  for (const [what, breakRequest, message] of cases) {
+    const run = cleanRun();
+    const request = run.outcome!.result.requests.find((r) => r.output_length > 1)!;
+    breakRequest(request, run.outcome!.result.end_ns);
+    const violations = checkRun(run);
+    assert.deepEqual(violations.map((v) => v.invariant), ['time-order'], what);
+    assert.match(violations[0].message, message, what);
+  }
+  const run = cleanRun();
+  const request = run.outcome!.result.requests.find((r) => r.output_length > 0)!;
+  request.first_token_ns = null;
+  assert.deepEqual(checkRun(run).map((v) => v.message), [`request ${request.request_id} finished without a first token time`]);
+});
+
+test('reuse counted below zero, in G1 or in G2, is a violation even within the prompt', () => {
+  for (const field of ['g1_reused_tokens', 'host_reused_tokens'] as const) {
+    const run = cleanRun();
+    const request = run.outcome!.result.requests[0];
+    request[field] = -1;
+    assert.deepEqual(brokenInvariants(run), ['reuse-within-prompt'], field);
+  }
+});
+
+test('a transfer on no rank, of no block, or whose times run backwards is a violation', () => {
+  const breaks: [string, (transfer: NonNullable<ObservedRun['outcome']>['result']['transfers'][number]) => void, string, RegExp][] = [
+    ['no such rank', (t) => (t.worker_id = 99), 'transfer-bytes', /of worker 99 dp rank 0: no such rank$/],
+    ['no block', (t) => ((t.blocks = 0), (t.bytes = 0)), 'transfer-bytes', /moved 0 bytes for 0 block\(s\)/],
+    ['started before submitted', (t) => (t.started_ns = t.submitted_ns - 1), 'time-order', /submitted .*, started .*, finished /],
+    ['finished before started', (t) => (t.finished_ns = t.started_ns - 1), 'time-order', /submitted .*, started .*, finished /],
+  ];
+  for (const [what, breakTransfer, invariant, message] of breaks) {
+    const run = cleanRun();
+    breakTransfer(run.outcome!.result.transfers[0]);
+    const violations = checkRun(run);
+    assert.deepEqual(violations.map((v) => v.invariant), [invariant], what);
+    assert.match(violations[0].message, message, what);
+  }
+});
+
+test('a reconciliation disagreement with a reason the docs do not list is a violation', () => {
+  const run = cleanRun();
+  run.outcome!.result.requests[0].reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: 'cosmic rays' as never };
+  const violations = checkRun(run);
+  assert.deepEqual(violations.map((v) => v.invariant), ['reconciliation-reason']);
+  assert.match(violations[0].message, /reason "cosmic rays" is not one of lag, /);
+  run.outcome!.result.requests[0].reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: 'lag' };
+  assert.deepEqual(checkRun(run), [], 'a documented reason');
+});
+
+test("an event log whose G1 or G2 count alone differs from the engine's is a mirror violation, naming both counts", () => {
+  for (const tier of ['G1', 'G2'] as const) {
+    const run = cleanRun();
+    const rank = run.outcome!.result.ranks[0];
+    if (tier === 'G1') Object.defineProperty(rank.g1, 'cachedBlocks', { value: rank.g1.cachedBlocks + 1 });
+    else Object.defineProperty(rank.host!.pool, 'residentBlocks', { value: rank.host!.pool.residentBlocks + 1 });
+    const violations = checkRun(run);
+    assert.deepEqual(violations.map((v) => v.invariant), ['mirror-matches-engines'], tier);
+    assert.match(violations[0].message, /^worker \d dp rank 0: the event log leaves (\d+) G1 and (\d+) G2 blocks, the engine holds (\d+) and (\d+)$/, tier);
+  }
+});
+
+test('the earliest failure of a play is the one that stops it; a failure outside any play stops nothing', () => {
+  const run = cleanRun();
+  const [first, second] = run.outcome!.result.requests;
+  for (const request of [first, second]) (request.identity as { play_id: string | null }).play_id = 'agent@lane0.0';
+  // The later failure is listed first: the earlier one, before the second request arrived, is what counts.
+  run.failures.push({ request_id: first.request_id, play_id: 'agent@lane0.0', time_ns: second.arrival_ns + 5 }, { request_id: first.request_id, play_id: 'agent@lane0.0', time_ns: second.arrival_ns - 1 });
+  assert.deepEqual(brokenInvariants(run), ['failed-play-stops']);
+  const outside = cleanRun();
+  outside.failures.push({ request_id: outside.outcome!.result.requests[0].request_id, play_id: null, time_ns: 0 });
+  assert.deepEqual(checkRun(outside), []);
+});
+
+test('a linear pass rounded up past the next whole ns, and a table decode pass off its grid point, are violations', () => {
+  const linear = (base_ps: bigint, duration_ns: number) => {
+    const run = cleanRun();
+    run.passes[0].pass_time = { model: 'linear', base_ps, prefill_token_ps: 0n, decode_sequence_ps: 0n, context_token_ps: 0n };
+    run.passes[0].duration_ns = duration_ns;
+    return checkRun(run).map((v) => v.invariant);
+  };
+  assert.deepEqual(linear(1_500n, 3), ['pass-time'], '1.5 ns is 2 ns, not 3');
+  assert.deepEqual(linear(2_000n, 2), [], 'exactly 2 ns');
+  assert.deepEqual(linear(2_000n, 3), ['pass-time'], 'exactly 2 ns is not 3');
+  assert.deepEqual(linear(1n, 1), [], 'a sliver of a ns is 1 ns');
+
+  const decode = (decode_context_tokens: number, duration_ns: number) => {
+    const run = cleanRun();
+    const pass = run.passes[0];
+    pass.scheduled_tokens = 2;
+    pass.shape = { has_prefill: false, prefill_tokens: 0, decode_sequences: 2, context_tokens: decode_context_tokens, decode_context_tokens };
+    pass.pass_time = { model: 'table', prefill_tokens: [8], prefill_ns: [1_000], decode_batch_sizes: [1, 2], decode_context_tokens: [100, 200], decode_ns: [[10, 20], [30, 40]] };
+    pass.duration_ns = duration_ns;
+    return checkRun(run).map((v) => v.message);
+  };
+  assert.deepEqual(decode(400, 40), [], 'two sequences at 200 context tokens each: the point (2, 200)');
+  const [message] = decode(400, 41);
+  assert.match(message, /a decode of 2 sequences at 200 context tokens lasts 41 ns; the table's point is 40 ns$/);
+  assert.match(decode(200, 31)[0], /at 100 context tokens lasts 31 ns; the table's point is 30 ns$/);
+  assert.deepEqual(decode(300, 99), [], 'between grid points: interpolated, not checked against a point');
+});

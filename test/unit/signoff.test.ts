@@ -2,11 +2,11 @@
 // computed verdict and its gaps (nothing folded into "passed"), and the escaped renderings.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareRuns } from '../../src/signoff/determinism';
+import { compareRuns, evidenceDifference } from '../../src/signoff/determinism';
 import { emptyEvidence, evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { parseRun } from '../../src/signoff/messages';
-import { buildSignoff, SignoffInput } from '../../src/signoff/model';
+import { buildSignoff, parseGlossary, SignoffInput } from '../../src/signoff/model';
 import { FILTER_SCRIPT, renderHtml, scriptHash } from '../../src/signoff/html';
 import { renderMarkdown } from '../../src/signoff/markdown';
 import { toSignoffJson } from '../../src/signoff/json';
@@ -391,4 +391,152 @@ test("the matrix shows a scenario's first three measured values and folds the re
   assert.ok(other.includes('other 4 = 4 blocks'));
   const requirements = page.slice(page.indexOf('id="req-'), page.indexOf('<table id="traceability-matrix"'));
   assert.ok(requirements.includes('value 6 = 6 blocks') && !requirements.includes('class="more"'), 'the requirement view folds nothing');
+});
+
+// ── Each gate fails for each of its reasons, and says which (found by mutation testing the gates) ──
+
+const gateOf = (model: ReturnType<typeof buildSignoff>, title: string) => model.gates.find((g) => g.title === title)!;
+
+test('the scenarios gate fails when no scenario ran, and when the run itself reported problems even though every scenario passed', () => {
+  const none = buildSignoff(input([]));
+  assert.deepEqual(gateOf(none, 'Scenarios'), { title: 'Scenarios', passed: false, summary: 'no scenario ran' });
+  assert.equal(none.verdict, 'NOT QUALIFIED');
+  const troubled = input([scenario('passes', 10)]);
+  troubled.run.runErrors.push('the message stream ended before testRunFinished', 'a parse error');
+  assert.deepEqual(gateOf(buildSignoff(troubled), 'Scenarios'), { title: 'Scenarios', passed: false, summary: '1 of 1 scenario passed; the run itself reported 2 problems' });
+  assert.deepEqual(gateOf(buildSignoff(input([scenario('passes', 10)])), 'Scenarios'), { title: 'Scenarios', passed: true, summary: '1 of 1 scenario passed' });
+});
+
+test('the traceability gate names each kind of problem alone, all three together, and says what a clean trace covers', () => {
+  const tagged = (name: string, line: number, tags: string[]) => scenario(name, line, { tags });
+  const summary = (scenarios: FakeScenario[]) => gateOf(buildSignoff(input(scenarios)), 'Requirement traceability');
+  assert.deepEqual(summary([tagged('both', 10, ['@AISIM-1893', '@LAG-1'])]), { title: 'Requirement traceability', passed: true, summary: 'every scenario traces to a registered requirement; all 2 requirements have scenarios' });
+  assert.deepEqual(summary([tagged('both', 10, ['@AISIM-1893', '@LAG-1']), tagged('untagged', 20, [])]), { title: 'Requirement traceability', passed: false, summary: '1 scenario without a requirement tag' });
+  assert.deepEqual(summary([tagged('both', 10, ['@AISIM-1893', '@LAG-1', '@AISIM-9999'])]), { title: 'Requirement traceability', passed: false, summary: '1 unknown requirement tag' });
+  assert.deepEqual(summary([tagged('one', 10, ['@AISIM-1893'])]), { title: 'Requirement traceability', passed: false, summary: '1 requirement without a scenario (LAG-1)' });
+  assert.deepEqual(summary([tagged('one', 10, ['@AISIM-1893', '@AISIM-9999']), tagged('untagged', 20, [])]), {
+    title: 'Requirement traceability',
+    passed: false,
+    summary: '1 scenario without a requirement tag; 1 unknown requirement tag; 1 requirement without a scenario (LAG-1)',
+  });
+});
+
+test('a matrix row is covered only when it has scenarios and all passed; a planned requirement without one says so', () => {
+  const failed = scenario('fails', 20, { tags: ['@LAG-1'], steps: [{ keyword: 'Then', text: 'it breaks', status: 'FAILED' }] });
+  const model = buildSignoff(input([scenario('passes', 10), failed]));
+  assert.deepEqual(model.matrix.map((row) => [row.requirement.id, row.status, row.ok]), [
+    ['AISIM-1893', 'covered: 1/1 passed', true],
+    ['LAG-1', '1 of 2 not passed', false],
+  ]);
+  const planned = { ...input([scenario('one', 10, { tags: ['@AISIM-1893'] })]), registry: parseRegistry(`
+requirements:
+  - { id: AISIM-1893, title: Routing from native events, source: AISIM-1893, owner: QA }
+  - { id: LAG-1, title: Lag is exact, source: semantics.md §6 LAG-1, owner: QA, status: planned }
+`) };
+  assert.deepEqual(buildSignoff(planned).matrix.map((row) => [row.requirement.id, row.status, row.ok]), [
+    ['AISIM-1893', 'covered: 1/1 passed', true],
+    ['LAG-1', 'NOT COVERED (planned)', false],
+  ]);
+});
+
+test("a scenario's card: open when it did not pass or changed, its registered and other tags apart, its notes without the hooks' files, its figure file", () => {
+  const base = input([scenario('passes', 10, { tags: ['@AISIM-1893', '@wip', '@LAG-1'] }), scenario('fails', 20, { steps: [{ keyword: 'Then', text: 'it breaks', status: 'FAILED' }] })]);
+  base.run.scenarios[0].attachments.push(
+    { mediaType: 'text/plain', fileName: 'why.txt', text: 'a note' },
+    { mediaType: 'text/plain', fileName: null, text: 'unnamed' },
+    { mediaType: 'text/plain', fileName: 'decisions.txt', text: 'the hook writes this' },
+    { mediaType: 'image/png', fileName: 'shot.png', text: 'binary' },
+  );
+  const figures = new Map([['features/router/lag.feature:10', '<svg/>']]);
+  const model = buildSignoff({ ...base, figures });
+  const [passes, fails] = model.views;
+  assert.deepEqual([passes.open, fails.open], [false, true]);
+  assert.deepEqual([passes.requirements, passes.otherTags], [['AISIM-1893', 'LAG-1'], ['@wip']]);
+  assert.deepEqual(passes.notes, [
+    { title: 'why.txt', text: 'a note' },
+    { title: 'attachment (text/plain)', text: 'unnamed' },
+  ]);
+  assert.deepEqual([passes.figureFile, passes.figure, fails.figureFile], [`${passes.anchor}.svg`, '<svg/>', null]);
+  assert.deepEqual([passes.changed, fails.changed], [false, false]);
+  // A scenario that differed between the runs is marked changed and opened.
+  const differed = buildSignoff(input([scenario('steady', 10)], [scenario('steady', 10, { evidence: { ...evidence, digest: 'sha256:0000' } })]));
+  assert.deepEqual([differed.views[0].changed, differed.views[0].open], [true, true]);
+});
+
+test('an undefined step gets the nearest phrases of the loaded step definitions; other steps not passed get none', () => {
+  const run = input([
+    scenario('misspelt', 10, {
+      steps: [
+        { keyword: 'When', text: 'the router replays the evnet streams', status: 'UNDEFINED' },
+        { keyword: 'Then', text: 'the router replays the event streams', status: 'SKIPPED' },
+      ],
+    }),
+  ]);
+  run.run.phrases.push('the router replays the event streams', 'a cluster of {int} aggregated workers');
+  const model = buildSignoff(run);
+  assert.deepEqual(model.views[0].suggestions.map((s) => [s.step.text, s.phrases[0]]), [['the router replays the evnet streams', 'the router replays the event streams']]);
+  assert.deepEqual(model.stepsNotPassed.map((s) => s.suggestions.length > 0), [true, false]);
+});
+
+test('the coverage run gate fails when it could not complete, naming why', () => {
+  const model = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: { problems: ['tsc could not compile'], failures: [], unitTests: 0, scenarios: 0 } as never });
+  assert.deepEqual(gateOf(model, 'Coverage run'), { title: 'Coverage run', passed: false, summary: 'could not complete: tsc could not compile' });
+});
+
+test('a merge whose shards are not one complete set fails the shards gate, naming each gap; an unsharded run has no such gate', () => {
+  const model = buildSignoff({ ...input([scenario('passes', 10)]), shardProblems: ['shard 2 of 3 missing', 'shard 3 of 3 given twice'] });
+  assert.deepEqual(gateOf(model, 'Shards'), { title: 'Shards', passed: false, summary: 'the merged shards are not one complete set: shard 2 of 3 missing; shard 3 of 3 given twice' });
+  assert.equal(model.verdict, 'NOT QUALIFIED');
+  assert.equal(gateOf(buildSignoff(input([scenario('passes', 10)])), 'Shards'), undefined);
+});
+
+test('determinism names every kind of difference: evidence missing in either run, seed, result, and where two simulations part', () => {
+  const reasonFor = (first: Partial<FakeScenario>, second: Partial<FakeScenario>) => compareRuns(parseRun(fakeMessages([scenario('s', 10, first)])), parseRun(fakeMessages([scenario('s', 10, second)]))).differences.map((d) => d.reason);
+  const failed = { steps: [{ keyword: 'Then', text: 'it breaks', status: 'FAILED' as const }] };
+  assert.deepEqual(reasonFor({ evidence: null }, {}), ['no evidence in the first run (no evidence attached)']);
+  assert.deepEqual(reasonFor({}, { evidence: null, ...failed }), ['no evidence in the second run (no evidence attached); passed the first time, failed the second']);
+  // Without a reading error, the scenario's result says why there is no evidence.
+  const first = parseRun(fakeMessages([scenario('s', 10)]));
+  const second = parseRun(fakeMessages([scenario('s', 10, failed)]));
+  for (const run of [first, second]) Object.assign(run.scenarios[0], { evidence: null, evidenceError: null });
+  assert.deepEqual(compareRuns(first, second).differences.map((d) => d.reason), ['no evidence in the first run (passed); no evidence in the second run (failed); passed the first time, failed the second']);
+  assert.deepEqual(reasonFor({}, { evidence: { ...evidence, seed: 7 } }), ['seed 1893 vs 7']);
+  assert.deepEqual(reasonFor({}, failed), ['passed the first time, failed the second']);
+  assert.deepEqual(compareRuns(parseRun(fakeMessages([])), parseRun(fakeMessages([]))).problem, 'no scenario to compare');
+  assert.equal(compareRuns(parseRun(fakeMessages([])), parseRun(fakeMessages([]))).identical, false);
+
+  const a = evidence;
+  const differ = (b: typeof evidence) => evidenceDifference(a, b);
+  const timeline = (change: Partial<typeof evidence.timeline>) => ({ ...a, timeline: { ...a.timeline, ...change } });
+  assert.equal(differ({ ...a }), 'the timelines agree; the canonical records differ in detail');
+  assert.equal(differ({ ...a, simulation: 'cluster' }), 'simulation router-replay vs cluster');
+  assert.equal(differ({ ...a, ranks: a.ranks.slice(1) }), `ranks: ${a.ranks.length} vs ${a.ranks.length - 1}`);
+  assert.equal(differ(timeline({ emissions: a.timeline.emissions.slice(1) })), `KV batches: ${a.timeline.emissions.length} vs ${a.timeline.emissions.length - 1}`);
+  const placement = a.timeline.placements[0];
+  assert.ok(placement, 'the example places a request');
+  assert.equal(differ(timeline({ placements: [{ ...placement, worker_id: placement.worker_id + 5 }] })), `placements: ${placement.request_id} on worker ${placement.worker_id} vs ${placement.request_id} on worker ${placement.worker_id + 5}`);
+  assert.equal(differ(timeline({ placements: [] })), `placements: ${placement.request_id} on worker ${placement.worker_id} vs none`);
+  assert.equal(differ(timeline({ placements: [{ ...placement, at_ns: placement.at_ns + 1 }] })), 'same placements, different breakdowns');
+  assert.equal(differ(timeline({ transfers: [...a.timeline.transfers, a.timeline.transfers[0] ?? ({ kind: 'D2H' } as never)] })), `transfers: ${a.timeline.transfers.length} vs ${a.timeline.transfers.length + 1}`);
+  assert.equal(differ(timeline({ membership: [...a.timeline.membership, { at_ns: 1 } as never] })), 'membership changes differ');
+  assert.equal(differ(timeline({ failure: { message: 'boom' } as never })), `failure: ${a.timeline.failure?.message ?? 'none'} vs boom`);
+  assert.equal(differ({ ...a, residency: [] }), 'residency differs');
+});
+
+test('the perturbed scenarios of the second run are listed, each caught or not by the comparison', () => {
+  const first = parseRun(fakeMessages([scenario('steady', 10), scenario('wobbly', 20), scenario('untouched', 30)]));
+  const second = parseRun(fakeMessages([scenario('steady', 10), scenario('wobbly', 20, { evidence: { ...evidence, digest: 'sha256:0000' } }), scenario('untouched', 30)]));
+  second.scenarios[0].perturbation = 'one extra KV event';
+  second.scenarios[1].perturbation = 'one extra KV event';
+  assert.deepEqual(compareRuns(first, second).perturbed, [
+    { key: 'features/router/lag.feature:10', name: 'steady', note: 'one extra KV event', caught: false },
+    { key: 'features/router/lag.feature:20', name: 'wobbly', note: 'one extra KV event', caught: true },
+  ]);
+});
+
+test('the glossary is read from its Markdown table: header and rule rows are skipped, cells trimmed', () => {
+  assert.deepEqual(parseGlossary('# Glossary\n\n| Term | Meaning |\n|---|---|\n| G1 | the GPU KV cache |\n|  G2  |  host memory  |\ntext | not a row\n'), [
+    { term: 'G1', meaning: 'the GPU KV cache' },
+    { term: 'G2', meaning: 'host memory' },
+  ]);
 });
