@@ -13,6 +13,7 @@ import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
 import { PassLedger } from '../../src/fuzz/passLedger';
 import { InvariantError } from '../../src/kernel';
 import { ROOT } from '../support/paths';
+import { disaggregated } from '../support/configs';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml');
 
@@ -41,6 +42,23 @@ test('a request that never ended is named with where it waits', () => {
   const violations = checkRun(run);
   assert.deepEqual(violations.map((v) => v.invariant), ['request-ended']);
   assert.match(violations[0].message, new RegExp(`request ${request.request_id} never ended: waiting on worker \\d dp rank 0 since`));
+});
+
+test('a decode half that never ended is named on its decode worker, waiting since its first attempt there', () => {
+  const yaml = disaggregated({
+    bandwidth_gbps: 1,
+    latency_ms: 1,
+    prefillBlocks: 32,
+    decodeReplicas: 1,
+    decodeBlocks: 6,
+    requests: ['{ id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }'],
+  });
+  const run = runObserved(parseReplayConfig(yaml, 'pd.yaml'), {});
+  const request = run.outcome!.result.requests.find((r) => r.stage === 'decode')!;
+  request.state = 'waiting';
+  const violations = checkRun(run);
+  assert.deepEqual(violations.map((v) => v.invariant), ['request-ended']);
+  assert.match(violations[0].message, new RegExp(`^request ${request.request_id} never ended: waiting on decode worker ${request.decode_worker_id} dp rank 0 since 1 ms \\(arrived 0 ms, `));
 });
 
 test('a failed or skipped request without a reason, or a finish short of its output, is a violation', () => {
@@ -272,6 +290,14 @@ test("every step of a request's timeline must follow the one before it, the end 
   assert.deepEqual(checkRun(run).map((v) => v.message), [`request ${request.request_id} finished without a first token time`]);
 });
 
+test('reuse from G1 and G2 together beyond the prompt is a violation, though each alone is within it', () => {
+  const run = cleanRun();
+  const request = run.outcome!.result.requests[0];
+  request.g1_reused_tokens = request.input_length;
+  request.host_reused_tokens = 1;
+  assert.deepEqual(brokenInvariants(run), ['reuse-within-prompt']);
+});
+
 test('reuse counted below zero, in G1 or in G2, is a violation even within the prompt', () => {
   for (const field of ['g1_reused_tokens', 'host_reused_tokens'] as const) {
     const run = cleanRun();
@@ -326,6 +352,8 @@ test('the earliest failure of a play is the one that stops it; a failure outside
   // The later failure is listed first: the earlier one, before the second request arrived, is what counts.
   run.failures.push({ request_id: first.request_id, play_id: 'agent@lane0.0', time_ns: second.arrival_ns + 5 }, { request_id: first.request_id, play_id: 'agent@lane0.0', time_ns: second.arrival_ns - 1 });
   assert.deepEqual(brokenInvariants(run), ['failed-play-stops']);
+  run.failures.reverse(); // the earlier failure listed first: a later one does not replace it
+  assert.deepEqual(brokenInvariants(run), ['failed-play-stops']);
   const outside = cleanRun();
   outside.failures.push({ request_id: outside.outcome!.result.requests[0].request_id, play_id: null, time_ns: 0 });
   assert.deepEqual(checkRun(outside), []);
@@ -343,11 +371,11 @@ test('a linear pass rounded up past the next whole ns, and a table decode pass o
   assert.deepEqual(linear(2_000n, 3), ['pass-time'], 'exactly 2 ns is not 3');
   assert.deepEqual(linear(1n, 1), [], 'a sliver of a ns is 1 ns');
 
-  const decode = (decode_context_tokens: number, duration_ns: number) => {
+  const decode = (decode_context_tokens: number, duration_ns: number, sequences = 2) => {
     const run = cleanRun();
     const pass = run.passes[0];
-    pass.scheduled_tokens = 2;
-    pass.shape = { has_prefill: false, prefill_tokens: 0, decode_sequences: 2, context_tokens: decode_context_tokens, decode_context_tokens };
+    pass.scheduled_tokens = sequences;
+    pass.shape = { has_prefill: false, prefill_tokens: 0, decode_sequences: sequences, context_tokens: decode_context_tokens, decode_context_tokens };
     pass.pass_time = { model: 'table', prefill_tokens: [8], prefill_ns: [1_000], decode_batch_sizes: [1, 2], decode_context_tokens: [100, 200], decode_ns: [[10, 20], [30, 40]] };
     pass.duration_ns = duration_ns;
     return checkRun(run).map((v) => v.message);
@@ -357,4 +385,5 @@ test('a linear pass rounded up past the next whole ns, and a table decode pass o
   assert.match(message, /a decode of 2 sequences at 200 context tokens lasts 41 ns; the table's point is 40 ns$/);
   assert.match(decode(200, 31)[0], /at 100 context tokens lasts 31 ns; the table's point is 30 ns$/);
   assert.deepEqual(decode(300, 99), [], 'between grid points: interpolated, not checked against a point');
+  assert.match(decode(100, 11, 1)[0], /a decode of 1 sequences at 100 context tokens lasts 11 ns; the table's point is 10 ns$/, 'the first row and column of the grid');
 });

@@ -6,7 +6,7 @@ import { compareRuns, evidenceDifference } from '../../src/signoff/determinism';
 import { emptyEvidence, evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { parseRun } from '../../src/signoff/messages';
-import { buildSignoff, parseGlossary, SignoffInput } from '../../src/signoff/model';
+import { buildSignoff, parseGlossary, shortDigest, SignoffInput, statusWord } from '../../src/signoff/model';
 import { FILTER_SCRIPT, renderHtml, scriptHash } from '../../src/signoff/html';
 import { renderMarkdown } from '../../src/signoff/markdown';
 import { toSignoffJson } from '../../src/signoff/json';
@@ -539,4 +539,70 @@ test('the glossary is read from its Markdown table: header and rule rows are ski
     { term: 'G1', meaning: 'the GPU KV cache' },
     { term: 'G2', meaning: 'host memory' },
   ]);
+});
+
+test('"needs attention" lists each failed gate but the test double, planned requirements, a changed working tree, coverage not measured and active test doubles, each linked', () => {
+  const registry = parseRegistry(`
+requirements:
+  - { id: AISIM-1893, title: Routing from native events, source: AISIM-1893, owner: QA }
+  - { id: LAG-1, title: Lag is exact, source: semantics.md §6 LAG-1, owner: QA }
+  - { id: LAG-2, title: Lag is exact twice, source: semantics.md §6 LAG-2, owner: QA, status: planned }
+`);
+  const failed = scenario('fails', 20, { steps: [{ keyword: 'Then', text: 'it breaks', status: 'FAILED' }] });
+  const base = input([scenario('passes', 10), failed]);
+  const model = buildSignoff({ ...base, registry, subject: { ...base.subject, worktree: 'working tree differs from the commit in 2 files' }, perturbation: 'nothing matches this' });
+  assert.deepEqual(
+    model.attention.map((item) => [item.text, item.href]),
+    [
+      ['The determinism test double is active (KVQUAL_PERTURB="nothing matches this"): this run is not a sign-off.', '#determinism'],
+      ['Scenarios: 1 of 2 scenarios passed (1 failed)', '#gaps'],
+      ['Requirement traceability: 1 requirement without a scenario (LAG-2)', '#gaps'],
+      ['1 requirement still planned, without scenarios: LAG-2', '#gaps'],
+      ['The working tree differs from the commit in 2 files: the report may not match the commit it names.', '#qualified'],
+      ['Coverage was not measured: not requested. The compiled run did not check the suite again.', '#coverage'],
+    ],
+  );
+  const clean = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: { unitFiles: 1, unitTests: 1, scenarios: 1, failures: [], problems: [] } });
+  assert.deepEqual(clean.attention, [], 'a clean run needs no attention');
+});
+
+test('the coverage run gate counts failed unit tests and scenarios apart', () => {
+  const failure = (kind: 'unit test' | 'scenario', name: string) => ({ kind, name, where: 'x:1', why: 'boom' });
+  const model = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: { unitFiles: 1, unitTests: 9, scenarios: 1, failures: [failure('unit test', 'a'), failure('unit test', 'b'), failure('scenario', 'c')], problems: [] } });
+  assert.equal(gateOf(model, 'Coverage run').summary, 'on the compiled JavaScript, 2 unit tests failed and 1 scenario did not pass: "a", "b", "c"');
+});
+
+test('traceability counts its problems apart, whichever two of them are present', () => {
+  const summary = (scenarios: FakeScenario[]) => gateOf(buildSignoff(input(scenarios)), 'Requirement traceability');
+  assert.equal(summary([scenario('one', 10, { tags: ['@AISIM-1893'] }), scenario('untagged', 20, { tags: [] })]).passed, false, 'untraced and uncovered');
+  assert.equal(summary([scenario('both', 10, { tags: ['@AISIM-1893', '@LAG-1', '@AISIM-9999'] }), scenario('untagged', 20, { tags: [] })]).passed, false, 'untraced and unknown');
+});
+
+test('a scenario only in the second run, or in another feature file, gets its own place; short digests, status words', () => {
+  const model = buildSignoff(input([scenario('one', 10)], [scenario('one', 10), scenario('new', 20)]));
+  assert.match(gateOf(model, 'Determinism').summary, /1 scenario differed between the two runs: "new"/);
+  assert.deepEqual(model.views.map((v) => [v.scenario.name, v.changed]), [['one', false]]);
+  const twoFiles = buildSignoff(input([scenario('one', 10), scenario('two', 10, { uri: 'features/engine/admission.feature' }), scenario('three', 20)]));
+  assert.deepEqual(twoFiles.features.map((group) => [group.uri, group.views.map((v) => v.scenario.name)]), [
+    ['features/engine/admission.feature', ['two']],
+    ['features/router/lag.feature', ['one', 'three']],
+  ]);
+  assert.equal(shortDigest(null), '—');
+  assert.equal(shortDigest(`sha256:${'0123456789abcdef'.repeat(4)}`), 'sha256:0123456789ab…');
+  assert.equal(shortDigest('sha256:0123'), 'sha256:0123', 'a digest too short to cut is shown whole');
+  assert.deepEqual(['NOT RUN', 'PASSED', 'UNDEFINED'].map((s) => statusWord(s as never)), ['not run', 'passed', 'undefined']);
+});
+
+test('without a second run the determinism proof has no rows and is not identical; a row without a digest says why', () => {
+  const run = parseRun(fakeMessages([scenario('s', 10)]));
+  assert.deepEqual(compareRuns(run, null), { rerun: false, rows: [], differences: [], identical: false, problem: 'the second run produced no message stream', perturbed: [] });
+  assert.equal(compareRuns(run, run).rerun, true);
+  const noDigest = parseRun(fakeMessages([scenario('s', 10, { evidence: { ...evidence, digest: null } })]));
+  const rows = compareRuns(noDigest, parseRun(fakeMessages([scenario('s', 10, { evidence: { ...evidence, digest: null } }), scenario('t', 20, { evidence: { ...evidence, digest: null } })]))).rows;
+  assert.deepEqual(rows.map((row) => [row.first, row.second]), [
+    ['(no simulation; passed)', '(no simulation; passed)'],
+    [null, '(no simulation; passed)'],
+  ]);
+  const failing = { ...evidence, timeline: { ...evidence.timeline, failure: { message: 'boom' } as never } };
+  assert.equal(evidenceDifference(failing, evidence), `failure: boom vs ${evidence.timeline.failure?.message ?? 'none'}`);
 });
