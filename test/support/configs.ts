@@ -55,3 +55,8 @@ export function disaggregated(options: { bandwidth_gbps: number; latency_ms: num
     ...routerAndRequests(options.requests),
   ].join('\n');
 }
+
+/** One prefill worker with room to spare and one decode worker of 6 blocks, over a 1 GB/s link with 1 ms latency: a decode worker that must wait for room. */
+export function tightDecodeWorker(requests: string[]): string {
+  return disaggregated({ bandwidth_gbps: 1, latency_ms: 1, prefillBlocks: 32, decodeReplicas: 1, decodeBlocks: 6, requests });
+}

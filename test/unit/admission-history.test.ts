@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
-import { aggregated, disaggregated } from '../support/configs';
+import { aggregated, tightDecodeWorker } from '../support/configs';
 
 type Attempt = [time_ms: number, outcome: string, g1_blocks: number, host_blocks: number, reason: string | null];
 
@@ -104,14 +104,7 @@ test('a restore waits until G1 has room for the restored blocks and the rest of 
 });
 
 test("a decode worker takes a request's KV from the prefill worker once it has room for it, and says so at each step", () => {
-  const yaml = disaggregated({
-    bandwidth_gbps: 1,
-    latency_ms: 1,
-    prefillBlocks: 32,
-    decodeReplicas: 1,
-    decodeBlocks: 6,
-    requests: ['{ id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }', '{ id: p2, session: B, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }'],
-  });
+  const yaml = tightDecodeWorker(['{ id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }', '{ id: p2, session: B, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }']);
   const history = histories(yaml);
   const moving = 'KV moving from the prefill worker';
   const moved = 'KV transferred from the prefill worker';

@@ -13,7 +13,7 @@ import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
 import { PassLedger } from '../../src/fuzz/passLedger';
 import { InvariantError } from '../../src/kernel';
 import { ROOT } from '../support/paths';
-import { disaggregated } from '../support/configs';
+import { tightDecodeWorker } from '../support/configs';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml');
 
@@ -45,14 +45,7 @@ test('a request that never ended is named with where it waits', () => {
 });
 
 test('a decode half that never ended is named on its decode worker, waiting since its first attempt there', () => {
-  const yaml = disaggregated({
-    bandwidth_gbps: 1,
-    latency_ms: 1,
-    prefillBlocks: 32,
-    decodeReplicas: 1,
-    decodeBlocks: 6,
-    requests: ['{ id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }'],
-  });
+  const yaml = tightDecodeWorker(['{ id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }']);
   const run = runObserved(parseReplayConfig(yaml, 'pd.yaml'), {});
   const request = run.outcome!.result.requests.find((r) => r.stage === 'decode')!;
   request.state = 'waiting';
