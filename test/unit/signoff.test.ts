@@ -249,6 +249,11 @@ test('the generated-workload gate states runs and seed, and a broken invariant m
   assert.equal(broken.gates.at(-1)!.passed, false);
   assert.match(broken.gates.at(-1)!.summary, /^generated workload 6 of 1000 \(fast-check seed 1893\) broke every request finishes, fails with a reason or is skipped with a reason: request r1 never ended; shrunk counterexample \{ seed: 1893, path: "5:0:1" \}, replay with npm run fuzz -- --seed 1893 --path 5:0:1$/);
   assert.match(renderMarkdown(broken), /\| Generated workloads \| generated workload 6 of 1000/);
+  const twice = buildSignoff({
+    ...input([scenario('passes', 10)]),
+    generated: { runs: 1000, seed: 1893, only: [], passed: 5, too_heavy: 0, excluded_areas: ['failing-plays', 'tight-decode-ranks'], counterexample: { seed: 1893, path: '5:0:1', case_number: 6, shrinks: 3, fuzz_case: { config: {}, agentic_trace: null }, violations: [{ invariant: 'request-ended', message: 'request r1 never ended' }, { invariant: 'capacity', message: 'over' }] } },
+  });
+  assert.match(gateOf(twice, 'Generated workloads').summary, /^generated workload 6 of 1000 \(fast-check seed 1893\) broke 2 invariants, first: every request finishes, .*; shrunk counterexample \{ seed: 1893, path: "5:0:1" \}, replay with npm run fuzz -- --seed 1893 --path 5:0:1 --exclude failing-plays,tight-decode-ranks; left out for known engine defects: failing-plays, tight-decode-ranks$/);
   assert.ok(!buildSignoff(input([scenario('passes', 10)])).gates.some((g) => g.title === 'Generated workloads'), 'no gate when no campaign ran');
 });
 
@@ -315,6 +320,8 @@ test('with the test double active the verdict is never QUALIFIED, and a perturba
     determinism: { ...clean.determinism, perturbed: [{ key: 'features/a.feature:10', name: 'steady', note: 'perturbed', caught: false }] },
   });
   assert.match(missed.gates.find((g) => g.title === 'Test double')!.summary, /the determinism check MISSED "steady"/);
+  const caught = buildSignoff({ ...clean, perturbation: 'steady', determinism: { ...clean.determinism, perturbed: [{ key: 'features/a.feature:10', name: 'steady', note: 'perturbed', caught: true }] } });
+  assert.equal(caught.gates.find((g) => g.title === 'Test double')!.summary, 'KVQUAL_PERTURB="steady" perturbed 1 scenario on purpose in the second run; the determinism check caught every one: this run is not a sign-off');
 });
 
 test('signoff.json is the whole model, valid against its published JSON Schema source, and read back as a baseline', () => {
@@ -344,6 +351,7 @@ test('a baseline comparison names scenarios added, removed, renamed, results, di
   assert.deepEqual(diff.renamed.map((c) => [c.before, c.after]), [['old name', 'new name']]);
   assert.deepEqual(diff.digests.map((c) => c.name), ['steady']);
   assert.ok(model.views.find((v) => v.scenario.name === 'steady')!.open, 'a changed scenario is open');
+  assert.deepEqual(model.views.map((v) => [v.scenario.name, v.changed]), [['steady', true], ['new name', true], ['brand new', true]]);
   assert.match(model.attention.map((a) => a.text).join('\n'), /Since the baseline \(2030-01-01 00:00 UTC, commit abc, QUALIFIED\): 1 scenario added, 1 scenario removed, 1 scenario renamed, 1 digest changed, \d+ measured values? changed\./);
   assert.match(renderMarkdown(model), /### Scenarios renamed\n\n- `features\/router\/lag\.feature:20`: "old name" → "new name"/);
 });
