@@ -45,7 +45,7 @@ function fixtureArgs(fixture: string, dir: string, campaign = 'sign-off fixture'
 function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), onSpawn?: (child: ChildProcess) => void): Promise<Qualified> {
   const dir = path.join(scratch, out);
   const childEnv = { ...process.env, ...env };
-  if (!('KVQUAL_PERTURB' in env)) delete childEnv.KVQUAL_PERTURB;
+  for (const double of ['KVQUAL_PERTURB', 'KVQUAL_FUZZ_PLANT']) if (!(double in env)) delete childEnv[double];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     onSpawn?.(child);
