@@ -149,6 +149,8 @@ export function parseRun(ndjson: string): RunModel {
   const phrases: string[] = [];
   const testCases = new Map<string, TestCase>();
   const latestStart = new Map<string, { id: string; attempt: number }>();
+  /** How many times each test case started: more than once only under cucumber's --retry. */
+  const starts = new Map<string, number>();
   const results = new Map<string, Map<string, StepResult>>();
   const attachments = new Map<string, RunAttachment[]>();
   let cucumberVersion: string | null = null;
@@ -177,6 +179,7 @@ export function parseRun(ndjson: string): RunModel {
     if (envelope.testCase) testCases.set(envelope.testCase.id, envelope.testCase);
     if (envelope.testCaseStarted) {
       const { id, testCaseId, attempt } = envelope.testCaseStarted;
+      starts.set(testCaseId, (starts.get(testCaseId) ?? 0) + 1);
       const previous = latestStart.get(testCaseId);
       if (!previous || attempt >= previous.attempt) latestStart.set(testCaseId, { id, attempt });
     }
@@ -211,6 +214,9 @@ export function parseRun(ndjson: string): RunModel {
     const where = context.get(pickle.astNodeIds[0]) ?? { feature: { name: '', description: '' }, rule: null };
     const testCase = caseOfPickle.get(pickle.id);
     const started = testCase ? latestStart.get(testCase.id) : undefined;
+    const attempts = testCase ? (starts.get(testCase.id) ?? 0) : 0;
+    // A retried scenario is read from its last attempt, and a retry is a problem of the run: a scenario that passes only when tried again is flaky, not passed.
+    if (attempts > 1) runErrors.push(`${pickle.uri}:${pickle.location?.line ?? 0} "${pickle.name}" ran ${attempts} times (cucumber's retry): a scenario that passes only on a retry is flaky; run without --retry`);
     const stepResults = started ? results.get(started.id) ?? new Map<string, StepResult>() : new Map<string, StepResult>();
     const steps: RunStep[] = [];
     let worstStep: StepStatus = 'PASSED';

@@ -614,3 +614,100 @@ test('without a second run the determinism proof has no rows and is not identica
   const failing = { ...evidence, timeline: { ...evidence.timeline, failure: { message: 'boom' } as never } };
   assert.equal(evidenceDifference(failing, evidence), `failure: boom vs ${evidence.timeline.failure?.message ?? 'none'}`);
 });
+
+// ── Reading the message stream: every envelope that decides a result is read (found by mutation testing the reader) ──
+
+type Envelopes = Record<string, any>[]; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** The run of these scenarios, its envelopes changed by `change` first. */
+function editedRun(scenarios: FakeScenario[], change: (envelopes: Envelopes) => Envelopes | void): ReturnType<typeof parseRun> {
+  const envelopes = fakeMessages(scenarios).trimEnd().split('\n').map((line) => JSON.parse(line) as Envelopes[number]);
+  const changed = change(envelopes) ?? envelopes;
+  return parseRun(`${changed.map((e) => JSON.stringify(e)).join('\n')}\n`);
+}
+
+test('a retried scenario is read from its last attempt, and the retry is a problem of the run that fails the scenarios gate', () => {
+  const failedOnce = scenario('flaky', 10);
+  const run = editedRun([failedOnce], (envelopes) => {
+    // Attempt 0 failed its first step; attempt 1 (listed first here) passed.
+    const started = envelopes.find((e) => e.testCaseStarted)!.testCaseStarted;
+    const steps = envelopes.filter((e) => e.testStepFinished && e.testStepFinished.testCaseStartedId === started.id);
+    const retry = { testCaseStarted: { ...started, id: 'started-retry', attempt: 1 } };
+    const retried = steps.map((e) => ({ testStepFinished: { ...e.testStepFinished, testCaseStartedId: 'started-retry' } }));
+    const failedStep = { testStepFinished: { ...steps[0].testStepFinished, testStepResult: { status: 'FAILED', message: 'boom', duration: { seconds: 0, nanos: 1 } } } };
+    const at = envelopes.indexOf(envelopes.find((e) => e.testCaseStarted)!);
+    return [...envelopes.slice(0, at), retry, ...retried, envelopes[at], failedStep, ...envelopes.slice(at + 1).filter((e) => !steps.includes(e) || e !== steps[0])];
+  });
+  assert.equal(run.scenarios[0].status, 'PASSED', 'the last attempt passed');
+  assert.deepEqual(run.runErrors, ['features/router/lag.feature:10 "flaky" ran 2 times (cucumber\'s retry): a scenario that passes only on a retry is flaky; run without --retry']);
+  const model = buildSignoff({ ...input([failedOnce]), run, determinism: compareRuns(run, run) });
+  assert.deepEqual(gateOf(model, 'Scenarios'), { title: 'Scenarios', passed: false, summary: '1 of 1 scenario passed; the run itself reported 1 problem' });
+});
+
+test('a feature file that does not parse is a problem of the run, named with its file and line', () => {
+  const run = editedRun([scenario('passes', 10)], (envelopes) => {
+    envelopes.splice(1, 0, { parseError: { source: { uri: 'features/broken.feature', location: { line: 7 } }, message: 'expected: #TagLine, got: Scenari' } }, { parseError: { source: {}, message: 'no location' } });
+  });
+  assert.deepEqual(run.runErrors, ['features/broken.feature:7: expected: #TagLine, got: Scenari', '?: no location']);
+});
+
+test('the run\'s own end: a failure it reports is a problem; success, or a plain failed scenario, is not', () => {
+  const finished = (result: Record<string, unknown>) => editedRun([scenario('passes', 10)], (envelopes) => envelopes.map((e) => (e.testRunFinished ? { testRunFinished: { ...result, timestamp: e.testRunFinished.timestamp } } : e))).runErrors;
+  assert.deepEqual(finished({ success: false, exception: { message: 'BeforeAll hook threw' } }), ['the run reported: BeforeAll hook threw']);
+  assert.deepEqual(finished({ success: false, message: 'step definitions could not load' }), ['the run reported: step definitions could not load']);
+  assert.deepEqual(finished({ success: false }), [], 'a failed scenario fails its own gate, not the run');
+  assert.deepEqual(finished({ success: true, message: 'all good' }), []);
+});
+
+test('a step without a result in a started scenario is UNKNOWN, and a scenario never started lists its steps as not run', () => {
+  const cut = editedRun([scenario('cut short', 10)], (envelopes) => envelopes.filter((e) => !(e.testStepFinished && e === envelopes.filter((x) => x.testStepFinished).at(-2))));
+  assert.equal(cut.scenarios[0].status, 'UNKNOWN');
+  assert.deepEqual(cut.scenarios[0].steps.map((step) => step.status), ['PASSED', 'PASSED', 'UNKNOWN']);
+  const never = parseRun(fakeMessages([scenario('never', 10, { notRun: true })]));
+  assert.deepEqual(never.scenarios[0].steps.map((step) => [step.keyword, step.text, step.status]), [
+    ['Given', 'a cluster of 2 aggregated workers with 4-token blocks', 'NOT RUN'],
+    ['When', 'a request starting with "system prompt" arrives at 15 ms', 'NOT RUN'],
+    ['Then', 'it is placed on worker 1, which holds it in G2', 'NOT RUN'],
+  ]);
+  assert.equal(never.scenarios[0].evidenceError, null, 'nothing ran, so no evidence is missing');
+});
+
+test('attachments: base64 text is decoded, the evidence is read apart and unreadable evidence says why, the perturbation note is found', () => {
+  const run = editedRun([scenario('noted', 10)], (envelopes) => {
+    const evidenceAt = envelopes.findIndex((e) => e.attachment);
+    const { testCaseStartedId, testStepId } = envelopes[evidenceAt].attachment;
+    const text = (body: string, fileName: string) => ({ attachment: { testCaseStartedId, testStepId, body: Buffer.from(body).toString('base64'), contentEncoding: 'BASE64', mediaType: 'text/plain', fileName } });
+    envelopes.splice(evidenceAt + 1, 0, text('a note for the reader', 'why.txt'), text('one extra KV event', 'perturbation.txt'));
+  });
+  const [noted] = run.scenarios;
+  assert.ok(noted.evidence !== null && noted.evidenceError === null);
+  assert.deepEqual(noted.attachments.map((a) => [a.fileName, a.text]), [['why.txt', 'a note for the reader'], ['perturbation.txt', 'one extra KV event']], 'the evidence is not among them');
+  assert.equal(noted.perturbation, 'one extra KV event');
+  const unreadable = editedRun([scenario('garbled', 10)], (envelopes) => {
+    const evidence = envelopes.find((e) => e.attachment)!.attachment;
+    evidence.body = '{"format": "not evidence"';
+  });
+  assert.equal(unreadable.scenarios[0].evidence, null);
+  assert.match(unreadable.scenarios[0].evidenceError!, /^evidence attachment unreadable: /);
+  assert.equal(unreadable.scenarios[0].perturbation, null);
+});
+
+test("a scenario inside a Rule carries the rule's name and its steps' keywords; step definitions' phrases and the sources are read", () => {
+  const run = editedRun([scenario('ruled', 10)], (envelopes) => {
+    const document = envelopes.find((e) => e.gherkinDocument)!.gherkinDocument;
+    document.feature.children = [{ rule: { name: 'a rule', children: document.feature.children } }];
+    envelopes.push({ stepDefinition: { id: 'sd-1', pattern: { source: 'a cluster of {int} aggregated workers', type: 'CUCUMBER_EXPRESSION' } } });
+  });
+  assert.equal(run.scenarios[0].rule, 'a rule');
+  assert.equal(run.scenarios[0].steps[0].keyword, 'Given');
+  assert.deepEqual(run.phrases, ['a cluster of {int} aggregated workers']);
+  assert.deepEqual(run.sources.map((s) => s.uri), ['features/router/lag.feature']);
+  assert.equal(run.scenarios[0].feature.description, 'Why it matters.');
+});
+
+test('a line of the stream that is not JSON is a problem naming its line; scenarios are ordered by file and line', () => {
+  const text = fakeMessages([scenario('b', 20), scenario('a', 10), scenario('z', 5, { uri: 'features/agentic/z.feature' })]);
+  const run = parseRun(`${text.split('\n').slice(0, 2).join('\n')}\n{not json\n${text.split('\n').slice(2).join('\n')}`);
+  assert.deepEqual(run.runErrors, ['message stream line 3 is not JSON (truncated run?)']);
+  assert.deepEqual(run.scenarios.map((s) => s.key), ['features/agentic/z.feature:5', 'features/router/lag.feature:10', 'features/router/lag.feature:20']);
+  assert.deepEqual(run.sources.map((s) => s.uri), ['features/agentic/z.feature', 'features/router/lag.feature']);
+});
