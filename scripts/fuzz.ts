@@ -117,7 +117,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   process.stdout.write(`fuzz: case ${found.case_number} of ${options.runs} failed after ${seconds} s; shrunk ${found.shrinks} time(s)\n`);
   process.stdout.write(`counterexample: ${JSON.stringify(origin)}\n`);
   printViolations(found.violations);
-  const files = caseFiles(found.fuzz_case, { origin, violations: found.violations, folder: options.out });
+  const files = caseFiles(found.fuzz_case, { origin, violations: found.violations, folder: options.out, planted_defect: options.planted_defect });
   fs.mkdirSync(options.out, { recursive: true });
   const written = [files.config, files.trace, files.feature].filter((file): file is { name: string; content: string } => file !== null);
   // Written as kvqual's own outputs are: temporary files, renamed into place only when all are written.

@@ -85,6 +85,10 @@ test('a counterexample (the planted defect) is shrunk, written, and reproduces b
   const feature = config.replace(/\.yaml$/, '.feature');
   assert.ok(fs.existsSync(config) && fs.existsSync(feature), result.output);
   assert.match(result.output, new RegExp(`^check it: +KVQUAL_FUZZ_PLANT=1 npm run fuzz -- --check ${config}$`, 'm'), 'the commands it prints plant the defect again');
+  const written = fs.readFileSync(config, 'utf8');
+  assert.match(written, new RegExp(`^# Check its invariants: KVQUAL_FUZZ_PLANT=1 npm run fuzz -- --check ${config}$`, 'm'), 'and so do the written files');
+  assert.match(written, /^# It was found with the planted defect of a test double \(KVQUAL_FUZZ_PLANT=1\) and breaks an invariant only with it planted\.$/m);
+  assert.match(fs.readFileSync(feature, 'utf8'), /^ {2}It was found with the planted defect of a test double/m);
 
   const check = fuzz(['--check', config], PLANTED);
   assert.equal(check.status, 1, check.output);
