@@ -5,7 +5,8 @@
 // a test case.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mergeStreams, parseShardSpec, shareOf, suiteIdentity } from '../../src/signoff/shards';
+import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, shareOf, suiteIdentity, type ShardInput, type ShardManifest } from '../../src/signoff/shards';
+import { fakeMessages } from '../support/messages';
 import { parseRun } from '../../src/signoff/messages';
 
 test('--shard i/n: 1 ≤ i ≤ n, whole numbers only', () => {
@@ -78,4 +79,92 @@ test('a failed shard run fails the merged run with its message; a shard left out
     partial.scenarios.map((s) => s.status),
     ['PASSED', 'NOT RUN'],
   );
+});
+
+// ── The merge's completeness check (checkShards) and the manifest reader, in this process ──
+
+const SUITE = ['a', 'b', 'c'].map((name, i) => ({
+  uri: 'features/router/lag.feature',
+  line: 10 * (i + 1),
+  name,
+  tags: ['@LAG-1'],
+  steps: [{ keyword: 'Then', text: `${name} holds`, status: 'PASSED' as const }],
+}));
+
+/** The message stream of shard `index` of `count`: its share run, the other pickles compiled but not run. */
+function shardStream(index: number, count: number, suite = SUITE): string {
+  return fakeMessages(suite.map((s, k) => (k % count === index - 1 ? s : { ...s, notRun: true })));
+}
+
+function manifest(index: number, count: number, change: { commit?: string; fuzzRuns?: number; digest?: string } = {}): ShardManifest {
+  return {
+    format: SHARD_FORMAT,
+    shard: { index, count },
+    suite: { digest: change.digest ?? suiteIdentity(shardStream(1, 1)).digest, scenarios: SUITE.length, features: 'features' },
+    subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: change.commit ?? 'a'.repeat(40), worktree: 'clean working tree', node: 'v20.20.2' },
+    settings: { fuzzRuns: change.fuzzRuns ?? 0, fuzzSeed: 1893, coverage: false },
+    perturbation: null,
+    command: 'npm run qualify -- --shard',
+    generated: null,
+    coverage: null,
+  };
+}
+
+function shard(index: number, count: number, change: Parameters<typeof manifest>[2] = {}, streams: { first?: string | null; second?: string | null } = {}): ShardInput {
+  const stream = shardStream(index, count);
+  return { dir: `s${index}`, manifest: manifest(index, count, change), first: streams.first === undefined ? stream : streams.first, second: streams.second === undefined ? stream : streams.second };
+}
+
+test('a complete set of shards has no problem, and is used in shard order', () => {
+  const check = checkShards([shard(3, 3), shard(1, 3), shard(2, 3)]);
+  assert.deepEqual(check.problems, []);
+  assert.deepEqual(check.used.map((s) => s.manifest.shard.index), [1, 2, 3]);
+});
+
+test('a shard missing, or given twice, is named; shard 1 missing says it makes the generated workloads and the coverage run', () => {
+  assert.deepEqual(checkShards([shard(1, 3), shard(3, 3)]).problems, ['shard 2 of 3 missing: its scenarios did not run']);
+  assert.deepEqual(checkShards([shard(2, 2, { fuzzRuns: 10 })]).problems, ['shard 1 of 2 missing: its scenarios did not run (it runs the generated workloads and the coverage run)']);
+  const twice = { ...shard(2, 2), dir: 'again' };
+  const check = checkShards([shard(1, 2), shard(2, 2), twice]);
+  assert.deepEqual(check.problems, ['shard 2 of 2 given twice (s2 and again); only the first was used']);
+  assert.deepEqual(check.used.map((s) => s.dir), ['s1', 's2']);
+});
+
+test('a shard of another count, suite, commit or settings is left out naming how it differs; the reference is the most common, ties to the first given', () => {
+  const other = checkShards([shard(1, 2), shard(2, 2), shard(2, 3, { commit: 'b'.repeat(40), fuzzRuns: 5, digest: 'sha256:ffffffffffffffffffff' })]);
+  assert.deepEqual(other.problems, [
+    's2 (shard 2 of 3) is not of this set and was left out: it is one of 3 shards, not 2; it ran another suite (sha256:ffffffffffff… vs ' +
+      `${manifest(1, 2).suite.digest.slice(0, 19)}…); it ran commit bbbbbbbbbbbb, not aaaaaaaaaaaa; it ran with --fuzz-runs 5, seed 1893, without the coverage run, not --fuzz-runs 0, seed 1893, without the coverage run`,
+  ]);
+  // Two of one commit against one of another: the two make the set, whatever the order.
+  const majority = checkShards([shard(1, 2, { commit: 'c'.repeat(40) }), shard(1, 2), shard(2, 2)]);
+  assert.equal(majority.reference.subject.commit, 'a'.repeat(40));
+  assert.match(majority.problems[0], /^s1 \(shard 1 of 2\) is not of this set and was left out: it ran commit cccccccccccc, not aaaaaaaaaaaa$/);
+  // One each: the first given is the reference.
+  const tie = checkShards([shard(1, 2, { commit: 'c'.repeat(40) }), shard(2, 2)]);
+  assert.equal(tie.reference.subject.commit, 'c'.repeat(40));
+});
+
+test("a shard's streams must exist, be of its suite and have run exactly its share", () => {
+  assert.deepEqual(checkShards([shard(1, 2, {}, { second: null }), shard(2, 2)]).problems, ['shard 1 of 2 (s1) has no message stream of its second run']);
+  const foreign = fakeMessages([{ ...SUITE[0], name: 'something else' }]);
+  assert.deepEqual(checkShards([shard(1, 2, {}, { first: foreign }), shard(2, 2)]).problems, ['shard 1 of 2 (s1): the message stream of its first run is of another suite than its manifest names']);
+  const everything = shardStream(1, 1);
+  assert.deepEqual(checkShards([shard(1, 2), shard(2, 2, {}, { second: everything })]).problems, ['shard 2 of 2 (s2): its second run ran 3 scenarios, not exactly its share of 1']);
+  assert.throws(() => checkShards([]), /no shard to merge/);
+});
+
+test('a shard manifest that is not JSON, not of this format, out of range or incomplete is refused, naming the file', () => {
+  const text = (value: unknown) => JSON.stringify(value);
+  assert.throws(() => parseShardManifest('{', 'x/shard.json'), /^Error: x\/shard\.json: not JSON$/);
+  assert.throws(() => parseShardManifest('null', 'x/shard.json'), /x\/shard\.json: not a kvqual-qualify-shard\/1 shard manifest/);
+  assert.throws(() => parseShardManifest(text({ ...manifest(1, 2), format: 'other' }), 'x'), /not a kvqual-qualify-shard\/1 shard manifest/);
+  for (const bad of [{ index: 0, count: 2 }, { index: 3, count: 2 }, { index: 1.5, count: 2 }, { index: 1, count: 'two' }, null]) {
+    assert.throws(() => parseShardManifest(text({ ...manifest(1, 2), shard: bad }), 'x'), /x: the shard number is missing or out of range/, JSON.stringify(bad));
+  }
+  for (const field of ['suite', 'subject', 'settings'] as const) {
+    assert.throws(() => parseShardManifest(text({ ...manifest(1, 2), [field]: undefined }), 'x'), /x: the suite, subject or settings are missing/, field);
+  }
+  assert.throws(() => parseShardManifest(text({ ...manifest(1, 2), suite: { digest: 7 } }), 'x'), /the suite, subject or settings are missing/);
+  assert.deepEqual(parseShardManifest(text(manifest(2, 2)), 'x').shard, { index: 2, count: 2 });
 });
