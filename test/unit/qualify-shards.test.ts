@@ -123,6 +123,9 @@ test('a complete set of shards has no problem, and is used in shard order', () =
 
 test('a shard missing, or given twice, is named; shard 1 missing says it makes the generated workloads and the coverage run', () => {
   assert.deepEqual(checkShards([shard(1, 3), shard(3, 3)]).problems, ['shard 2 of 3 missing: its scenarios did not run']);
+  assert.deepEqual(checkShards([shard(1, 3), shard(2, 3)]).problems, ['shard 3 of 3 missing: its scenarios did not run'], 'the last shard too');
+  assert.deepEqual(checkShards([shard(2, 2)]).problems, ['shard 1 of 2 missing: its scenarios did not run'], 'without generated workloads or coverage, shard 1 is like any other');
+  assert.deepEqual(checkShards([shard(1, 2, { fuzzRuns: 10 })]).problems, ['shard 2 of 2 missing: its scenarios did not run'], 'only shard 1 makes them');
   assert.deepEqual(checkShards([shard(2, 2, { fuzzRuns: 10 })]).problems, ['shard 1 of 2 missing: its scenarios did not run (it runs the generated workloads and the coverage run)']);
   const twice = { ...shard(2, 2), dir: 'again' };
   const check = checkShards([shard(1, 2), shard(2, 2), twice]);
