@@ -14,7 +14,7 @@ import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario'
 import { planOutputs, writeOutputs } from '../src/cli/outputs';
 import { ConfigError } from '../src/config/load';
 import { isInputError } from '../src/cli/replay';
-import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING, plantedDefectAsked } from '../src/fuzz/planted';
+import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING, plantedCommandPrefix, plantedDefectAsked } from '../src/fuzz/planted';
 
 const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclude AREAS] [--out DIR] [--check FILE.yaml]
   --runs N         generated cases to run (default 1000)
@@ -125,7 +125,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   writeOutputs(planned.map((output, i) => ({ output, text: written[i].content })));
   process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
   // With the planted defect, the counterexample reproduces only with it planted again.
-  const plant = options.planted_defect ? `${PLANTED_DEFECT_ENV}=1 ` : '';
+  const plant = plantedCommandPrefix(options.planted_defect);
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
   process.stdout.write(`check it:   ${plant}npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
   const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;

@@ -11,6 +11,11 @@ export const PLANTED_DEFECT_ENV = 'KVQUAL_FUZZ_PLANT';
 /** What the planted defect does, in words, for the console and the sign-off. */
 export const PLANTED_DEFECT_MEANING = 'every request that reuses cached tokens is counted as breaking "no request reuses more tokens than its prompt"';
 
+/** What a printed command starts with to plant the defect again ("KVQUAL_FUZZ_PLANT=1 "), or nothing. */
+export function plantedCommandPrefix(planted: boolean | undefined): string {
+  return planted ? `${PLANTED_DEFECT_ENV}=1 ` : '';
+}
+
 /** True when the environment plants the defect ("1"); any other value than unset, "" or "0" is a usage error for the caller to report. */
 export function plantedDefectAsked(env: NodeJS.ProcessEnv): boolean {
   const value = env[PLANTED_DEFECT_ENV];

@@ -20,7 +20,7 @@ import { slug } from './text';
 import type { CampaignResult } from '../fuzz/campaign';
 import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
-import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
+import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING, plantedCommandPrefix } from '../fuzz/planted';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -427,7 +427,7 @@ export function generatedSummary(campaign: CampaignResult): string {
   const first = found.violations[0];
   const broke = first ? `${INVARIANT_CLAIMS[first.invariant]}: ${first.message}` : 'an invariant';
   const exclude = campaign.excluded_areas.length > 0 ? ` --exclude ${campaign.excluded_areas.join(',')}` : '';
-  const plant = campaign.planted_defect ? `${PLANTED_DEFECT_ENV}=1 ` : '';
+  const plant = plantedCommandPrefix(campaign.planted_defect);
   return (
     `${campaign.planted_defect ? 'with the planted defect (test double), ' : ''}generated workload ${found.case_number} of ${campaign.runs} (fast-check seed ${campaign.seed}) broke ${found.violations.length > 1 ? `${found.violations.length} invariants, first: ` : ''}${broke}` +
     `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with ${plant}npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${unchecked}${left}`
