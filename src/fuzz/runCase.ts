@@ -46,11 +46,14 @@ export class TooHeavyToCheck extends Error {}
 export const TOO_HEAVY_MEANING = `more than ${MAX_CHECKED_KV_EVENTS.toLocaleString('en-US')} KV events, or a preemption spin past ${MAX_KERNEL_EVENTS.toLocaleString('en-US')} kernel events`;
 
 /**
- * A run past its kernel event budget whose ranks preempted a request at least once per this many
- * kernel events (over the second half of the budget) was spinning: passes of a nanosecond or so, each readmitting a request that the
- * next preempts, while something slow (a G2 restore over a slow link) holds the G1 blocks it
- * needs. It would settle when that slow thing ends, as vLLM would also spin, one step at a time,
- * but after far more events than a checked run may take: too heavy to check, not a livelock.
+ * A run past its kernel event budget was spinning when its ranks preempted a request at least once
+ * per spin cycle, with a margin: over the second half of the budget, at least one preemption per
+ * this many kernel events for each pass a cycle may take (see cyclePasses). Spinning: short passes,
+ * each readmitting a request that a later one preempts, while something slow (a G2 restore or copy
+ * over a slow link, a decode worker not yet pulling the KV that a prefill worker holds) keeps the
+ * G1 blocks it needs. It would settle when that slow thing ends, as vLLM would also spin, one step
+ * at a time, but after far more events than a checked run may take: too heavy to check, not a
+ * livelock. A pass is two kernel events (its start and its end) when nothing else happens.
  */
 const SPIN_EVENTS_PER_PREEMPTION = 10;
 
@@ -79,8 +82,9 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
   const ledger = new PassLedger(keptPasses);
   const failures: FailureRecord[] = [];
   let observedCluster: Cluster | null = null;
-  // The preemptions made by the time half the kernel event budget was used (see spinning).
+  // The preemptions made by the time half the kernel event budget was used, and the longest request dispatched (see spinning).
   let preemptionsAtHalf: number | null = null;
+  let longestTokens = 0;
   const observe = (cluster: Cluster) => {
     observedCluster = cluster;
     const half = maxKernelEvents / 2;
@@ -88,6 +92,11 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
     cluster.onFinished = (request) => {
       if (request.state === 'failed') failures.push({ request_id: request.request_id, play_id: request.identity.play_id, time_ns: cluster.kernel.now });
       driver?.(request);
+    };
+    const dispatched = cluster.onDispatched;
+    cluster.onDispatched = (request) => {
+      longestTokens = Math.max(longestTokens, request.input_length + request.output_length);
+      dispatched?.(request);
     };
     for (const rank of cluster.ranks) {
       const settings = rank.settings;
@@ -124,7 +133,8 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
     return { outcome, error: null, ...observed(), event_log: eventLogOf(outcome) };
   } catch (error) {
     if (!(error instanceof Error)) throw error;
-    return { outcome: null, error: spinning(error, observedCluster, preemptionsAtHalf) ?? error, ...observed(), event_log: '' };
+    const passesPerCycle = observedCluster === null ? 1 : cyclePasses(observedCluster, longestTokens);
+    return { outcome: null, error: spinning(error, observedCluster, preemptionsAtHalf, passesPerCycle) ?? error, ...observed(), event_log: '' };
   }
 }
 
@@ -133,15 +143,27 @@ function preemptionsOf(cluster: Cluster): number {
 }
 
 /**
- * A run stopped by its kernel event budget while spinning on preemption, as too heavy to check;
- * null otherwise. It must have preempted at least once per SPIN_EVENTS_PER_PREEMPTION kernel events
- * over the second half of the budget, so a run that preempted a lot early and then stopped making
- * progress for another reason is still a livelock.
+ * The most passes one cycle of a spin may take: a preempted request computes its prompt (and the
+ * output it had made) again, at worst the longest request dispatched, at the smallest token budget
+ * per pass of any rank; its next preemption comes at the latest when that is done.
  */
-function spinning(error: Error, cluster: Cluster | null, preemptionsAtHalf: number | null): TooHeavyToCheck | null {
+function cyclePasses(cluster: Cluster, longestTokens: number): number {
+  let smallestBudget = Infinity;
+  for (const rank of cluster.ranks) smallestBudget = Math.min(smallestBudget, rank.settings.max_num_batched_tokens);
+  return Math.max(1, Math.ceil(longestTokens / smallestBudget));
+}
+
+/**
+ * A run stopped by its kernel event budget while spinning on preemption, as too heavy to check;
+ * null otherwise. Over the second half of the budget it must have preempted at least once per
+ * SPIN_EVENTS_PER_PREEMPTION kernel events for each pass of a spin cycle (`passesPerCycle`, see
+ * cyclePasses), so a run that preempted a lot early and then stopped making progress for another
+ * reason is still a livelock.
+ */
+function spinning(error: Error, cluster: Cluster | null, preemptionsAtHalf: number | null, passesPerCycle: number): TooHeavyToCheck | null {
   if (!(error instanceof UnsettledError) || cluster === null || preemptionsAtHalf === null) return null;
   const late = preemptionsOf(cluster) - preemptionsAtHalf;
-  if (late * SPIN_EVENTS_PER_PREEMPTION < error.events / 2) return null;
+  if (late * SPIN_EVENTS_PER_PREEMPTION * passesPerCycle < error.events / 2) return null;
   return new TooHeavyToCheck(
     `the case spun on preemption past the kernel event budget: ${late.toLocaleString('en-US')} preemptions in the last ${(error.events / 2).toLocaleString('en-US')} of ${error.events.toLocaleString('en-US')} kernel events, by ${formatNs(error.now_ns)} of virtual time`,
   );

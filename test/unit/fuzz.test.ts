@@ -143,6 +143,16 @@ test('a case that spins on preemption past the kernel event budget is too heavy 
   assert.match(stopped.violations[0].message, /the simulation did not settle: 5 kernel events processed by .* \(a livelock\?\)/);
 });
 
+test('a spin whose cycles take many passes is too heavy to check, not a livelock: the preemptions a spin needs scale with the passes a prompt takes', () => {
+  // Seed 7301's case 4029, shrunk: a prefill of 16 tokens at one token per pass is preempted every
+  // 10 passes (about 20 kernel events) while a finished prefill waits for the decode worker.
+  const spin = caseFromYaml(readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'handoff-spin.yaml'), 'utf8'), null);
+  const verdict = runCase(spin, { max_kernel_events: 200_000 });
+  assert.deepEqual(verdict.violations, []);
+  assert.equal(verdict.too_heavy, true);
+  assert.match(verdict.first.error!.message, /^the case spun on preemption past the kernel event budget: 5,000 preemptions in the last 100,000 of 200,000 kernel events/);
+});
+
 test('the planted defect (test double) counts exactly the requests that reused cached tokens, and says it was planted', () => {
   const example = readFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-shared.yaml'), 'utf8');
   const plain = runCase(caseFromYaml(example, null));
