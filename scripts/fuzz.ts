@@ -88,20 +88,38 @@ function parseInvariants(text: string | undefined): InvariantName[] {
   });
 }
 
+/** While a counterexample shrinks (each smaller case a whole run, a heavy one tens of seconds), a line at most this often. */
+const SHRINK_NEWS_EVERY_MS = 10_000;
+
 function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string; planted_defect: boolean }): number {
   const started = Date.now();
   const excluded = options.exclude.length === 0 ? 'none' : options.exclude.join(', ');
   const watched = options.only.length === INVARIANTS.length ? '' : `; failing only on ${options.only.join(', ')}`;
   process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
   announcePlantedDefect(options.planted_defect);
+  const plant = plantedCommandPrefix(options.planted_defect);
+  const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;
   let failures = 0;
+  let firstFailure = 0;
+  let lastSaid = started;
   const every = Math.max(100, Math.ceil(options.runs / 10));
   const result = runFuzzCampaign({
     ...options,
     onCase: (executed, violations) => {
-      if (violations.length > 0) {
-        if (failures++ === 0) process.stdout.write(`fuzz: case ${executed} broke an invariant; shrinking…\n`);
-      } else if (failures === 0 && executed % every === 0) {
+      if (failures === 0 && violations.length > 0) {
+        failures++;
+        firstFailure = executed;
+        lastSaid = Date.now();
+        // Shrinking a heavy case can take long: the case as found can be replayed meanwhile (fast-check's path of a case is its index).
+        const asFound = options.path === undefined ? ` (as found: ${plant}npm run fuzz -- --seed ${options.seed} --path ${executed - 1}${flags})` : '';
+        process.stdout.write(`fuzz: case ${executed} broke an invariant; shrinking…${asFound}\n`);
+      } else if (failures > 0) {
+        if (violations.length > 0) failures++;
+        if (Date.now() - lastSaid >= SHRINK_NEWS_EVERY_MS) {
+          lastSaid = Date.now();
+          process.stdout.write(`fuzz: shrinking: ${executed - firstFailure} smaller case(s) tried, ${failures - 1} of them still failing (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+        }
+      } else if (executed % every === 0) {
         process.stdout.write(`fuzz: ${executed}/${options.runs} cases passed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
       }
     },
@@ -124,11 +142,9 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   const planned = planOutputs(written.map((file) => ({ option: '--out', file: path.join(options.out, file.name) })), process.cwd(), []);
   writeOutputs(planned.map((output, i) => ({ output, text: written[i].content })));
   process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
-  // With the planted defect, the counterexample reproduces only with it planted again.
-  const plant = plantedCommandPrefix(options.planted_defect);
+  // With the planted defect, the counterexample reproduces only with it planted again (plant).
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
   process.stdout.write(`check it:   ${plant}npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
-  const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;
   process.stdout.write(`rerun it:   ${plant}npm run fuzz -- --seed ${origin.seed} --path ${origin.path}${flags}\n`);
   process.stdout.write(options.planted_defect ? `scenario:   ${plant}npx cucumber-js --profile replay ${path.join(options.out, files.feature.name)} (it fails only with the defect planted)\n` : `scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
   return 1;

@@ -17,6 +17,7 @@ import { ROOT } from '../support/paths';
 import { caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
 import { caseConfig, runCase, runObserved } from '../../src/fuzz/runCase';
 import { checkRun } from '../../src/fuzz/invariants';
+import { runFuzzCampaign } from '../../src/fuzz/campaign';
 import { UnsettledError } from '../../src/kernel';
 import { parse, stringify } from 'yaml';
 import type { FuzzCase } from '../../src/fuzz/generate';
@@ -81,6 +82,11 @@ test('a counterexample (the planted defect) is shrunk, written, and reproduces b
   const origin = JSON.parse(/^counterexample: (.*)$/m.exec(result.output)![1]) as { seed: number; path: string };
   assert.equal(origin.seed, 1);
   assert.match(origin.path, /^\d+(:\d+)*$/);
+  // Before shrinking (which can take long on a heavy case), the command that replays the case as found:
+  // from there fast-check shrinks to the same counterexample.
+  const asFound = /^fuzz: case 1 broke an invariant; shrinking… \(as found: KVQUAL_FUZZ_PLANT=1 npm run fuzz -- --seed 1 --path (\d+)\)$/m.exec(result.output);
+  assert.ok(asFound, result.output);
+  assert.equal(runFuzzCampaign({ runs: 100, seed: 1, path: asFound[1], exclude: [], planted_defect: true }).counterexample?.path, origin.path);
   const config = /^replay it: +npx kvqual replay (.*)$/m.exec(result.output)![1];
   const feature = config.replace(/\.yaml$/, '.feature');
   assert.ok(fs.existsSync(config) && fs.existsSync(feature), result.output);
