@@ -27,7 +27,7 @@ import { anchorOf, buildSignoff, generatedSummary, parseGlossary, RERUN_MESSAGES
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
-import { PLANTED_DEFECT_ENV, plantedDefectAsked } from '../fuzz/planted';
+import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked } from '../fuzz/planted';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
@@ -569,8 +569,18 @@ function numberedPhases(ctx: DriverContext, phases: string[]): <T>(index: number
   };
 }
 
-function commandOf(options: QualifyOptions): string {
-  return ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
+/**
+ * The command line that made the run, the test doubles set in its environment included (a merge's
+ * own command sets none: its shards ran them).
+ */
+function commandOf(options: QualifyOptions, doubles: { perturbation: string | null; planted: boolean }): string {
+  const environment = `${doubles.perturbation === null ? '' : `${PERTURB_ENV}=${shellWord(doubles.perturbation)} `}${plantedCommandPrefix(doubles.planted)}`;
+  return environment + ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
+}
+
+/** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
+function shellWord(text: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED; a shard: 0 when it ran). */
@@ -728,7 +738,7 @@ function publishShard(
     subject: ctx.subject(),
     settings: { fuzzRuns: prepared.options.fuzzRuns, fuzzSeed: prepared.fuzzSeed, coverage: prepared.options.coverage },
     perturbation: made.perturbation,
-    command: commandOf(prepared.options),
+    command: commandOf(prepared.options, { perturbation: made.perturbation, planted: prepared.plantedDefect }),
     generated: made.generated,
     coverage: made.measured === null ? null : { summary: made.measured.summary, run: made.measured.run, note: made.measured.note },
   };
@@ -784,7 +794,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
     date: ctx.date(),
     subject,
-    command: commandOf(options),
+    command: commandOf(options, options.merge === null ? { perturbation: parts.perturbation, planted: prepared.plantedDefect } : { perturbation: null, planted: false }),
     run: runModel,
     determinism,
     registry,

@@ -120,6 +120,8 @@ test('the perturbation test double flips the verdict to NOT QUALIFIED and names 
   assert.match(perturbed.markdown, /TEST DOUBLE ACTIVE/);
   assert.ok(fs.existsSync(path.join(perturbed.dir, 'messages-rerun.ndjson')), 'the second run is kept for the inquiry');
   assert.match(perturbed.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'the perturbed scenario still passes: only the digest tells');
+  assert.match(perturbed.markdown.replace(/\\(.)/g, '$1'), /\| Produced by \| `KVQUAL_PERTURB='14\.999 ms' npm run qualify -- --features test\/fixtures\/signoff\/features /, 'the command line names the test double');
+  assert.match(clean.markdown.replace(/\\(.)/g, '$1'), /\| Produced by \| `npm run qualify -- --features /);
 });
 
 test('the planted defect (KVQUAL_FUZZ_PLANT=1) fails the generated-workloads gate for real: NOT QUALIFIED under a test double banner, the suite itself unaffected', () => {
@@ -133,6 +135,7 @@ test('the planted defect (KVQUAL_FUZZ_PLANT=1) fails the generated-workloads gat
   assert.match(md, /\| Determinism \| both runs identical/);
   assert.match(planted.html, /id="planted-defect">⚠ TEST DOUBLE ACTIVE/);
   assert.match(planted.output, /generated workloads: 20 cases .* \(KVQUAL_FUZZ_PLANT=1: test double active, a planted defect\)/);
+  assert.match(md, /\| Produced by \| `KVQUAL_FUZZ_PLANT=1 npm run qualify -- --features /, 'the command line names the test double');
 });
 
 test('undefined and skipped steps, untagged scenarios, unknown tags and uncovered requirements are listed, never passed', () => {
