@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { renderFigure, type FigureCache } from '../report/figure';
-import { CoverageRun, CoverageSummary, failedTapTests, summariseCoverage } from './coverage';
+import { CoverageRun, CoverageSummary, failedTapTests, skippedTapTests, summariseCoverage } from './coverage';
 import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
@@ -343,7 +343,7 @@ const BUILD = 'build';
 const RAW_COVERAGE = path.join(BUILD, '.v8-coverage');
 
 function emptyCoverageRun(): CoverageRun {
-  return { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] };
+  return { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], skipped: [], problems: [] };
 }
 
 /**
@@ -461,6 +461,7 @@ async function runCompiledUnits(ctx: DriverContext, covEnv: NodeJS.ProcessEnv, r
     const count = (label: string) => Number((unit.output.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) ?? [0, 0])[1]);
     run.unitTests = count('tests');
     run.failures.push(...failedTapTests(unit.output, ctx.root));
+    run.skipped = skippedTapTests(unit.output);
     if (unit.status !== 0 && run.failures.length === 0) run.problems.push(`node --test exited with status ${unit.status} and named no failed test`);
     if (run.unitTests === 0) run.problems.push(`node --test ran no test from ${countOf(units.length, 'file')} of ${unitFolder}`);
   }
@@ -690,6 +691,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     const cov = measured.summary;
     ctx.write(cov ? `   coverage: lines ${cov.lines.pct}%, branches ${cov.branches.pct}%\n` : `   coverage not measured: ${measured.note}\n`);
     for (const failure of measured.run.failures) ctx.write(`   ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
+    for (const test of measured.run.skipped ?? []) ctx.write(`   – unit test "${test.name}" skipped, not checked again${test.why ? `: ${test.why}` : ''}\n`);
     for (const problem of measured.run.problems) ctx.write(`   ✗ ${problem}\n`);
   }
 

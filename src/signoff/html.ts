@@ -423,6 +423,7 @@ export function renderHtml(model: SignoffModel): string {
       list([
         ...run.failures.map((f) => `${h(f.kind)} “${h(f.name)}” <span class="mono muted">${h(f.where)}</span>${f.why ? `: ${h(f.why)}` : ''}`),
         ...run.problems.map((p) => `the run could not complete: ${h(p)}`),
+        ...(run.skipped ?? []).map((t) => `unit test “${h(t.name)}” skipped, not checked again${t.why ? `: ${h(t.why)}` : ''}`),
       ]),
     );
   }

@@ -108,6 +108,10 @@ export const SignoffJsonSchema = z
         unitTests: z.number().int(),
         scenarios: z.number().int(),
         failures: z.array(z.strictObject({ kind: z.enum(['unit test', 'scenario']), name: z.string(), where: z.string(), why: z.string() })),
+        skipped: z
+          .array(z.strictObject({ name: z.string(), why: z.string() }))
+          .optional()
+          .describe('unit tests the compiled run skipped or left to do, with their reasons (absent before it was counted)'),
         problems: z.array(z.string()),
       })
       .nullable(),

@@ -243,6 +243,7 @@ export function renderMarkdown(model: SignoffModel): string {
     const lines = [
       ...run.failures.map((f) => `- ${f.kind} "${md(f.name)}" (${code(f.where)})${f.why ? `: ${md(f.why)}` : ''}`),
       ...run.problems.map((p) => `- the run could not complete: ${md(p)}`),
+      ...(run.skipped ?? []).map((t) => `- unit test "${md(t.name)}" skipped, not checked again${t.why ? `: ${md(t.why)}` : ''}`),
     ];
     push(...(lines.length ? lines : ['None.']), '');
   }

@@ -7,7 +7,7 @@
 // workload kept every invariant, and (when merged from shards) the shards were one complete set. Pure: the date, versions and git facts come from the caller.
 import { digestOf } from '../report/canonical';
 import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
-import type { CoverageRun, CoverageSummary } from './coverage';
+import type { CoverageRun, CoverageSummary, SkippedTest } from './coverage';
 import type { Determinism } from './determinism';
 import type { Registry, Requirement, Traceability } from './requirements';
 import { traceRequirements, uncoveredRequirements } from './requirements';
@@ -289,7 +289,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
           ? `could not complete: ${coverageRun.problems.join('; ')}`
           : failed.length > 0
             ? `on the compiled JavaScript, ${failed.join(' and ')}: ${coverageRun.failures.map((f) => `"${f.name}"`).join(', ')}`
-            : `all ${countOf(coverageRun.unitTests, 'unit test')} and ${countOf(coverageRun.scenarios, 'scenario')} passed again on the compiled JavaScript`,
+            : coverageRunPassedSummary(coverageRun),
     });
   }
   const shardProblems = input.shardProblems ?? [];
@@ -337,6 +337,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   if (planned.length > 0) attention.push({ text: `${countOf(planned.length, 'requirement')} still planned, without scenarios: ${planned.map((f) => f.requirement).join(', ')}`, href: '#gaps' });
   if (input.subject.worktree !== 'clean working tree') attention.push({ text: `The ${input.subject.worktree}: the report may not match the commit it names.`, href: '#qualified' });
   if (baseline !== null) attention.push({ text: `Since the baseline (${baseline.date}, commit ${baseline.commit.slice(0, 12)}, ${baseline.verdict}): ${baselineSummary(baseline)}.`, href: '#baseline' });
+  const skippedUnits = input.coverageRun?.skipped ?? [];
+  if (skippedUnits.length > 0) attention.push({ text: `The coverage run skipped ${countOf(skippedUnits.length, 'unit test')}: ${skippedNames(skippedUnits)}.`, href: '#coverage' });
   if (input.coverageRun === null) attention.push({ text: `Coverage was not measured: ${input.coverageNote}. The compiled run did not check the suite again.`, href: '#coverage' });
 
   const features: SignoffModel['features'] = [];
@@ -387,6 +389,22 @@ function generatedPassed(campaign: CampaignResult): boolean {
 export const PLANTED_BANNER = `The generated workloads ran with a planted defect on purpose (${PLANTED_DEFECT_ENV}=1: ${PLANTED_DEFECT_MEANING}) to prove that their gate catches a counterexample.`;
 
 /** What each active test double did, in words: it makes the run NOT QUALIFIED whatever it shows, and says whether its gate caught it. */
+/**
+ * A coverage run with no failure: every test passed again, or, when the compiled run skipped some
+ * (or left them to do), how many passed and which were skipped with their reasons.
+ */
+function coverageRunPassedSummary(run: CoverageRun): string {
+  const skipped = run.skipped ?? [];
+  const scenarios = countOf(run.scenarios, 'scenario');
+  if (skipped.length === 0) return `all ${countOf(run.unitTests, 'unit test')} and ${scenarios} passed again on the compiled JavaScript`;
+  return `${run.unitTests - skipped.length} of ${countOf(run.unitTests, 'unit test')} and all ${scenarios} passed again on the compiled JavaScript; ${countOf(skipped.length, 'unit test')} skipped, not checked again: ${skippedNames(skipped)}`;
+}
+
+/** Skipped tests by name, each with its reason when it gave one. */
+function skippedNames(skipped: readonly SkippedTest[]): string {
+  return skipped.map((test) => `"${test.name}"${test.why ? ` (${test.why})` : ''}`).join(', ');
+}
+
 function testDoubleSummaries(input: SignoffInput, determinism: Determinism): string[] {
   const summaries: string[] = [];
   if (input.perturbation !== null) {

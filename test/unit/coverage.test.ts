@@ -2,7 +2,7 @@
 // rounded down so a figure is never overstated.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { failedTapTests, figure, summariseCoverage } from '../../src/signoff/coverage';
+import { failedTapTests, figure, skippedTapTests, summariseCoverage } from '../../src/signoff/coverage';
 
 const counts = (covered: number, total: number) => ({ lines: { covered, total }, branches: { covered: 1, total: 2 }, functions: { covered: 1, total: 1 } });
 
@@ -25,6 +25,29 @@ test('coverage of src/ grouped by directory', () => {
     ['src/router/', 2, 75],
   ]);
   assert.equal(summary.scope, 'unit tests and features');
+});
+
+test('skipped tests and tests left to do are named with their reasons, in order; a failing one left to do is not a failure', () => {
+  const tap = [
+    'TAP version 13',
+    'ok 1 - a \\# hash # SKIP no ../shared here',
+    'ok 2 - plain skip # SKIP',
+    '    ok 1 - in body # SKIP later',
+    'not ok 4 - todo one # TODO not yet',
+    '  ---',
+    "  location: '/repo/build/test/unit/a.test.js:4:1'",
+    "  error: 'x'",
+    '  ...',
+    'ok 5 - passes',
+    'ok 6 - named \\# SKIP but runs',
+  ].join('\n');
+  assert.deepEqual(skippedTapTests(tap), [
+    { name: 'a # hash', why: 'no ../shared here' },
+    { name: 'plain skip', why: '' },
+    { name: 'in body', why: 'later' },
+    { name: 'todo one', why: 'not yet' },
+  ]);
+  assert.deepEqual(failedTapTests(tap, '/repo'), []);
 });
 
 test('percentages are rounded down', () => {

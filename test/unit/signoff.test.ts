@@ -580,6 +580,22 @@ test('the coverage run gate counts failed unit tests and scenarios apart', () =>
   assert.equal(gateOf(model, 'Coverage run').summary, 'on the compiled JavaScript, 2 unit tests failed and 1 scenario did not pass: "a", "b", "c"');
 });
 
+test('unit tests the compiled run skipped are named with their reasons, in the gate, under Needs attention and with the failures; they are not said to have passed again', () => {
+  const run = { unitFiles: 2, unitTests: 40, scenarios: 3, failures: [], problems: [], skipped: [{ name: 'a Mooncake trace replays', why: 'no ../shared/data/mooncake here' }, { name: 'later', why: '' }] };
+  const model = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: run });
+  assert.deepEqual(gateOf(model, 'Coverage run'), {
+    title: 'Coverage run',
+    passed: true,
+    summary: '38 of 40 unit tests and all 3 scenarios passed again on the compiled JavaScript; 2 unit tests skipped, not checked again: "a Mooncake trace replays" (no ../shared/data/mooncake here), "later"',
+  });
+  assert.equal(model.verdict, 'QUALIFIED', 'a skip is not a failure');
+  assert.deepEqual(model.attention, [{ text: 'The coverage run skipped 2 unit tests: "a Mooncake trace replays" (no ../shared/data/mooncake here), "later".', href: '#coverage' }]);
+  assert.match(renderMarkdown(model), /### Failures of the compiled coverage run\n\n- unit test "a Mooncake trace replays" skipped, not checked again: no \.\.\/shared\/data\/mooncake here\n- unit test "later" skipped, not checked again\n/);
+  assert.match(renderHtml(model), /unit test “a Mooncake trace replays” skipped, not checked again: no \.\.\/shared\/data\/mooncake here/);
+  const json = toSignoffJson(model);
+  assert.deepEqual(parseSignoffJson(JSON.stringify(json), 'signoff.json').coverage_run?.skipped, run.skipped);
+});
+
 test('traceability counts its problems apart, whichever two of them are present', () => {
   const summary = (scenarios: FakeScenario[]) => gateOf(buildSignoff(input(scenarios)), 'Requirement traceability');
   assert.equal(summary([scenario('one', 10, { tags: ['@AISIM-1893'] }), scenario('untagged', 20, { tags: [] })]).passed, false, 'untraced and uncovered');
