@@ -388,7 +388,6 @@ function generatedPassed(campaign: CampaignResult): boolean {
 /** The banner of a sign-off whose generated workloads ran with the planted defect (after "TEST DOUBLE ACTIVE — not a valid sign-off."). */
 export const PLANTED_BANNER = `The generated workloads ran with a planted defect on purpose (${PLANTED_DEFECT_ENV}=1: ${PLANTED_DEFECT_MEANING}) to prove that their gate catches a counterexample.`;
 
-/** What each active test double did, in words: it makes the run NOT QUALIFIED whatever it shows, and says whether its gate caught it. */
 /**
  * A coverage run with no failure: every test passed again, or, when the compiled run skipped some
  * (or left them to do), how many passed and which were skipped with their reasons.
@@ -405,6 +404,7 @@ function skippedNames(skipped: readonly SkippedTest[]): string {
   return skipped.map((test) => `"${test.name}"${test.why ? ` (${test.why})` : ''}`).join(', ');
 }
 
+/** What each active test double did, in words: it makes the run NOT QUALIFIED whatever it shows, and says whether its gate caught it. */
 function testDoubleSummaries(input: SignoffInput, determinism: Determinism): string[] {
   const summaries: string[] = [];
   if (input.perturbation !== null) {
