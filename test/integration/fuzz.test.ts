@@ -133,15 +133,16 @@ test('a written feature runs under cucumber: it passes for a case that keeps eve
 });
 
 test('a run that spun on preemption early and then stopped preempting, still unsettled at its budget, is a livelock', () => {
-  // The spin case with a faster restore (6,580 preemptions in its first 45,000 or so kernel
-  // events), then 1,500 small requests: at a budget of 60,000 events the run has preempted more
-  // than once per 10 events overall, but not over the budget's second half.
+  // The spin case with a faster restore (thousands of preemptions in its first 45,000 or so kernel
+  // events), then 6,000 small requests: at a budget of 140,000 events the run has preempted more
+  // than a spin needs overall, but not over the budget's second half. (With 1,500, a budget of
+  // 60,000 still had 2,833 preemptions of cycles of one-token passes in its second half: a spin.)
   const config = parse(fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8').replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.95'));
-  for (let i = 0; i < 1500; i++) config.workload.requests.push({ id: `tail${i}`, arrival_ms: (2000 + i) / 100, prompt: [{ tokens: 3 }], output_length: 1 });
+  for (let i = 0; i < 6000; i++) config.workload.requests.push({ id: `tail${i}`, arrival_ms: (2000 + i) / 100, prompt: [{ tokens: 3 }], output_length: 1 });
   const spinThenMore = caseConfig(caseFromYaml(stringify(config), null));
   // One checked run each (the classification is the run's; a whole case would run twice).
-  const stopped = runObserved(spinThenMore, {}, undefined, undefined, 60_000);
+  const stopped = runObserved(spinThenMore, {}, undefined, undefined, 140_000);
   assert.ok(stopped.error instanceof UnsettledError, String(stopped.error));
   assert.deepEqual(checkRun(stopped).map((violation) => violation.invariant), ['run-completed']);
-  assert.equal(runObserved(caseConfig(caseFromYaml(stringify(config), null)), {}, undefined, undefined, 100_000).error, null, 'with a larger budget it settles');
+  assert.equal(runObserved(caseConfig(caseFromYaml(stringify(config), null)), {}, undefined, undefined, 200_000).error, null, 'with a larger budget it settles');
 });
