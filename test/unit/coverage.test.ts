@@ -86,3 +86,29 @@ test('failed tests of a TAP run are named with their file, line and first error 
     { kind: 'unit test', name: 'child fails', where: 'build/test/unit/a.test.js:4:39', why: 'boom' },
   ]);
 });
+
+test('functions are summed like lines and branches, and directories are listed in name order whatever order c8 gives', () => {
+  const file = (functions: number) => ({ lines: { covered: 1, total: 1 }, branches: { covered: 1, total: 1 }, functions: { covered: functions, total: 2 } });
+  const summary = summariseCoverage({ '/repo/src/z/a.ts': file(1), '/repo/src/a/b.ts': file(2), '/repo/src/m.ts': file(0) }, '/repo', 'unit tests');
+  assert.deepEqual(summary.functions, { covered: 3, total: 6, pct: 50 });
+  assert.deepEqual(summary.groups.map((g) => [g.path, g.functions.pct]), [
+    ['src/', 0],
+    ['src/a/', 100],
+    ['src/z/', 50],
+  ]);
+});
+
+test('only whole TAP lines count: a passing test named like a failure is not one, test numbers of several digits are read, and what a test says is unquoted and trimmed', () => {
+  const tap = [
+    'ok 9 - says not ok 1 - when it passes',
+    'not ok 12 - the twelfth',
+    '  ---',
+    "  location: '/repo/build/test/unit/b.test.js:7:3'",
+    "  error: 'it''s broken'",
+    '  ...',
+    'ok 13 - number thirteen # SKIP   needs a GPU  ',
+    '# ok 14 - a comment # SKIP not a test',
+  ].join('\n');
+  assert.deepEqual(failedTapTests(tap, '/repo/'), [{ kind: 'unit test', name: 'the twelfth', where: 'build/test/unit/b.test.js:7:3', why: "it's broken" }]);
+  assert.deepEqual(skippedTapTests(tap), [{ name: 'number thirteen', why: 'needs a GPU' }]);
+});

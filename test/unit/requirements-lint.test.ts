@@ -78,3 +78,42 @@ test('traceability is computed from any list of scenarios (e.g. a run\'s pickles
   assert.deepEqual(trace.rows[0].scenarios.map((s) => s.name), ['a', 'b']);
   assert.equal(trace.errors, 0);
 });
+
+test('only a whole requirement-like tag is a requirement tag: one with more around it is neither traced nor unknown', () => {
+  const registry = parseRegistry('requirements:\n  - { id: LAG-1, title: Lag, source: s, owner: o }\n');
+  const trace = traceRequirements(registry, [{ name: 'near misses', uri: 'a.feature', line: 3, tags: ['@LAG-1-draft', '@xLAG-1', '@LAG-12x', '@LAG-2'] }]);
+  assert.deepEqual(
+    trace.findings.map((f) => [f.kind, f.requirement]),
+    [
+      ['unknown-tag', 'LAG-2'],
+      ['untraced-scenario', null],
+      ['uncovered-requirement', 'LAG-1'],
+    ],
+  );
+  for (const id of ['LAG-1-draft', 'xLAG-1', 'LAG-1 ']) assert.throws(() => parseRegistry(`requirements:\n  - { id: "${id}", title: t, source: s, owner: o }\n`), /id: an id looks like AISIM-1893/, id);
+});
+
+test('findings come in file and line order, say what is wrong in words, and count errors and warnings apart', () => {
+  const registry = parseRegistry('requirements:\n  - { id: LAG-1, title: Lag, source: s, owner: o }\n  - { id: MIR-2, title: Mirror, source: s, owner: o, status: planned }\n  - { id: DET-1, title: Determinism, source: s, owner: o }\n');
+  const trace = traceRequirements(registry, [
+    { name: 'later', uri: 'a.feature', line: 30, tags: ['@LAG-1', '@LAG-9'] },
+    { name: 'earlier', uri: 'a.feature', line: 4, tags: ['@LAG-1', '@LAG-8'] },
+  ]);
+  assert.deepEqual(
+    trace.findings.map((f) => f.message),
+    [
+      'a.feature:4 "earlier": tag @LAG-8 names no requirement in the registry',
+      'a.feature:30 "later": tag @LAG-9 names no requirement in the registry',
+      'MIR-2 "Mirror" is planned and has no scenario yet (a sign-off stays NOT QUALIFIED until it has)',
+      'DET-1 "Determinism" has no scenario',
+    ],
+  );
+  assert.deepEqual([trace.errors, trace.warnings], [3, 1]);
+  assert.deepEqual(trace.rows[0].scenarios.map((s) => s.name), ['earlier', 'later']);
+});
+
+test('a registry that is not valid YAML or not a registry is refused with the file, the place and the problem', () => {
+  assert.throws(() => parseRegistry('requirements: [\n', 'reg.yaml'), (error: Error) => error.message.startsWith('reg.yaml: not valid YAML: Flow sequence in block collection'));
+  assert.throws(() => parseRegistry('requirements:\n  - { id: LAG-1, title: t, source: s, owner: o }\n  - { id: LAG-2, title: "", source: s, owner: o }\n', 'reg.yaml'), (error: Error) => /^reg\.yaml: invalid requirement registry:\n {2}requirements\.1\.title: [^\n]+$/.test(error.message));
+  assert.throws(() => parseRegistry('other: 1\n', 'reg.yaml'), (error: Error) => /^reg\.yaml: invalid requirement registry:\n {2}requirements: [^\n]+\n {2}\(top\): [^\n]*"other"$/.test(error.message));
+});
