@@ -1,5 +1,6 @@
 // `npm run mutation`: StrykerJS over src/router, src/engine, src/events and the sign-off's gates (the fuzz
-// invariant checker, the verdict model and the determinism comparison; stryker.config.json),
+// invariant checker, the verdict model, the determinism comparison, the message-stream reader, the
+// shard checks and the readers of the coverage run and the requirement registry; stryker.config.json),
 // killing mutants with the feature suite and the unit tests (scripts/mutation/
 // features-and-units-runner.mjs), then prints the score and the surviving mutants worth a test.
 // Writes reports/mutation/index.html (the browsable report) and mutation.json. Not part of

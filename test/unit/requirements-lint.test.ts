@@ -81,7 +81,7 @@ test('traceability is computed from any list of scenarios (e.g. a run\'s pickles
 
 test('only a whole requirement-like tag is a requirement tag: one with more around it is neither traced nor unknown', () => {
   const registry = parseRegistry('requirements:\n  - { id: LAG-1, title: Lag, source: s, owner: o }\n');
-  const trace = traceRequirements(registry, [{ name: 'near misses', uri: 'a.feature', line: 3, tags: ['@LAG-1-draft', '@xLAG-1', '@LAG-12x', '@LAG-2'] }]);
+  const trace = traceRequirements(registry, [{ name: 'near misses', uri: 'a.feature', line: 3, tags: ['@LAG-1-draft', '@xLAG-1', '@LAG-12x', '@draft@LAG-3', '@LAG-2'] }]);
   assert.deepEqual(
     trace.findings.map((f) => [f.kind, f.requirement]),
     [
