@@ -263,20 +263,32 @@ function failedPlayViolations(requests: readonly SimRequest[], failures: readonl
 
 /** The capacity and pass-time violations of one pass. */
 export function passViolations(pass: PassRecord): Violation[] {
-  return [...capacityViolations(pass), ...passTimeViolations(pass)];
+  // Nearly every pass keeps them all: where it ran is written only for one that does not.
+  const capacity = capacityProblems(pass);
+  const time = passTimeProblems(pass);
+  if (capacity === null && time === null) return [];
+  const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
+  const located = (invariant: InvariantName, problems: string[] | null) => (problems ?? []).map((problem) => ({ invariant, message: `${at}: ${problem}` }));
+  return [...located('capacity', capacity), ...located('pass-time', time)];
 }
 
-function capacityViolations(pass: PassRecord): Violation[] {
-  const violations: Violation[] = [];
-  const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
-  const over = (what: string, value: number, limit: number) => violations.push({ invariant: 'capacity', message: `${at}: ${value} ${what} > ${limit}` });
-  if (pass.running_requests > pass.max_num_seqs) over('running requests (max_num_seqs)', pass.running_requests, pass.max_num_seqs);
-  if (pass.scheduled_tokens > pass.max_num_batched_tokens) over('scheduled tokens (max_num_batched_tokens)', pass.scheduled_tokens, pass.max_num_batched_tokens);
-  if (pass.g1_occupied_blocks > pass.num_gpu_blocks) over('G1 blocks taken (num_gpu_blocks)', pass.g1_occupied_blocks, pass.num_gpu_blocks);
+/** `problems` with one more (made on the first); a function of the module, not a closure per pass. */
+function noted(problems: string[] | null, problem: string): string[] {
+  if (problems === null) return [problem];
+  problems.push(problem);
+  return problems;
+}
+
+/** What a pass exceeded of its rank's limits, or null when nothing. */
+function capacityProblems(pass: PassRecord): string[] | null {
+  let problems: string[] | null = null;
+  if (pass.running_requests > pass.max_num_seqs) problems = noted(problems, `${pass.running_requests} running requests (max_num_seqs) > ${pass.max_num_seqs}`);
+  if (pass.scheduled_tokens > pass.max_num_batched_tokens) problems = noted(problems, `${pass.scheduled_tokens} scheduled tokens (max_num_batched_tokens) > ${pass.max_num_batched_tokens}`);
+  if (pass.g1_occupied_blocks > pass.num_gpu_blocks) problems = noted(problems, `${pass.g1_occupied_blocks} G1 blocks taken (num_gpu_blocks) > ${pass.num_gpu_blocks}`);
   if (pass.host_used_blocks !== null && pass.host_capacity_blocks !== null && pass.host_used_blocks > pass.host_capacity_blocks) {
-    over('G2 entries (num_host_blocks)', pass.host_used_blocks, pass.host_capacity_blocks);
+    problems = noted(problems, `${pass.host_used_blocks} G2 entries (num_host_blocks) > ${pass.host_capacity_blocks}`);
   }
-  return violations;
+  return problems;
 }
 
 // ── Pass time ───────────────────────────────────────────────────────────────────────────────
@@ -285,41 +297,36 @@ function capacityViolations(pass: PassRecord): Violation[] {
  * Each pass's shape agrees with its plan and its duration is what its model promises: fixed
  * exactly; linear the formula rounded up (the smallest whole ns at or above it, at least 1);
  * table exactly a measured point when the pass sits on one. Checked as properties, not by
- * recomputing the engine's arithmetic.
+ * recomputing the engine's arithmetic. Null when the pass keeps them all.
  */
-function passTimeViolations(pass: PassRecord): Violation[] {
-  const violations: Violation[] = [];
-  const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
-  const fail = (message: string) => violations.push({ invariant: 'pass-time', message: `${at}: ${message}` });
+function passTimeProblems(pass: PassRecord): string[] | null {
+  let problems: string[] | null = null;
   const { shape, duration_ns: duration, pass_time: model } = pass;
   if (shape.prefill_tokens + shape.decode_sequences !== pass.scheduled_tokens) {
-    fail(`its shape counts ${shape.prefill_tokens} prefill tokens + ${shape.decode_sequences} decode steps, but it schedules ${pass.scheduled_tokens} tokens`);
+    problems = noted(problems, `its shape counts ${shape.prefill_tokens} prefill tokens + ${shape.decode_sequences} decode steps, but it schedules ${pass.scheduled_tokens} tokens`);
   }
-  if (!Number.isSafeInteger(duration) || duration < 1) {
-    fail(`lasts ${duration} ns, not a whole number of at least 1`);
-    return violations;
-  }
+  if (!Number.isSafeInteger(duration) || duration < 1) return noted(problems, `lasts ${duration} ns, not a whole number of at least 1`);
   if (model.model === 'fixed') {
     const expected = (shape.has_prefill ? model.prefill_ns : 0) + (shape.decode_sequences > 0 ? model.decode_ns : 0);
-    if (duration !== expected) fail(`lasts ${duration} ns; fixed timing gives ${expected} ns`);
+    if (duration !== expected) problems = noted(problems, `lasts ${duration} ns; fixed timing gives ${expected} ns`);
   } else if (model.model === 'linear') {
     const ps = model.base_ps + model.prefill_token_ps * BigInt(shape.prefill_tokens) + model.decode_sequence_ps * BigInt(shape.decode_sequences) + model.context_token_ps * BigInt(shape.context_tokens);
     const d = BigInt(duration);
     const roundedUp = d * 1000n >= ps && (d === 1n || (d - 1n) * 1000n < ps);
-    if (!roundedUp) fail(`lasts ${duration} ns; the linear model gives ${ps} ps, which rounds up to another whole ns`);
+    if (!roundedUp) problems = noted(problems, `lasts ${duration} ns; the linear model gives ${ps} ps, which rounds up to another whole ns`);
   } else {
     const onlyPrefill = shape.has_prefill && shape.decode_sequences === 0;
     const prefillPoint = model.prefill_tokens.indexOf(shape.prefill_tokens);
     if (onlyPrefill && prefillPoint >= 0 && duration !== model.prefill_ns[prefillPoint]) {
-      fail(`a prefill of ${shape.prefill_tokens} tokens lasts ${duration} ns; the table's point is ${model.prefill_ns[prefillPoint]} ns`);
+      problems = noted(problems, `a prefill of ${shape.prefill_tokens} tokens lasts ${duration} ns; the table's point is ${model.prefill_ns[prefillPoint]} ns`);
     }
     const batch = model.decode_batch_sizes.indexOf(shape.decode_sequences);
     const context = model.decode_context_tokens.findIndex((c) => c * shape.decode_sequences === shape.decode_context_tokens);
     if (!shape.has_prefill && batch >= 0 && context >= 0 && duration !== model.decode_ns[batch][context]) {
-      fail(`a decode of ${shape.decode_sequences} sequences at ${model.decode_context_tokens[context]} context tokens lasts ${duration} ns; the table's point is ${model.decode_ns[batch][context]} ns`);
+      problems = noted(problems, `a decode of ${shape.decode_sequences} sequences at ${model.decode_context_tokens[context]} context tokens lasts ${duration} ns; the table's point is ${model.decode_ns[batch][context]} ns`);
     }
   }
-  return violations;
+  return problems;
 }
 
 // ── The event stream ────────────────────────────────────────────────────────────────────────

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseReplayConfig } from '../../src/config/load';
-import { checkRun, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
+import { checkRun, passViolations, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
+import { formatNs } from '../../src/time';
 import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
 import { PassLedger } from '../../src/fuzz/passLedger';
 import { InvariantError } from '../../src/kernel';
@@ -379,4 +380,16 @@ test('a linear pass rounded up past the next whole ns, and a table decode pass o
   assert.match(decode(200, 31)[0], /at 100 context tokens lasts 31 ns; the table's point is 30 ns$/);
   assert.deepEqual(decode(300, 99), [], 'between grid points: interpolated, not checked against a point');
   assert.match(decode(100, 11, 1)[0], /a decode of 1 sequences at 100 context tokens lasts 11 ns; the table's point is 10 ns$/, 'the first row and column of the grid');
+});
+
+test("a pass's violations say where it ran, capacity before timing, each with its own words; a pass that keeps them all has none", () => {
+  const pass = cleanRun().passes[0];
+  assert.deepEqual(passViolations(pass), []);
+  pass.running_requests = pass.max_num_seqs + 1;
+  pass.duration_ns = 0;
+  const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
+  assert.deepEqual(passViolations(pass), [
+    { invariant: 'capacity', message: `${at}: ${pass.running_requests} running requests (max_num_seqs) > ${pass.max_num_seqs}` },
+    { invariant: 'pass-time', message: `${at}: lasts 0 ns, not a whole number of at least 1` },
+  ]);
 });
