@@ -385,11 +385,14 @@ test('a linear pass rounded up past the next whole ns, and a table decode pass o
 test("a pass's violations say where it ran, capacity before timing, each with its own words; a pass that keeps them all has none", () => {
   const pass = cleanRun().passes[0];
   assert.deepEqual(passViolations(pass), []);
+  assert.deepEqual(passViolations({ ...pass, host_used_blocks: 7, host_capacity_blocks: null }), [], 'a count of G2 entries with no pool to hold them is not checked against a capacity');
   pass.running_requests = pass.max_num_seqs + 1;
+  pass.g1_occupied_blocks = pass.num_gpu_blocks + 2;
   pass.duration_ns = 0;
   const at = `worker ${pass.worker_id} dp rank ${pass.dp_rank}, pass at ${formatNs(pass.time_ns)}`;
   assert.deepEqual(passViolations(pass), [
     { invariant: 'capacity', message: `${at}: ${pass.running_requests} running requests (max_num_seqs) > ${pass.max_num_seqs}` },
+    { invariant: 'capacity', message: `${at}: ${pass.g1_occupied_blocks} G1 blocks taken (num_gpu_blocks) > ${pass.num_gpu_blocks}` },
     { invariant: 'pass-time', message: `${at}: lasts 0 ns, not a whole number of at least 1` },
   ]);
 });
