@@ -18,6 +18,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { renderFigure, type FigureCache } from '../report/figure';
+import { shellWord } from '../report/replayCommand';
 import { CoverageRun, CoverageSummary, failedTapTests, skippedTapTests, summariseCoverage } from './coverage';
 import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
@@ -577,11 +578,6 @@ function numberedPhases(ctx: DriverContext, phases: string[]): <T>(index: number
 function commandOf(options: QualifyOptions, doubles: { perturbation: string | null; planted: boolean }): string {
   const environment = `${doubles.perturbation === null ? '' : `${PERTURB_ENV}=${shellWord(doubles.perturbation)} `}${plantedCommandPrefix(doubles.planted)}`;
   return environment + ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
-}
-
-/** A word as a POSIX shell reads it back: bare when it is plain, else in single quotes. */
-function shellWord(text: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, "'\\''")}'`;
 }
 
 /** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED; a shard: 0 when it ran). */
