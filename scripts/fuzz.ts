@@ -103,9 +103,16 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   let firstFailure = 0;
   let lastSaid = started;
   const every = Math.max(100, Math.ceil(options.runs / 10));
+  // When the last case ended: a too-heavy case's time is from then (it is told of before its onCase).
+  let lastCaseEnded = started;
   const result = runFuzzCampaign({
     ...options,
+    onTooHeavy: (heavy) => {
+      const again = heavy.path === null ? '' : `; alone: ${plant}npm run fuzz -- --seed ${options.seed} --path ${heavy.path} --runs 1${flags}`;
+      process.stdout.write(`fuzz: case ${heavy.case_number} too heavy to check, not checked (${((Date.now() - lastCaseEnded) / 1000).toFixed(1)} s): ${heavy.reason}${again}\n`);
+    },
     onCase: (executed, violations) => {
+      lastCaseEnded = Date.now();
       if (failures === 0 && violations.length > 0) {
         failures++;
         firstFailure = executed;

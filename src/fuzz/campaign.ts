@@ -16,6 +16,8 @@ export interface CampaignOptions {
   only?: readonly InvariantName[];
   /** Told after every case run (shrinking included), e.g. for progress. */
   onCase?: (executed: number, violations: readonly Violation[]) => void;
+  /** Told of each case too heavy to check before the first failure (before onCase for that case). */
+  onTooHeavy?: (heavy: TooHeavyCase) => void;
   /** KV events past which a case is too heavy to check (default MAX_CHECKED_KV_EVENTS; tests set less). */
   max_checked_events?: number;
   /** The test double's planted defect (src/fuzz/planted.ts): a counterexample even when the simulator keeps every invariant. */
@@ -32,6 +34,19 @@ export interface Counterexample {
   violations: Violation[];
 }
 
+/** A generated case that ran but was too heavy to check (see TooHeavyToCheck): which one, and why. */
+export interface TooHeavyCase {
+  /** Which generated case it was (1-based, as Counterexample.case_number). */
+  case_number: number;
+  /** fast-check's path of the case with the campaign's seed (`npm run fuzz -- --seed S --path P` runs it alone); null when the campaign itself ran from a path. */
+  path: string | null;
+  /** Why it was too heavy (the message of its TooHeavyToCheck). */
+  reason: string;
+}
+
+/** How many too-heavy cases a campaign names (it counts them all). */
+export const NAMED_TOO_HEAVY_CASES = 10;
+
 export interface CampaignResult {
   runs: number;
   seed: number;
@@ -43,6 +58,8 @@ export interface CampaignResult {
   passed: number;
   /** Of those, the cases too heavy to check (more KV events than a checked run keeps): not checked. */
   too_heavy: number;
+  /** The first NAMED_TOO_HEAVY_CASES of them, in the order they ran; absent in results written before it existed. */
+  too_heavy_cases?: TooHeavyCase[];
   counterexample: Counterexample | null;
 }
 
@@ -52,17 +69,26 @@ export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
   const checks = { max_checked_events: options.max_checked_events, planted_defect: options.planted_defect };
   let executed = 0;
   let tooHeavy = 0;
+  const named: TooHeavyCase[] = [];
+  // Once a case has failed, the cases that follow are its shrinks: not cases of the campaign.
+  let failed = false;
   const property = fc.property(fuzzCaseArbitrary({ exclude: options.exclude }), (fuzzCase) => {
     executed++;
     const verdict = runCase(fuzzCase, checks);
-    if (verdict.too_heavy) tooHeavy++;
+    if (verdict.too_heavy && !failed) {
+      tooHeavy++;
+      const heavy: TooHeavyCase = { case_number: executed, path: options.path === undefined ? String(executed - 1) : null, reason: verdict.first.error?.message ?? 'too heavy to check' };
+      if (named.length < NAMED_TOO_HEAVY_CASES) named.push(heavy);
+      options.onTooHeavy?.(heavy);
+    }
     const violations = broken(verdict.violations);
+    if (violations.length > 0) failed = true;
     options.onCase?.(executed, violations);
     return violations.length === 0;
   });
   const result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
   const base = { runs: options.runs, seed: options.seed, excluded_areas: [...options.exclude], only: [...only], planted_defect: options.planted_defect === true };
-  if (!result.failed) return { ...base, passed: result.numRuns, too_heavy: tooHeavy, counterexample: null };
+  if (!result.failed) return { ...base, passed: result.numRuns, too_heavy: tooHeavy, too_heavy_cases: named, counterexample: null };
   if (result.counterexample === null) throw new Error(`fast-check failed without a counterexample: ${String(result.errorInstance)}`);
   const fuzzCase = result.counterexample[0];
   let violations: Violation[];
@@ -76,6 +102,7 @@ export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
     ...base,
     passed: result.numRuns - 1,
     too_heavy: tooHeavy,
+    too_heavy_cases: named,
     counterexample: { seed: result.seed, path: result.counterexamplePath ?? '', case_number: result.numRuns, shrinks: result.numShrinks, fuzz_case: fuzzCase, violations },
   };
 }

@@ -333,6 +333,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
   if (input.generated?.planted_defect) attention.push({ text: `The generated workloads' test double is active (${PLANTED_DEFECT_ENV}=1, a planted defect): this run is not a sign-off.`, href: '#gaps' });
   for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
+  const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
+  if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
   const planned = trace.findings.filter((f) => f.kind === 'planned-requirement');
   if (planned.length > 0) attention.push({ text: `${countOf(planned.length, 'requirement')} still planned, without scenarios: ${planned.map((f) => f.requirement).join(', ')}`, href: '#gaps' });
   if (input.subject.worktree !== 'clean working tree') attention.push({ text: `The ${input.subject.worktree}: the report may not match the commit it names.`, href: '#qualified' });
@@ -429,6 +431,22 @@ function testDoubleSummaries(input: SignoffInput, determinism: Determinism): str
 function tooManyUnchecked(campaign: CampaignResult): boolean {
   const heavy = campaign.too_heavy ?? 0;
   return heavy > 0 && (heavy >= campaign.passed || heavy > MAX_UNCHECKED_SHARE * campaign.passed);
+}
+
+/**
+ * The generated workloads that ran but were too heavy to check, each named with the command that
+ * runs it alone and why it was too heavy; null when there were none. Several named cases are
+ * joined by "; " (a campaign names at most NAMED_TOO_HEAVY_CASES and counts the rest).
+ */
+export function tooHeavyAttention(campaign: CampaignResult): string | null {
+  const heavy = campaign.too_heavy ?? 0;
+  if (heavy === 0) return null;
+  const named = campaign.too_heavy_cases ?? [];
+  const exclude = campaign.excluded_areas.length > 0 ? ` --exclude ${campaign.excluded_areas.join(',')}` : '';
+  const plant = plantedCommandPrefix(campaign.planted_defect);
+  const cases = named.map((one) => `case ${one.case_number}${one.path === null ? '' : ` (${plant}npm run fuzz -- --seed ${campaign.seed} --path ${one.path} --runs 1${exclude})`}: ${one.reason}`);
+  const rest = named.length > 0 && heavy > named.length ? `; ${heavy - named.length} more not named` : '';
+  return `${heavy === 1 ? 'One generated workload was' : `${heavy} generated workloads were`} too heavy to check and not checked${cases.length > 0 ? `: ${cases.join('; ')}` : ''}${rest}.`;
 }
 
 /** How many generated workloads ran and were checked, with which seed, and the first broken invariant if any. */

@@ -11,7 +11,7 @@ import { ROOT } from '../support/paths';
 import { DEFECT_AREAS, fuzzCaseArbitrary, KNOWN_DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../../src/fuzz/generate';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
 import { caseDigest, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
-import { runFuzzCampaign } from '../../src/fuzz/campaign';
+import { NAMED_TOO_HEAVY_CASES, runFuzzCampaign, type TooHeavyCase } from '../../src/fuzz/campaign';
 import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
 import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, FUZZ_TEST_RUNS_ENV } from '../../src/signoff/driver';
 import { plantedDefectAsked } from '../../src/fuzz/planted';
@@ -123,10 +123,42 @@ test('a case with more KV events than a checked run keeps is counted too heavy t
     assert.match(capped.first.error.message, /more than 1 KV events, more than a checked run keeps/);
     assert.equal(capped.digest, null);
   }
-  const campaign = runFuzzCampaign({ runs: 20, seed: SEED + 2, exclude: KNOWN_DEFECT_AREAS, max_checked_events: 1 });
+  const told: TooHeavyCase[] = [];
+  const campaign = runFuzzCampaign({ runs: 20, seed: SEED + 2, exclude: KNOWN_DEFECT_AREAS, max_checked_events: 1, onTooHeavy: (one) => told.push(one) });
   assert.equal(campaign.counterexample, null);
   assert.equal(campaign.passed, 20);
   assert.equal(campaign.too_heavy, heavy.length);
+  // Each is named, in the order run, with its fast-check path (its index) and why; the first NAMED_TOO_HEAVY_CASES are kept.
+  const expected = verdicts.flatMap(({ capped }, i) => (capped.too_heavy ? [{ case_number: i + 1, path: String(i), reason: capped.first.error!.message }] : []));
+  assert.deepEqual(told, expected);
+  assert.ok(heavy.length > NAMED_TOO_HEAVY_CASES, 'more too-heavy cases than a campaign names');
+  assert.deepEqual(campaign.too_heavy_cases, expected.slice(0, NAMED_TOO_HEAVY_CASES));
+});
+
+test('a too-heavy case named by a campaign runs alone from its path, and is the same case', () => {
+  const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: 20, seed: SEED + 2 });
+  const campaign = runFuzzCampaign({ runs: 20, seed: SEED + 2, exclude: KNOWN_DEFECT_AREAS, max_checked_events: 1 });
+  const last = campaign.too_heavy_cases![campaign.too_heavy_cases!.length - 1];
+  assert.ok(last.case_number > 1, 'a case after the first');
+  const told: TooHeavyCase[] = [];
+  const alone = runFuzzCampaign({ runs: 1, seed: SEED + 2, path: last.path!, exclude: KNOWN_DEFECT_AREAS, max_checked_events: 1, onTooHeavy: (one) => told.push(one) });
+  assert.equal(alone.too_heavy, 1);
+  assert.deepEqual(told, [{ case_number: 1, path: null, reason: last.reason }]);
+  assert.equal(runCase(cases[last.case_number - 1], { max_checked_events: 1 }).first.error?.message, last.reason);
+});
+
+test('the shrinks of a failing case are not counted as too heavy: only the cases before it are', () => {
+  // The planted defect fails a case that reused cached tokens; with a budget of 40 KV events, some of its shrinks are too heavy (4 of them, counted before this was fixed).
+  const options = { runs: 200, seed: SEED, exclude: KNOWN_DEFECT_AREAS, max_checked_events: 40, planted_defect: true };
+  let executedBeforeFailure = 0;
+  let failedAt = 0;
+  const campaign = runFuzzCampaign({ ...options, onCase: (executed, violations) => { if (failedAt === 0 && violations.length > 0) failedAt = executed; if (failedAt === 0) executedBeforeFailure = executed; } });
+  assert.notEqual(campaign.counterexample, null, 'the planted defect is caught');
+  assert.equal(campaign.passed, executedBeforeFailure);
+  const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: failedAt, seed: SEED });
+  const heavyBefore = cases.slice(0, failedAt - 1).filter((one) => runCase(one, { max_checked_events: 40 }).too_heavy).length;
+  assert.equal(campaign.too_heavy, heavyBefore);
+  assert.ok(campaign.too_heavy_cases!.every((one) => one.case_number < failedAt));
 });
 
 test('a case that spins on preemption past the kernel event budget is too heavy to check; one past it without spinning is a livelock', () => {

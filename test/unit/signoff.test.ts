@@ -6,7 +6,7 @@ import { compareRuns, evidenceDifference } from '../../src/signoff/determinism';
 import { emptyEvidence, evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { parseRun } from '../../src/signoff/messages';
-import { buildSignoff, parseGlossary, shortDigest, SignoffInput, statusWord } from '../../src/signoff/model';
+import { buildSignoff, parseGlossary, shortDigest, SignoffInput, statusWord, tooHeavyAttention } from '../../src/signoff/model';
 import { FILTER_SCRIPT, renderHtml, scriptHash } from '../../src/signoff/html';
 import { renderMarkdown } from '../../src/signoff/markdown';
 import { toSignoffJson } from '../../src/signoff/json';
@@ -223,6 +223,32 @@ test('generated workloads too heavy to check are stated, and a campaign that che
   assert.equal(tooMany.gates.at(-1)!.passed, false);
   assert.equal(tooMany.verdict, 'NOT QUALIFIED');
   assert.match(tooMany.gates.at(-1)!.summary, /; 11 too heavy to check \(.*\), not checked: more than 1 % of the cases run, so the gate does not pass$/);
+});
+
+test('each generated workload too heavy to check is named under Needs attention, with the command that runs it alone and why', () => {
+  const spin = 'the case spun on preemption past the kernel event budget: 9 preemptions';
+  const named = buildSignoff({
+    ...input([scenario('passes', 10)]),
+    generated: { runs: 1000, seed: 7308, excluded_areas: ['failing-plays', 'tight-decode-ranks'], only: [], passed: 1000, too_heavy: 3, too_heavy_cases: [{ case_number: 17, path: '16', reason: spin }, { case_number: 403, path: '402', reason: 'too many events' }], counterexample: null },
+  });
+  assert.equal(named.verdict, 'QUALIFIED');
+  assert.deepEqual(
+    named.attention.filter((item) => /too heavy/.test(item.text)),
+    [
+      {
+        text: `3 generated workloads were too heavy to check and not checked: case 17 (npm run fuzz -- --seed 7308 --path 16 --runs 1 --exclude failing-plays,tight-decode-ranks): ${spin}; case 403 (npm run fuzz -- --seed 7308 --path 402 --runs 1 --exclude failing-plays,tight-decode-ranks): too many events; 1 more not named.`,
+        href: '#gaps',
+      },
+    ],
+  );
+  const one = { runs: 10, seed: 1, excluded_areas: [], only: [], passed: 10, too_heavy: 1, counterexample: null };
+  assert.equal(tooHeavyAttention({ ...one, too_heavy_cases: [{ case_number: 4, path: '3', reason: 'r' }], planted_defect: true }), 'One generated workload was too heavy to check and not checked: case 4 (KVQUAL_FUZZ_PLANT=1 npm run fuzz -- --seed 1 --path 3 --runs 1): r.');
+  assert.equal(tooHeavyAttention({ ...one, too_heavy_cases: [{ case_number: 4, path: null, reason: 'r' }] }), 'One generated workload was too heavy to check and not checked: case 4: r.');
+  // A campaign written before cases were named still says how many.
+  assert.equal(tooHeavyAttention(one), 'One generated workload was too heavy to check and not checked.');
+  assert.equal(tooHeavyAttention({ ...one, too_heavy: 0 }), null);
+  const none = buildSignoff({ ...input([scenario('passes', 10)]), generated: { ...one, too_heavy: 0, too_heavy_cases: [] } });
+  assert.deepEqual(none.attention.filter((item) => /too heavy/.test(item.text)), []);
 });
 
 test('the generated-workload gate states runs and seed, and a broken invariant makes the sign-off NOT QUALIFIED', () => {
