@@ -28,13 +28,20 @@ export class PassLedger {
 
   constructor(private readonly keep = KEPT_PASSES) {}
 
+  /**
+   * Counts a pass, keeps a copy of it while fewer than `keep` are kept, and checks it when it is not
+   * kept. The caller may write the same record again for its next pass: a run observes millions of
+   * passes in a preemption spin, and a new record for each, once the first ones had been kept for
+   * good, made V8 put every later one straight into its old space (allocation-site pretenuring),
+   * where the collector then had to sweep them (more than half of such a case's time).
+   */
   observe(pass: PassRecord): void {
     this.count++;
     const key = integersKey(passNumbers(pass, this.numbers));
     this.sumLo = (this.sumLo + key.key_lo) | 0;
     this.sumHi = (this.sumHi + key.key_hi) | 0;
     if (this.kept.length < this.keep) {
-      this.kept.push(pass);
+      this.kept.push({ ...pass });
       return;
     }
     if (this.unkept_violations.length >= KEPT_VIOLATIONS) return;

@@ -10,7 +10,7 @@ import { fromKvEventBatch, toWireLine } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
 import { UnsettledError } from '../kernel';
 import { formatNs } from '../time';
-import { checkRun, type FailureRecord, type ObservedRun, type Violation } from './invariants';
+import { checkRun, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
 import { plantedViolations } from './planted';
@@ -100,25 +100,28 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
     };
     for (const rank of cluster.ranks) {
       const settings = rank.settings;
-      // Field by field (a record per pass: spreading two objects into it cost more than the rest of the observer).
+      // One record per rank, written again for every pass (the ledger copies the passes it keeps): a
+      // new record per pass cost more than the rest of the observer, and once the first passes were
+      // kept V8 made every later record in its old space (see PassLedger.observe).
+      const record = {} as PassRecord;
       rank.passObserver = (engine, pass) => {
         if (preemptionsAtHalf === null && cluster.kernel.eventsProcessed >= half) preemptionsAtHalf = preemptionsOf(cluster);
-        ledger.observe({
-          time_ns: pass.time_ns,
-          running_requests: pass.running_requests,
-          scheduled_tokens: pass.scheduled_tokens,
-          g1_occupied_blocks: pass.g1_occupied_blocks,
-          host_used_blocks: pass.host_used_blocks,
-          shape: pass.shape,
-          duration_ns: pass.duration_ns,
-          worker_id: engine.rank.worker_id,
-          dp_rank: engine.rank.dp_rank,
-          max_num_seqs: settings.max_num_seqs,
-          max_num_batched_tokens: settings.max_num_batched_tokens,
-          num_gpu_blocks: settings.num_gpu_blocks,
-          host_capacity_blocks: engine.host === null ? null : engine.host.pool.capacity_blocks,
-          pass_time: settings.pass_time,
-        });
+        // Field by field: spreading two objects into it cost more than the rest of the observer.
+        record.time_ns = pass.time_ns;
+        record.running_requests = pass.running_requests;
+        record.scheduled_tokens = pass.scheduled_tokens;
+        record.g1_occupied_blocks = pass.g1_occupied_blocks;
+        record.host_used_blocks = pass.host_used_blocks;
+        record.shape = pass.shape;
+        record.duration_ns = pass.duration_ns;
+        record.worker_id = engine.rank.worker_id;
+        record.dp_rank = engine.rank.dp_rank;
+        record.max_num_seqs = settings.max_num_seqs;
+        record.max_num_batched_tokens = settings.max_num_batched_tokens;
+        record.num_gpu_blocks = settings.num_gpu_blocks;
+        record.host_capacity_blocks = engine.host === null ? null : engine.host.pool.capacity_blocks;
+        record.pass_time = settings.pass_time;
+        ledger.observe(record);
       };
     }
   };

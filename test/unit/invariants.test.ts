@@ -231,6 +231,19 @@ test('two runs of one seed that planned different passes break determinism, whic
   assert.match(digestsOnly[0].message, new RegExp(`planned different passes: ${passes.length} \\(digest [0-9a-f]{16}\\) and ${passes.length} \\(digest [0-9a-f]{16}\\)`));
 });
 
+test('the ledger keeps copies of the passes it keeps: an observer may write one record again for every pass', () => {
+  const passes = cleanRun().passes.slice(0, 4);
+  assert.equal(passes.length, 4);
+  const ledger = new PassLedger(3);
+  const record = { ...passes[0] };
+  for (const pass of passes) ledger.observe(Object.assign(record, pass));
+  assert.deepEqual(ledger.kept, passes.slice(0, 3));
+  assert.ok(ledger.kept.every((kept) => kept !== record));
+  const fresh = withPasses(cleanRun(), passes, 3);
+  assert.equal(ledger.digest, fresh.pass_digest);
+  assert.equal(ledger.count, 4);
+});
+
 test('the pass digest counts every field of a pass that its text names, and not the G2 use a shared pool changes', () => {
   const [pass] = cleanRun().passes;
   const digestOf = (changed: typeof pass) => withPasses(cleanRun(), [changed]).pass_digest;
