@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay, assertEveryRequestEnded, UnfinishedRequestsError } from '../../src/replay';
-import { Cluster } from '../../src/sim/cluster';
+import { Cluster, ClusterSetupError } from '../../src/sim/cluster';
+import { InvariantError, Phase } from '../../src/kernel';
 import { clusterSpec, requestSpecs } from '../../src/config/build';
 import { summaryText } from '../../src/cli/replay';
 import { parseAgenticTrace } from '../../src/agentic/trace';
@@ -304,6 +305,32 @@ test('the end-of-run check compares the mirror with every rank block by block: a
   const host = c.router.mirror.host;
   host.addId(index, foreign!);
   assert.throws(() => c.checkMirrorMatchesEngines(), /\(HostPinned\) holds/);
+});
+
+test('a run ends with the mirror check: a mirror that lost a block by the end fails the run, naming the rank and tier', () => {
+  const config = parseReplayConfig(aggregated({ replicas: 2, host: 'num_host_blocks: 16', requests: ['{ id: a, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }'] }), 'mirror check at the end');
+  // After everything else, the router's mirror forgets one block that worker 0's G1 still holds (an engine that stopped sending events would leave the same).
+  const forgetLate = (c: Cluster) =>
+    c.kernel.at(1_000_000_000_000, Phase.PassStart, 0, () => {
+      const rank = c.ranks.find((r) => r.g1.cachedBlocks > 0)!;
+      c.router.mirror.device.removeId(c.router.mirror.rankIndex(rank.rank)!, rank.g1.sortedIds()[0]);
+    });
+  assert.throws(() => runReplay(config, { observe: forgetLate }), (error: Error) => error instanceof InvariantError && /^router mirror of worker \d+ dp rank 0 \(Device\) holds \d+ blocks but the engine holds \d+ after every event was delivered$/.test(error.message));
+  assert.equal(runReplay(config).result.failure, null, 'the same run untouched passes the check');
+});
+
+test('a cluster refuses a setup the config layer would never build: no roles, decode workers mixed with aggregated ones, prefill without decode, decode without prefill, no KV transfer link', () => {
+  const agg = clusterSpec(parseReplayConfig(aggregated({ requests: ['{ id: a, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }'] }), 'setup'));
+  const pd = clusterSpec(parseReplayConfig(disaggregated({ bandwidth_gbps: 1, latency_ms: 0, prefillBlocks: 8, decodeReplicas: 1, decodeBlocks: 8, requests: ['{ id: a, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }'] }), 'setup'));
+  assert.doesNotThrow(() => new Cluster(agg));
+  assert.doesNotThrow(() => new Cluster(pd));
+  const refused = (spec: typeof agg, message: RegExp) => assert.throws(() => new Cluster(spec), (error: Error) => error instanceof ClusterSetupError && message.test(error.message));
+  const [prefill, decode] = [pd.roles.find((r) => r.role === 'prefill')!, pd.roles.find((r) => r.role === 'decode')!];
+  refused({ ...agg, roles: [] }, /^cluster\.workers: at least one role is needed/);
+  refused({ ...pd, roles: [...pd.roles, agg.roles[0]] }, /^cluster\.workers: aggregated workers cannot be mixed with/);
+  refused({ ...pd, roles: [decode] }, /^cluster\.workers: decode workers need prefill workers/);
+  refused({ ...pd, roles: [prefill] }, /^cluster\.workers: prefill workers need decode workers/);
+  refused({ ...pd, kv_transfer: undefined }, /^cluster\.kv_transfer_bandwidth_gbps: a prefill\/decode cluster/);
 });
 
 test('a request preempted and readmitted thousands of times keeps its first 999 attempts and its latest, and its record counts the rest', () => {

@@ -1,0 +1,41 @@
+// The example configs give the results recorded in test/fixtures/golden-digests.json (see
+// test/support/golden.ts): a change of any report's digest, or of the KV events' hashes or order,
+// fails here with every run that moved and what to do if it was meant.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPORT_VERSION } from '../../src/report/report';
+import { GOLDEN_ADVICE, GOLDEN_FILE, goldenRuns, measureGolden, readGolden, SHARED } from '../support/golden';
+
+const haveShared = fs.existsSync(path.join(SHARED, 'data', 'mooncake'));
+
+test('the golden record is of this report version and pins every example config, no more', () => {
+  const record = readGolden();
+  assert.equal(record.report_version, REPORT_VERSION, `${path.relative(process.cwd(), GOLDEN_FILE)} was recorded for report version ${record.report_version}. ${GOLDEN_ADVICE}`);
+  assert.deepEqual(Object.keys(record.runs).sort(), goldenRuns().map((run) => run.name).sort(), `a new or removed example config. ${GOLDEN_ADVICE}`);
+});
+
+test('every example config that needs no published trace gives its recorded report and KV event log', () => {
+  const record = readGolden();
+  const moved: string[] = [];
+  for (const run of goldenRuns().filter((one) => !one.needsShared)) {
+    const now = measureGolden(run);
+    const recorded = record.runs[run.name];
+    if (recorded === undefined) continue; // named by the test above
+    if (now.report !== recorded.report) moved.push(`${run.name}: report ${now.report}, recorded ${recorded.report}`);
+    if (now.events !== recorded.events) moved.push(`${run.name}: KV event log ${now.events}, recorded ${recorded.events}`);
+  }
+  assert.deepEqual(moved, [], `results moved:\n  ${moved.join('\n  ')}\n${GOLDEN_ADVICE}`);
+});
+
+test('every Mooncake example gives its recorded report on its first requests', { skip: !haveShared && 'no ../shared/data/mooncake here' }, () => {
+  const record = readGolden();
+  const moved: string[] = [];
+  for (const run of goldenRuns().filter((one) => one.needsShared)) {
+    const now = measureGolden(run);
+    const recorded = record.runs[run.name];
+    if (recorded !== undefined && now.report !== recorded.report) moved.push(`${run.name}: report ${now.report}, recorded ${recorded.report}`);
+  }
+  assert.deepEqual(moved, [], `results moved:\n  ${moved.join('\n  ')}\n${GOLDEN_ADVICE}`);
+});
