@@ -3,7 +3,7 @@
 // the hashes a replay's Stored events carry.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HashedBlock, TokenChunk, chunkToken, hashPromptBlocks, sequenceHash, stringKey } from '../../src/hash';
+import { HashedBlock, TokenChunk, chunkToken, hashPromptBlocks, hashPromptWords, sequenceHash, stringKey } from '../../src/hash';
 import { Prompt, namedChunk, traceChunk, tracePrompt } from '../../src/prompt';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -111,8 +111,19 @@ test('blocks cut across chunk boundaries: only the token stream matters', () => 
   assert.deepEqual(extended.blockHashes(4), whole);
 });
 
+test('a short chunk that completes a carried-over block leaves the next chunk to start the next block', () => {
+  // 6 + 2 + 8 tokens with 4-token blocks: p[4..6] + q[0..2] make block 1; blocks 2 and 3 lie wholly inside r.
+  const blocks = hashPromptBlocks([namedChunk('p', 6), namedChunk('q', 2), namedChunk('r', 8)], 4);
+  assert.equal(blocks.length, 4);
+  assert.deepEqual(localHashes(blocks.slice(2)), localHashes(hashPromptBlocks([namedChunk('r', 8)], 4)));
+  assert.deepEqual(blocks.slice(0, 2), hashPromptBlocks([namedChunk('p', 6), namedChunk('q', 2)], 4));
+});
+
 test('a block size must be a positive integer', () => {
-  for (const size of [0, -4, 2.5]) assert.throws(() => hashPromptBlocks([namedChunk('x', 8)], size), RangeError);
+  for (const size of [0, -4, 2.5]) {
+    assert.throws(() => hashPromptBlocks([namedChunk('x', 8)], size), new RegExp(`^RangeError: block size ${size} must be a positive integer$`));
+    assert.throws(() => hashPromptWords([namedChunk('x', 8)], size), RangeError);
+  }
 });
 
 test('a prompt hashes once per block size and keeps the result', () => {

@@ -324,7 +324,7 @@ test('a cluster refuses a setup the config layer would never build: no roles, de
   const pd = clusterSpec(parseReplayConfig(disaggregated({ bandwidth_gbps: 1, latency_ms: 0, prefillBlocks: 8, decodeReplicas: 1, decodeBlocks: 8, requests: ['{ id: a, arrival_ms: 0, prompt: [{ tokens: 12 }], output_length: 2 }'] }), 'setup'));
   assert.doesNotThrow(() => new Cluster(agg));
   assert.doesNotThrow(() => new Cluster(pd));
-  const refused = (spec: typeof agg, message: RegExp) => assert.throws(() => new Cluster(spec), (error: Error) => error instanceof ClusterSetupError && message.test(error.message));
+  const refused = (spec: typeof agg, message: RegExp) => assert.throws(() => new Cluster(spec), (error: Error) => error instanceof ClusterSetupError && error.name === 'ClusterSetupError' && message.test(error.message));
   const [prefill, decode] = [pd.roles.find((r) => r.role === 'prefill')!, pd.roles.find((r) => r.role === 'decode')!];
   refused({ ...agg, roles: [] }, /^cluster\.workers: at least one role is needed/);
   refused({ ...pd, roles: [...pd.roles, agg.roles[0]] }, /^cluster\.workers: aggregated workers cannot be mixed with/);
