@@ -65,7 +65,6 @@ export class HostPool {
   constructor(
     readonly domain_id: string,
     readonly capacity_blocks: number,
-    readonly shared: boolean,
     blockIds: BlockIds,
   ) {
     if (!Number.isInteger(capacity_blocks) || capacity_blocks <= 0) throw new RangeError(`num_host_blocks ${capacity_blocks} must be a positive integer`);

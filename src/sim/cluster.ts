@@ -249,14 +249,14 @@ export class Cluster implements RankListener {
     if (offload.scope === 'cluster_shared') {
       if (!this.sharedDomain) {
         const transfers = new SharedBandwidth(this.kernel, this.transferLog, offload);
-        this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, true, this.blockIds), transfers, subscribers: [] };
+        this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, this.blockIds), transfers, subscribers: [] };
       }
       (this.sharedDomain.transfers as SharedBandwidth).join(rank.rank_index, offload);
       this.sharedDomain.subscribers.push(rank);
       return this.sharedDomain;
     }
     const lanes: TransferEngine = new PrivateLanes(this.kernel, this.transferLog, offload);
-    const pool = new HostPool(`private-${rank.rank.worker_id}-${rank.rank.dp_rank}`, offload.num_host_blocks, false, this.blockIds);
+    const pool = new HostPool(`private-${rank.rank.worker_id}-${rank.rank.dp_rank}`, offload.num_host_blocks, this.blockIds);
     return { pool, transfers: lanes, subscribers: [rank] };
   }
 

@@ -23,10 +23,10 @@ test('G1 and G2 sizes must be positive whole numbers of blocks', () => {
   const { blockIds } = table();
   for (const size of [0, -1, 2.5, Number.NaN]) {
     assert.throws(() => new DeviceCache(size, true, () => {}, blockIds), { name: 'RangeError', message: `num_gpu_blocks ${size} must be a positive integer` });
-    assert.throws(() => new HostPool('p', size, false, blockIds), { name: 'RangeError', message: `num_host_blocks ${size} must be a positive integer` });
+    assert.throws(() => new HostPool('p', size, blockIds), { name: 'RangeError', message: `num_host_blocks ${size} must be a positive integer` });
   }
   assert.equal(new DeviceCache(1, true, () => {}, blockIds).freeBlocks, 1);
-  assert.equal(new HostPool('p', 1, false, blockIds).usedBlocks, 0);
+  assert.equal(new HostPool('p', 1, blockIds).usedBlocks, 0);
 });
 
 test('G1 block counts: private blocks and used entries are in use, idle entries are cached but obtainable', () => {
@@ -92,7 +92,7 @@ test('G1 misuse is an invariant error naming the block', () => {
 
 test('G2 misuse is an invariant error naming the pool and the block', () => {
   const { ids, blockIds } = table();
-  const pool = new HostPool('shared-0', 4, true, blockIds);
+  const pool = new HostPool('shared-0', 4, blockIds);
   const [a, b] = ids(21n, 22n);
   pool.reserve([a]);
   assert.throws(() => pool.reserve([a]), invariant(/^G2 shared-0: cohort block 21 is already in the pool$/));
@@ -112,7 +112,7 @@ test('G2 misuse is an invariant error naming the pool and the block', () => {
 
 test('G2 counts pending entries as used but not resident, and an anchored entry is never a victim', () => {
   const { ids, blockIds } = table();
-  const pool = new HostPool('p', 2, false, blockIds);
+  const pool = new HostPool('p', 2, blockIds);
   const [a, b, c] = ids(1n, 2n, 3n);
   pool.reserve([a, b]);
   assert.deepEqual([pool.usedBlocks, pool.residentBlocks, pool.isResident(a), pool.isPending(a), pool.contains(a)], [2, 0, false, true, true]);
@@ -131,7 +131,7 @@ test('G2 counts pending entries as used but not resident, and an anchored entry 
 
 test('G2 fields kept in 16 bits widen when a value needs more: 70,000 pins of one entry, a rank index past 32,767, 70,000 origins', () => {
   const { ids, blockIds } = table();
-  const pool = new HostPool('shared', 4, true, blockIds);
+  const pool = new HostPool('shared', 4, blockIds);
   const [a, b, c] = ids(1n, 2n, 3n);
   pool.reserve([a], 'first');
   pool.complete([a]);
@@ -157,7 +157,7 @@ test('G2 fields kept in 16 bits widen when a value needs more: 70,000 pins of on
 
 test('a pinned entry loading into two ranks stays pinned until both loads end', () => {
   const { ids, blockIds } = table();
-  const pool = new HostPool('shared', 1, true, blockIds);
+  const pool = new HostPool('shared', 1, blockIds);
   const [a] = ids(1n);
   pool.reserve([a]);
   pool.complete([a]);
@@ -175,7 +175,7 @@ test('a pinned entry loading into two ranks stays pinned until both loads end', 
 
 test('loads of one entry by three ranks are counted per rank, and by one counter again once one rank is left', () => {
   const { ids, blockIds } = table();
-  const pool = new HostPool('shared', 2, true, blockIds);
+  const pool = new HostPool('shared', 2, blockIds);
   const [a] = ids(1n);
   pool.reserve([a]);
   pool.complete([a]);
@@ -203,7 +203,7 @@ test('loads of one entry by three ranks are counted per rank, and by one counter
 
 test('work waiting on pending entries runs once they complete and are released, in the order it started waiting', () => {
   const { ids, blockIds } = table();
-  const pool = new HostPool('p', 4, false, blockIds);
+  const pool = new HostPool('p', 4, blockIds);
   const [a, b, c] = ids(1n, 2n, 3n);
   pool.reserve([a, b]);
   pool.reserve([c]);
@@ -224,7 +224,7 @@ test('work waiting on pending entries runs once they complete and are released, 
 
 test('G2 origins are listed sorted and distinct', () => {
   const { ids, blockIds } = table();
-  const pool = new HostPool('p', 4, true, blockIds);
+  const pool = new HostPool('p', 4, blockIds);
   const [a, b, c] = ids(1n, 2n, 3n);
   pool.reserve([a], 'play-b:cache');
   pool.reserve([b], 'play-a:cache');

@@ -144,7 +144,7 @@ test('ENG-3: a duplicate block is not promoted twice, and capacity is never exce
 test('G2-2/G2-3: a cohort reserves atomically, pending entries are not hits, a too-large cohort never fits', () => {
   const table = new BlockIds();
   const ids = (...hashes: bigint[]) => hashes.map((hash) => table.acquire(hash));
-  const pool = new HostPool('p', 2, false, table);
+  const pool = new HostPool('p', 2, table);
   assert.equal(pool.reserve(ids(1n, 2n, 3n)), null, 'a 3-block cohort never fits a 2-block pool');
   assert.deepEqual(victimHashes(table, pool.reserve(ids(1n, 2n))), []);
   assert.deepEqual(pool.lookup(ids(1n, 2n), 0, 2, 0), { outcome: 'deferred', blocks: 2, reason: 'pending' });
@@ -156,7 +156,7 @@ test('G2-2/G2-3: a cohort reserves atomically, pending entries are not hits, a t
 test('G2-5: lookups touch keys so the earliest block is most recent; pinned entries are never victims', () => {
   const table = new BlockIds();
   const ids = (...hashes: bigint[]) => hashes.map((hash) => table.acquire(hash));
-  const pool = new HostPool('p', 3, false, table);
+  const pool = new HostPool('p', 3, table);
   pool.reserve(ids(1n, 2n, 3n), 'play-a:cache');
   pool.complete(ids(1n, 2n, 3n));
   pool.touch(ids(2n, 3n)); // 3 then 2 become most recent: LRU order 1, 3, 2
