@@ -57,6 +57,15 @@ test('RPT-2: ITL statistics are over per-request means, not pooled gaps; through
   assert.equal(m.goodput, undefined, 'no SLO, no goodput');
 });
 
+test('RPT-2: the run\'s duration is from its first arrival to its last finish, wherever the run starts', () => {
+  // The same two requests 10 ms later: the same duration and throughputs, every time 10 ms later.
+  const later = CONFIG('').replace('arrival_ms: 0,', 'arrival_ms: 10,').replace('arrival_ms: 2.5,', 'arrival_ms: 12.5,');
+  const { report } = runReplay(parseReplayConfig(later, 't.yaml'));
+  const m = report.summary.metrics;
+  assert.deepEqual([m.benchmark_duration_ms, m.request_throughput_per_s, m.output_token_throughput_per_s, m.total_token_throughput_per_s], [8, 250, 875, 1875]);
+  assert.deepEqual(report.per_request.map((r) => [r.arrival_ms, r.ttft_ms, r.e2e_ms]), [[10, 2, 8], [12.5, 3.5, 4.5]]);
+});
+
 test('goodput: the share and rate of finished requests meeting every SLO', () => {
   const ttft = runReplay(parseReplayConfig(CONFIG('slo: { ttft_ms: 3 }'), 't.yaml')).report.summary.metrics.goodput!;
   assert.deepEqual(ttft, { slo: { ttft_ms: 3 }, requests_meeting_slo: 1, share: 0.5, goodput_per_s: 125 });

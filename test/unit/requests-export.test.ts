@@ -12,6 +12,55 @@ test('the extension chooses the format', () => {
   assert.equal(requestsFormatOf('x.json'), null);
 });
 
+test('a record holds every column, in order, named as AIPerf names them, with the report\'s figures', () => {
+  // Two requests on one rank, fixed timing (test/unit/request-metrics.test.ts computes the same run by hand).
+  const config = parseReplayConfig(
+    `
+cluster:
+  workers:
+    - role: aggregated
+      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 2, max_num_batched_tokens: 64, timing: { fixed: { prefill_ms: 2, decode_ms: 1 } } }
+workload:
+  requests:
+    - { id: a, arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 5 }
+    - { id: b, arrival_ms: 2.5, prompt: [{ tokens: 4 }], output_length: 2 }
+`,
+    't.yaml',
+  );
+  const { report } = runReplay(config);
+  let jsonl = '';
+  writeRequests(report, 'jsonl', (text) => (jsonl += text));
+  const b = JSON.parse(jsonl.trimEnd().split('\n')[1]);
+  assert.deepEqual(Object.entries(b), [
+    ['request_id', 'b'],
+    ['ordinal', 1],
+    ['session_id', null],
+    ['status', 'finished'],
+    ['worker_id', 0],
+    ['dp_rank', 0],
+    ['arrival_ms', 2.5],
+    ['input_sequence_length', 4],
+    ['output_sequence_length', 2],
+    ['time_to_first_token_ms', 3.5],
+    ['time_to_second_token_ms', 1],
+    ['inter_token_latency_ms', 1],
+    ['time_per_output_token_ms', 1],
+    ['request_latency_ms', 4.5],
+    ['output_token_throughput_per_user', 1000],
+    ['queue_time_ms', 0.5],
+    ['h2d_wait_ms', 0],
+    ['g1_reused_tokens', 0],
+    ['g2_reused_tokens', 0],
+    ['preemptions', 0],
+    ['failure_reason', null],
+  ]);
+  let csv = '';
+  writeRequests(report, 'csv', (text) => (csv += text));
+  const [header, , row] = csv.trimEnd().split('\n');
+  assert.equal(header, Object.keys(b).join(','));
+  assert.equal(row, 'b,1,,finished,0,0,2.5,4,2,3.5,1,1,1,4.5,1000,0.5,0,0,0,0,');
+});
+
 test('CSV quotes ids with commas and quotes, and leaves a missing value empty', () => {
   const config = parseReplayConfig(
     `
