@@ -1,6 +1,6 @@
 // Configs for tests that run small replays, as YAML text: one aggregated role (4-token blocks, 1 ms
 // prefill and 0.5 ms decode passes, optional host memory) or one prefill and some decode workers,
-// with requests as YAML flow maps.
+// with requests as YAML flow maps; and the two-request run whose figures a test computes by hand.
 export interface EngineOverrides {
   num_gpu_blocks?: number;
   max_num_seqs?: number;
@@ -60,3 +60,18 @@ export function disaggregated(options: { bandwidth_gbps: number; latency_ms: num
 export function tightDecodeWorker(requests: string[]): string {
   return disaggregated({ bandwidth_gbps: 1, latency_ms: 1, prefillBlocks: 32, decodeReplicas: 1, decodeBlocks: 6, requests });
 }
+
+/**
+ * Two requests on one rank with fixed timing (prefill 2 ms, decode 1 ms), whose figures
+ * test/unit/request-metrics.test.ts computes by hand; `slo` is appended (an `slo:` block or nothing).
+ */
+export const handComputedRun = (slo = '') => `
+cluster:
+  workers:
+    - role: aggregated
+      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 2, max_num_batched_tokens: 64, timing: { fixed: { prefill_ms: 2, decode_ms: 1 } } }
+workload:
+  requests:
+    - { id: a, arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 5 }
+    - { id: b, arrival_ms: 2.5, prompt: [{ tokens: 4 }], output_length: 2 }
+${slo}`;

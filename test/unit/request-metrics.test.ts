@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import { statistics } from '../../src/report/requestMetrics';
+import { handComputedRun } from '../support/configs';
 
 // One rank, fixed timing: prefill 2 ms, decode 1 ms (a mixed pass takes 3 ms).
 // a: arrives 0, 4 prompt tokens, 5 outputs. b: arrives 2.5 ms, 4 prompt tokens, 2 outputs.
@@ -13,16 +14,7 @@ import { statistics } from '../../src/report/requestMetrics';
 // 3–6 decode a + prefill b (a#3, b#1 at 6); 6–7 (a#4, b#2 at 7: b ends); 7–8 (a#5 at 8: a ends).
 // a: TTFT 2, TTST 1, gaps 1, 3, 1, 1 → ITL 1.5, E2E 8, queue 0.
 // b: TTFT 3.5 (queued 0.5 ms, then a 3 ms mixed pass), TTST 1, gaps 1 → ITL 1, E2E 4.5, queue 0.5.
-const CONFIG = (slo: string) => `
-cluster:
-  workers:
-    - role: aggregated
-      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 2, max_num_batched_tokens: 64, timing: { fixed: { prefill_ms: 2, decode_ms: 1 } } }
-workload:
-  requests:
-    - { id: a, arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 5 }
-    - { id: b, arrival_ms: 2.5, prompt: [{ tokens: 4 }], output_length: 2 }
-${slo}`;
+const CONFIG = handComputedRun;
 
 test('RPT-2: per-request TTFT, TTST, ITL, TPOT, E2E and queue time match the hand-computed run', () => {
   const { report } = runReplay(parseReplayConfig(CONFIG(''), 't.yaml'));

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import { requestsFormatOf, writeRequests } from '../../src/report/requestsExport';
+import { handComputedRun } from '../support/configs';
 
 test('the extension chooses the format', () => {
   assert.equal(requestsFormatOf('a/b.JSONL'), 'jsonl');
@@ -14,19 +15,7 @@ test('the extension chooses the format', () => {
 
 test('a record holds every column, in order, named as AIPerf names them, with the report\'s figures', () => {
   // Two requests on one rank, fixed timing (test/unit/request-metrics.test.ts computes the same run by hand).
-  const config = parseReplayConfig(
-    `
-cluster:
-  workers:
-    - role: aggregated
-      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 2, max_num_batched_tokens: 64, timing: { fixed: { prefill_ms: 2, decode_ms: 1 } } }
-workload:
-  requests:
-    - { id: a, arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 5 }
-    - { id: b, arrival_ms: 2.5, prompt: [{ tokens: 4 }], output_length: 2 }
-`,
-    't.yaml',
-  );
+  const config = parseReplayConfig(handComputedRun(), 't.yaml');
   const { report } = runReplay(config);
   let jsonl = '';
   writeRequests(report, 'jsonl', (text) => (jsonl += text));
