@@ -19,11 +19,6 @@ function nearestRank(p: number, count: number): number {
   return Math.min(Math.max(1, Math.ceil((p / 100) * count)), count);
 }
 
-export function percentile(sorted: readonly number[], p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[nearestRank(p, sorted.length) - 1];
-}
-
 /** Statistics of integer-nanosecond values, reported in milliseconds. */
 export function distributionMs(valuesNs: readonly number[] | ValueCounts): Distribution {
   const counts = valuesNs instanceof ValueCounts ? valuesNs : ValueCounts.of(valuesNs);
