@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../src/fuzz/generate';
 import { runFuzzCampaign } from '../src/fuzz/campaign';
+import { fuzzCaseCommand } from '../src/fuzz/command';
 import { runCase, TOO_HEAVY_MEANING } from '../src/fuzz/runCase';
 import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
@@ -98,7 +99,9 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
   announcePlantedDefect(options.planted_defect);
   const plant = plantedCommandPrefix(options.planted_defect);
-  const flags = `${options.exclude.length > 0 ? ` --exclude ${options.exclude.join(',')}` : ''}${watched ? ` --only ${options.only.join(',')}` : ''}`;
+  // Run again with what this campaign ran with.
+  const rerun = (seed: number, at: string, alone = false) =>
+    fuzzCaseCommand({ seed, path: at, alone, exclude: options.exclude, only: watched ? options.only : undefined, planted: options.planted_defect });
   let failures = 0;
   let firstFailure = 0;
   let lastSaid = started;
@@ -108,7 +111,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   const result = runFuzzCampaign({
     ...options,
     onTooHeavy: (heavy) => {
-      const again = heavy.path === null ? '' : `; alone: ${plant}npm run fuzz -- --seed ${options.seed} --path ${heavy.path} --runs 1${flags}`;
+      const again = heavy.path === null ? '' : `; alone: ${rerun(options.seed, heavy.path, true)}`;
       process.stdout.write(`fuzz: case ${heavy.case_number} too heavy to check, not checked (${((Date.now() - lastCaseEnded) / 1000).toFixed(1)} s): ${heavy.reason}${again}\n`);
     },
     onCase: (executed, violations) => {
@@ -118,7 +121,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
         firstFailure = executed;
         lastSaid = Date.now();
         // Shrinking a heavy case can take long: the case as found can be replayed meanwhile (fast-check's path of a case is its index).
-        const asFound = options.path === undefined ? ` (as found: ${plant}npm run fuzz -- --seed ${options.seed} --path ${executed - 1}${flags})` : '';
+        const asFound = options.path === undefined ? ` (as found: ${rerun(options.seed, String(executed - 1))})` : '';
         process.stdout.write(`fuzz: case ${executed} broke an invariant; shrinking…${asFound}\n`);
       } else if (failures > 0) {
         if (violations.length > 0) failures++;
@@ -152,7 +155,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   // With the planted defect, the counterexample reproduces only with it planted again (plant).
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
   process.stdout.write(`check it:   ${plant}npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
-  process.stdout.write(`rerun it:   ${plant}npm run fuzz -- --seed ${origin.seed} --path ${origin.path}${flags}\n`);
+  process.stdout.write(`rerun it:   ${rerun(origin.seed, origin.path)}\n`);
   process.stdout.write(options.planted_defect ? `scenario:   ${plant}npx cucumber-js --profile replay ${path.join(options.out, files.feature.name)} (it fails only with the defect planted)\n` : `scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
   return 1;
 }

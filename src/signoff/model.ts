@@ -20,7 +20,8 @@ import { slug } from './text';
 import type { CampaignResult } from '../fuzz/campaign';
 import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
-import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING, plantedCommandPrefix } from '../fuzz/planted';
+import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
+import { fuzzCaseCommand } from '../fuzz/command';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -442,9 +443,8 @@ export function tooHeavyAttention(campaign: CampaignResult): string | null {
   const heavy = campaign.too_heavy ?? 0;
   if (heavy === 0) return null;
   const named = campaign.too_heavy_cases ?? [];
-  const exclude = campaign.excluded_areas.length > 0 ? ` --exclude ${campaign.excluded_areas.join(',')}` : '';
-  const plant = plantedCommandPrefix(campaign.planted_defect);
-  const cases = named.map((one) => `case ${one.case_number}${one.path === null ? '' : ` (${plant}npm run fuzz -- --seed ${campaign.seed} --path ${one.path} --runs 1${exclude})`}: ${one.reason}`);
+  const command = (path: string) => fuzzCaseCommand({ seed: campaign.seed, path, alone: true, exclude: campaign.excluded_areas, planted: campaign.planted_defect });
+  const cases = named.map((one) => `case ${one.case_number}${one.path === null ? '' : ` (${command(one.path)})`}: ${one.reason}`);
   const rest = named.length > 0 && heavy > named.length ? `; ${heavy - named.length} more not named` : '';
   return `${heavy === 1 ? 'One generated workload was' : `${heavy} generated workloads were`} too heavy to check and not checked${cases.length > 0 ? `: ${cases.join('; ')}` : ''}${rest}.`;
 }
@@ -462,11 +462,10 @@ export function generatedSummary(campaign: CampaignResult): string {
   }
   const first = found.violations[0];
   const broke = first ? `${INVARIANT_CLAIMS[first.invariant]}: ${first.message}` : 'an invariant';
-  const exclude = campaign.excluded_areas.length > 0 ? ` --exclude ${campaign.excluded_areas.join(',')}` : '';
-  const plant = plantedCommandPrefix(campaign.planted_defect);
+  const replay = fuzzCaseCommand({ seed: found.seed, path: found.path, exclude: campaign.excluded_areas, planted: campaign.planted_defect });
   return (
     `${campaign.planted_defect ? 'with the planted defect (test double), ' : ''}generated workload ${found.case_number} of ${campaign.runs} (fast-check seed ${campaign.seed}) broke ${found.violations.length > 1 ? `${found.violations.length} invariants, first: ` : ''}${broke}` +
-    `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with ${plant}npm run fuzz -- --seed ${found.seed} --path ${found.path}${exclude}${unchecked}${left}`
+    `; shrunk counterexample { seed: ${found.seed}, path: "${found.path}" }, replay with ${replay}${unchecked}${left}`
   );
 }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPORT_VERSION } from '../../src/report/report';
-import { GOLDEN_ADVICE, GOLDEN_FILE, goldenRuns, measureGolden, readGolden, SHARED } from '../support/golden';
+import { GOLDEN_ADVICE, GOLDEN_FILE, goldenRuns, measureGolden, readGolden, SHARED, type GoldenRun } from '../support/golden';
 
 const haveShared = fs.existsSync(path.join(SHARED, 'data', 'mooncake'));
 
@@ -16,26 +16,28 @@ test('the golden record is of this report version and pins every example config,
   assert.deepEqual(Object.keys(record.runs).sort(), goldenRuns().map((run) => run.name).sort(), `a new or removed example config. ${GOLDEN_ADVICE}`);
 });
 
-test('every example config that needs no published trace gives its recorded report and KV event log', () => {
+/** The runs among `runs` whose report, or KV event log where it is pinned, differs from the record (a run not recorded is named by the test above). */
+function moved(runs: GoldenRun[]): string[] {
   const record = readGolden();
-  const moved: string[] = [];
-  for (const run of goldenRuns().filter((one) => !one.needsShared)) {
-    const now = measureGolden(run);
+  const lines: string[] = [];
+  for (const run of runs) {
     const recorded = record.runs[run.name];
-    if (recorded === undefined) continue; // named by the test above
-    if (now.report !== recorded.report) moved.push(`${run.name}: report ${now.report}, recorded ${recorded.report}`);
-    if (now.events !== recorded.events) moved.push(`${run.name}: KV event log ${now.events}, recorded ${recorded.events}`);
+    if (recorded === undefined) continue;
+    const now = measureGolden(run);
+    if (now.report !== recorded.report) lines.push(`${run.name}: report ${now.report}, recorded ${recorded.report}`);
+    if (now.events !== recorded.events) lines.push(`${run.name}: KV event log ${now.events}, recorded ${recorded.events}`);
   }
-  assert.deepEqual(moved, [], `results moved:\n  ${moved.join('\n  ')}\n${GOLDEN_ADVICE}`);
+  return lines;
+}
+
+const movedMessage = (lines: string[]) => `results moved:\n  ${lines.join('\n  ')}\n${GOLDEN_ADVICE}`;
+
+test('every example config that needs no published trace gives its recorded report and KV event log', () => {
+  const lines = moved(goldenRuns().filter((run) => !run.needsShared));
+  assert.deepEqual(lines, [], movedMessage(lines));
 });
 
 test('every Mooncake example gives its recorded report on its first requests', { skip: !haveShared && 'no ../shared/data/mooncake here' }, () => {
-  const record = readGolden();
-  const moved: string[] = [];
-  for (const run of goldenRuns().filter((one) => one.needsShared)) {
-    const now = measureGolden(run);
-    const recorded = record.runs[run.name];
-    if (recorded !== undefined && now.report !== recorded.report) moved.push(`${run.name}: report ${now.report}, recorded ${recorded.report}`);
-  }
-  assert.deepEqual(moved, [], `results moved:\n  ${moved.join('\n  ')}\n${GOLDEN_ADVICE}`);
+  const lines = moved(goldenRuns().filter((run) => run.needsShared));
+  assert.deepEqual(lines, [], movedMessage(lines));
 });
