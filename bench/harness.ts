@@ -22,8 +22,8 @@ export interface Benchmark {
   runPass(): PassResult;
   /** More figures of the last pass, printed under the main line. */
   details?(): string;
-  /** Targets beside the rate (read after details): e.g. the peak memory of one run. */
-  targets?(): TargetFigure[];
+  /** Targets beside the rate (read after details): e.g. the peak memory of one run, its digest beside the record. */
+  targets?(): BenchFigure[];
 }
 
 export interface Figure {
@@ -110,8 +110,31 @@ export interface TargetFigure {
   decimals?: number;
 }
 
-/** Whether a figure meets its target (a value that could not be measured never does). */
-export function targetMet(figure: TargetFigure): boolean {
+/**
+ * A long run's report digest beside the one recorded for it (test/fixtures/golden-digests.json,
+ * `long_runs`; see bench/longRuns.ts): a benchmark whose simulator gives other results than the
+ * recorded ones is not measuring the same work, so a moved or unrecorded digest counts as missed.
+ */
+export interface DigestFigure {
+  kind: 'digest';
+  benchmark: string;
+  /** The long run's name in the record. */
+  run: string;
+  digest: string;
+  /** The recorded digest; null when none is recorded for this run. */
+  recorded: string | null;
+}
+
+/** What a benchmark prints and --check judges: a figure with a target, or a digest with its record. */
+export type BenchFigure = TargetFigure | DigestFigure;
+
+function isDigest(figure: BenchFigure): figure is DigestFigure {
+  return 'kind' in figure && figure.kind === 'digest';
+}
+
+/** Whether a figure meets its target (a value that could not be measured never does; a digest must be the recorded one). */
+export function targetMet(figure: BenchFigure): boolean {
+  if (isDigest(figure)) return figure.recorded === figure.digest;
   if (!Number.isFinite(figure.value)) return false;
   return figure.better === 'higher' ? figure.value >= figure.target : figure.value <= figure.target;
 }
@@ -120,11 +143,24 @@ function number(value: number, decimals = 0): string {
   return Number.isFinite(value) ? value.toLocaleString('en-US', { minimumFractionDigits: decimals, maximumFractionDigits: decimals }) : 'not measured';
 }
 
-/** "trace: simulated requests per wall second 1,025 requests/s (target ≥ 7,700 requests/s): MISSED" */
-export function describeTarget(figure: TargetFigure): string {
+/**
+ * "trace: simulated requests per wall second 1,025 requests/s (target ≥ 7,700 requests/s): MISSED";
+ * "trace: report digest of whole conversation trace, 16 workers sha256:618e36b8bd02…: as recorded".
+ */
+export function describeTarget(figure: BenchFigure): string {
+  if (isDigest(figure)) return describeDigest(figure);
   const unit = figure.unit ? ` ${figure.unit}` : '';
   const sign = figure.better === 'higher' ? '≥' : '≤';
   return `${figure.benchmark}: ${figure.label} ${number(figure.value, figure.decimals)}${Number.isFinite(figure.value) ? unit : ''} (target ${sign} ${number(figure.target, figure.decimals)}${unit}): ${targetMet(figure) ? 'met' : 'MISSED'}`;
+}
+
+const shortDigest = (digest: string) => `${digest.slice(0, 19)}…`;
+
+function describeDigest(figure: DigestFigure): string {
+  const head = `${figure.benchmark}: report digest of ${figure.run} ${shortDigest(figure.digest)}`;
+  if (figure.recorded === figure.digest) return `${head}: as recorded`;
+  if (figure.recorded === null) return `${head}: NOT RECORDED (npm run golden -- --long --write records it)`;
+  return `${head}: MOVED from the recorded ${shortDigest(figure.recorded)} (different results: the figures measure other work; npm run golden -- --long)`;
 }
 
 /** A harness figure (a median rate) as a TargetFigure. */
@@ -148,7 +184,7 @@ export function parseBenchArgs(args: readonly string[]): BenchArgs {
  * What `--check` concludes from every figure printed: exit status 1 when any target was missed, 0
  * otherwise (and always 0 without --check), with one line naming each miss.
  */
-export function checkOutcome(figures: readonly TargetFigure[], check: boolean): { status: 0 | 1; lines: string[] } {
+export function checkOutcome(figures: readonly BenchFigure[], check: boolean): { status: 0 | 1; lines: string[] } {
   if (!check) return { status: 0, lines: [] };
   const missed = figures.filter((figure) => !targetMet(figure));
   if (missed.length === 0) return { status: 0, lines: [`bench --check: every target met (${figures.length} figure${figures.length === 1 ? '' : 's'})`] };

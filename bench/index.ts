@@ -2,7 +2,7 @@
 // named) and prints each figure with its target and whether it met it; with --check, exits 1 when
 // any target of the benchmarks run was missed (for people comparing before and after on one
 // machine, not a CI gate: timings are noisy). Add a benchmark to BENCHMARKS or RUNNERS.
-import type { Benchmark, TargetFigure } from './harness';
+import type { BenchFigure, Benchmark } from './harness';
 import { checkOutcome, describeFigure, describeTarget, measure, parseBenchArgs, rateTarget } from './harness';
 import { kernelBenchmark } from './kernel';
 import { routerBenchmark } from './router';
@@ -20,7 +20,7 @@ const BENCHMARKS: Record<string, () => Benchmark> = {
 };
 
 /** Benchmarks that run fresh processes and print their own figures; run only when named. */
-const RUNNERS: Record<string, () => TargetFigure[]> = {
+const RUNNERS: Record<string, () => BenchFigure[]> = {
   trace: runTraceBenchmark,
   qualify: runQualifyBenchmark,
   scale: runScaleBenchmark,
@@ -40,7 +40,7 @@ function main(argv: string[]): number {
   const args = parseBenchArgs(argv);
   const names = selectedNames(args.names);
   process.stdout.write(`node ${process.version}, ${process.platform} ${process.arch}\n`);
-  const figures: TargetFigure[] = [];
+  const figures: BenchFigure[] = [];
   for (const name of names) {
     if (name in RUNNERS) {
       const measured = RUNNERS[name]();

@@ -4,13 +4,15 @@
 // of load on a shared machine falls on each alike): the median wall time, the highest peak memory and
 // the report size of each. Its figures are the targets of the large-cluster work (256 workers within
 // 1.5× the wall time of 16, every run within 300 MB) and of twice the requests within 2.1× the wall
-// time, printed with met / MISSED by bench/index.ts.
+// time, printed with met / MISSED by bench/index.ts, and each run's report digest beside the one
+// the golden record keeps for it (bench/longRuns.ts: a moved digest counts as missed).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { TargetFigure } from './harness';
+import type { BenchFigure, TargetFigure } from './harness';
 import { median } from './harness';
-import { TRACE } from './traceRun';
+import { TRACE, wholeTraceRunName, type WholeTraceRun as TraceFigures } from './traceRun';
+import { digestFigure } from './recordedDigests';
 
 const WORKER_COUNTS = [16, 64, 256];
 const ROUNDS = 3;
@@ -19,19 +21,11 @@ const SCALE_TARGET = 1.5;
 /** Twice the requests should take at most a little more than twice the time (issue 10). */
 const DOUBLED_TARGET = 2.1;
 
-interface TraceFigures {
-  workers: number;
-  requests: number;
-  finished: number;
-  wall_s: number;
-  peak_rss_mb: number;
-  report_mb: number;
-  digest: string;
-}
-
 /** One configuration's runs: what each measured, and their median wall and highest peak. */
 interface Runs {
   name: string;
+  /** Its name in the golden record's long runs (bench/longRuns.ts). */
+  recordName: string;
   passes: TraceFigures[];
 }
 
@@ -53,17 +47,17 @@ function describe(runs: Runs): string {
   return (
     `scale: ${runs.name}: ${first.finished}/${first.requests} requests in ${wallOf(runs).toFixed(2)} s wall, median of ${walls} ` +
     `(${Math.round(first.requests / wallOf(runs))} requests/s), peak ${Math.round(peakOf(runs))} MB, highest of ${peaks}, ` +
-    `report ${first.report_mb.toFixed(1)} MB, ${first.digest.slice(0, 19)}…\n`
+    `report ${first.report_mb.toFixed(1)} MB\n`
   );
 }
 
-export function runScaleBenchmark(): TargetFigure[] {
+export function runScaleBenchmark(): BenchFigure[] {
   if (!fs.existsSync(TRACE)) {
     process.stdout.write(`scale: skipped, the trace ${TRACE} is not there\n`);
     return [];
   }
-  const byWorkers: Runs[] = WORKER_COUNTS.map((workers) => ({ name: `${workers} workers`, passes: [] }));
-  const twice: Runs = { name: 'the trace twice (the copy time-shifted), 16 workers', passes: [] };
+  const byWorkers: Runs[] = WORKER_COUNTS.map((workers) => ({ name: `${workers} workers`, recordName: wholeTraceRunName(workers, false), passes: [] }));
+  const twice: Runs = { name: 'the trace twice (the copy time-shifted), 16 workers', recordName: wholeTraceRunName(16, true), passes: [] };
   for (let round = 0; round < ROUNDS; round++) {
     WORKER_COUNTS.forEach((workers, i) => byWorkers[i].passes.push(traceRun([String(workers)])));
     twice.passes.push(traceRun(['16', '--doubled']));
@@ -74,5 +68,6 @@ export function runScaleBenchmark(): TargetFigure[] {
     { benchmark: 'scale', label: 'wall(trace twice) ÷ wall(trace), 16 workers, medians', value: wallOf(twice) / wallOf(sixteen), unit: '×', target: DOUBLED_TARGET, better: 'lower', decimals: 2 },
     ...byWorkers.map((runs): TargetFigure => ({ benchmark: 'scale', label: `peak RSS, ${runs.name} (highest run)`, value: peakOf(runs), unit: 'MB', target: PEAK_TARGET_MB, better: 'lower' })),
     { benchmark: 'scale', label: 'wall(256 workers) ÷ wall(16 workers), medians', value: wallOf(byWorkers[byWorkers.length - 1]) / wallOf(sixteen), unit: '×', target: SCALE_TARGET, better: 'lower', decimals: 2 },
+    ...[...byWorkers, twice].map((runs) => digestFigure('scale', runs.recordName, runs.passes[0].digest)),
   ];
 }

@@ -2,29 +2,23 @@
 // aggregated workers with private G2, and beside it, in the same bench run, the ingest-only pass
 // (read, parse and block-hash the trace), each in fresh processes (bench/traceRun.ts), three
 // passes of each. Figures: simulated requests per wall second (median replay; target ≥ 7,700), the
-// replay's wall over the ingest's wall (medians; target ≤ 10) and the peak RSS of a fresh replay
-// process (the highest of the passes; target ≤ 300 MB). May read the clock.
+// replay's wall over the ingest's wall (medians; target ≤ 10), the peak RSS of a fresh replay
+// process (the highest of the passes; target ≤ 300 MB) and the replay's report digest beside the
+// one the golden record keeps (bench/longRuns.ts: a moved digest counts as missed). May read the clock.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { TargetFigure } from './harness';
+import type { BenchFigure } from './harness';
 import { childCpuSeconds, median } from './harness';
-import { TRACE } from './traceRun';
+import { TRACE, wholeTraceRunName, type WholeTraceRun as ReplayPass } from './traceRun';
+import { digestFigure } from './recordedDigests';
 
 const WORKERS = 16;
 const PASSES = 3;
 const REQUESTS_PER_SECOND_TARGET = 7_700;
 const WALL_OVER_INGEST_TARGET = 10;
 const PEAK_RSS_TARGET_MB = 300;
-
-interface ReplayPass {
-  requests: number;
-  finished: number;
-  wall_s: number;
-  peak_rss_mb: number;
-  digest: string;
-}
 
 interface IngestPass {
   requests: number;
@@ -44,7 +38,7 @@ function freshPass<T>(arg: string): { pass: T; cpu_s: number | null } {
 
 const seconds = (values: number[]) => values.map((value) => value.toFixed(2)).join(', ');
 
-export function runTraceBenchmark(): TargetFigure[] {
+export function runTraceBenchmark(): BenchFigure[] {
   if (!fs.existsSync(TRACE)) {
     process.stdout.write(`trace: skipped, the trace ${TRACE} is not there\n`);
     return [];
@@ -68,11 +62,12 @@ export function runTraceBenchmark(): TargetFigure[] {
     `trace: ${first.finished}/${first.requests} requests on ${WORKERS} workers with G2, ${PASSES} fresh processes each (load ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} cores): ` +
       `replay ${seconds(replays.map((pass) => pass.wall_s))} s wall` +
       (replayCpu.length > 0 ? ` (whole process ${seconds(replayCpu)} s CPU)` : '') +
-      `; ingest only (read, parse, hash ${ingests[0].blocks.toLocaleString('en-US')} blocks) ${seconds(ingests.map((pass) => pass.wall_s))} s wall; ${first.digest.slice(0, 19)}…\n`,
+      `; ingest only (read, parse, hash ${ingests[0].blocks.toLocaleString('en-US')} blocks) ${seconds(ingests.map((pass) => pass.wall_s))} s wall\n`,
   );
   return [
     { benchmark: 'trace', label: 'simulated requests per wall second (median replay)', value: first.requests / replayWall, unit: 'requests/s', target: REQUESTS_PER_SECOND_TARGET, better: 'higher' },
     { benchmark: 'trace', label: `replay wall ÷ ingest-only wall (${replayWall.toFixed(2)} s ÷ ${ingestWall.toFixed(2)} s)`, value: replayWall / ingestWall, unit: '×', target: WALL_OVER_INGEST_TARGET, better: 'lower', decimals: 1 },
     { benchmark: 'trace', label: 'peak RSS of a fresh replay process (highest pass)', value: Math.max(...replays.map((pass) => pass.peak_rss_mb)), unit: 'MB', target: PEAK_RSS_TARGET_MB, better: 'lower' },
+    digestFigure('trace', wholeTraceRunName(WORKERS, false), first.digest),
   ];
 }

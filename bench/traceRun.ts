@@ -47,7 +47,24 @@ function doubled(requests: RequestSpec[]): RequestSpec[] {
   return [...requests, ...copies];
 }
 
-function replay(workers: number, twice: boolean): void {
+/** What one replay of the whole trace gave. */
+export interface WholeTraceRun {
+  workers: number;
+  requests: number;
+  finished: number;
+  wall_s: number;
+  peak_rss_mb: number;
+  report_mb: number;
+  digest: string;
+}
+
+/** The name of a whole-trace replay in the golden record's long runs (bench/longRuns.ts). */
+export function wholeTraceRunName(workers: number, twice: boolean): string {
+  return `whole conversation trace${twice ? ' twice (the copy time-shifted)' : ''}, ${workers} workers`;
+}
+
+/** Replays the whole trace (twice: followed by its time-shifted copy) on `workers` workers, and writes the report's text (to count it). */
+export function runWholeTrace(workers: number, twice: boolean): WholeTraceRun {
   const started = wallSeconds();
   const config = wholeTraceConfig(workers);
   const requests = readTrace(config);
@@ -55,7 +72,11 @@ function replay(workers: number, twice: boolean): void {
   let reportBytes = 0;
   writeCanonicalPretty(outcome.report, (piece) => (reportBytes += piece.length));
   const wall_s = wallSeconds() - started;
-  process.stdout.write(`${JSON.stringify({ workers, requests: outcome.report.summary.requests.total, finished: outcome.report.summary.requests.finished, wall_s, peak_rss_mb: peakRssMb(), report_mb: reportBytes / 1e6, digest: outcome.report.digest })}\n`);
+  return { workers, requests: outcome.report.summary.requests.total, finished: outcome.report.summary.requests.finished, wall_s, peak_rss_mb: peakRssMb(), report_mb: reportBytes / 1e6, digest: outcome.report.digest };
+}
+
+function replay(workers: number, twice: boolean): void {
+  process.stdout.write(`${JSON.stringify(runWholeTrace(workers, twice))}\n`);
 }
 
 /** Read, parse and block-hash the trace (each prompt's engine blocks, as a replay attaches them to its request). */

@@ -4,9 +4,10 @@
 // against what the last one gave: the report's digest (every request's figures) and, for the
 // configs that need no published trace, the digest of the KV event log `--events-out` writes (the
 // block hashes, HASH-1/2, and the events' order). The Mooncake examples need ../shared and are
-// pinned on their first 200 requests (their 2,000 take seconds; `npm run bench -- trace` prints
-// the whole trace's digest). Used by test/unit/golden-digests.test.ts and by `npm run golden`,
-// which prints or records them.
+// pinned on their first 200 requests (their 2,000 take seconds). The benchmarks' long runs (the
+// whole trace, the e2e workload) are pinned in the same record, by report digest, and checked by
+// `npm run golden -- --long` and the benchmarks (bench/longRuns.ts). Used by
+// test/unit/golden-digests.test.ts and by `npm run golden`, which prints or records them.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -38,6 +39,8 @@ export interface GoldenRecord {
   report_version: number;
   /** By run name (the example's path, and for a Mooncake example how much of it ran). */
   runs: Record<string, GoldenDigests>;
+  /** The benchmarks' long runs' report digests, by run name (bench/longRuns.ts; `npm run golden -- --long`). */
+  long_runs?: Record<string, string>;
 }
 
 export interface GoldenRun {
@@ -106,12 +109,12 @@ export function readGolden(): GoldenRecord {
   return JSON.parse(fs.readFileSync(GOLDEN_FILE, 'utf8')) as GoldenRecord;
 }
 
-/** The record of `runs` as `npm run golden -- --write` writes it. */
-export function goldenText(runs: Record<string, GoldenDigests>): string {
-  const record: GoldenRecord = { report_version: REPORT_VERSION, runs };
+/** The record of `runs` (and the long runs' digests) as `npm run golden -- --write` writes it. */
+export function goldenText(runs: Record<string, GoldenDigests>, long_runs: Record<string, string>): string {
+  const record: GoldenRecord = { report_version: REPORT_VERSION, runs, long_runs };
   return `${JSON.stringify(record, null, 2)}\n`;
 }
 
 /** What to do when a digest moved, for the failure message and the script. */
 export const GOLDEN_ADVICE =
-  'If the results changed on purpose, say why in docs/model.md (and bump REPORT_VERSION in src/report/report.ts when a report of the same run reads differently), then record them: npm run golden -- --write';
+  'If the results changed on purpose, say why in docs/model.md (and bump REPORT_VERSION in src/report/report.ts when a report of the same run reads differently), then record them: npm run golden -- --write (with --long for the long runs of the benchmarks: the whole trace and the e2e workload)';

@@ -4,7 +4,7 @@
 // when a figure missed, naming each miss; without --check the bench exits 0 whatever it measured.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { TargetFigure } from '../../bench/harness';
+import type { DigestFigure, TargetFigure } from '../../bench/harness';
 import { checkOutcome, describeTarget, parseBenchArgs, rateTarget, targetMet } from '../../bench/harness';
 
 const rate = (value: number): TargetFigure => ({ benchmark: 'trace', label: 'simulated requests per wall second', value, unit: 'requests/s', target: 7_700, better: 'higher' });
@@ -46,6 +46,25 @@ test('--check exits 1 when any figure missed its target, naming each miss, and 0
   const met = checkOutcome([rate(8_000), memory(299)], true);
   assert.deepEqual(met, { status: 0, lines: ['bench --check: every target met (2 figures)'] });
   assert.equal(checkOutcome([memory(Number.NaN)], true).status, 1, 'a figure that could not be measured is a miss');
+});
+
+const RECORDED = 'sha256:618e36b8bd0202f181f930ba25644b4b4bb8f520c3dd7daa506fb4d540ae316f';
+const digest = (now: string, recorded: string | null): DigestFigure => ({ kind: 'digest', benchmark: 'trace', run: 'whole conversation trace, 16 workers', digest: now, recorded });
+
+test('a long run\'s digest is met only as recorded: a moved or unrecorded digest is a miss that says so', () => {
+  const moved = 'sha256:0f00160b6d7881920f31bfb0b96b74a904031ff7bcfc30c27e425e458fae780a';
+  assert.equal(targetMet(digest(RECORDED, RECORDED)), true);
+  assert.equal(targetMet(digest(moved, RECORDED)), false);
+  assert.equal(targetMet(digest(RECORDED, null)), false);
+  assert.equal(describeTarget(digest(RECORDED, RECORDED)), 'trace: report digest of whole conversation trace, 16 workers sha256:618e36b8bd02…: as recorded');
+  assert.equal(
+    describeTarget(digest(moved, RECORDED)),
+    'trace: report digest of whole conversation trace, 16 workers sha256:0f00160b6d78…: MOVED from the recorded sha256:618e36b8bd02… (different results: the figures measure other work; npm run golden -- --long)',
+  );
+  assert.equal(describeTarget(digest(RECORDED, null)), 'trace: report digest of whole conversation trace, 16 workers sha256:618e36b8bd02…: NOT RECORDED (npm run golden -- --long --write records it)');
+  const outcome = checkOutcome([rate(8_000), digest(moved, RECORDED)], true);
+  assert.equal(outcome.status, 1, 'a moved digest fails --check even when every timed target is met');
+  assert.match(outcome.lines[1], /MOVED from the recorded/);
 });
 
 test('without --check the bench exits 0 whatever was missed', () => {

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { REPORT_VERSION } from '../../src/report/report';
 import { GOLDEN_ADVICE, GOLDEN_FILE, goldenRuns, measureGolden, readGolden, SHARED, type GoldenRun } from '../support/golden';
+import { longRuns } from '../../bench/longRuns';
 
 const haveShared = fs.existsSync(path.join(SHARED, 'data', 'mooncake'));
 
@@ -14,6 +15,12 @@ test('the golden record is of this report version and pins every example config,
   const record = readGolden();
   assert.equal(record.report_version, REPORT_VERSION, `${path.relative(process.cwd(), GOLDEN_FILE)} was recorded for report version ${record.report_version}. ${GOLDEN_ADVICE}`);
   assert.deepEqual(Object.keys(record.runs).sort(), goldenRuns().map((run) => run.name).sort(), `a new or removed example config. ${GOLDEN_ADVICE}`);
+});
+
+test('the golden record pins every long run of the benchmarks by its report digest, no more', () => {
+  const recorded = readGolden().long_runs ?? {};
+  assert.deepEqual(Object.keys(recorded), longRuns().map((run) => run.name), `a new, removed or renamed long run. ${GOLDEN_ADVICE}`);
+  for (const [name, digest] of Object.entries(recorded)) assert.match(digest, /^sha256:[0-9a-f]{64}$/, name);
 });
 
 /** The runs among `runs` whose report, or KV event log where it is pinned, differs from the record (a run not recorded is named by the test above). */
