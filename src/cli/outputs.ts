@@ -81,6 +81,20 @@ export function planOutputs(requests: readonly OutputRequest[], cwd: string, inp
   return planned;
 }
 
+/**
+ * Writes all of `text` at the file's position. fs.writeSync writes once and may write less than it
+ * was given (a disk that fills up mid-write returns the bytes that fitted, with no error): the rest
+ * is written again until it is all there, and a write that makes no progress fails with ENOSPC.
+ */
+export function writeFully(fd: number, text: string): void {
+  const bytes = Buffer.from(text, 'utf8');
+  for (let offset = 0; offset < bytes.length; ) {
+    const wrote = fs.writeSync(fd, bytes, offset, bytes.length - offset);
+    if (wrote <= 0) throw Object.assign(new Error('no space left: a write made no progress'), { code: 'ENOSPC' });
+    offset += wrote;
+  }
+}
+
 function temporaryName(absolute: string): string {
   return path.join(path.dirname(absolute), `.${path.basename(absolute)}.kvqual-${process.pid}.tmp`);
 }
@@ -128,7 +142,7 @@ export class SpooledOutput {
   private flush(): void {
     if (this.buffered === '' || this.fd === null) return;
     try {
-      fs.writeSync(this.fd, this.buffered);
+      writeFully(this.fd, this.buffered);
     } catch (error) {
       throw new OutputError(`${this.output.option} ${this.output.file}: cannot write it (${code(error)}); nothing was written`);
     }
@@ -166,12 +180,12 @@ export function writeOutputs(outputs: readonly { output: PlannedOutput; text?: s
             write((piece) => {
               buffered += piece;
               if (buffered.length >= 1 << 16) {
-                fs.writeSync(fd, buffered);
+                writeFully(fd, buffered);
                 buffered = '';
               }
             });
-            fs.writeSync(fd, buffered);
-          } else fs.writeFileSync(fd, text ?? '');
+            writeFully(fd, buffered);
+          } else writeFully(fd, text ?? '');
           fs.fsyncSync(fd);
         } finally {
           fs.closeSync(fd);

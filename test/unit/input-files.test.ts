@@ -3,9 +3,11 @@
 // length limit; only regular files are read; JSON errors never quote the file; hash ids above
 // 2^53 are refused with file, line and field instead of collapsing into one; outputs are written
 // all or nothing; and the README lists every documented limit.
-import { test, after } from 'node:test';
+import { test, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+// The module object itself (the namespace above reads through it), whose writeSync a test replaces.
+import nodeFs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileLines, InputFileError, jsonSyntaxProblem, printable, textLines } from '../../src/inputFiles';
@@ -141,6 +143,60 @@ test('outputs are all or nothing: when the second cannot be written, the first i
   writeOutputs(outputs.map((output) => ({ output, text: output.option })));
   assert.deepEqual(fs.readdirSync(dir).sort(), ['events.jsonl', 'report.json']);
   assert.equal(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'), '--out');
+});
+
+/**
+ * fs.writeSync as a disk with `room` bytes left sees it: each call writes at most `per_call` bytes
+ * of what fits and says how many; once the disk is full a write writes nothing and returns 0 (as
+ * write(2) does for the bytes of a short write) or throws ENOSPC (`throwWhenFull`).
+ */
+function fillingDisk(room: number, per_call: number, throwWhenFull: boolean) {
+  const real = nodeFs.writeSync;
+  let left = room;
+  return mock.method(nodeFs, 'writeSync', (fd: number, buffer: Buffer, offset: number, length: number) => {
+    const wrote = Math.min(length, per_call, left);
+    if (wrote === 0 && throwWhenFull) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    left -= wrote;
+    return wrote === 0 ? 0 : real(fd, buffer, offset, wrote);
+  });
+}
+
+test('a write the disk cuts short is written again until it is whole; a disk that fills up fails the outputs, leaving nothing', () => {
+  const dir = fs.mkdtempSync(path.join(scratch, 'full-disk-'));
+  const [report, events] = planOutputs(
+    [
+      { option: '--out', file: 'report.json' },
+      { option: '--requests-out', file: 'requests.jsonl' },
+    ],
+    dir,
+    [],
+  );
+  const text = 'x'.repeat(50_000);
+  const shortWrites = fillingDisk(Infinity, 4096, false);
+  try {
+    writeOutputs([{ output: report, text }, { output: events, write: (sink) => sink(text) }]);
+  } finally {
+    shortWrites.mock.restore();
+  }
+  assert.equal(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'), text, 'short writes are continued, not taken for the whole');
+  assert.equal(fs.readFileSync(path.join(dir, 'requests.jsonl'), 'utf8'), text);
+  for (const throwWhenFull of [false, true]) {
+    for (const [at, output] of [[0, report], [1, events]] as const) {
+      fs.rmSync(dir, { recursive: true });
+      fs.mkdirSync(dir);
+      const full = fillingDisk(12_288, 1 << 20, throwWhenFull);
+      const written = [{ output: report, text }, { output: events, write: (sink: (piece: string) => void) => sink(text) }];
+      try {
+        assert.throws(
+          () => writeOutputs(at === 0 ? written : [{ output: report, text: '{}' }, written[1]]),
+          (error: unknown) => error instanceof OutputError && error.message === `${output.option} ${output.file}: cannot write it (ENOSPC); nothing was written`,
+        );
+      } finally {
+        full.mock.restore();
+      }
+      assert.deepEqual(fs.readdirSync(dir), [], 'no output and no temporary file is left');
+    }
+  }
 });
 
 test('the README lists every documented limit with its value', () => {
