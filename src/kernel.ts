@@ -2,7 +2,7 @@
 // each instant to a fixed point in the phase order of TIME-3, with stable tie-breaks; a scheduled
 // action can be cancelled, and the action running now can be compared with any (time, phase, order).
 import type { Nanos } from './time';
-import { formatNs } from './time';
+import { formatNs, LAST_VIRTUAL_NS, VirtualClockError, virtualDays } from './time';
 
 /** Phases of one instant, in the order TIME-3 runs them. */
 export enum Phase {
@@ -247,6 +247,8 @@ export class Kernel {
   /** Schedules an action at an absolute instant, in a phase, with a stable order key; returns its handle (for cancel). */
   at(time: Nanos, phase: Phase, order: number, action: Action): number {
     if (!Number.isSafeInteger(time)) {
+      // An instant past the clock's end comes from the input (long passes, delays or outputs); any other non-integer from a defect.
+      if (time > LAST_VIRTUAL_NS) throw new VirtualClockError(`the ${PHASE_NAMES[phase] ?? 'kernel event'} due at ${virtualDays(time)}`);
       throw new InvariantError(`cannot schedule at ${time}: virtual time is whole nanoseconds`);
     }
     if (!(phase >= FIRST_PHASE && phase <= LAST_PHASE && Number.isInteger(phase))) {

@@ -115,6 +115,27 @@ export function plainDecimal(value: number): string {
   return `${sign}${digits.slice(0, point)}.${digits.slice(point)}`;
 }
 
+/** The last instant of the virtual clock (whole nanoseconds kept exactly in a double): about 104 days. */
+export const LAST_VIRTUAL_NS = Number.MAX_SAFE_INTEGER;
+
+/** Virtual time as days, for instants too far out to read in milliseconds: "105.2 days". */
+export function virtualDays(ns: number): string {
+  return Number.isFinite(ns) ? `${(ns / 86_400e9).toFixed(1)} days` : 'an infinite time';
+}
+
+/**
+ * A run that would go past the end of the virtual clock (LAST_VIRTUAL_NS): its pass times, delays
+ * or output lengths add up to more than about 104 days of virtual time. A property of the input
+ * (each value may be within its limit while their sum is not), reported as bad input.
+ */
+export class VirtualClockError extends Error {
+  /** `what`: the instant or the pass that does not fit ("the pass completion due at 105.2 days"). */
+  constructor(what: string) {
+    super(`the run would go past the end of the virtual clock (about ${virtualDays(LAST_VIRTUAL_NS)} of virtual time): ${what}; shorten the pass times, delays or output lengths`);
+    this.name = 'VirtualClockError';
+  }
+}
+
 /** Formats nanoseconds as milliseconds with only the decimals needed: 14999000 → "14.999 ms". */
 export function formatNs(ns: Nanos | bigint): string {
   const value = typeof ns === 'bigint' ? ns : BigInt(Math.round(ns));

@@ -20,7 +20,7 @@ import type { KeptScores } from '../router/router';
 import { writeCanonicalPretty } from '../report/canonical';
 import { renderRunChart, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
-import { DurationError, formatNs } from '../time';
+import { DurationError, formatNs, VirtualClockError } from '../time';
 import type { SpinNotice } from '../sim/cluster';
 import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
 import { LIMITS, limitText } from '../limits';
@@ -116,7 +116,8 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
       return ExitCode.usage;
     }
     if (isInputError(error)) {
-      io.stderr(`kvqual replay: ${error.message}\n`);
+      // A run past the clock's end is the config's as a whole: named by its file.
+      io.stderr(`kvqual replay: ${error instanceof VirtualClockError ? `${file}: ` : ''}${error.message}\n`);
       return ExitCode.usage;
     }
     throw error;
@@ -174,7 +175,8 @@ export function isInputError(error: unknown): error is Error {
     error instanceof TraceLineError ||
     error instanceof InputFileError ||
     error instanceof InputError ||
-    error instanceof OutputError
+    error instanceof OutputError ||
+    error instanceof VirtualClockError
   );
 }
 

@@ -3,6 +3,7 @@
 // piecewise-linearly. Everything is exact integer arithmetic (bigint where products can pass 2^53);
 // a duration that is not a whole nanosecond is rounded up (TIME-2). Never below 1 ns.
 import type { Nanos } from '../time';
+import { LAST_VIRTUAL_NS, VirtualClockError, virtualDays } from '../time';
 
 /** What a pass does, counted as it is planned (the duration is fixed when the pass starts). */
 export interface PassShape {
@@ -72,7 +73,7 @@ export function passDurationNs(model: PassTimeModel, shape: PassShape): Nanos {
     if (has_decode) ns += decodeTableNs(model, shape.decode_sequences, shape.decode_context_tokens);
   }
   if (ns < 1n) return 1;
-  if (ns > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`a pass of ${shape.prefill_tokens} prefill tokens and ${shape.decode_sequences} decode sequences would last beyond the virtual clock`);
+  if (ns > BigInt(LAST_VIRTUAL_NS)) throw new VirtualClockError(`a pass of ${shape.prefill_tokens} prefill tokens and ${shape.decode_sequences} decode sequences would last ${virtualDays(Number(ns))}`);
   return Number(ns);
 }
 

@@ -3,6 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { InvariantError, Kernel, Phase, UnsettledError } from '../../src/kernel';
+import { LAST_VIRTUAL_NS, VirtualClockError } from '../../src/time';
 
 const ALL_PHASES_REVERSED = [Phase.PassStart, Phase.Dispatch, Phase.Arrival, Phase.EventVisibility, Phase.PassCompletion, Phase.TransferCompletion];
 
@@ -91,6 +92,16 @@ test('a time that is not whole nanoseconds is refused', () => {
   assert.throws(() => kernel.at(1.5, Phase.Arrival, 0, () => {}), InvariantError);
   assert.throws(() => kernel.at(Number.NaN, Phase.Arrival, 0, () => {}), InvariantError);
   assert.equal(kernel.pending, 0);
+});
+
+test('an instant past the end of the virtual clock is the input\'s doing: a VirtualClockError naming the event and when, not an invariant', () => {
+  const kernel = new Kernel();
+  const pastTheEnd = (error: unknown) =>
+    error instanceof VirtualClockError && !(error instanceof InvariantError) && /past the end of the virtual clock \(about 104\.2 days of virtual time\): the pass completion due at 105\.2 days; shorten/.test(error.message);
+  assert.throws(() => kernel.at(9_092_700_000_000_000, Phase.PassCompletion, 0, () => {}), pastTheEnd);
+  assert.throws(() => kernel.at(Number.POSITIVE_INFINITY, Phase.Arrival, 0, () => {}), (error: unknown) => error instanceof VirtualClockError && /the arrival due at an infinite time/.test(error.message));
+  assert.doesNotThrow(() => kernel.at(LAST_VIRTUAL_NS, Phase.Arrival, 0, () => {}), 'the last instant itself is on the clock');
+  assert.equal(kernel.pending, 1);
 });
 
 test('run(limit) runs everything due at or before the limit and leaves the rest queued', () => {

@@ -8,6 +8,7 @@ import { ConfigError, parseReplayConfig } from '../../src/config/load';
 import { fidelityOf, passTimeModel } from '../../src/config/build';
 import { runReplay } from '../../src/replay';
 import type { ReplayConfig } from '../../src/config/schema';
+import { VirtualClockError } from '../../src/time';
 
 const shape = (prefill_tokens: number, decode_sequences: number, context_tokens: number, decode_context_tokens = 0, has_prefill = prefill_tokens > 0): PassShape => ({
   has_prefill,
@@ -23,6 +24,15 @@ test('ENG-2: the fixed model adds prefill_ms for any prefill chunk and decode_ms
   assert.equal(passDurationNs(fixed, shape(12_000, 0, 12_000)), 2_000_000);
   assert.equal(passDurationNs(fixed, shape(0, 32, 3200, 3200)), 500_000);
   assert.equal(passDurationNs(fixed, shape(5, 1, 105, 100)), 2_500_000);
+});
+
+test('a pass longer than the virtual clock is refused as the input\'s: its shape and length named', () => {
+  const linear = passTimeModel({ linear: { base_ms: 0, prefill_token_ms: 60_000, decode_seq_ms: 0, context_token_ms: 0 } }, 't');
+  assert.throws(
+    () => passDurationNs(linear, shape(200_000, 0, 200_000)),
+    (error: unknown) => error instanceof VirtualClockError && /: a pass of 200000 prefill tokens and 0 decode sequences would last 138\.9 days; shorten/.test(error.message),
+  );
+  assert.equal(passDurationNs(linear, shape(150_000, 0, 150_000)), 9_000_000_000_000_000, '104.2 days is still on the clock');
 });
 
 test('linear: base + per new token + per decode sequence + per context token, rounded up to a whole ns', () => {
