@@ -42,6 +42,8 @@ export const LIMITS = {
   lanes: 10_000,
   /** `workload.agentic.iterations`. */
   iterations: 10_000,
+  /** A router weight: `overlap_score_credit`, `host_cache_hit_weight`, `prefill_load_scale`, `router_temperature` (larger ones overflow the costs). */
+  router_weight: 1_000_000,
   /** `workload.mooncake.time_scale`. */
   time_scale: 1_000,
   /** Points of one pass-time table (`timing.table.prefill`, `timing.table.decode`). */

@@ -15,6 +15,8 @@ const aboveLimit = (what: string, max: number, unit = '') => (issue: { input?: u
 
 const number = (what: string) => z.number({ error: `${what} must be a number` });
 const nonNegative = (what: string) => number(what).min(0, { error: `${what} must be ≥ 0` });
+/** A router weight: from 0 to its limit (a larger one makes the candidates' costs infinite). */
+const routerWeight = (what: string) => nonNegative(what).max(LIMITS.router_weight, { error: aboveLimit(what, LIMITS.router_weight) });
 const positiveInt = (what: string) => number(what).int({ error: `${what} must be a whole number` }).positive({ error: `${what} must be > 0` });
 /** A positive whole number up to `max` (the description says so). */
 const boundedInt = (what: string, max: number, text: string, unit = '') => positiveInt(what).max(max, { error: aboveLimit(what, max, unit) }).describe(described(text, max, unit));
@@ -182,10 +184,10 @@ export const WorkerRoleSchema = z.strictObject({
 export const RouterSchema = z.strictObject({
   policy: z.enum(['kv', 'round_robin']).default('kv'),
   kv_event_lag_ms: milliseconds('kv_event_lag_ms', LIMITS.step_ms, 'a batch emitted at t is visible at exactly t + lag (LAG-1)').default(0),
-  overlap_score_credit: nonNegative('overlap_score_credit').default(1.0),
-  host_cache_hit_weight: nonNegative('host_cache_hit_weight').default(0.75),
-  prefill_load_scale: nonNegative('prefill_load_scale').default(1.0),
-  router_temperature: nonNegative('router_temperature').default(0),
+  overlap_score_credit: routerWeight('overlap_score_credit').default(1.0),
+  host_cache_hit_weight: routerWeight('host_cache_hit_weight').default(0.75),
+  prefill_load_scale: routerWeight('prefill_load_scale').default(1.0),
+  router_temperature: routerWeight('router_temperature').default(0),
 });
 
 export const PromptPartSchema = z.union(

@@ -159,6 +159,15 @@ export function checkDisaggregation(spec: ClusterSpec): void {
   if (!has('prefill')) throw new ClusterSetupError('cluster.workers', 'decode workers need prefill workers in front of them');
   if (!has('decode')) throw new ClusterSetupError('cluster.workers', 'prefill workers need decode workers to hand their KV to');
   if (!spec.kv_transfer) throw new ClusterSetupError('cluster.kv_transfer_bandwidth_gbps', 'a prefill/decode cluster needs the KV transfer bandwidth');
+  // The prompt's KV moves from the prefill worker's G1 to the decode worker's block for block.
+  const first = spec.roles[0].engine.block_size;
+  const other = spec.roles.findIndex((role) => role.engine.block_size !== first);
+  if (other >= 0) {
+    throw new ClusterSetupError(
+      `cluster.workers[${other}].engine.block_size`,
+      `${spec.roles[other].engine.block_size} differs from the ${first} of cluster.workers[0]: prefill and decode workers hand their KV over block for block (PD-1), so every role takes one block_size`,
+    );
+  }
 }
 
 /**
