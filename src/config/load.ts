@@ -201,8 +201,11 @@ function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfi
     seen.add(request.id);
     const hasParts = request.prompt !== undefined;
     const hasTrace = request.hash_ids !== undefined;
-    if (hasParts === hasTrace && request.extends === undefined) problems.push({ path: at(''), message: 'give either prompt or hash_ids' });
+    if (!hasParts && !hasTrace && request.extends === undefined) problems.push({ path: at(''), message: 'give either prompt or hash_ids' });
     if (hasParts && hasTrace) problems.push({ path: at(''), message: 'give either prompt or hash_ids, not both' });
+    // A hash_ids prompt names every block of its own: it cannot also continue another request's prompt.
+    if (hasTrace && request.extends !== undefined) problems.push({ path: at('extends'), message: 'a prompt given by hash_ids cannot also extend another request; give prompt parts to continue it, or hash_ids alone' });
+    else if (promptTokens === 0 && !hasTrace) problems.push({ path: at('prompt'), message: 'the prompt has no tokens; a request needs at least one' });
     if (hasTrace && request.input_length === undefined) problems.push({ path: at('input_length'), message: 'required with hash_ids' });
     if (hasTrace && request.input_length !== undefined && request.hash_ids!.length !== Math.ceil(request.input_length / config.workload.trace_block_size)) {
       problems.push({
