@@ -174,19 +174,59 @@ export function jsonSyntaxProblem(text: string): string {
     parseLossless(text);
   } catch (error) {
     if (error instanceof RangeError) return 'the JSON is nested too deeply to read';
+    const duplicate = duplicateKeyProblem(error);
+    if (duplicate !== null) return duplicate;
     const message = (error as Error).message.replace(/ at position (\d+)$/, (_m, position: string) => ` at column ${Number(position) + 1}`);
     return `not valid JSON: ${message.replace(/'([^']*)'/g, (_m, quoted: string) => `'${printable(quoted, 8)}'`)}`;
   }
   return 'not valid JSON';
 }
 
-/** Parses one line of JSON; a syntax error becomes a TraceLineError that quotes at most a character. */
+/** lossless-json's refusal of a key given twice in one object, as this project says it; null for any other error. */
+function duplicateKeyProblem(error: unknown): string | null {
+  const duplicate = /^Duplicate key '(.*)' encountered/.exec((error as Error).message);
+  return duplicate ? `the key "${printable(duplicate[1])}" appears twice on the line: give each field once` : null;
+}
+
+/** How many keys the objects in a parsed JSON value have, at every depth. */
+function keyCount(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let count = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) if (typeof item === 'object' && item !== null) count += keyCount(item);
+    return count;
+  }
+  for (const key in value) count += 1 + keyCount((value as Record<string, unknown>)[key]);
+  return count;
+}
+
+/** A string followed by a colon: a key (or, rarely, an escaped quote and a colon inside a string). */
+const KEY_TOKEN = /"\s*:/g;
+
+/**
+ * Parses one line of JSON; a syntax error becomes a TraceLineError that quotes at most a character.
+ * JSON.parse keeps the last of two equal keys in an object without a word; such a line is
+ * ambiguous and is refused, naming the key. The check is cheap: a line's key tokens are counted
+ * and compared with the keys the parsed value has; only when they differ (a key given twice, or a
+ * string that holds an escaped quote before a colon) is the line read again by lossless-json,
+ * which tells the two apart.
+ */
 export function parseJsonLine(line: SourceLine, source: string, ErrorType: typeof TraceLineError = TraceLineError): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(line.text);
+    value = JSON.parse(line.text);
   } catch {
     throw new ErrorType(source, line.number, jsonSyntaxProblem(line.text));
   }
+  if ((line.text.match(KEY_TOKEN)?.length ?? 0) !== keyCount(value)) {
+    try {
+      parseLossless(line.text);
+    } catch (error) {
+      const duplicate = duplicateKeyProblem(error);
+      if (duplicate !== null) throw new ErrorType(source, line.number, duplicate);
+    }
+  }
+  return value;
 }
 
 /**
@@ -199,9 +239,7 @@ function exactJsonAt(text: string, path: readonly (string | number)[]): { value:
   try {
     value = parseLossless(text);
   } catch (error) {
-    const duplicate = /^Duplicate key '(.*)' encountered/.exec((error as Error).message);
-    if (duplicate) return { problem: `the key "${printable(duplicate[1])}" appears twice on the line: give each field once` };
-    return { problem: `its numbers could not be read exactly: ${(error as Error).message}` };
+    return { problem: duplicateKeyProblem(error) ?? `its numbers could not be read exactly: ${(error as Error).message}` };
   }
   for (const key of path) value = (value as Record<string | number, unknown>)[key];
   return { value };

@@ -199,6 +199,13 @@ test('a write the disk cuts short is written again until it is whole; a disk tha
   }
 });
 
+test('a key given twice on a trace line is refused, naming it; a colon after an escaped quote inside a string is not taken for a key', () => {
+  const row = (extra: string) => `{"timestamp": 0, "input_length": 8, "output_length": 2, "hash_ids": [1, 2]${extra}}\n`;
+  assert.throws(() => parseMooncakeTrace(row(', "output_length": 900'), 't.jsonl', OPTIONS), /t\.jsonl: line 1: the key "output_length" appears twice on the line: give each field once/);
+  assert.throws(() => parseMooncakeTrace(row(', "x": {"a": 1, "a": 2}'), 't.jsonl', OPTIONS), /line 1: the key "a" appears twice/, 'in a nested object too');
+  assert.equal(parseMooncakeTrace(row(', "note": "a\\":b", "more": [{"a": 1}, {"a": 2}]'), 't.jsonl', OPTIONS).length, 1, 'equal keys in two objects, and a quoted colon, are fine');
+});
+
 test('the README lists every documented limit with its value', () => {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   for (const [name, value] of Object.entries(LIMITS)) {
