@@ -7,6 +7,16 @@ const cliProgress = require('cli-progress');
 
 const SHOW_AFTER_MS = 1000;
 
+/**
+ * The time left at the rate so far, as "45s" or "3m05s"; "…" until a request has ended (cli-progress's
+ * own ETA reads "NFs" while its rate is zero).
+ */
+function etaText(ended, total, elapsedMs) {
+  if (ended <= 0) return '…';
+  const seconds = Math.max(0, Math.round(((total - ended) * elapsedMs) / ended / 1000));
+  return seconds < 60 ? `${seconds}s` : `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, '0')}s`;
+}
+
 /** A display for one replay, or null when standard error is not a terminal. */
 function replayProgress() {
   if (!process.stderr.isTTY) return null;
@@ -21,7 +31,7 @@ function replayProgress() {
         bar = new cliProgress.SingleBar(
           {
             stream: process.stderr,
-            format: 'replay |{bar}| {value}/{total} requests ended · virtual {virtual} s · ETA {eta_formatted}',
+            format: 'replay |{bar}| {value}/{total} requests ended · virtual {virtual} s · ETA {time_left}',
             hideCursor: true,
             clearOnComplete: true,
             synchronousUpdate: true,
@@ -29,12 +39,12 @@ function replayProgress() {
           },
           cliProgress.Presets.shades_classic,
         );
-        bar.start(total, ended, { virtual: (virtualMs / 1000).toFixed(1) });
+        bar.start(total, ended, { virtual: (virtualMs / 1000).toFixed(1), time_left: etaText(ended, total, now - started) });
       }
       if (now - lastDraw < 100 && ended < total) return;
       lastDraw = now;
       bar.setTotal(total);
-      bar.update(ended, { virtual: (virtualMs / 1000).toFixed(1) });
+      bar.update(ended, { virtual: (virtualMs / 1000).toFixed(1), time_left: etaText(ended, total, now - started) });
     },
     stop() {
       if (bar !== null) bar.stop();
@@ -42,4 +52,4 @@ function replayProgress() {
   };
 }
 
-module.exports = { replayProgress };
+module.exports = { replayProgress, etaText };

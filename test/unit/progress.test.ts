@@ -46,3 +46,11 @@ test('in a long stretch where no request ends, the progress display still hears 
   assert.equal(runCli(['replay', config], without.io), 0);
   assert.equal(without.out.join(''), withBar.out.join(''), 'the same run and summary without a display');
 });
+
+test('the progress bar\'s time left: "…" until a request has ended (never cli-progress\'s "NFs"), then the rate so far in seconds or minutes', () => {
+  const { etaText } = require(path.join(ROOT, 'bin', 'progress.js')) as { etaText: (ended: number, total: number, elapsedMs: number) => string };
+  assert.equal(etaText(0, 100, 5_000), '…');
+  assert.equal(etaText(10, 100, 5_000), '45s');
+  assert.equal(etaText(1, 100, 2_000), '3m18s');
+  assert.equal(etaText(100, 100, 9_000), '0s');
+});
