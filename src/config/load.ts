@@ -97,15 +97,29 @@ function issueProblems(error: z.ZodError): ConfigProblem[] {
 /** Alias expansions a config may use (the YAML library's default): anchors for shared settings, never an exponential blow-up. */
 const YAML_MAX_ALIAS_COUNT = 100;
 
+/**
+ * The YAML library's message as a config's author reads it: its advice to programmers ("please
+ * use YAML.parseAllDocuments()") and the engine's stack overflow on deep nesting said in words.
+ */
+export function yamlProblem(message: string): string {
+  if (/^Source contains multiple documents/.test(message)) return "the file holds more than one YAML document (a '---' line starts another); give one";
+  if (/Maximum call stack size exceeded/.test(message)) return 'the YAML is nested too deeply to read';
+  const tag = /^Unresolved tag: (?:tag:yaml\.org,2002:)?(.*)$/.exec(message);
+  if (tag) return `the tag ${tag[1].startsWith('!') ? tag[1] : `!!${tag[1]}`} is not one a config may use; write the value without it`;
+  return message;
+}
+
 /** Parses and validates a config given as YAML (or JSON) text. */
 export function parseReplayConfig(text: string, source = 'config'): ReplayConfig {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (document.errors.length > 0) {
+  // A tag the reader does not know (!!float, !foo) would leave its value a string that reads as the wrong type.
+  const problems = [...document.errors, ...document.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED')];
+  if (problems.length > 0) {
     throw new ConfigError(
       source,
-      document.errors.map((e) => ({
+      problems.map((e) => ({
         path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'line ?',
-        message: e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''),
+        message: yamlProblem(e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')),
       })),
     );
   }
