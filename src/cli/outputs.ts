@@ -1,7 +1,8 @@
 // The files a command writes (`replay --out`, `--events-out`): every path is checked before any
 // work starts (its folder exists and is writable, it is not a folder, a device or an input), and
 // all of them are written as temporary files in their own folders and renamed into place only when
-// every one was written, so a failed run leaves nothing behind and a reader never sees half a file.
+// every one was written, so a failed run leaves nothing behind and a reader never sees half a file
+// (a run killed meanwhile leaves its temporary files, which the next run of those outputs removes).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 
@@ -78,7 +79,43 @@ export function planOutputs(requests: readonly OutputRequest[], cwd: string, inp
     for (const other of planned) if (sameFile(absolute, other.absolute)) fail(`is also given to ${other.option}; give two different files`);
     planned.push({ option, file, absolute });
   }
+  for (const output of planned) clearStaleTemporaries(output.absolute);
   return planned;
+}
+
+/** A temporary file of `absolute` (see temporaryName) and the process that wrote it. */
+function temporaryOf(absolute: string, name: string): number | null {
+  const prefix = `.${path.basename(absolute)}.kvqual-`;
+  if (!name.startsWith(prefix) || !name.endsWith('.tmp')) return null;
+  const pid = name.slice(prefix.length, -'.tmp'.length);
+  return /^[1-9]\d*$/.test(pid) ? Number(pid) : null;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return code(error) !== 'ESRCH';
+  }
+}
+
+/**
+ * Removes the temporary files of an output that a killed run left (a replay stopped by Ctrl-C or a
+ * signal cannot tidy up: its work does not yield to a handler). Only those of processes that are
+ * gone: a run still writing beside this one keeps its own.
+ */
+function clearStaleTemporaries(absolute: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(path.dirname(absolute));
+  } catch {
+    return;
+  }
+  for (const name of names.sort()) {
+    const pid = temporaryOf(absolute, name);
+    if (pid !== null && pid !== process.pid && !processAlive(pid)) fs.rmSync(path.join(path.dirname(absolute), name), { force: true });
+  }
 }
 
 /**

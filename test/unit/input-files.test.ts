@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 // The module object itself (the namespace above reads through it), whose writeSync a test replaces.
 import nodeFs from 'node:fs';
 import * as os from 'node:os';
+import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { fileLines, InputFileError, jsonSyntaxProblem, printable, textLines } from '../../src/inputFiles';
 import { MooncakeTraceError, parseMooncakeTrace } from '../../src/config/mooncake';
@@ -204,6 +205,15 @@ test('a key given twice on a trace line is refused, naming it; a colon after an 
   assert.throws(() => parseMooncakeTrace(row(', "output_length": 900'), 't.jsonl', OPTIONS), /t\.jsonl: line 1: the key "output_length" appears twice on the line: give each field once/);
   assert.throws(() => parseMooncakeTrace(row(', "x": {"a": 1, "a": 2}'), 't.jsonl', OPTIONS), /line 1: the key "a" appears twice/, 'in a nested object too');
   assert.equal(parseMooncakeTrace(row(', "note": "a\\":b", "more": [{"a": 1}, {"a": 2}]'), 't.jsonl', OPTIONS).length, 1, 'equal keys in two objects, and a quoted colon, are fine');
+});
+
+test('the temporary files a killed run left beside an output are removed by the next run of it; a live process\'s are kept', () => {
+  const dir = fs.mkdtempSync(path.join(scratch, 'killed-'));
+  const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+  const left = [`.report.json.kvqual-${gone}.tmp`, '.report.json.kvqual-1.tmp', `.other.json.kvqual-${gone}.tmp`, '.report.json.kvqual-x.tmp'];
+  for (const name of left) fs.writeFileSync(path.join(dir, name), 'half');
+  planOutputs([{ option: '--out', file: 'report.json' }], dir, []);
+  assert.deepEqual(fs.readdirSync(dir).sort(), left.slice(1).sort(), 'only the gone process\'s temporary file of this output is removed');
 });
 
 test('the README lists every documented limit with its value', () => {
