@@ -12,7 +12,7 @@ import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLine } from '../events/wire';
 import { agenticRequestCount, parseAgenticLines } from '../agentic/trace';
 import { parseMooncakeLines } from '../config/mooncake';
-import { parseTimingCsv, TimingCsvError } from '../config/timingCsv';
+import { parseTimingCsv, TimingCsvError, type TablePoints } from '../config/timingCsv';
 import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import type { RunMetrics, Statistics } from '../report/requestMetrics';
@@ -192,7 +192,8 @@ export interface TraceFile {
 }
 
 /** A path as the user can open it from where the command ran: relative when below, else absolute. */
-function shownPath(absolute: string, cwd: string): string {
+/** A path as a message shows it: relative to `cwd` when inside it, else absolute. */
+export function shownPath(absolute: string, cwd: string): string {
   const relative = path.relative(cwd, absolute);
   return relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? absolute : relative;
 }
@@ -248,26 +249,36 @@ function loadTimingTables(config: ReplayConfig, configFile: string, io: CliIo): 
     const table = role.engine.timing.table;
     if (table?.csv === undefined) return;
     const field = `cluster.workers[${i}].engine.timing.table.csv`;
-    const absolute = path.resolve(configFolder, table.csv);
-    const shown = shownPath(absolute, io.cwd);
-    let real: string;
-    try {
-      real = fs.realpathSync(absolute);
-    } catch (error) {
-      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as NodeJS.ErrnoException).code;
-      throw new InputError(`${configFile}: ${field}: cannot read ${shown}: ${reason}`);
-    }
-    if (!isInside(real, fs.realpathSync(configFolder))) throw new InputError(`${configFile}: ${field}: ${shown} is outside the config's folder; keep the table beside the config`);
-    try {
-      const points = parseTimingCsv(readTextFile(absolute, shown, LIMITS.config_bytes, 'pass-time table'), shown);
-      role.engine.timing.table = { prefill: points.prefill, decode: points.decode, ...(table.source === undefined ? {} : { source: table.source }) };
-    } catch (error) {
-      if (error instanceof TimingCsvError || error instanceof InputFileError) throw new InputError(`${configFile}: ${field}: ${error.message}`);
-      throw error;
-    }
-    read.push({ absolute, what: `pass-time table named by ${field}` });
+    const csv = readTimingTable(configFolder, table.csv, io.cwd);
+    if ('problem' in csv) throw new InputError(`${configFile}: ${field}: ${csv.problem}`);
+    role.engine.timing.table = { prefill: csv.points.prefill, decode: csv.points.decode, ...(table.source === undefined ? {} : { source: table.source }) };
+    read.push({ absolute: csv.absolute, what: `pass-time table named by ${field}` });
   });
   return read;
+}
+
+/**
+ * A pass-time table CSV a config names (`csv`, relative to the config's folder, which it must stay
+ * inside after symbolic links are followed): its points, or what is wrong with it, naming the file
+ * as shown from `cwd`. Used by replay and, for each point, by sweep.
+ */
+export function readTimingTable(configFolder: string, csv: string, cwd: string): { absolute: string; points: TablePoints } | { absolute: string; problem: string } {
+  const absolute = path.resolve(configFolder, csv);
+  const shown = shownPath(absolute, cwd);
+  let real: string;
+  try {
+    real = fs.realpathSync(absolute);
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as NodeJS.ErrnoException).code;
+    return { absolute, problem: `cannot read ${shown}: ${reason}` };
+  }
+  if (!isInside(real, fs.realpathSync(configFolder))) return { absolute, problem: `${shown} is outside the config's folder; keep the table beside the config` };
+  try {
+    return { absolute, points: parseTimingCsv(readTextFile(absolute, shown, LIMITS.config_bytes, 'pass-time table'), shown) };
+  } catch (error) {
+    if (error instanceof TimingCsvError || error instanceof InputFileError) return { absolute, problem: error.message };
+    throw error;
+  }
 }
 
 /** Reads the trace a config names, line by line; errors name the trace as shown and the config that referred to it. */

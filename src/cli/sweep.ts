@@ -1,7 +1,9 @@
 // `kvqual sweep <sweep.yaml>`: runs every point of a sweep (a base replay config and the field
 // paths it varies) on a pool of worker processes and writes sweep.json, sweep.csv, one SVG chart
 // per metric and varied parameter under charts/, and sweep.html into --out. Every point is
-// validated, and every trace checked, before anything runs or is created. `--shard i/n` runs only
+// validated, its pass-time tables read and every trace checked (as `kvqual replay` does), and
+// every output checked (none may overwrite an input), before anything runs or is created; the
+// output folder is made only when the results are written. `--shard i/n` runs only
 // the points whose index modulo n is i − 1 and writes shard-<i>-of-<n>.json; `kvqual sweep merge
 // <shard files…>` writes what the unsharded sweep writes (same bytes apart from wall times).
 // Charts an earlier sweep left under charts/ that this one does not write are removed (only names
@@ -13,14 +15,16 @@ import * as path from 'node:path';
 import type { Command } from 'commander';
 import { parseDocument } from 'yaml';
 import { parseReplayConfig } from '../config/load';
+import type { ReplayConfig } from '../config/schema';
+import type { TablePoints } from '../config/timingCsv';
 import { LIMITS } from '../limits';
 import { InputFileError, readTextFile } from '../inputFiles';
-import { expandSweep, parseShard, parseSweepFile, pointLabel, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
+import { expandSweep, invalidPointsError, parseShard, parseSweepFile, pointLabel, pointWhere, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
 import { mergeShards, METRICS, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
-import { isSweepChartName, renderChart, sweepCharts, sweepHtml } from '../sweep/charts';
+import { isSweepChartName, renderChart, sweepCharts, sweepHtml, type SweepChart } from '../sweep/charts';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
-import { isInputError, loadTrace, spinText, traceOf } from './replay';
+import { isInputError, loadTrace, readTimingTable, shownPath, spinText, traceOf, type TraceFile } from './replay';
 import { OutputError, planOutputs, writeOutputs } from './outputs';
 import { defaultJobs, PointFailure, runPoints } from './sweepPool';
 import { traceKey, type PointTask, type WorkerNotice } from './sweepWorker';
@@ -70,12 +74,17 @@ function makeFolderUnlessThere(folder: string): void {
   }
 }
 
-/** Creates the output folder (its parent must exist) and charts/ in it. */
-function prepareFolder(out: string, cwd: string, charts: boolean): string {
+/** The output folder, absolute, once its parent is known to exist and the folder is not something else. */
+function outFolder(out: string, cwd: string): string {
   const absolute = path.resolve(cwd, out);
-  const parent = path.dirname(absolute);
-  if (!fs.existsSync(parent)) throw new OutputError(`--out ${out}: the folder ${path.dirname(out) || '.'} does not exist; create it first`);
+  if (!fs.existsSync(path.dirname(absolute))) throw new OutputError(`--out ${out}: the folder ${path.dirname(out) || '.'} does not exist; create it first`);
   if (fs.existsSync(absolute) && !fs.statSync(absolute).isDirectory()) throw new OutputError(`--out ${out}: exists and is not a folder`);
+  return absolute;
+}
+
+/** Creates the output folder (its parent must exist) and charts/ in it, when the results are written. */
+function prepareFolder(out: string, cwd: string, charts: boolean): string {
+  const absolute = outFolder(out, cwd);
   try {
     // One level at a time (the parent exists): a recursive mkdir can spin on special file systems such as /proc.
     // Shards on other machines (or processes) may make the same folder at the same moment: one that appears meanwhile is fine.
@@ -86,13 +95,159 @@ function prepareFolder(out: string, cwd: string, charts: boolean): string {
   return absolute;
 }
 
+/** A file a sweep reads, which no output may overwrite: where it is and what it is (for the message). */
+interface InputFile {
+  absolute: string;
+  what: string;
+}
+
+/** The files a whole sweep writes, relative to its folder: the JSON, the CSV, the page and each chart. */
+function wholeSweepFiles(charts: readonly SweepChart[]): string[] {
+  return ['sweep.json', 'sweep.csv', 'sweep.html', ...charts.map((chart) => path.join('charts', chart.file))];
+}
+
+/**
+ * Charts an earlier sweep with other parameters left in `folder`/charts (they would read as this
+ * sweep's), relative to `folder`: only regular files named as a sweep names its charts
+ * (<metric>--<parameter>.svg of a known metric) that this sweep does not write.
+ */
+function staleCharts(folder: string, charts: readonly SweepChart[]): string[] {
+  const chartsFolder = path.join(folder, 'charts');
+  if (!fs.existsSync(chartsFolder) || !fs.statSync(chartsFolder).isDirectory()) return [];
+  const current = new Set(charts.map((chart) => chart.file));
+  return fs
+    .readdirSync(chartsFolder)
+    .filter((name) => !current.has(name) && isSweepChartName(name, METRICS) && fs.lstatSync(path.join(chartsFolder, name)).isFile())
+    .map((name) => path.join('charts', name));
+}
+
+/**
+ * Checks, before anything runs or is created, every file a sweep writes into --out (`files`,
+ * relative to it) and every stale chart it would remove there, as `kvqual replay` checks its
+ * outputs: the folder can be made or used, and no output is a folder, a device or an input (the
+ * sweep file, the base config, a trace, a pass-time table, a shard result). Creates nothing.
+ */
+function checkOutputs(out: string, files: readonly string[], charts: readonly SweepChart[] | null, inputs: readonly InputFile[], cwd: string): void {
+  const folder = outFolder(out, cwd);
+  if (!fs.existsSync(folder)) {
+    try {
+      fs.accessSync(path.dirname(folder), fs.constants.W_OK);
+    } catch (error) {
+      throw new OutputError(`--out ${out}: cannot create it (${(error as NodeJS.ErrnoException).code})`);
+    }
+    return; // nothing can be overwritten in a folder not there yet
+  }
+  const touched = [...files, ...(charts ? staleCharts(folder, charts) : [])];
+  // A file whose folder (charts/) is not there yet is no input either; it is checked again when written.
+  const present = touched.filter((file) => fs.existsSync(path.dirname(path.join(folder, file))));
+  planOutputs(present.map((file) => ({ option: '--out', file: path.join(out, file) })), cwd, inputs);
+}
+
+/**
+ * The pass-time tables (`timing.table.csv`) of a sweep's points, each read as `kvqual replay`
+ * reads it (readTimingTable in src/cli/replay.ts: relative to the base config's folder and inside
+ * it, a regular file of at most a config's size). Each file is read once, however many points name
+ * it; its problem, if any, is kept to name every point that names it.
+ */
+class TimingTables {
+  private readonly byFile = new Map<string, TablePoints | string>();
+
+  constructor(
+    private readonly configFolder: string,
+    private readonly cwd: string,
+  ) {}
+
+  /** Puts each role's table points into `config` in place of its csv, as replay does; returns the files read. */
+  load(config: ReplayConfig): InputFile[] {
+    const files: InputFile[] = [];
+    config.cluster.workers.forEach((role, i) => {
+      const table = role.engine.timing.table;
+      if (table?.csv === undefined) return;
+      const field = `cluster.workers[${i}].engine.timing.table.csv`;
+      const absolute = path.resolve(this.configFolder, table.csv);
+      if (!this.byFile.has(absolute)) this.byFile.set(absolute, this.read(table.csv));
+      const points = this.byFile.get(absolute)!;
+      if (typeof points === 'string') throw new InputFileError(`${field}: ${points}`);
+      role.engine.timing.table = { prefill: points.prefill, decode: points.decode, ...(table.source === undefined ? {} : { source: table.source }) };
+      files.push({ absolute, what: `pass-time table named by ${field}` });
+    });
+    return files;
+  }
+
+  /** A table's points, or what is wrong with the file (see readTimingTable). */
+  private read(csv: string): TablePoints | string {
+    const table = readTimingTable(this.configFolder, csv, this.cwd);
+    return 'problem' in table ? table.problem : table.points;
+  }
+}
+
+/**
+ * Reads every point's pass-time tables into its config and checks every trace it names, as
+ * `kvqual replay` does, before anything runs. One line names the first invalid point, its values,
+ * the field and the problem, and how many more points are invalid. Returns each point's trace and
+ * the files read (traces and tables; each once).
+ */
+function readPointFiles(expanded: ExpandedSweep, file: string, baseShown: string, roots: readonly string[], io: CliIo): { traces: Map<number, TraceFile | null>; read: InputFile[] } {
+  const tables = new TimingTables(path.dirname(path.resolve(io.cwd, baseShown)), io.cwd);
+  const traceProblems = new Map<string, Error | null>(); // by traceKey: every trace line is checked once
+  const traces = new Map<number, TraceFile | null>();
+  const read = new Map<string, InputFile>();
+  const failures: string[] = [];
+  for (const point of expanded.points) {
+    try {
+      const trace = traceOf(point.config, baseShown, roots, io);
+      for (const table of tables.load(point.config)) read.set(table.absolute, table);
+      if (trace) {
+        const key = traceKey(point.config, trace);
+        if (!traceProblems.has(key)) traceProblems.set(key, inputProblem(() => loadTrace(point.config, baseShown, trace)));
+        const problem = traceProblems.get(key);
+        if (problem) throw problem;
+        read.set(trace.absolute, { absolute: trace.absolute, what: `trace named by ${trace.field}` });
+      }
+      traces.set(point.index, trace);
+    } catch (error) {
+      if (!isInputError(error)) throw error;
+      if (error.message.startsWith('--trace-root ')) throw error; // the option's own problem, not a point's
+      // "base.yaml: workload.mooncake.trace: …": the point, not the base config, named that file.
+      const problem = error.message.startsWith(`${baseShown}: `) ? error.message.slice(baseShown.length + 2) : error.message;
+      failures.push(`${pointWhere(point, expanded.points.length)}: ${problem}`);
+    }
+  }
+  if (failures.length > 0) throw invalidPointsError(file, failures);
+  return { traces, read: [...read.values()] };
+}
+
+/** The input error `check` throws (it reads a trace, say), or null; any other error is thrown on. */
+function inputProblem(check: () => unknown): Error | null {
+  try {
+    check();
+    return null;
+  } catch (error) {
+    if (isInputError(error)) return error;
+    throw error;
+  }
+}
+
+/** A sweep's charts; two varied parameters that would give one chart file name are refused, naming `where` (the file they come from). */
+function chartsOf(document: Pick<SweepDocument, 'parameters' | 'values' | 'metrics'>, where: string): SweepChart[] {
+  try {
+    return sweepCharts(document);
+  } catch (error) {
+    if (error instanceof SweepError) throw new SweepError(`${where}: ${error.message}`);
+    throw error;
+  }
+}
+
 interface Prepared {
   expanded: ExpandedSweep;
   tasks: PointTask[];
   document: Omit<SweepDocument, 'points'>;
+  charts: SweepChart[];
+  /** Every file the sweep reads: the sweep file, the base config, every trace and table of a point. */
+  inputs: InputFile[];
 }
 
-/** Reads and checks everything a sweep needs: the sweep file, the base config, every point, every trace. */
+/** Reads and checks everything a sweep needs: the sweep file, the base config, every point, every table and trace, the charts. */
 function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared {
   const sweepPath = path.resolve(io.cwd, file);
   const sweep = parseSweepFile(readTextFile(sweepPath, file, LIMITS.config_bytes, 'sweep file'), file);
@@ -109,17 +264,10 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
   const baseRaw: unknown = parseDocument(baseText, { uniqueKeys: true }).toJS({ maxAliasCount: 100 });
   const expanded = expandSweep(sweep, baseRaw, file);
   const shard = options.shard === undefined ? undefined : parseShard(options.shard);
-  const checkedTraces = new Set<string>();
-  const tasks: PointTask[] = [];
-  for (const point of expanded.points) {
-    const trace = traceOf(point.config, baseShown, options.traceRoot, io);
-    if (trace) {
-      const key = traceKey(point.config, trace);
-      if (!checkedTraces.has(key)) loadTrace(point.config, baseShown, trace); // every trace line checked before anything runs
-      checkedTraces.add(key);
-    }
-    if (shard === undefined || shardOfPoint(point.index, shard.count) === shard.index) tasks.push({ index: point.index, config: point.config, trace, configFile: baseShown });
-  }
+  const { traces, read } = readPointFiles(expanded, file, baseShown, options.traceRoot, io); // before the digest: a point's tables are part of its config
+  const tasks: PointTask[] = expanded.points
+    .filter((point) => shard === undefined || shardOfPoint(point.index, shard.count) === shard.index)
+    .map((point) => ({ index: point.index, config: point.config, trace: traces.get(point.index)!, configFile: baseShown }));
   const document: Omit<SweepDocument, 'points'> = {
     format: SWEEP_FORMAT,
     sweep_digest: sweepDigest(expanded),
@@ -130,7 +278,8 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
     points_total: expanded.points.length,
     ...(shard ? { shard } : {}),
   };
-  return { expanded, tasks, document };
+  const inputs = [{ absolute: sweepPath, what: 'sweep file' }, { absolute: basePath, what: 'base config' }, ...read];
+  return { expanded, tasks, document, charts: chartsOf(document, file), inputs };
 }
 
 /** Progress on standard error: a bar redrawn in place on a terminal, else one line per point. */
@@ -153,29 +302,27 @@ function progressReporter(io: CliIo, total: number, labels: Map<number, string>,
   };
 }
 
-/** Writes a whole sweep's outputs (JSON, CSV, charts, HTML) into `out`, all renamed into place at the end. */
-async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo): Promise<string[]> {
-  const folder = prepareFolder(out, io.cwd, true);
+/**
+ * Writes a whole sweep's outputs (JSON, CSV, charts, HTML) into `out`, all renamed into place at
+ * the end, and removes the charts an earlier sweep with other parameters left there (they would
+ * read as this sweep's). No output, nor any removed chart, may be one of `inputs`.
+ */
+async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo, inputs: readonly InputFile[]): Promise<void> {
   const charts = sweepCharts(document);
   const svgs: string[] = [];
   for (const chart of charts) svgs.push(await renderChart(document, chart));
-  const files = [
-    { name: 'sweep.json', text: sweepJsonText(document) },
-    { name: 'sweep.csv', text: sweepCsv(document) },
-    { name: 'sweep.html', text: sweepHtml(document, charts) },
-    ...charts.map((chart, i) => ({ name: path.join('charts', chart.file), text: svgs[i] })),
-  ];
-  const planned = planOutputs(files.map((f) => ({ option: '--out', file: path.join(folder, f.name) })), io.cwd, []);
-  writeOutputs(planned.map((output, i) => ({ output, text: files[i].text })));
-  // Charts an earlier sweep with other parameters wrote here would read as this sweep's: removed.
-  // Only names a sweep writes (<metric>--<parameter>.svg of a known metric) are touched.
-  const current = new Set(charts.map((chart) => chart.file));
-  const chartsFolder = path.join(folder, 'charts');
-  for (const name of fs.readdirSync(chartsFolder)) {
-    if (current.has(name) || !isSweepChartName(name, METRICS) || !fs.lstatSync(path.join(chartsFolder, name)).isFile()) continue;
-    fs.rmSync(path.join(chartsFolder, name));
-  }
-  return files.map((f) => path.join(out, f.name));
+  const texts = [sweepJsonText(document), sweepCsv(document), sweepHtml(document, charts), ...svgs];
+  const folder = prepareFolder(out, io.cwd, true);
+  const files = wholeSweepFiles(charts);
+  const stale = staleCharts(folder, charts);
+  const planned = planOutputs([...files, ...stale].map((file) => ({ option: '--out', file: path.join(folder, file) })), io.cwd, inputs);
+  writeOutputs(planned.slice(0, files.length).map((output, i) => ({ output, text: texts[i] })));
+  for (const file of stale) fs.rmSync(path.join(folder, file));
+}
+
+/** The file a shard's results go to, in --out. */
+function shardFile(shard: { index: number; count: number }): string {
+  return `shard-${shard.index}-of-${shard.count}.json`;
 }
 
 function summaryLine(document: SweepDocument, seconds: number, written: string): string {
@@ -190,6 +337,9 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   try {
     jobs = parseJobs(options.jobs);
     prepared = prepareSweep(file, options, io);
+    const { document, charts, inputs } = prepared;
+    if (document.shard) checkOutputs(options.out, [shardFile(document.shard)], null, inputs, io.cwd);
+    else checkOutputs(options.out, wholeSweepFiles(charts), charts, inputs, io.cwd);
   } catch (error) {
     if (error instanceof SweepError || error instanceof UsageError || isInputError(error)) {
       io.stderr(`kvqual sweep: ${(error as Error).message.split('\n').join(' ')}\n`);
@@ -197,20 +347,11 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
     }
     throw error;
   }
-  const { tasks, expanded, document: header } = prepared;
+  const { tasks, expanded, document: header, inputs } = prepared;
   const labels = new Map(expanded.points.map((point) => [point.index, pointLabel(point.parameters)]));
   const wallMs = io.wallMs ?? (() => 0);
   const started = wallMs();
   let outcomes: PointOutcome[];
-  try {
-    prepareFolder(options.out, io.cwd, header.shard === undefined);
-  } catch (error) {
-    if (error instanceof OutputError) {
-      io.stderr(`kvqual sweep: ${error.message}\n`);
-      return ExitCode.usage;
-    }
-    throw error;
-  }
   const progress = progressReporter(io, tasks.length, labels, wallMs);
   try {
     const notice = ({ index, notice }: WorkerNotice) => io.stderr(`kvqual sweep: warning: point ${index} (${labels.get(index)}): ${spinText(notice)}\n`);
@@ -240,12 +381,13 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   try {
     let written: string;
     if (document.shard) {
-      const name = `shard-${document.shard.index}-of-${document.shard.count}.json`;
-      const [output] = planOutputs([{ option: '--out', file: path.join(options.out, name) }], io.cwd, []);
+      const name = path.join(options.out, shardFile(document.shard));
+      prepareFolder(options.out, io.cwd, false);
+      const [output] = planOutputs([{ option: '--out', file: name }], io.cwd, inputs);
       writeOutputs([{ output, text: sweepJsonText(document) }]);
-      written = `shard ${document.shard.index}/${document.shard.count} of ${document.points_total} points written to ${path.join(options.out, name)}`;
+      written = `shard ${document.shard.index}/${document.shard.count} of ${document.points_total} points written to ${name}`;
     } else {
-      await writeWholeSweep(document, options.out, io);
+      await writeWholeSweep(document, options.out, io, inputs);
       written = `written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)`;
     }
     io.stdout(summaryLine(document, (wallMs() - started) / 1000, written));
@@ -261,7 +403,10 @@ export async function mergeFiles(files: readonly string[], options: { out: strin
   try {
     const shards = files.map((file) => ({ file, document: parseSweepDocument(readTextFile(path.resolve(io.cwd, file), file, 1 << 30, 'shard result'), file) }));
     const merged = mergeShards(shards);
-    await writeWholeSweep(merged, options.out, io);
+    const charts = chartsOf(merged, shards[0].file);
+    const inputs = files.map((file) => ({ absolute: path.resolve(io.cwd, file), what: 'shard result' }));
+    checkOutputs(options.out, wholeSweepFiles(charts), charts, inputs, io.cwd);
+    await writeWholeSweep(merged, options.out, io, inputs);
     io.stdout(`sweep merge: ${shards.length} shard(s), ${merged.points.length} point(s), ${merged.points.filter((p) => !p.clean).length} not clean; written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)\n`);
     return merged.points.every((point) => point.clean) ? ExitCode.clean : ExitCode.violation;
   } catch (error) {

@@ -10,6 +10,7 @@ import { isInputError, loadTrace, type TraceFile } from './replay';
 
 export interface PointTask {
   index: number;
+  /** The point's validated config, its pass-time tables (timing.table.csv) already read into it. */
   config: ReplayConfig;
   trace: TraceFile | null;
   /** The base config as given, for messages and trace paths. */

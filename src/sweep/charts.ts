@@ -1,11 +1,12 @@
 // Pictures of a sweep: one vega-lite line chart per metric against each varied parameter (one
 // line per value of a second varied parameter; the mean over seeds and any other parameters),
 // rendered to SVG in Node, and the HTML page that shows them beside the table of points. Same
-// sweep document (wall times aside, which are never drawn), same bytes.
+// sweep document (wall times aside, which are never drawn), same bytes. Which charts a sweep has
+// (and that no two varied parameters would give one file name) is known before any point runs.
 import type { TopLevelSpec } from 'vega-lite';
 import { normaliseSvgIds, vegaRenderer } from '../report/figure';
 import type { SweepDocument, MetricName } from './results';
-import type { ParameterValue } from './spec';
+import { type ParameterValue, SweepError } from './spec';
 
 export interface SweepChart {
   metric: MetricName;
@@ -28,14 +29,28 @@ export function isSweepChartName(name: string, metrics: readonly string[]): bool
   return match !== null && metrics.some((metric) => safeName(metric) === match[1]);
 }
 
+/** What the charts of a sweep depend on: its parameters, their values and the metrics, not its points. */
+type ChartedSweep = Pick<SweepDocument, 'parameters' | 'values' | 'metrics'>;
+
 /** Parameters with more than one value, in sweep order. */
-export function variedParameters(document: SweepDocument): string[] {
+export function variedParameters(document: ChartedSweep): string[] {
   return document.parameters.filter((path) => new Set((document.values[path] ?? []).map((value) => JSON.stringify(value))).size > 1);
 }
 
-/** Every chart of a sweep: each metric against each varied parameter. */
-export function sweepCharts(document: SweepDocument): SweepChart[] {
+/**
+ * Every chart of a sweep: each metric against each varied parameter. Two varied parameters whose
+ * file names would be one ("a/b" and "a_b") are a SweepError naming both.
+ */
+export function sweepCharts(document: ChartedSweep): SweepChart[] {
   const varied = variedParameters(document);
+  const byName = new Map<string, string>();
+  for (const parameter of varied) {
+    const other = byName.get(safeName(parameter));
+    if (other !== undefined) {
+      throw new SweepError(`${other} and ${parameter} would have charts of one file name (<metric>--${safeName(parameter)}.svg); vary them in two sweeps`);
+    }
+    byName.set(safeName(parameter), parameter);
+  }
   return varied.flatMap((parameter) => {
     const series = varied.find((other) => other !== parameter && other !== 'seed') ?? null;
     return document.metrics.map((metric) => ({ metric, parameter, series, file: `${safeName(metric)}--${safeName(parameter)}.svg` }));

@@ -3,12 +3,13 @@
 // CSV, and merging shards back into the document the unsharded sweep writes. Wall times are the
 // only values that differ between two runs of one sweep; everything else is a function of the
 // sweep file and the base config.
+import { z } from 'zod';
 import type { RunReport } from '../report/report';
-import { type ParameterValue, shardOfPoint, SweepError } from './spec';
+import { MAX_SWEEP_POINTS, ParameterValue, parseFieldPath, shardOfPoint, SweepError, zodIssueText } from './spec';
 
 export const SWEEP_FORMAT = 'kvqual-sweep/1';
 
-/** The summary metrics kept per point, in column order; a metric is null when it is undefined (no request finished). */
+/** The summary metrics kept per point, in column order; a metric is null when it is undefined (e.g. no request finished). */
 export const METRICS = [
   'requests_finished',
   'requests_failed',
@@ -27,61 +28,108 @@ export const METRICS = [
   'virtual_duration_ms',
 ] as const;
 export type MetricName = (typeof METRICS)[number];
-export type PointMetrics = Record<MetricName, number | null>;
 
-/** A point's outcome as its worker returns it. */
-export interface PointOutcome {
-  index: number;
+const PointMetricsSchema = z.strictObject(Object.fromEntries(METRICS.map((metric) => [metric, z.number().nullable()])) as Record<MetricName, z.ZodNullable<z.ZodNumber>>);
+export type PointMetrics = z.infer<typeof PointMetricsSchema>;
+
+/** One point of sweep.json, its fields in the order they are written. */
+const PointRecordSchema = z.strictObject({
+  index: z.number().int().min(0),
+  /** Field path → this point's value. */
+  parameters: z.record(z.string(), ParameterValue),
   /** The router accepted the event stream and no request was stuck. */
-  clean: boolean;
+  clean: z.boolean(),
   /** Why not clean, else null. */
-  problem: string | null;
-  metrics: PointMetrics;
-  digest: string;
-  wall_ms: number;
-}
+  problem: z.string().nullable(),
+  metrics: PointMetricsSchema,
+  /** The run report's digest, as `kvqual replay` prints it. */
+  digest: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'expected "sha256:" and 64 hexadecimal digits'),
+  wall_ms: z.number().int().min(0),
+});
+export type PointRecord = z.infer<typeof PointRecordSchema>;
+/** A point's outcome as its worker returns it. */
+export type PointOutcome = Omit<PointRecord, 'parameters'>;
 
-export interface PointRecord extends PointOutcome {
-  parameters: Record<string, ParameterValue>;
-}
+const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
-export interface SweepDocument {
-  format: typeof SWEEP_FORMAT;
-  /** SHA-256 over every point's parameters and validated config (see sweepDigest). */
-  sweep_digest: string;
-  /** The base config as the sweep file names it. */
-  base: string;
-  parameters: string[];
-  values: Record<string, ParameterValue[]>;
-  metrics: MetricName[];
-  points_total: number;
-  /** Present in a shard's document only. */
-  shard?: { index: number; count: number };
-  points: PointRecord[];
-}
+/**
+ * sweep.json (format kvqual-sweep/1) and a shard's result, its fields in the order they are
+ * written: every field, and how they agree (each parameter has its values, each point's value is
+ * one of them, a point is clean exactly when it has no problem).
+ */
+export const SweepDocumentSchema = z
+  .strictObject({
+    format: z.literal(SWEEP_FORMAT),
+    /** SHA-256 over every point's parameters and validated config (see sweepDigest). */
+    sweep_digest: z.string().regex(/^[0-9a-f]{64}$/, 'expected 64 hexadecimal digits (a SHA-256)'),
+    /** The base config as the sweep file names it. */
+    base: z.string().min(1),
+    parameters: z.array(z.string()),
+    values: z.record(z.string(), z.array(ParameterValue).min(1)),
+    metrics: z.array(z.enum(METRICS)).refine((metrics) => sameJson(metrics, METRICS), `expected the metrics of ${SWEEP_FORMAT} in order: ${METRICS.join(', ')}`),
+    points_total: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SWEEP_POINTS, `at most ${MAX_SWEEP_POINTS.toLocaleString('en-US')} (the most points a sweep may have)`),
+    /** Present in a shard's document only. */
+    shard: z
+      .strictObject({ index: z.number().int().min(1), count: z.number().int().min(1).max(MAX_SWEEP_POINTS) })
+      .refine((shard) => shard.index <= shard.count, { message: 'index must be at most count', path: ['index'] })
+      .optional(),
+    points: z.array(PointRecordSchema),
+  })
+  .superRefine((document, ctx) => {
+    const problem = (path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', path, message, input: document });
+    document.parameters.forEach((parameter, i) => {
+      try {
+        parseFieldPath(parameter);
+      } catch (error) {
+        problem(['parameters', i], (error as Error).message);
+      }
+      if (document.parameters.indexOf(parameter) !== i) problem(['parameters', i], `${parameter} is given twice`);
+      if (!Object.hasOwn(document.values, parameter)) problem(['values', parameter], 'required, but missing');
+    });
+    for (const key of Object.keys(document.values)) if (!document.parameters.includes(key)) problem(['values', key], 'not one of parameters');
+    if (document.points.length > document.points_total) problem(['points'], `${document.points.length} points, but points_total is ${document.points_total}`);
+    document.points.forEach((point, i) => {
+      const at = (...path: PropertyKey[]) => ['points', i, ...path];
+      if (point.index >= document.points_total) problem(at('index'), `${point.index} is not below points_total (${document.points_total})`);
+      if (point.clean !== (point.problem === null)) problem(at('problem'), point.clean ? 'a clean point has no problem' : 'a point that is not clean says why');
+      for (const key of Object.keys(point.parameters)) if (!document.parameters.includes(key)) problem(at('parameters', key), 'not one of parameters');
+      for (const parameter of document.parameters) {
+        if (!Object.hasOwn(point.parameters, parameter)) problem(at('parameters', parameter), 'required, but missing');
+        else if (!(document.values[parameter] ?? []).includes(point.parameters[parameter])) problem(at('parameters', parameter), `${JSON.stringify(point.parameters[parameter])} is not one of its values`);
+      }
+    });
+  });
+export type SweepDocument = z.infer<typeof SweepDocumentSchema>;
 
 const rounded = (value: number) => Number(value.toFixed(6));
 
-/** The summary metrics of one run report. */
+/**
+ * The summary metrics of one run report. A statistic is null when nothing was measured (TTFT when
+ * no request produced a token, ITL when none produced two, E2E when none finished, prefix reuse
+ * when no prompt token was counted, router agreement when nothing was admitted): never 0 then.
+ */
 export function pointMetrics(report: RunReport): PointMetrics {
   const s = report.summary;
-  const finished = s.requests.finished > 0;
-  const ofFinished = (value: number) => (finished ? rounded(value) : null);
+  const measured = (count: number, value: number) => (count > 0 ? rounded(value) : null);
   return {
     requests_finished: s.requests.finished,
     requests_failed: s.requests.failed,
     requests_skipped: s.requests.skipped,
-    ttft_mean_ms: ofFinished(s.ttft_ms.mean),
-    ttft_p50_ms: ofFinished(s.ttft_ms.p50),
-    ttft_p99_ms: ofFinished(s.ttft_ms.p99),
-    e2e_p50_ms: ofFinished(s.e2e_ms.p50),
-    e2e_p99_ms: ofFinished(s.e2e_ms.p99),
-    itl_p50_ms: s.itl_ms.count > 0 ? rounded(s.itl_ms.p50) : null,
-    prefix_reuse_ratio: rounded(s.prefix_reuse_ratio),
+    ttft_mean_ms: measured(s.ttft_ms.count, s.ttft_ms.mean),
+    ttft_p50_ms: measured(s.ttft_ms.count, s.ttft_ms.p50),
+    ttft_p99_ms: measured(s.ttft_ms.count, s.ttft_ms.p99),
+    e2e_p50_ms: measured(s.e2e_ms.count, s.e2e_ms.p50),
+    e2e_p99_ms: measured(s.e2e_ms.count, s.e2e_ms.p99),
+    itl_p50_ms: measured(s.itl_ms.count, s.itl_ms.p50),
+    prefix_reuse_ratio: measured(s.tokens.input, s.prefix_reuse_ratio),
     g2_restored_tokens: s.g2_restored_tokens,
     d2h_transfers: s.transfers.d2h,
     h2d_transfers: s.transfers.h2d,
-    router_agreement_ratio: s.reconciliation.admissions > 0 ? rounded(s.reconciliation.agree / s.reconciliation.admissions) : null,
+    router_agreement_ratio: measured(s.reconciliation.admissions, s.reconciliation.agree / s.reconciliation.admissions),
     virtual_duration_ms: rounded(s.virtual_duration_ms),
   };
 }
@@ -117,7 +165,7 @@ export function withoutWallTimes(document: SweepDocument): SweepDocument {
   return { ...document, points: document.points.map((point) => ({ ...point, wall_ms: 0 })) };
 }
 
-/** Reads a sweep document from its JSON text; errors name the file. */
+/** Reads a sweep document from its JSON text and checks every field (SweepDocumentSchema); errors name the file and the field. */
 export function parseSweepDocument(text: string, file: string): SweepDocument {
   let value: unknown;
   try {
@@ -125,12 +173,10 @@ export function parseSweepDocument(text: string, file: string): SweepDocument {
   } catch (error) {
     throw new SweepError(`${file}: not JSON (${(error as Error).message})`);
   }
-  const doc = value as Partial<SweepDocument> | null;
-  if (doc === null || typeof doc !== 'object' || doc.format !== SWEEP_FORMAT) throw new SweepError(`${file}: not a sweep result (format ${SWEEP_FORMAT})`);
-  if (!Array.isArray(doc.points) || !Array.isArray(doc.parameters) || typeof doc.points_total !== 'number' || typeof doc.sweep_digest !== 'string') {
-    throw new SweepError(`${file}: a ${SWEEP_FORMAT} document without points, parameters, points_total or sweep_digest`);
-  }
-  return doc as SweepDocument;
+  if (value === null || typeof value !== 'object' || (value as { format?: unknown }).format !== SWEEP_FORMAT) throw new SweepError(`${file}: not a sweep result (format ${SWEEP_FORMAT})`);
+  const parsed = SweepDocumentSchema.safeParse(value);
+  if (!parsed.success) throw new SweepError(`${file}: ${zodIssueText(parsed.error.issues[0])}`);
+  return parsed.data;
 }
 
 /**
@@ -147,6 +193,9 @@ export function mergeShards(shards: readonly { file: string; document: SweepDocu
     if (!document.shard) throw new SweepError(`${file}: not a shard's result (it has no shard field); it is already a whole sweep`);
     if (document.sweep_digest !== first.document.sweep_digest) throw new SweepError(`${file}: from another sweep than ${first.file} (sweep digests ${document.sweep_digest.slice(0, 12)}… and ${first.document.sweep_digest.slice(0, 12)}…)`);
     if (document.shard.count !== count) throw new SweepError(`${file}: shard ${document.shard.index}/${document.shard.count}, but ${first.file} is of ${count} shards`);
+    for (const field of ['base', 'parameters', 'values', 'metrics', 'points_total'] as const) {
+      if (!sameJson(document[field], first.document[field])) throw new SweepError(`${file}: ${field} differs from ${first.file}'s, though both name one sweep; the file is damaged`);
+    }
     const earlier = byIndex.get(document.shard.index);
     if (earlier !== undefined) throw new SweepError(`${file}: shard ${document.shard.index}/${count} is given twice (also ${earlier})`);
     byIndex.set(document.shard.index, file);

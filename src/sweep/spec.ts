@@ -2,11 +2,12 @@
 // (every combination), optional zipped lists (varied together, one dimension each) and seeds.
 // Owns reading the sweep file, expanding it into numbered points in a fixed order, setting each
 // point's values into a copy of the base config and validating every point before anything runs;
-// also the stable shard assignment of points (point index modulo the shard count).
+// also the stable shard assignment of points (point index modulo the shard count). A field path
+// never names or writes through an object's prototype (__proto__, constructor, prototype).
 import { createHash } from 'node:crypto';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, formatPath, validateReplayConfig } from '../config/load';
+import { ConfigError, formatPath, validateReplayConfig, yamlProblem } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import { didYouMean } from '../suggest';
 import { collectionKeyAt } from '../inputFiles';
@@ -22,7 +23,7 @@ export class SweepError extends Error {
   }
 }
 
-const ParameterValue = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+export const ParameterValue = z.union([z.number(), z.string(), z.boolean(), z.null()]);
 const ValueList = z.array(ParameterValue).min(1, 'give at least one value');
 
 export const SweepFileSchema = z.strictObject({
@@ -60,18 +61,50 @@ export interface ExpandedSweep {
   points: SweepPoint[];
 }
 
+/** A zod issue as the rest of a one-line message: "points[0].metrics: required, but missing". */
+export function zodIssueText(issue: z.core.$ZodIssue): string {
+  if (issue.code === 'unrecognized_keys') return `${formatPath([...issue.path, issue.keys[0]])}: unknown field`;
+  const missing = issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
+  return `${formatPath(issue.path)}: ${missing ? 'required, but missing' : issue.message}`;
+}
+
+/**
+ * Checks the field paths a sweep file varies (the keys of grid and of each zip group) before the
+ * schema reads them: an object's "__proto__" key would otherwise vanish there without a word.
+ */
+function checkVariedPaths(raw: unknown, source: string): void {
+  if (raw === null || typeof raw !== 'object') return;
+  const { grid, zip } = raw as { grid?: unknown; zip?: unknown };
+  const groups: [string, unknown][] = [['grid', grid], ...(Array.isArray(zip) ? zip.map((group, g): [string, unknown] => [`zip[${g}]`, group]) : [])];
+  for (const [where, group] of groups) {
+    if (group === null || typeof group !== 'object' || Array.isArray(group)) continue;
+    for (const path of Object.keys(group)) checkFieldPath(path, source, `${where}.${path}`);
+  }
+}
+
+/** Checks a varied field path; the error names the sweep file and where in it the path stands. */
+function checkFieldPath(path: string, source: string, where: string): void {
+  try {
+    parseFieldPath(path);
+  } catch (error) {
+    throw new SweepError(`${source}: ${where}: ${(error as Error).message}`);
+  }
+}
+
 /** Parses a sweep file's YAML text; errors name the sweep file and the field. */
 export function parseSweepFile(text: string, source: string): SweepFile {
   const document = parseDocument(text, { uniqueKeys: true });
-  if (document.errors.length > 0) {
-    const error = document.errors[0];
+  const problems = [...document.errors, ...document.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED')];
+  if (problems.length > 0) {
+    const error = problems[0];
     const where = error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '(top level)';
-    throw new SweepError(`${source}: ${where}: ${error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')}`);
+    throw new SweepError(`${source}: ${where}: ${yamlProblem(error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''))}`);
   }
   const collectionKey = collectionKeyAt(document, text);
   if (collectionKey) throw new SweepError(`${source}: line ${collectionKey.line}, column ${collectionKey.column}: a key must be a name, not a list or a map`);
   const raw: unknown = document.toJS({ maxAliasCount: 100 });
   if (raw === null || raw === undefined) throw new SweepError(`${source}: the sweep file is empty; it needs base and grid, zip or seeds`);
+  checkVariedPaths(raw, source);
   const parsed = SweepFileSchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -79,11 +112,13 @@ export function parseSweepFile(text: string, source: string): SweepFile {
       const key = issue.keys[0];
       throw new SweepError(`${source}: ${formatPath([...issue.path, key])}: unknown field${didYouMean(key, Object.keys(SweepFileSchema.shape))} (a sweep file has base, grid, zip and seeds)`);
     }
-    const missing = issue.code === 'invalid_type' && / received undefined$/.test(issue.message);
-    throw new SweepError(`${source}: ${formatPath(issue.path)}: ${missing ? 'required, but missing' : issue.message}`);
+    throw new SweepError(`${source}: ${zodIssueText(issue)}`);
   }
   return parsed.data;
 }
+
+/** Names that would reach an object's prototype instead of a field of it; no config field has them. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
 /** A field path's parts: "cluster.workers[0].host_offload" → ["cluster", "workers", 0, "host_offload"]. */
 export function parseFieldPath(text: string): (string | number)[] {
@@ -95,6 +130,7 @@ export function parseFieldPath(text: string): (string | number)[] {
     pattern.lastIndex = position;
     const match = pattern.exec(text);
     if (!match || (parts.length === 0 && match[2] !== undefined)) throw new SweepError(`"${text}" is not a field path (e.g. router.kv_event_lag_ms or cluster.workers[0].replicas)`);
+    if (match[1] !== undefined && PROTOTYPE_KEYS.has(match[1])) throw new SweepError(`"${text}" is not a field path: no config field is named ${match[1]} (a name that reaches what every object inherits)`);
     parts.push(match[1] !== undefined ? match[1] : Number(match[2]));
     position = pattern.lastIndex;
   }
@@ -102,7 +138,10 @@ export function parseFieldPath(text: string): (string | number)[] {
   return parts;
 }
 
-/** Sets a value at a field path in a plain object tree, creating missing objects (never array entries). */
+/**
+ * Sets a value at a field path in a plain object tree, creating missing objects (never array
+ * entries). Only own properties are read and written, so nothing inherited is ever reached.
+ */
 export function setFieldPath(root: Record<string, unknown>, path: string, value: unknown): void {
   const parts = parseFieldPath(path);
   let current: unknown = root;
@@ -116,9 +155,11 @@ export function setFieldPath(root: Record<string, unknown>, path: string, value:
       throw new SweepError(`${here} is not a mapping, so it has no field ${part}`);
     }
     const container = current as Record<string | number, unknown>;
-    if (last) container[part] = value;
+    const setOwn = (fieldValue: unknown) => Object.defineProperty(container, part, { value: fieldValue, writable: true, enumerable: true, configurable: true });
+    if (last) setOwn(value);
     else {
-      if (container[part] === undefined || container[part] === null) container[part] = {};
+      const child = Object.hasOwn(container, part) ? container[part] : undefined;
+      if (child === undefined || child === null) setOwn({});
       current = container[part];
     }
   });
@@ -128,11 +169,7 @@ function dimensionsOf(sweep: SweepFile, source: string): Dimension[] {
   const dimensions: Dimension[] = [];
   const seen = new Set<string>();
   const claim = (path: string, where: string) => {
-    try {
-      parseFieldPath(path);
-    } catch (error) {
-      throw new SweepError(`${source}: ${where}: ${(error as Error).message}`);
-    }
+    checkFieldPath(path, source, where);
     if (path === 'seed' && sweep.seeds) throw new SweepError(`${source}: ${where}: seed is varied by seeds; give it in one place`);
     if (seen.has(path)) throw new SweepError(`${source}: ${where}: ${path} is varied twice; give each field once`);
     seen.add(path);
@@ -153,6 +190,17 @@ function dimensionsOf(sweep: SweepFile, source: string): Dimension[] {
   });
   if (sweep.seeds) dimensions.push({ paths: ['seed'], steps: sweep.seeds.map((seed) => [seed]) });
   return dimensions;
+}
+
+/** "point 1 of 4 (router.kv_event_lag_ms=10, seed=2)": how a message names a point. */
+export function pointWhere(point: Pick<SweepPoint, 'index' | 'parameters'>, total: number): string {
+  return `point ${point.index} of ${total} (${pointLabel(point.parameters)})`;
+}
+
+/** The error for the invalid points found (each "<point>: <field>: <problem>"): the first, and how many more. */
+export function invalidPointsError(source: string, failures: readonly string[]): SweepError {
+  const more = failures.length > 1 ? ` (${failures.length - 1} more point(s) are invalid too)` : '';
+  return new SweepError(`${source}: ${failures[0]}${more}`);
 }
 
 /** "router.kv_event_lag_ms=10, seed=2" */
@@ -183,7 +231,7 @@ export function expandSweep(sweep: SweepFile, baseRaw: unknown, source: string):
       rest = Math.floor(rest / dimensions[d].steps.length);
     }
     dimensions.forEach((dimension, d) => dimension.paths.forEach((path, j) => pointParameters.push([path, dimension.steps[stepOf[d]][j]])));
-    const where = `point ${index} of ${total} (${pointLabel(pointParameters)})`;
+    const where = pointWhere({ index, parameters: pointParameters }, total);
     try {
       const raw = structuredClone(baseRaw) as Record<string, unknown>;
       for (const [path, value] of pointParameters) {
@@ -201,10 +249,7 @@ export function expandSweep(sweep: SweepFile, baseRaw: unknown, source: string):
       else throw error;
     }
   }
-  if (failures.length > 0) {
-    const more = failures.length > 1 ? ` (${failures.length - 1} more point(s) are invalid too)` : '';
-    throw new SweepError(`${source}: ${failures[0]}${more}`);
-  }
+  if (failures.length > 0) throw invalidPointsError(source, failures);
   return { parameters, values, points };
 }
 

@@ -6,7 +6,10 @@
 // worker processes) makes the sweep exit 1, naming the point, with every result still written; a
 // second sweep with other parameters into the same folder removes the first one's charts (only
 // the chart files a sweep writes); a point with a request spinning on preemption is said as it
-// runs, naming the point.
+// runs, naming the point; a sweep over a config whose pass times are in a CSV table (the
+// repository's example among them) gives each point the digest `kvqual replay` gives; an output
+// that would overwrite an input (the sweep file, the base config, a table, a trace, a shard result)
+// is refused before anything runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -195,4 +198,117 @@ test('a point with a request spinning on preemption is said while it runs, namin
     assert.match(line, new RegExp(`^kvqual sweep: warning: point ${point} \\(router\\.kv_event_lag_ms=${point}\\): request r4 on worker 0 dp rank 1 has been preempted and readmitted 10,000 times by [\\d.]+ ms of virtual time: `)),
   );
   assert.ok(fs.existsSync(path.join(dir, 'out', 'sweep.json')));
+});
+
+/** A folder with base.yaml (one aggregated worker whose pass times are in p.csv) and the tables p.csv and q.csv. */
+function tableCsvFolder(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-table-'));
+  fs.writeFileSync(
+    path.join(dir, 'base.yaml'),
+    `cluster:
+  workers:
+    - role: aggregated
+      engine: { block_size: 4, num_gpu_blocks: 16, timing: { table: { csv: p.csv } } }
+workload:
+  requests:
+    - { id: a, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 2 }
+    - { id: b, arrival_ms: 1, prompt: [{ tokens: 8 }], output_length: 3 }
+`,
+  );
+  fs.writeFileSync(path.join(dir, 'p.csv'), 'pass,new_tokens,batch_size,context_tokens,ms\nprefill,512,,,15\ndecode,,1,64,5\n');
+  fs.writeFileSync(path.join(dir, 'q.csv'), 'pass,new_tokens,batch_size,context_tokens,ms\nprefill,512,,,30\ndecode,,1,64,7\n');
+  return dir;
+}
+
+const digestOf = (summary: string) => /digest (sha256:[0-9a-f]{64})/.exec(summary)![1];
+
+test("a sweep over a config whose pass times are in a CSV table runs each point as kvqual replay runs that config (same digest)", async () => {
+  const dir = tableCsvFolder();
+  fs.writeFileSync(path.join(dir, 'lag.yaml'), 'base: base.yaml\ngrid: { router.kv_event_lag_ms: [0, 1] }\n');
+  const lag = await kvqualInProcess(dir, 'sweep', 'lag.yaml', '--out', 'lag', '--jobs', '1');
+  assert.equal(lag.status, 0, lag.stderr);
+  fs.writeFileSync(path.join(dir, 'tables.yaml'), 'base: base.yaml\ngrid:\n  cluster.workers[0].engine.timing.table.csv: [p.csv, q.csv]\n');
+  const run = await kvqualInProcess(dir, 'sweep', 'tables.yaml', '--out', 'tables', '--jobs', '1');
+  assert.equal(run.status, 0, run.stderr);
+  const points = JSON.parse(fs.readFileSync(path.join(dir, 'tables', 'sweep.json'), 'utf8')).points as { digest: string }[];
+  const replayed = [];
+  for (const table of ['p.csv', 'q.csv']) {
+    fs.writeFileSync(path.join(dir, 'replayed.yaml'), fs.readFileSync(path.join(dir, 'base.yaml'), 'utf8').replace('csv: p.csv', `csv: ${table}`));
+    const replay = await kvqualInProcess(dir, 'replay', 'replayed.yaml');
+    assert.equal(replay.status, 0, replay.stderr);
+    replayed.push(digestOf(replay.stdout));
+  }
+  assert.deepEqual(points.map((point) => point.digest), replayed);
+  assert.notEqual(replayed[0], replayed[1], 'the two tables give two runs');
+});
+
+const SHARED_TRACE = path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl');
+
+test("the repository's own table-CSV example is a sweep's base: its point gives kvqual replay's digest", { skip: !fs.existsSync(SHARED_TRACE) && 'no ../shared/data/mooncake here' }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-example-'));
+  const example = path.join(ROOT, 'examples', 'configs', 'mooncake-conversation-table-csv.yaml');
+  const sharedRoot = path.join(ROOT, '..', 'shared');
+  fs.writeFileSync(path.join(dir, 'sweep.yaml'), `base: ${example}\ngrid:\n  workload.mooncake.max_requests: [5]\n`);
+  const run = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1', '--trace-root', sharedRoot);
+  assert.equal(run.status, 0, run.stderr);
+  const [point] = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'sweep.json'), 'utf8')).points as { digest: string }[];
+  // The same config with 5 requests, replayed: a copy beside a copy of its table, naming the trace by its absolute path.
+  fs.copyFileSync(path.join(ROOT, 'examples', 'configs', 'pass-times-example.csv'), path.join(dir, 'pass-times-example.csv'));
+  const config = fs.readFileSync(example, 'utf8').replace(/trace: .*/, `trace: ${SHARED_TRACE}`).replace('max_requests: 2000', 'max_requests: 5');
+  fs.writeFileSync(path.join(dir, 'five.yaml'), config);
+  const replay = await kvqualInProcess(dir, 'replay', 'five.yaml', '--trace-root', sharedRoot);
+  assert.equal(replay.status, 0, replay.stderr);
+  assert.equal(point.digest, digestOf(replay.stdout));
+});
+
+/** Every file under a folder with its bytes, to prove a refused run changed nothing there. */
+function contents(dir: string): Record<string, string> {
+  return Object.fromEntries(listing(dir).map((file) => [file, fs.statSync(path.join(dir, file)).isDirectory() ? '(folder)' : fs.readFileSync(path.join(dir, file), 'utf8')]));
+}
+
+test('a sweep or a merge whose output would overwrite one of its inputs is refused before anything runs, and changes nothing', async () => {
+  const dir = tableCsvFolder();
+  const out = path.join(dir, 'out');
+  fs.mkdirSync(path.join(out, 'charts'), { recursive: true });
+  const tabled = fs.readFileSync(path.join(dir, 'base.yaml'), 'utf8');
+  const base = tabled.replace('table: { csv: p.csv }', 'fixed: { prefill_ms: 1, decode_ms: 1 }');
+  const trace = '{"timestamp": 0, "input_length": 8, "output_length": 2, "hash_ids": [1, 2]}\n';
+  const traced = (name: string) => base.replace(/workload:[\s\S]*/, `workload:\n  trace_block_size: 4\n  mooncake: { trace: "${name}" }\n`);
+  fs.copyFileSync(path.join(dir, 'p.csv'), path.join(out, 'sweep.html'));
+  fs.writeFileSync(path.join(out, 'sweep.json'), base);
+  fs.writeFileSync(path.join(out, 'table-is-html.yaml'), tabled.replace('csv: p.csv', 'csv: sweep.html'));
+  fs.writeFileSync(path.join(out, 'trace-is-chart.yaml'), traced('charts/ttft_p99_ms--router_kv_event_lag_ms.svg'));
+  fs.writeFileSync(path.join(out, 'charts', 'ttft_p99_ms--router_kv_event_lag_ms.svg'), trace);
+  fs.writeFileSync(path.join(out, 'charts', 'requests_finished--an_earlier_parameter.svg'), base);
+  const lags = 'grid: { router.kv_event_lag_ms: [0, 1] }\n';
+  fs.writeFileSync(path.join(out, 'sweep.csv'), `base: ../base.yaml\n${lags}`);
+  fs.writeFileSync(path.join(out, 'shard-1-of-2.json'), `base: ../base.yaml\n${lags}`);
+  for (const [name, baseOf] of [['base-is-json', 'out/sweep.json'], ['table-is-html', 'out/table-is-html.yaml'], ['trace-is-chart', 'out/trace-is-chart.yaml'], ['base-is-old-chart', 'out/charts/requests_finished--an_earlier_parameter.svg']]) {
+    fs.writeFileSync(path.join(dir, `${name}.yaml`), `base: ${baseOf}\n${lags}`);
+  }
+  const before = contents(out);
+  const refusals: [string[], string][] = [
+    [['sweep', 'base-is-json.yaml'], '--out out/sweep.json: is the base config; writing it would overwrite an input'],
+    [['sweep', 'out/sweep.csv'], '--out out/sweep.csv: is the sweep file; writing it would overwrite an input'],
+    [['sweep', 'table-is-html.yaml'], '--out out/sweep.html: is the pass-time table named by cluster.workers[0].engine.timing.table.csv; writing it would overwrite an input'],
+    [['sweep', 'trace-is-chart.yaml'], '--out out/charts/ttft_p99_ms--router_kv_event_lag_ms.svg: is the trace named by workload.mooncake.trace; writing it would overwrite an input'],
+    [['sweep', 'base-is-old-chart.yaml'], '--out out/charts/requests_finished--an_earlier_parameter.svg: is the base config; writing it would overwrite an input'],
+    [['sweep', 'out/shard-1-of-2.json', '--shard', '1/2'], '--out out/shard-1-of-2.json: is the sweep file; writing it would overwrite an input'],
+  ];
+  for (const [args, message] of refusals) {
+    const run = await kvqualInProcess(dir, ...args, '--out', 'out', '--jobs', '1');
+    assert.equal(run.status, 2, `${args.join(' ')}: ${run.stderr}`);
+    assert.equal(run.stderr, `kvqual sweep: ${message}\n`);
+    assert.equal(run.stdout, '');
+    assert.deepEqual(contents(out), before, `${args.join(' ')} changed nothing`);
+  }
+  // A shard result named sweep.json, merged into its own folder.
+  const shard = await kvqualInProcess(dir, 'sweep', 'base-is-json.yaml', '--shard', '1/1', '--out', 'shards', '--jobs', '1');
+  assert.equal(shard.status, 0, shard.stderr);
+  fs.renameSync(path.join(dir, 'shards', 'shard-1-of-1.json'), path.join(dir, 'shards', 'sweep.json'));
+  const shards = contents(path.join(dir, 'shards'));
+  const merge = await kvqualInProcess(dir, 'sweep', 'merge', 'shards/sweep.json', '--out', 'shards');
+  assert.equal(merge.status, 2, merge.stderr);
+  assert.equal(merge.stderr, 'kvqual sweep merge: --out shards/sweep.json: is the shard result; writing it would overwrite an input\n');
+  assert.deepEqual(contents(path.join(dir, 'shards')), shards);
 });

@@ -1,13 +1,18 @@
 // Tests of the sweep model: expanding a sweep file into ordered points (grid, zip, seeds), setting
-// field paths, naming the invalid point and field, stable shard assignment, merging shards (a
-// missing, repeated or foreign shard is an error), the CSV and the charts.
+// field paths (never through a prototype), naming the invalid point and field, stable shard
+// assignment, reading shard results (every field checked), merging shards (a missing, repeated or
+// foreign shard is an error), each point's metrics (null when nothing was measured), the CSV and
+// the charts (two parameters of one chart file name refused).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseDocument } from 'yaml';
 import { expandSweep, parseFieldPath, parseShard, parseSweepFile, setFieldPath, shardOfPoint, SweepError, sweepDigest } from '../../src/sweep/spec';
-import { mergeShards, METRICS, sweepCsv, SWEEP_FORMAT, withoutWallTimes, type SweepDocument } from '../../src/sweep/results';
+import { mergeShards, METRICS, parseSweepDocument, pointMetrics, sweepCsv, sweepJsonText, SWEEP_FORMAT, withoutWallTimes, type SweepDocument } from '../../src/sweep/results';
+import { parseReplayConfig } from '../../src/config/load';
+import { runReplay } from '../../src/replay';
+import type { RunReport } from '../../src/report/report';
 import { chartSpec, renderChart, sweepCharts, sweepHtml } from '../../src/sweep/charts';
 import { ROOT } from '../support/paths';
 
@@ -27,6 +32,24 @@ test('field paths parse into keys and indexes, and a bad one is refused', () => 
   assert.deepEqual(tree, { a: [{ b: 1, c: { d: 5 } }] });
   assert.throws(() => setFieldPath(tree, 'a[3].b', 1), /a has 1 entry, so \[3\] does not exist/);
   assert.throws(() => setFieldPath(tree, 'a[0].b.c', 1), /a\[0\]\.b is not a mapping/);
+});
+
+test('a field path never names or writes through a prototype: __proto__, constructor and prototype are refused', () => {
+  for (const bad of ['__proto__.seed', 'router.__proto__.kv_event_lag_ms', 'cluster.workers[0].__proto__.replicas', '__proto__', 'constructor', 'router.prototype']) {
+    assert.throws(() => parseFieldPath(bad), { name: 'SweepError', message: new RegExp(`^"${bad.replace(/[.[\]]/g, '\\$&')}" is not a field path: no config field is named `) }, bad);
+  }
+  // An object key "__proto__" would vanish as the schema reads the grid: refused before, naming it.
+  assert.throws(() => parseSweepFile('base: b.yaml\ngrid: {"__proto__": [5]}\n', 's.yaml'), { message: /^s\.yaml: grid\.__proto__: "__proto__" is not a field path/ });
+  assert.throws(() => parseSweepFile('{"base": "b.yaml", "zip": [{"__proto__": [5], "seed": [1]}]}', 's.yaml'), { message: /^s\.yaml: zip\[0\]\.__proto__: "__proto__" is not a field path/ });
+  assert.throws(() => sweepOf('base: b.yaml\ngrid:\n  "__proto__.seed": [5, 6]\n'), { message: /^s\.yaml: grid\.__proto__\.seed: "__proto__\.seed" is not a field path/ });
+  assert.equal(({} as Record<string, unknown>).seed, undefined, 'Object.prototype is untouched');
+  // Only own fields are read and written: an inherited name is a new field of its own, never the inherited value.
+  const tree: Record<string, unknown> = { router: {} };
+  setFieldPath(tree, 'router.toString.x', 1);
+  setFieldPath(tree, 'router.hasOwnProperty', 2);
+  assert.deepEqual(JSON.parse(JSON.stringify(tree)), { router: { toString: { x: 1 }, hasOwnProperty: 2 } });
+  assert.equal(typeof ({} as Record<string, unknown>).toString, 'function');
+  assert.throws(() => sweepOf('base: b.yaml\ngrid:\n  router.toString.x: [1]\n'), /point 0 of 1 \(router\.toString\.x=1\): router\.toString: unknown field/);
 });
 
 test('a grid, a zip and seeds expand in order: the first dimension varies slowest, seeds fastest', () => {
@@ -81,12 +104,12 @@ function documentOf(points: number, shard?: { index: number; count: number }): S
     clean: true,
     problem: null,
     metrics: Object.fromEntries(METRICS.map((metric, m) => [metric, index * 10 + m])) as SweepDocument['points'][number]['metrics'],
-    digest: `sha256:${index}`,
+    digest: `sha256:${String(index).padStart(64, '0')}`,
     wall_ms: 100 + index,
   }));
   return {
     format: SWEEP_FORMAT,
-    sweep_digest: 'abc',
+    sweep_digest: 'ab'.repeat(32),
     base: 'b.yaml',
     parameters: ['router.kv_event_lag_ms', 'seed'],
     values: { 'router.kv_event_lag_ms': [0, 10], seed: [1, 2] },
@@ -108,6 +131,82 @@ test('merging every shard once gives the unsharded document; a missing, repeated
   wrongPoint.points = [...wrongPoint.points, documentOf(8).points[1]];
   assert.throws(() => mergeShards([wrongPoint, shards[1], shards[2]].map((document, i) => ('document' in document ? document : { file: `f${i}`, document }))), /point 1 does not belong to shard 1\/3/);
   assert.throws(() => mergeShards([]), /give the shard results/);
+});
+
+test('a shard result is read with every field checked: a damaged one is refused naming the file and the field', () => {
+  const valid = documentOf(4, { index: 1, count: 2 });
+  const text = sweepJsonText(valid);
+  assert.equal(sweepJsonText(parseSweepDocument(text, 's.json')), text, 'read back, the same bytes (fields in the order written)');
+  const damaged: [string, (document: Record<string, any>) => void, RegExp][] = [
+    ['points_total 10^12', (d) => (d.points_total = 1e12), /^s\.json: points_total: at most 100,000/],
+    ["a point's metrics deleted", (d) => delete d.points[0].metrics, /^s\.json: points\[0\]\.metrics: required, but missing$/],
+    ['metrics null', (d) => (d.metrics = null), /^s\.json: metrics: .*expected array, received null$/],
+    ['values deleted', (d) => delete d.values, /^s\.json: values: required, but missing$/],
+    ["a point's parameters null", (d) => (d.points[0].parameters = null), /^s\.json: points\[0\]\.parameters: .*received null$/],
+    ['a metric missing from the list', (d) => d.metrics.pop(), /^s\.json: metrics: expected the metrics of kvqual-sweep\/1 in order/],
+    ['a metric a string', (d) => (d.points[0].metrics.ttft_p50_ms = '1'), /^s\.json: points\[0\]\.metrics\.ttft_p50_ms: .*expected number/],
+    ['an unknown field', (d) => (d.extra = 1), /^s\.json: extra: unknown field$/],
+    ['a value not among the values', (d) => (d.points[0].parameters.seed = 3), /^s\.json: points\[0\]\.parameters\.seed: 3 is not one of its values$/],
+    ['a parameter without values', (d) => delete d.values.seed, /^s\.json: values\.seed: required, but missing$/],
+    ['a point without a parameter', (d) => delete d.points[1].parameters.seed, /^s\.json: points\[1\]\.parameters\.seed: required, but missing$/],
+    ['a point beyond points_total', (d) => (d.points[1].index = 4), /^s\.json: points\[1\]\.index: 4 is not below points_total \(4\)$/],
+    ['more points than points_total', (d) => (d.points_total = 1), /^s\.json: points: 2 points, but points_total is 1$/],
+    ['shard 3 of 2', (d) => (d.shard.index = 3), /^s\.json: shard\.index: index must be at most count$/],
+    ['a clean point with a problem', (d) => (d.points[0].problem = 'x'), /^s\.json: points\[0\]\.problem: a clean point has no problem$/],
+    ['a parameter through __proto__', (d) => (d.parameters[1] = '__proto__.seed'), /^s\.json: parameters\[1\]: "__proto__\.seed" is not a field path/],
+    ['a digest not a SHA-256', (d) => (d.sweep_digest = 'abc'), /^s\.json: sweep_digest: expected 64 hexadecimal digits/],
+    ['a negative wall time', (d) => (d.points[0].wall_ms = -1), /^s\.json: points\[0\]\.wall_ms: /],
+  ];
+  for (const [what, damage, message] of damaged) {
+    const document = JSON.parse(text);
+    damage(document);
+    assert.throws(() => parseSweepDocument(JSON.stringify(document), 's.json'), { name: 'SweepError', message }, what);
+  }
+  assert.throws(() => parseSweepDocument('[1]', 's.json'), { message: /^s\.json: not a sweep result \(format kvqual-sweep\/1\)$/ });
+});
+
+test("a shard whose sweep-wide fields differ from the others' is refused, though the digests agree", () => {
+  const shards = [1, 2].map((index) => ({ file: `shard-${index}.json`, document: documentOf(4, { index, count: 2 }) }));
+  shards[1].document.points_total = 3;
+  assert.throws(() => mergeShards(shards), { message: /^shard-2\.json: points_total differs from shard-1\.json's, though both name one sweep; the file is damaged$/ });
+});
+
+/** A run report's summary with nothing measured: no request, no prompt token, no admission. */
+function emptyReport(): RunReport {
+  const none = { count: 0, mean: 0, min: 0, max: 0, p50: 0, p90: 0, p95: 0, p99: 0 };
+  const summary = {
+    requests: { total: 0, finished: 0, failed: 0, skipped: 0, unfinished: 0 },
+    tokens: { input: 0, output: 0, g1_reused: 0, host_reused: 0 },
+    virtual_duration_ms: 0,
+    ttft_ms: none,
+    itl_ms: none,
+    e2e_ms: none,
+    prefix_reuse_ratio: 0,
+    g2_restored_tokens: 0,
+    transfers: { d2h: 0, h2d: 0, d2h_bytes: 0, h2d_bytes: 0 },
+    reconciliation: { admissions: 0, agree: 0, disagree_by_reason: {} },
+  };
+  return { summary } as unknown as RunReport;
+}
+
+test("a point's metric is null when nothing was measured for it, never 0: TTFT without a first token, as the report counts it", () => {
+  const config = parseReplayConfig(`cluster:
+  workers:
+    - role: aggregated
+      engine: { block_size: 4, num_gpu_blocks: 16, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
+workload:
+  requests:
+    - { id: a, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 0 }
+`);
+  const { report } = runReplay(config);
+  assert.equal(report.summary.ttft_ms.count, 0, 'no request produced a token');
+  const metrics = pointMetrics(report);
+  assert.equal(metrics.requests_finished, 1);
+  assert.deepEqual([metrics.ttft_mean_ms, metrics.ttft_p50_ms, metrics.ttft_p99_ms, metrics.itl_p50_ms], [null, null, null, null]);
+  assert.equal(metrics.e2e_p50_ms, report.summary.e2e_ms.p50, 'the request finished, so E2E is measured');
+  const nothing = pointMetrics(emptyReport());
+  const measuredOnly = ['ttft_mean_ms', 'ttft_p50_ms', 'ttft_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'itl_p50_ms', 'prefix_reuse_ratio', 'router_agreement_ratio'] as const;
+  for (const metric of METRICS) assert.equal(nothing[metric], (measuredOnly as readonly string[]).includes(metric) ? null : 0, metric);
 });
 
 test('the CSV has one row per point and quotes what needs quoting; wall times are the only run-dependent values', () => {
@@ -139,4 +238,10 @@ test('one chart per metric and varied parameter, one line per value of the other
   const html = sweepHtml(document, charts);
   assert.equal((html.match(/<img /g) ?? []).length, charts.length);
   assert.ok(!html.includes('wall_ms') && !html.includes('>100<'), 'the page never shows wall times');
+});
+
+test('two varied parameters whose charts would have one file name are refused, naming both', () => {
+  const colliding = { parameters: ['workload.prefixes.a/b', 'workload.prefixes.a_b'], values: { 'workload.prefixes.a/b': [4, 8], 'workload.prefixes.a_b': [12, 16] }, metrics: [...METRICS] };
+  assert.throws(() => sweepCharts(colliding), { name: 'SweepError', message: /^workload\.prefixes\.a\/b and workload\.prefixes\.a_b would have charts of one file name \(<metric>--workload_prefixes_a_b\.svg\)/ });
+  assert.equal(sweepCharts({ ...colliding, values: { ...colliding.values, 'workload.prefixes.a_b': [12] } }).length, METRICS.length, 'a parameter with one value has no chart, so no clash');
 });
