@@ -140,11 +140,35 @@ export function parseReplayConfig(text: string, source = 'config'): ReplayConfig
 
 /** Validates an already-parsed object. */
 export function validateReplayConfig(raw: unknown, source = 'config'): ReplayConfig {
+  const proto = protoKeyPath(raw, []);
+  if (proto !== null) throw new ConfigError(source, [{ path: formatPath(proto), message: 'no field or name may be __proto__ (it would be read as the object\'s prototype, not as a value)' }]);
   const parsed = ReplayConfigSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(source, zodProblems(parsed.error));
   const problems = crossFieldProblems(parsed.data);
   if (problems.length > 0) throw new ConfigError(source, problems);
   return parsed.data;
+}
+
+/**
+ * The path of the first own key "__proto__" in a parsed config, or null. The YAML reader keeps it
+ * as a key; the schema's records drop it without a word, and a lookup by that name then reads the
+ * prototype (a prefix named __proto__ once hung a replay).
+ */
+function protoKeyPath(value: unknown, at: PropertyKey[]): PropertyKey[] | null {
+  if (typeof value !== 'object' || value === null) return null;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = protoKeyPath(value[i], [...at, i]);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  if (Object.hasOwn(value, '__proto__')) return [...at, '__proto__'];
+  for (const key of Object.keys(value)) {
+    const found = protoKeyPath((value as Record<string, unknown>)[key], [...at, key]);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 function crossFieldProblems(config: ReplayConfig): ConfigProblem[] {
@@ -231,7 +255,7 @@ function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfi
       problems.push({ path: at('target_worker'), message: `worker ${request.target_worker} does not exist or takes no routed requests (workers 0 to ${routedWorkers(config) - 1} do)` });
     }
     request.prompt?.forEach((part, j) => {
-      if ('prefix' in part && !(part.prefix in config.workload.prefixes)) {
+      if ('prefix' in part && !Object.hasOwn(config.workload.prefixes, part.prefix)) {
         problems.push({ path: at(`prompt[${j}].prefix`), message: `no prefix named "${part.prefix}" in workload.prefixes` });
       }
     });
@@ -243,6 +267,6 @@ function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfi
 function promptLength(config: ReplayConfig, request: RequestConfig, contextTokens: ReadonlyMap<string, number>): number {
   if (request.hash_ids !== undefined) return request.input_length ?? 0;
   let total = request.extends === undefined ? 0 : (contextTokens.get(request.extends) ?? 0);
-  for (const part of request.prompt ?? []) total += 'prefix' in part ? (config.workload.prefixes[part.prefix] ?? 0) : part.tokens;
+  for (const part of request.prompt ?? []) total += 'prefix' in part ? (Object.hasOwn(config.workload.prefixes, part.prefix) ? config.workload.prefixes[part.prefix] : 0) : part.tokens;
   return total;
 }

@@ -93,3 +93,15 @@ test('the published JSON Schema is the one the code generates (run `npx kvqual s
   const published = JSON.parse(readFileSync(path.join(ROOT, 'schema', 'kvqual-config.schema.json'), 'utf8'));
   assert.deepEqual(published, JSON.parse(JSON.stringify(replayConfigJsonSchema())));
 });
+
+test('names the object prototype owns are ordinary names: a prefix named toString or constructor is read as given, one never defined is refused; __proto__ is refused wherever it is a key', () => {
+  const config = (prefixes: string, used: string) =>
+    `cluster:\n  workers:\n    - role: aggregated\n      engine: { block_size: 4, num_gpu_blocks: 16, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }\nworkload:\n  prefixes: ${prefixes}\n  requests:\n    - { id: a, arrival_ms: 0, prompt: [{ prefix: ${used} }, { tokens: 4 }], output_length: 2 }\n`;
+  for (const name of ['toString', 'constructor', 'hasOwnProperty']) {
+    assert.equal(parseReplayConfig(config(`{ ${name}: 8 }`, name), 't.yaml').workload.prefixes[name], 8, name);
+    assert.deepEqual(problemsOf(config('{ system: 8 }', name)), [{ path: 'workload.requests[0].prompt[0].prefix', message: `no prefix named "${name}" in workload.prefixes` }]);
+  }
+  assert.deepEqual(problemsOf(config('{ "__proto__": 4 }', '"__proto__"')), [
+    { path: 'workload.prefixes.__proto__', message: "no field or name may be __proto__ (it would be read as the object's prototype, not as a value)" },
+  ]);
+});
