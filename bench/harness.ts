@@ -1,7 +1,8 @@
 // The benchmark harness: a warm-up pass, then timed repeats, and one line per figure with its
 // median rate, its target and whether it met it; every figure of every benchmark as a TargetFigure
-// (value, target, which way is better), and what `npm run bench -- --check` makes of them (exit 1
-// when a target is missed). Benchmarks live outside src/ and may read the wall clock; nothing here
+// (value, target, which way is better), what `npm run bench -- --check` makes of them (exit 1
+// when a target is missed), and the command line's arguments and benchmark names (a bad one is a
+// BenchUsageError: one line, exit 2). Benchmarks live outside src/ and may read the wall clock; nothing here
 // is asserted by npm test, the figures are printed for people to read (the pure parts are unit-tested).
 import fs from 'node:fs';
 
@@ -174,10 +175,31 @@ export interface BenchArgs {
   check: boolean;
 }
 
+/** A bad `npm run bench` argument (an unknown option or benchmark): one line on stderr, exit 2. */
+export class BenchUsageError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BenchUsageError';
+  }
+}
+
+export const BENCH_USAGE_EXIT = 2;
+
 export function parseBenchArgs(args: readonly string[]): BenchArgs {
   const unknown = args.filter((arg) => arg.startsWith('-') && arg !== '--check');
-  if (unknown.length > 0) throw new Error(`unknown option ${unknown.join(', ')}; usage: npm run bench -- [name …] [--check]`);
+  if (unknown.length > 0) throw new BenchUsageError(`unknown option ${unknown.join(', ')}; usage: npm run bench -- [name …] [--check]`);
   return { names: args.filter((arg) => arg !== '--check'), check: args.includes('--check') };
+}
+
+/**
+ * The benchmarks to run: those named, or the default set when none is. A name must be one of
+ * `known`'s own (a Map: "toString" or "constructor" is no benchmark); throws BenchUsageError.
+ */
+export function selectBenchmarks(names: readonly string[], defaults: readonly string[], known: ReadonlyMap<string, unknown>): string[] {
+  const chosen = names.length === 0 ? [...defaults] : [...names];
+  const unknown = chosen.filter((name) => !known.has(name));
+  if (unknown.length > 0) throw new BenchUsageError(`unknown benchmark ${unknown.join(', ')}; known: ${[...known.keys()].join(', ')}`);
+  return chosen;
 }
 
 /**

@@ -1,9 +1,10 @@
 // `npm run bench [-- name …] [--check]`: runs the named benchmarks (the default set when none is
 // named) and prints each figure with its target and whether it met it; with --check, exits 1 when
 // any target of the benchmarks run was missed (for people comparing before and after on one
-// machine, not a CI gate: timings are noisy). Add a benchmark to BENCHMARKS or RUNNERS.
+// machine, not a CI gate: timings are noisy); an unknown option or benchmark exits 2 with one line.
+// Add a benchmark to BENCHMARKS or RUNNERS.
 import type { BenchFigure, Benchmark } from './harness';
-import { checkOutcome, describeFigure, describeTarget, measure, parseBenchArgs, rateTarget } from './harness';
+import { BENCH_USAGE_EXIT, BenchUsageError, checkOutcome, describeFigure, describeTarget, measure, parseBenchArgs, rateTarget, selectBenchmarks } from './harness';
 import { kernelBenchmark } from './kernel';
 import { routerBenchmark } from './router';
 import { endToEndBenchmark } from './endToEnd';
@@ -13,42 +14,39 @@ import { runTraceBenchmark } from './trace';
 import { runQualifyBenchmark } from './qualify';
 
 /** Rate benchmarks run by the harness (warm-up, three timed passes): the default set. */
-const BENCHMARKS: Record<string, () => Benchmark> = {
-  kernel: kernelBenchmark,
-  router: routerBenchmark,
-  e2e: endToEndBenchmark,
-};
+const BENCHMARKS = new Map<string, () => Benchmark>([
+  ['kernel', kernelBenchmark],
+  ['router', routerBenchmark],
+  ['e2e', endToEndBenchmark],
+]);
 
 /** Benchmarks that run fresh processes and print their own figures; run only when named. */
-const RUNNERS: Record<string, () => BenchFigure[]> = {
-  trace: runTraceBenchmark,
-  qualify: runQualifyBenchmark,
-  scale: runScaleBenchmark,
-  sweep: runSweepBenchmark,
-};
+const RUNNERS = new Map<string, () => BenchFigure[]>([
+  ['trace', runTraceBenchmark],
+  ['qualify', runQualifyBenchmark],
+  ['scale', runScaleBenchmark],
+  ['sweep', runSweepBenchmark],
+]);
 
-function selectedNames(names: string[]): string[] {
-  const chosen = names.length === 0 ? Object.keys(BENCHMARKS) : names;
-  const unknown = chosen.filter((name) => !(name in BENCHMARKS) && !(name in RUNNERS));
-  if (unknown.length > 0) {
-    throw new Error(`unknown benchmark ${unknown.join(', ')}; known: ${[...Object.keys(BENCHMARKS), ...Object.keys(RUNNERS)].join(', ')}`);
-  }
-  return chosen;
-}
+/** Every benchmark by name (own entries only: a Map, so "toString" is no benchmark). */
+const KNOWN = new Map<string, unknown>([...BENCHMARKS, ...RUNNERS]);
 
 function main(argv: string[]): number {
   const args = parseBenchArgs(argv);
-  const names = selectedNames(args.names);
+  const names = selectBenchmarks(args.names, [...BENCHMARKS.keys()], KNOWN);
   process.stdout.write(`node ${process.version}, ${process.platform} ${process.arch}\n`);
   const figures: BenchFigure[] = [];
   for (const name of names) {
-    if (name in RUNNERS) {
-      const measured = RUNNERS[name]();
+    const runner = RUNNERS.get(name);
+    if (runner !== undefined) {
+      const measured = runner();
       for (const figure of measured) process.stdout.write(`${describeTarget(figure)}\n`);
       figures.push(...measured);
       continue;
     }
-    const benchmark = BENCHMARKS[name]();
+    const make = BENCHMARKS.get(name);
+    if (make === undefined) throw new BenchUsageError(`unknown benchmark ${name}`);
+    const benchmark = make();
     const figure = measure(benchmark);
     figures.push(rateTarget(figure));
     process.stdout.write(`${describeFigure(figure)}\n`);
@@ -63,4 +61,14 @@ function main(argv: string[]): number {
   return outcome.status;
 }
 
-process.exitCode = main(process.argv.slice(2));
+function run(argv: string[]): number {
+  try {
+    return main(argv);
+  } catch (error) {
+    if (!(error instanceof BenchUsageError)) throw error;
+    process.stderr.write(`bench: ${error.message}\n`);
+    return BENCH_USAGE_EXIT;
+  }
+}
+
+process.exitCode = run(process.argv.slice(2));

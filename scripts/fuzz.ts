@@ -7,20 +7,22 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../src/fuzz/generate';
-import { runFuzzCampaign } from '../src/fuzz/campaign';
+import { checkFuzzPath, FuzzPathError, MAX_FUZZ_PATH_PART, runFuzzCampaign } from '../src/fuzz/campaign';
 import { fuzzCaseCommand } from '../src/fuzz/command';
 import { runCase, TOO_HEAVY_MEANING } from '../src/fuzz/runCase';
 import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
-import { planOutputs, writeOutputs } from '../src/cli/outputs';
+import { OutputError, planOutputs, writeOutputs } from '../src/cli/outputs';
 import { ConfigError } from '../src/config/load';
+import { InputFileError, readTextFile } from '../src/inputFiles';
+import { LIMITS } from '../src/limits';
 import { isInputError } from '../src/cli/replay';
 import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING, plantedCommandPrefix, plantedDefectAsked } from '../src/fuzz/planted';
 
 const USAGE = `usage: npm run fuzz -- [--runs N] [--seed S] [--path P] [--exclude AREAS] [--out DIR] [--check FILE.yaml]
   --runs N         generated cases to run (default 1000)
   --seed S         fast-check seed (default: from the clock, printed)
-  --path P         replay only the counterexample at this path (with its --seed)
+  --path P         replay only the counterexample at this path (needs its --seed; parts at most ${MAX_FUZZ_PATH_PART})
   --exclude AREAS  leave out generator areas with a known defect: "known", "none" (default) or a
                    comma list of ${DEFECT_AREAS.join(', ')}
   --only NAMES     fail only on these invariants (a comma list of ${INVARIANTS.join(', ')})
@@ -45,16 +47,27 @@ function announcePlantedDefect(planted: boolean): void {
   if (planted) process.stdout.write(`fuzz: TEST DOUBLE ACTIVE (${PLANTED_DEFECT_ENV}=1): ${PLANTED_DEFECT_MEANING}\n`);
 }
 
+/** The agentic trace beside a checked case is read whole: a generated one is a few KB. */
+const MAX_CHECKED_TRACE_BYTES = 256 * 1024 * 1024;
+
 /** --check: runs a written case again and prints what broke. */
 function checkFile(file: string, planted: boolean): number {
   announcePlantedDefect(planted);
   let fuzzCase: FuzzCase;
   try {
-    const configText = fs.readFileSync(file, 'utf8');
+    // Read as kvqual reads a config: a regular file (never /dev/zero or a FIFO) within the size limit.
+    const configText = readTextFile(file, file, LIMITS.config_bytes, 'config');
     const probe = caseFromYaml(configText, null);
+    if (probe.config === null || probe.config === undefined) throw new InputFileError(`${file}: the file holds no case (it is empty); expected a config written by npm run fuzz`);
+    if (typeof probe.config !== 'object' || Array.isArray(probe.config)) throw new InputFileError(`${file}: the file is not a config (a YAML mapping); expected a config written by npm run fuzz`);
     const traceName = agenticTraceName(probe.config);
-    fuzzCase = caseFromYaml(configText, traceName === null ? null : fs.readFileSync(path.resolve(path.dirname(file), traceName), 'utf8'));
+    const traceText = traceName === null ? null : readTextFile(path.resolve(path.dirname(file), traceName), traceName, MAX_CHECKED_TRACE_BYTES, 'trace of a checked case');
+    fuzzCase = caseFromYaml(configText, traceText);
   } catch (error) {
+    if (error instanceof InputFileError) {
+      process.stderr.write(`fuzz --check: ${error.message}\n`);
+      return 2;
+    }
     process.stderr.write(`fuzz --check: cannot read ${file}: ${(error as Error).message}\n`);
     return 2;
   }
@@ -87,6 +100,33 @@ function parseInvariants(text: string | undefined): InvariantName[] {
     if (!(INVARIANTS as readonly string[]).includes(name.trim())) throw new UsageError(`--only: unknown invariant "${name.trim()}"; known: ${INVARIANTS.join(', ')}`);
     return name.trim() as InvariantName;
   });
+}
+
+/**
+ * Checks --out before any case runs (a campaign and its shrinking can take minutes): an existing
+ * DIR must be a folder this process can write in; a missing one must be in a folder that exists
+ * and can be written (as planOutputs checks an output file's folder), and is made only when a
+ * counterexample is written. Throws OutputError naming --out.
+ */
+function checkOutFolder(out: string): void {
+  if (out === '') throw new OutputError('--out: give a folder');
+  let stats: fs.Stats | null = null;
+  try {
+    stats = fs.statSync(out);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw new OutputError(`--out ${out}: cannot be used (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+  }
+  if (stats === null) {
+    // Checks its parent: exists, is a folder, can be written; DIR itself is not there yet.
+    planOutputs([{ option: '--out', file: out.replace(/[\\/]+$/, '') }], process.cwd(), []);
+    return;
+  }
+  if (!stats.isDirectory()) throw new OutputError(`--out ${out}: is not a folder; give a folder for the counterexample's files`);
+  try {
+    fs.accessSync(out, fs.constants.W_OK);
+  } catch {
+    throw new OutputError(`--out ${out}: cannot write in this folder (permission denied)`);
+  }
 }
 
 /** While a counterexample shrinks (each smaller case a whole run, a heavy one tens of seconds), a line at most this often. */
@@ -146,11 +186,22 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   process.stdout.write(`counterexample: ${JSON.stringify(origin)}\n`);
   printViolations(found.violations);
   const files = caseFiles(found.fuzz_case, { origin, violations: found.violations, folder: options.out, planted_defect: options.planted_defect });
-  fs.mkdirSync(options.out, { recursive: true });
   const written = [files.config, files.trace, files.feature].filter((file): file is { name: string; content: string } => file !== null);
   // Written as kvqual's own outputs are: temporary files, renamed into place only when all are written.
-  const planned = planOutputs(written.map((file) => ({ option: '--out', file: path.join(options.out, file.name) })), process.cwd(), []);
-  writeOutputs(planned.map((output, i) => ({ output, text: written[i].content })));
+  try {
+    try {
+      fs.mkdirSync(options.out, { recursive: true });
+    } catch (error) {
+      throw new OutputError(`--out ${options.out}: cannot make the folder (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    }
+    const planned = planOutputs(written.map((file) => ({ option: '--out', file: path.join(options.out, file.name) })), process.cwd(), []);
+    writeOutputs(planned.map((output, i) => ({ output, text: written[i].content })));
+  } catch (error) {
+    // The folder was checked before the campaign; it can still change, or the disk fill, meanwhile.
+    if (!(error instanceof OutputError)) throw error;
+    process.stderr.write(`fuzz: ${error.message}\n`);
+    return 2;
+  }
   process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
   // With the planted defect, the counterexample reproduces only with it planted again (plant).
   process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
@@ -196,8 +247,19 @@ function main(argv: string[]): number {
       throw new UsageError(`--exclude: ${(error as Error).message}`);
     }
     const only = parseInvariants(values.only);
-    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out: values.out ?? path.join('reports', 'fuzz'), planted_defect: planted });
+    if (values.path !== undefined) {
+      // A path indexes the cases of one seed's stream: with a clock seed it names an unrelated case.
+      if (values.seed === undefined) throw new FuzzPathError(`--path ${values.path}: give the --seed it was found with (a path names a case of one seed's cases only)`);
+      checkFuzzPath(values.path);
+    }
+    const out = values.out ?? path.join('reports', 'fuzz');
+    checkOutFolder(out);
+    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out, planted_defect: planted });
   } catch (error) {
+    if (error instanceof FuzzPathError || error instanceof OutputError) {
+      process.stderr.write(`fuzz: ${error.message}\n`);
+      return 2;
+    }
     if (!(error instanceof UsageError) && !(error instanceof TypeError && 'code' in error)) throw error;
     process.stderr.write(`fuzz: ${(error as Error).message}\n${USAGE}\n`);
     return 2;

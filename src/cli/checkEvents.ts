@@ -1,8 +1,10 @@
 // `kvqual check-events <file>`: reads a captured KV event log (JSON lines, see
 // examples/events/README.md), checks it against the mirror rules and prints the report, as text
-// or with --json as JSON. Exit 0 clean, 1 a violation, 2 unreadable file or malformed line. The
-// log is streamed (one line in memory at a time, each at most LIMITS.line_chars long); only a
-// regular file is read.
+// or with --json as JSON. Exit 0 clean, 1 a violation, 2 unreadable file, malformed line or a log
+// that holds no event (a capture that wrote nothing proves nothing). The log is streamed (one line
+// in memory at a time, each at most LIMITS.line_chars long); only a regular file is read. Both
+// outputs are written in pieces (canonical JSON, streamed), never as one string: a clean log's
+// per-rank summary can have millions of lines.
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import type { CleanLogReport, LogReport, RankSummary } from '../events/checkLog';
@@ -12,7 +14,8 @@ import { parseWireLines, WireFormatError } from '../events/wire';
 import { fileLines, InputFileError } from '../inputFiles';
 import { formatNs } from '../time';
 import type { CliIo } from './io';
-import { ExitCode, jsonText } from './io';
+import { writeCanonicalPretty } from '../report/canonical';
+import { ExitCode } from './io';
 
 export interface CheckEventsOptions {
   json: boolean;
@@ -22,6 +25,7 @@ export interface CheckEventsOptions {
 type Outcome =
   | { status: 'unreadable'; message: string }
   | { status: 'malformed'; line_number: number; field_path: string; message: string }
+  | { status: 'empty'; message: string }
   | LogReport;
 
 export function registerCheckEvents(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
@@ -36,14 +40,25 @@ export function registerCheckEvents(program: Command, io: CliIo, finish: (code: 
 /** Reads, parses and checks one log file, prints the outcome and returns the exit code. */
 export function checkEventsFile(file: string, options: CheckEventsOptions, io: CliIo): ExitCode {
   const outcome = checkText(file, io);
-  if (options.json) io.stdout(jsonText({ file, ...outcome }));
-  else printText(file, outcome, io);
+  if (options.json) {
+    // Streamed in pieces of about 64 KB (a clean log of millions of ranks would not fit one string).
+    // The last piece is held back to carry the final line break (no write of its own).
+    let held: string | null = null;
+    writeCanonicalPretty({ file, ...outcome }, (piece) => {
+      if (held !== null) io.stdout(held);
+      held = piece;
+    });
+    io.stdout(`${held ?? ''}\n`);
+  } else printText(file, outcome, io);
   return exitCodeOf(outcome);
 }
 
 function checkText(file: string, io: CliIo): Outcome {
   try {
-    return checkEventLog(parseWireLines(fileLines(path.resolve(io.cwd, file), file, file)));
+    const report = checkEventLog(parseWireLines(fileLines(path.resolve(io.cwd, file), file, file)));
+    // An empty or blank log (or one of empty batches) has nothing to check: bad input, as a workload with no requests.
+    if (report.status === 'clean' && report.events === 0) return { status: 'empty', message: `${file}: the event log holds no event (${report.batches} batch(es)); a capture that wrote nothing cannot be checked` };
+    return report;
   } catch (error) {
     if (error instanceof InputFileError) return { status: 'unreadable', message: error.message };
     if (!(error instanceof WireFormatError)) throw error;
@@ -59,6 +74,7 @@ function exitCodeOf(outcome: Outcome): ExitCode {
       return ExitCode.violation;
     case 'unreadable':
     case 'malformed':
+    case 'empty':
       return ExitCode.usage;
   }
 }
@@ -66,6 +82,7 @@ function exitCodeOf(outcome: Outcome): ExitCode {
 function printText(file: string, outcome: Outcome, io: CliIo): void {
   switch (outcome.status) {
     case 'unreadable':
+    case 'empty':
       return io.stderr(`kvqual check-events: ${outcome.message}\n`);
     case 'malformed':
       return io.stderr(`kvqual check-events: ${file}: ${outcome.message}\n`);
@@ -75,15 +92,24 @@ function printText(file: string, outcome: Outcome, io: CliIo): void {
           `  (${outcome.events_checked} event(s) accepted before it)\n`,
       );
     case 'clean':
-      return io.stdout(cleanText(file, outcome));
+      return writeCleanText(file, outcome, io.stdout);
   }
 }
 
-function cleanText(file: string, report: CleanLogReport): string {
-  const header = `${file}: clean — ${report.batches} batch(es), ${report.events} event(s) from ${report.ranks.length} rank(s)`;
-  const lines = [header, `  ${timeSpanText(report.first_timestamp_ns, report.last_timestamp_ns)}`];
-  for (const rank of report.ranks) lines.push(`  ${rankText(rank)}`);
-  return `${lines.join('\n')}\n`;
+/** Text written in pieces of at least this many characters, never the whole summary at once. */
+const TEXT_PIECE_CHARS = 64 * 1024;
+
+/** A clean log's summary, one line per rank, written to `sink` in pieces (millions of ranks make gigabytes of text). */
+function writeCleanText(file: string, report: CleanLogReport, sink: (text: string) => void): void {
+  let piece = `${file}: clean — ${report.batches} batch(es), ${report.events} event(s) from ${report.ranks.length} rank(s)\n  ${timeSpanText(report.first_timestamp_ns, report.last_timestamp_ns)}\n`;
+  for (const rank of report.ranks) {
+    piece += `  ${rankText(rank)}\n`;
+    if (piece.length >= TEXT_PIECE_CHARS) {
+      sink(piece);
+      piece = '';
+    }
+  }
+  if (piece !== '') sink(piece);
 }
 
 function rankText(rank: RankSummary): string {

@@ -1,6 +1,7 @@
 // A fuzz campaign: N generated cases through fast-check (fixed seed), every invariant checked
 // after each, the first failure shrunk. Returns what ran and, on a failure, the shrunk case with
-// its `{ seed, path }` and violations — for `npm run fuzz` and for the sign-off's gate.
+// its `{ seed, path }` and violations — for `npm run fuzz` and for the sign-off's gate. Also
+// what a `--path` may be (checkFuzzPath) and the refusal of one that names no case (FuzzPathError).
 import fc from 'fast-check';
 import { fuzzCaseArbitrary, type DefectArea, type FuzzCase } from './generate';
 import { runCase } from './runCase';
@@ -22,6 +23,36 @@ export interface CampaignOptions {
   max_checked_events?: number;
   /** The test double's planted defect (src/fuzz/planted.ts): a counterexample even when the simulator keeps every invariant. */
   planted_defect?: boolean;
+}
+
+/** A `--path` that is malformed, out of its bound or names no generated case; the message is complete. */
+export class FuzzPathError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'FuzzPathError';
+  }
+}
+
+/**
+ * The greatest part of a path: a case index (fast-check reaches case N only by generating the N
+ * before it, about 0.3 µs each) or a shrink's index. No campaign runs a million cases (10,000 take
+ * under a minute to an hour), nor does any shrink step offer a million smaller cases.
+ */
+export const MAX_FUZZ_PATH_PART = 1_000_000;
+
+/**
+ * Checks a fast-check path before a campaign runs it: whole numbers separated by colons, none
+ * empty, each at most MAX_FUZZ_PATH_PART (fast-check would read "abc" as NaN and throw, "0:" as
+ * "0:0", and walk 10^20 cases for a long number). Throws FuzzPathError naming the part.
+ */
+export function checkFuzzPath(path: string): void {
+  const parts = path.split(':');
+  parts.forEach((part, i) => {
+    const where = parts.length === 1 ? '' : ` (part ${i + 1})`;
+    if (part === '') throw new FuzzPathError(`--path ${path}: a part is empty${where}; expected whole numbers separated by colons, e.g. 22:0:3`);
+    if (!/^\d+$/.test(part)) throw new FuzzPathError(`--path ${path}: "${part}"${where} is not a whole number; expected whole numbers separated by colons, e.g. 22:0:3`);
+    if (part.length > 7 || Number(part) > MAX_FUZZ_PATH_PART) throw new FuzzPathError(`--path ${path}: ${part}${where} is beyond the limit of ${MAX_FUZZ_PATH_PART.toLocaleString('en-US')} (no campaign or shrink reaches it)`);
+  });
 }
 
 export interface Counterexample {
@@ -63,6 +94,10 @@ export interface CampaignResult {
   counterexample: Counterexample | null;
 }
 
+function noCaseAt(options: CampaignOptions): FuzzPathError {
+  return new FuzzPathError(`--path ${options.path}: names no generated case with seed ${options.seed} (a shrink step it names does not exist); nothing was checked`);
+}
+
 export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
   const only = new Set<InvariantName>(options.only ?? INVARIANTS);
   const broken = (violations: readonly Violation[]) => violations.filter((violation) => only.has(violation.invariant));
@@ -86,7 +121,16 @@ export function runFuzzCampaign(options: CampaignOptions): CampaignResult {
     options.onCase?.(executed, violations);
     return violations.length === 0;
   });
-  const result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
+  if (options.path !== undefined) checkFuzzPath(options.path);
+  let result: fc.RunDetails<[FuzzCase]>;
+  try {
+    result = fc.check(property, { numRuns: options.runs, seed: options.seed, path: options.path });
+  } catch (error) {
+    // fast-check's path walk throws when a shrink step the path names does not exist.
+    if (options.path !== undefined && /Unable to replay/.test((error as Error).message)) throw noCaseAt(options);
+    throw error;
+  }
+  if (options.path !== undefined && result.numRuns === 0 && !result.failed) throw noCaseAt(options);
   const base = { runs: options.runs, seed: options.seed, excluded_areas: [...options.exclude], only: [...only], planted_defect: options.planted_defect === true };
   if (!result.failed) return { ...base, passed: result.numRuns, too_heavy: tooHeavy, too_heavy_cases: named, counterexample: null };
   if (result.counterexample === null) throw new Error(`fast-check failed without a counterexample: ${String(result.errorInstance)}`);

@@ -6,7 +6,7 @@
 // exactly when its case breaks an invariant); a written feature runs under cucumber with the
 // project's steps, passing for a case that keeps every invariant; and a run that spun on
 // preemption early and then stopped preempting, unsettled at its budget, is a livelock, not too
-// heavy to check.
+// heavy to check; and a bad --path, --out or --check file exits 2 with one line before any case runs.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -145,4 +145,72 @@ test('a run that spun on preemption early and then stopped preempting, still uns
   assert.ok(stopped.error instanceof UnsettledError, String(stopped.error));
   assert.deepEqual(checkRun(stopped).map((violation) => violation.invariant), ['run-completed']);
   assert.equal(runObserved(caseConfig(caseFromYaml(stringify(config), null)), {}, undefined, undefined, 200_000).error, null, 'with a larger budget it settles');
+});
+
+test('a bad --path exits 2 with one line before any case runs: malformed, empty parts, beyond the bound, naming no case, or without --seed', () => {
+  const cases: [string[], RegExp][] = [
+    [['--seed', '1', '--path', 'abc'], /^fuzz: --path abc: "abc" is not a whole number/],
+    [['--seed', '1', '--path', '1:2:x'], /^fuzz: --path 1:2:x: "x" \(part 3\) is not a whole number/],
+    [['--seed', '1', '--runs', '1', '--path', '0:'], /^fuzz: --path 0:: a part is empty \(part 2\)/],
+    [['--seed', '1', '--path', '99999999999999999999'], /^fuzz: --path 99999999999999999999: .* beyond the limit of 1,000,000/],
+    [['--seed', '1', '--path', '1000001'], /beyond the limit of 1,000,000/],
+    [['--seed', '1', '--path', '0:99999'], /^fuzz: --path 0:99999: names no generated case with seed 1/m],
+    [['--seed', '1', '--path', '0:99999:1'], /^fuzz: --path 0:99999:1: names no generated case with seed 1/m],
+    [['--path', '3'], /^fuzz: --path 3: give the --seed it was found with/],
+  ];
+  for (const [args, message] of cases) {
+    const started = Date.now();
+    const result = fuzz(['--runs', '2', ...args, '--out', path.join(scratch, 'bad-path')]);
+    assert.equal(result.status, 2, `${args.join(' ')}: ${result.output}`);
+    assert.match(result.output, message, args.join(' '));
+    assert.doesNotMatch(result.output, /^\s+at |Unable to replay|cases passed/m, args.join(' '));
+    assert.ok(Date.now() - started < 20_000, `${args.join(' ')} took ${Date.now() - started} ms`);
+  }
+});
+
+test('a bad --out exits 2 with one line before any case runs (a file, inside a file, a missing parent)', () => {
+  const dir = fs.mkdtempSync(path.join(scratch, 'bad-out-'));
+  fs.writeFileSync(path.join(dir, 'file'), 'x');
+  const cases: [string, RegExp][] = [
+    [path.join(dir, 'file'), /^fuzz: --out .*file: is not a folder/],
+    [path.join(dir, 'file', 'sub'), /^fuzz: --out .*sub: cannot be used \(ENOTDIR\)/],
+    [path.join(dir, 'missing', 'sub'), /^fuzz: --out .*sub: the folder .*missing does not exist; create it first/],
+  ];
+  for (const [out, message] of cases) {
+    // The planted defect fails the first case: before the fix the folder was refused only after shrinking.
+    const result = fuzz(['--runs', '5', '--seed', '1', '--out', out], PLANTED);
+    assert.equal(result.status, 2, `${out}: ${result.output}`);
+    assert.match(result.output, message);
+    assert.doesNotMatch(result.output, /broke an invariant|^\s+at /m);
+  }
+  if (process.getuid?.() !== 0) {
+    const readOnly = path.join(dir, 'read-only');
+    fs.mkdirSync(readOnly, { mode: 0o555 });
+    const result = fuzz(['--runs', '5', '--seed', '1', '--out', readOnly], PLANTED);
+    assert.equal(result.status, 2, result.output);
+    assert.match(result.output, /^fuzz: --out .*read-only: cannot write in this folder/m);
+  }
+});
+
+test('--check reads its file as kvqual reads a config: a device, a FIFO, an empty or blank file exit 2 with one line', () => {
+  const dir = fs.mkdtempSync(path.join(scratch, 'bad-check-'));
+  fs.writeFileSync(path.join(dir, 'empty.yaml'), '');
+  fs.writeFileSync(path.join(dir, 'blank.yaml'), '  \n\n');
+  const cases: [string, RegExp][] = [
+    [path.join(dir, 'empty.yaml'), /^fuzz --check: .*empty\.yaml: the file holds no case \(it is empty\)/],
+    [path.join(dir, 'blank.yaml'), /^fuzz --check: .*blank\.yaml: the file holds no case \(it is empty\)/],
+    ['/dev/zero', /^fuzz --check: cannot read \/dev\/zero: it is a character device, not a regular file$/m],
+  ];
+  if (process.platform !== 'win32') {
+    const fifo = path.join(dir, 'fifo.yaml');
+    spawnSync('mkfifo', [fifo]);
+    if (fs.existsSync(fifo)) cases.push([fifo, /^fuzz --check: cannot read .*fifo\.yaml: it is a FIFO \(named pipe\), not a regular file$/m]);
+  }
+  for (const [file, message] of cases) {
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/fuzz.ts', '--check', file], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+    const output = `${result.stdout}${result.stderr}`;
+    assert.equal(result.status, 2, `${file}: ${output}`);
+    assert.match(output, message);
+    assert.doesNotMatch(output, /^\s+at /m);
+  }
 });

@@ -5,7 +5,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DigestFigure, TargetFigure } from '../../bench/harness';
-import { checkOutcome, describeTarget, parseBenchArgs, rateTarget, targetMet } from '../../bench/harness';
+import { spawnSync } from 'node:child_process';
+import { BenchUsageError, checkOutcome, describeTarget, parseBenchArgs, rateTarget, selectBenchmarks, targetMet } from '../../bench/harness';
+import { ROOT } from '../support/paths';
 
 const rate = (value: number): TargetFigure => ({ benchmark: 'trace', label: 'simulated requests per wall second', value, unit: 'requests/s', target: 7_700, better: 'higher' });
 const memory = (value: number): TargetFigure => ({ benchmark: 'trace', label: 'peak RSS', value, unit: 'MB', target: 300, better: 'lower' });
@@ -76,4 +78,24 @@ test('the command line: benchmark names and --check in any order; another option
   assert.deepEqual(parseBenchArgs(['--check']), { names: [], check: true });
   assert.deepEqual(parseBenchArgs(['trace', '--check', 'qualify']), { names: ['trace', 'qualify'], check: true });
   assert.throws(() => parseBenchArgs(['trace', '--chek']), /unknown option --chek; usage: npm run bench -- \[name …\] \[--check\]/);
+});
+
+test('a benchmark name must be a known one, never a property every object has (toString, constructor, …)', () => {
+  const known = new Map<string, unknown>([['kernel', 1], ['trace', 2]]);
+  assert.deepEqual(selectBenchmarks([], ['kernel'], known), ['kernel']);
+  assert.deepEqual(selectBenchmarks(['trace', 'kernel'], ['kernel'], known), ['trace', 'kernel']);
+  for (const name of ['nosuch', 'toString', 'constructor', 'hasOwnProperty', 'valueOf', '__proto__']) {
+    assert.throws(() => selectBenchmarks([name], ['kernel'], known), (error: Error) => error instanceof BenchUsageError && error.message === `unknown benchmark ${name}; known: kernel, trace`);
+  }
+  assert.throws(() => parseBenchArgs(['--bogus']), BenchUsageError);
+});
+
+test('npm run bench with an unknown benchmark or option prints one line and exits 2, running nothing', () => {
+  for (const arg of ['nosuch', '--bogus', 'toString', 'constructor', 'hasOwnProperty', 'valueOf']) {
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'bench/index.ts', arg], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    assert.equal(result.status, 2, `${arg}: ${result.stdout}${result.stderr}`);
+    assert.equal(result.stdout, '', arg);
+    assert.match(result.stderr, arg === '--bogus' ? /^bench: unknown option --bogus; usage: / : new RegExp(`^bench: unknown benchmark ${arg}; known: kernel, router, e2e, trace, qualify, scale, sweep\n$`));
+    assert.equal(result.stderr.trim().split('\n').length, 1, arg);
+  }
 });
