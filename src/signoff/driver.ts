@@ -191,8 +191,10 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   const out = path.resolve(options.out);
   if (fs.existsSync(out) && !fs.statSync(out).isDirectory()) throw new UsageError(`--out ${options.out}: exists and is not a folder`);
   const shards = (options.merge ?? []).map((dir) => readShardFolder(dir));
+  // Compared as real paths: an --out reached through a symbolic link is still the shard's folder.
+  const realOut = realPathOrSelf(out);
   for (const shard of shards) {
-    if (path.resolve(shard.dir) === out) throw new UsageError(`--out ${options.out}: is one of the shard folders given to --merge; give the merged sign-off a folder of its own`);
+    if (realPathOrSelf(path.resolve(shard.dir)) === realOut) throw new UsageError(`--out ${options.out}: is one of the shard folders given to --merge; give the merged sign-off a folder of its own`);
   }
   checkOutFolder(out, options.out, root);
   const seedText = env.KVQUAL_SEED;
@@ -206,6 +208,15 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   }
   makeFolder(out, options.out);
   return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards, plantedDefect };
+}
+
+/** A path with its symbolic links followed, or the path itself when it does not exist (yet). */
+function realPathOrSelf(absolute: string): string {
+  try {
+    return fs.realpathSync(absolute);
+  } catch {
+    return absolute;
+  }
 }
 
 /** Reads a shard folder for --merge: its manifest must be readable and valid (else a usage error); a missing stream is a gap the merge names. */
@@ -767,6 +778,8 @@ interface SignoffParts {
   coverageNote?: string;
   /** The figures of the first run's scenarios, when already rendered (while other phases ran). */
   figures?: Map<string, string>;
+  /** What was qualified, when not this checkout (a merge: the commit, tree and versions the shards ran). */
+  subject?: Subject;
 }
 
 /** Each scenario's figure (SVG) by its key, from its evidence. */
@@ -787,7 +800,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
   const runModel: RunModel = first.run ?? { scenarios: [], sources: [], cucumberVersion: null, phrases: [], runErrors: [first.problem!], finished: false };
   const determinism = compareRuns(runModel, second.run, second.problem);
   const figures = parts.figures ?? (await renderFigures(runModel, ctx.figureCache));
-  const subject = ctx.subject();
+  const subject = parts.subject ?? ctx.subject();
   const built = buildSignoff({
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
     date: ctx.date(),
@@ -834,6 +847,11 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
   const started = ctx.now();
   const check = checkShards(prepared.shards);
   const n = check.reference.shard.count;
+  // The sign-off names what the shards ran; the merge reads this checkout's requirements and glossary, so it must be the same commit.
+  const here = ctx.subject();
+  if (here.commit !== check.reference.subject.commit) {
+    check.problems.push(`the merge runs on commit ${here.commit.slice(0, 12)}, the shards ran ${check.reference.subject.commit.slice(0, 12)}: merge on the commit the shards ran (its requirements are read here)`);
+  }
   const phase = phaseRunner(ctx, [
     `merge: ${countOf(prepared.shards.length, 'shard folder')} given for ${countOf(n, 'shard')}; the message streams of both runs merged, cucumber's reports rendered from them`,
     'sign-off: signoff.md, signoff.html and signoff.json, published with the merged reports as one set',
@@ -861,10 +879,11 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
   const shardOne = check.used.find((s) => s.manifest.shard.index === 1)?.manifest ?? null;
   const settings = check.reference.settings;
   const coverage = shardOne?.coverage ?? null;
+  const noCoverage = shardOne === null ? `shard 1 of ${n}, which makes the coverage run, is missing` : `shard 1 of ${n} records no coverage run although the shards ran with it`;
   const measured: Measured | null = settings.coverage
     ? coverage !== null
       ? { summary: coverage.summary, run: coverage.run, note: coverage.note }
-      : { summary: null, run: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [`shard 1 of ${n}, which makes the coverage run, is missing`] }, note: `shard 1 of ${n} is missing` }
+      : { summary: null, run: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [noCoverage] }, note: noCoverage }
     : null;
   const perturbations = [...new Set(check.used.map((s) => s.manifest.perturbation).filter((p): p is string => p !== null))];
   const model = await phase(() =>
@@ -875,6 +894,7 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       generated: settings.fuzzRuns > 0 ? shardOne?.generated ?? null : null,
       measured,
       shardProblems: check.problems,
+      subject: check.reference.subject,
     }),
   );
   reportVerdict(ctx, model, measured);

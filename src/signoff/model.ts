@@ -334,6 +334,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
   if (input.generated?.planted_defect) attention.push({ text: `The generated workloads' test double is active (${PLANTED_DEFECT_ENV}=1, a planted defect): this run is not a sign-off.`, href: '#gaps' });
   for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
+  if (!input.generated) attention.push({ text: 'No generated workloads ran (--fuzz-runs 0): the simulator\'s invariants were checked by the scenarios alone, and the sign-off has no generated-workloads gate.', href: '#gaps' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
   if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
   const planned = trace.findings.filter((f) => f.kind === 'planned-requirement');

@@ -7,7 +7,9 @@
 // Cucumber's `--shard i/n` keeps the pickles whose index (in cucumber's order of the whole suite)
 // modulo n is i − 1, and still writes every source, Gherkin document and pickle of the whole suite
 // into the stream: so each shard's stream names the whole suite, and which pickles it ran.
+import { z } from 'zod';
 import { digestOf } from '../report/canonical';
+import { zodIssueText } from '../sweep/spec';
 import type { CampaignResult } from '../fuzz/campaign';
 import type { CoverageRun, CoverageSummary } from './coverage';
 import type { Subject } from './model';
@@ -84,6 +86,29 @@ function envelopes(ndjson: string): Envelope[] {
   return out;
 }
 
+/** A stream's lines that are not blank, trimmed: two that differ only in blank space are one copy. */
+function meaningfulLines(ndjson: string): string {
+  return ndjson
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '')
+    .join('\n');
+}
+
+/** The number (from 1) of the first line of a message stream that is not JSON, or null. */
+function firstLineNotJson(ndjson: string): number | null {
+  const lines = ndjson.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() === '') continue;
+    try {
+      JSON.parse(lines[i]);
+    } catch {
+      return i + 1;
+    }
+  }
+  return null;
+}
+
 const keyOf = (pickle: NonNullable<Envelope['pickle']>) => `${pickle.uri}:${pickle.location?.line ?? 0}`;
 
 /** The suite a message stream names, and which of its pickles the stream ran. */
@@ -123,7 +148,58 @@ export function parseShardManifest(text: string, where: string): ShardManifest {
   if (!manifest.suite || typeof manifest.suite.digest !== 'string' || !manifest.subject || !manifest.settings) {
     throw new Error(`${where}: the suite, subject or settings are missing`);
   }
+  const checked = ManifestShape.safeParse(manifest);
+  if (!checked.success) throw new Error(`${where}: ${zodIssueText(checked.error.issues[0])}`);
   return manifest as ShardManifest;
+}
+
+const count = z.number().int().min(0);
+/**
+ * The fields of a manifest the merge reads, with their types (checked, not copied: the manifest is
+ * used as written). A damaged one is refused naming its field, never read into a crash.
+ */
+const ManifestShape = z.object({
+  suite: z.object({ digest: z.string(), scenarios: count, features: z.string() }),
+  subject: z.object({ packageName: z.string(), packageVersion: z.string(), commit: z.string().min(1), worktree: z.string(), node: z.string() }),
+  settings: z.object({ fuzzRuns: count, fuzzSeed: z.number().int(), coverage: z.boolean() }),
+  perturbation: z.string().nullable(),
+  command: z.string(),
+  generated: z
+    .object({
+      runs: count,
+      seed: z.number().int(),
+      excluded_areas: z.array(z.string()),
+      only: z.array(z.string()),
+      planted_defect: z.boolean().optional(),
+      passed: count,
+      too_heavy: count,
+      too_heavy_cases: z.array(z.object({ case_number: count, path: z.string(), reason: z.string() })).optional(),
+      counterexample: z.object({ seed: z.number().int(), path: z.string(), case_number: count, shrinks: count, violations: z.array(z.object({ invariant: z.string(), message: z.string() })).min(1) }).nullable(),
+    })
+    .nullable(),
+  coverage: z
+    .object({
+      summary: z.object({ scope: z.string(), groups: z.array(z.unknown()) }).nullable(),
+      run: z.object({ unitFiles: count, unitTests: count, scenarios: count, failures: z.array(z.unknown()), problems: z.array(z.string()) }),
+      note: z.string(),
+    })
+    .nullable(),
+});
+
+/**
+ * What is wrong with shard 1's generated-workload campaign for the settings all shards ran with,
+ * or null: it must be there when cases were asked for, of that many cases and that seed, and
+ * whole (every case passed, or a counterexample ended it; too heavy ones among the passed).
+ */
+export function campaignProblem(manifest: ShardManifest): string | null {
+  const { fuzzRuns, fuzzSeed } = manifest.settings;
+  const campaign = manifest.generated;
+  if (fuzzRuns === 0) return campaign === null ? null : `it records a generated-workload campaign although it ran with --fuzz-runs 0`;
+  if (campaign === null) return `it ran with --fuzz-runs ${fuzzRuns} but records no generated-workload campaign`;
+  if (campaign.runs !== fuzzRuns || campaign.seed !== fuzzSeed) return `its generated-workload campaign is of ${campaign.runs} cases with seed ${campaign.seed}, not the ${fuzzRuns} with seed ${fuzzSeed} it ran with`;
+  if (campaign.passed > campaign.runs || campaign.too_heavy > campaign.passed) return `its generated-workload campaign counts ${campaign.passed} cases passed and ${campaign.too_heavy} too heavy of ${campaign.runs}: not possible`;
+  if (campaign.counterexample === null && campaign.passed !== campaign.runs) return `its generated-workload campaign counts ${campaign.passed} of ${campaign.runs} cases passed and no counterexample: not a whole campaign`;
+  return null;
 }
 
 /** One shard as the merge found it: its folder (as given), manifest and both message streams. */
@@ -197,14 +273,29 @@ export function checkShards(shards: ShardInput[]): ShardCheck {
     problems.push(`shard ${index} of ${n} missing: its scenarios did not run${extra}`);
   }
   const used = [...byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, shard]) => shard);
+  const first = byIndex.get(1);
+  const campaign = first === undefined ? null : campaignProblem(first.manifest);
+  if (campaign !== null) problems.push(`shard 1 of ${n} (${first!.dir}): ${campaign}`);
   for (const shard of used) {
     const label = `shard ${shard.manifest.shard.index} of ${n} (${shard.dir})`;
+    // Two runs of cucumber never write the same ids and times: a copy would prove determinism without a second run.
+    if (shard.first !== null && shard.second !== null && meaningfulLines(shard.first) === meaningfulLines(shard.second)) {
+      problems.push(`${label}: the message stream of its second run is a copy of its first (the same ids and times), not a second run; it was left out`);
+      shard.second = null;
+    }
     for (const [run, text] of [
       ['first', shard.first],
       ['second', shard.second],
     ] as const) {
       if (text === null) {
         problems.push(`${label} has no message stream of its ${run} run`);
+        continue;
+      }
+      const broken = firstLineNotJson(text);
+      if (broken !== null) {
+        // Left out of the merge: a stream cut short or damaged is a gap, never read into a crash.
+        problems.push(`${label}: line ${broken} of the message stream of its ${run} run is not JSON (cut short or damaged); the stream was left out`);
+        shard[run] = null;
         continue;
       }
       const seen = suiteIdentity(text);

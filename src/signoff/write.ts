@@ -21,9 +21,24 @@ export function currentRun(out: string): string | null {
 }
 
 /**
+ * Whether a run directory (`run-<time>-<pid>`) belongs to a qualify process that is still running
+ * (another run into the same --out): its folder is its own until it publishes or dies.
+ */
+function runStillGoing(name: string): boolean {
+  const pid = /^run-\d+-(\d+)$/.exec(name)?.[1];
+  if (pid === undefined || Number(pid) === process.pid) return false;
+  try {
+    process.kill(Number(pid), 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
+  }
+}
+
+/**
  * Removes what earlier runs left behind without publishing (run directories other than the
- * current one, temporary files, and the staging folders of older kvqual versions). The published
- * set stays until a new one replaces it.
+ * current one and those of runs still going, temporary files, and the staging folders of older
+ * kvqual versions). The published set stays until a new one replaces it.
  */
 export function removeStale(out: string): string[] {
   const removed: string[] = [];
@@ -31,7 +46,7 @@ export function removeStale(out: string): string[] {
   const runs = path.join(out, RUNS_DIR);
   if (fs.existsSync(runs)) {
     for (const name of fs.readdirSync(runs)) {
-      if (name === current) continue;
+      if (name === current || runStillGoing(name)) continue;
       fs.rmSync(path.join(runs, name), { recursive: true, force: true });
       removed.push(path.join(RUNS_DIR, name));
     }

@@ -136,6 +136,17 @@ test('a shard of another count or of another suite is left out and named', async
   assert.match(gate, /shard 3 of 3 missing/);
 });
 
+test('the merged sign-off names the commit the shards ran, and a merge on another commit is a gap: NOT QUALIFIED', async () => {
+  const other = 'f'.repeat(40);
+  const moved = [1, 2, 3].map((i) => copyShard(`shard-${i}`, `other-commit-${i}`, (m) => (m.subject.commit = other)));
+  const run = await merge('other-commit', moved);
+  assert.equal(run.status, 1, run.output);
+  const signoff = read(dir('other-commit'), 'signoff.md');
+  assert.match(signoff, new RegExp(`\\| Git commit \\| \`${other.slice(0, 8)}`), 'the commit named is the shards\'');
+  const gate = /\| Shards \| (.*) \| ❌ \|/.exec(signoff)?.[1] ?? '';
+  assert.match(gate, /the merge runs on commit [0-9a-f]{12}, the shards ran ffffffffffff: merge on the commit the shards ran/);
+});
+
 test('wrong --shard or --merge usage is one line, exit status 2, and creates nothing', () => {
   const out = dir('never-made');
   const cases: [string[], RegExp][] = [
@@ -172,4 +183,11 @@ test('wrong --shard or --merge usage is one line, exit status 2, and creates not
   assert.equal(intoShard.status, 2);
   assert.match(intoShard.stderr, /^qualify: --out .*shard-1: is one of the shard folders given to --merge; give the merged sign-off a folder of its own\n$/);
   assert.ok(fs.existsSync(path.join(dir('shard-1'), 'shard.json')), 'the shard is untouched');
+  // The same folder through a symbolic link is the same folder.
+  const link = `${dir('shard-1')}-link`;
+  fs.symlinkSync(dir('shard-1'), link);
+  const throughLink = inProcess([...REQUIREMENTS, '--merge', dir('shard-1'), '--out', link]);
+  fs.unlinkSync(link);
+  assert.equal(throughLink.status, 2);
+  assert.match(throughLink.stderr, /^qualify: --out .*shard-1-link: is one of the shard folders given to --merge/);
 });

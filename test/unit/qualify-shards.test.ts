@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, shareOf, suiteIdentity, type ShardInput, type ShardManifest } from '../../src/signoff/shards';
 import { fakeMessages } from '../support/messages';
 import { parseRun } from '../../src/signoff/messages';
+import type { CampaignResult } from '../../src/fuzz/campaign';
 
 test('--shard i/n: 1 ≤ i ≤ n, whole numbers only', () => {
   assert.deepEqual(parseShardSpec('2/3'), { index: 2, count: 3 });
@@ -105,20 +106,71 @@ function manifest(index: number, count: number, change: { commit?: string; fuzzR
     settings: { fuzzRuns: change.fuzzRuns ?? 0, fuzzSeed: 1893, coverage: false },
     perturbation: null,
     command: 'npm run qualify -- --shard',
-    generated: null,
+    generated: index === 1 && (change.fuzzRuns ?? 0) > 0 ? wholeCampaign(change.fuzzRuns!, 1893) : null,
     coverage: null,
   };
 }
 
+/** A campaign of `runs` cases that all passed. */
+function wholeCampaign(runs: number, seed: number): CampaignResult {
+  return { runs, seed, excluded_areas: [], only: [], passed: runs, too_heavy: 0, counterexample: null };
+}
+
 function shard(index: number, count: number, change: Parameters<typeof manifest>[2] = {}, streams: { first?: string | null; second?: string | null } = {}): ShardInput {
   const stream = shardStream(index, count);
-  return { dir: `s${index}`, manifest: manifest(index, count, change), first: streams.first === undefined ? stream : streams.first, second: streams.second === undefined ? stream : streams.second };
+  // The second run starts a second later: its stream is its own, not a copy of the first.
+  const rerun = stream.replace('"testRunStarted":{"id":"run-1","timestamp":{"seconds":0,', '"testRunStarted":{"id":"run-1","timestamp":{"seconds":1,');
+  return { dir: `s${index}`, manifest: manifest(index, count, change), first: streams.first === undefined ? stream : streams.first, second: streams.second === undefined ? rerun : streams.second };
 }
 
 test('a complete set of shards has no problem, and is used in shard order', () => {
   const check = checkShards([shard(3, 3), shard(1, 3), shard(2, 3)]);
   assert.deepEqual(check.problems, []);
   assert.deepEqual(check.used.map((s) => s.manifest.shard.index), [1, 2, 3]);
+});
+
+test('shard 1\'s generated-workload campaign must be the one the shards ran: there, of their cases and seed, and whole', () => {
+  const withCampaign = (campaign: CampaignResult | null, settings = { fuzzRuns: 20, fuzzSeed: 1893, coverage: false }) => {
+    const first = shard(1, 2, { fuzzRuns: 20 });
+    first.manifest = { ...first.manifest, settings, generated: campaign };
+    return checkShards([first, shard(2, 2, { fuzzRuns: 20 })]).problems;
+  };
+  assert.deepEqual(withCampaign(wholeCampaign(20, 1893)), []);
+  assert.deepEqual(withCampaign(null), ['shard 1 of 2 (s1): it ran with --fuzz-runs 20 but records no generated-workload campaign']);
+  assert.deepEqual(withCampaign({ ...wholeCampaign(20, 1893), passed: 3 }), ['shard 1 of 2 (s1): its generated-workload campaign counts 3 of 20 cases passed and no counterexample: not a whole campaign']);
+  assert.deepEqual(withCampaign(wholeCampaign(1, 1893)), ['shard 1 of 2 (s1): its generated-workload campaign is of 1 cases with seed 1893, not the 20 with seed 1893 it ran with']);
+  assert.deepEqual(withCampaign(wholeCampaign(20, 7)), ['shard 1 of 2 (s1): its generated-workload campaign is of 20 cases with seed 7, not the 20 with seed 1893 it ran with']);
+  assert.deepEqual(withCampaign({ ...wholeCampaign(20, 1893), too_heavy: 21 }), ['shard 1 of 2 (s1): its generated-workload campaign counts 20 cases passed and 21 too heavy of 20: not possible']);
+});
+
+test('a message stream cut short or with a damaged line is a gap naming the shard, the run and the line, and is left out of the merge', () => {
+  const whole = shardStream(2, 2);
+  const cut = whole.slice(0, Math.floor(whole.length / 2));
+  const damaged = shard(2, 2, {}, { second: `${whole}{"garbage\n` });
+  const check = checkShards([shard(1, 2), shard(2, 2, {}, { first: cut })]);
+  assert.equal(check.problems.length, 1, check.problems.join('\n'));
+  assert.match(check.problems[0], /^shard 2 of 2 \(s2\): line \d+ of the message stream of its first run is not JSON \(cut short or damaged\); the stream was left out$/);
+  assert.equal(check.used[1].first, null);
+  const second = checkShards([shard(1, 2), damaged]).problems;
+  assert.match(second[0], new RegExp(`^shard 2 of 2 \\(s2\\): line ${whole.split('\n').length} of the message stream of its second run is not JSON`));
+});
+
+test('a second run\'s stream that is a copy of the first is no second run: a gap, left out', () => {
+  const stream = shardStream(2, 2);
+  const check = checkShards([shard(1, 2), shard(2, 2, {}, { first: stream, second: `${stream}\n\n` })]);
+  assert.deepEqual(check.problems, ['shard 2 of 2 (s2): the message stream of its second run is a copy of its first (the same ids and times), not a second run; it was left out', 'shard 2 of 2 (s2) has no message stream of its second run']);
+});
+
+test('a shard manifest with a damaged field is refused naming the field, not read into a crash', () => {
+  const text = (change: (m: Record<string, unknown>) => void) => {
+    const m = manifest(1, 2, { fuzzRuns: 20 }) as unknown as Record<string, unknown>;
+    change(m);
+    return JSON.stringify(m);
+  };
+  assert.doesNotThrow(() => parseShardManifest(text(() => {}), 's1/shard.json'));
+  assert.throws(() => parseShardManifest(text((m) => (m.subject = {})), 's1/shard.json'), /^Error: s1\/shard\.json: subject\.packageName: /);
+  assert.throws(() => parseShardManifest(text((m) => (m.generated = {})), 's1/shard.json'), /^Error: s1\/shard\.json: generated\.runs: /);
+  assert.throws(() => parseShardManifest(text((m) => (m.coverage = {})), 's1/shard.json'), /^Error: s1\/shard\.json: coverage\.summary: /);
 });
 
 test('a shard missing, or given twice, is named; shard 1 missing says it makes the generated workloads and the coverage run', () => {

@@ -575,6 +575,9 @@ test('the glossary is read from its Markdown table: header and rule rows are ski
   ]);
 });
 
+/** A generated-workload campaign whose every case passed. */
+const WHOLE_CAMPAIGN = { runs: 20, seed: 1893, excluded_areas: [], only: [], passed: 20, too_heavy: 0, counterexample: null };
+
 test('"needs attention" lists each failed gate but the test double, planned requirements, a changed working tree, coverage not measured and active test doubles, each linked', () => {
   const registry = parseRegistry(`
 requirements:
@@ -591,12 +594,13 @@ requirements:
       ['The determinism test double is active (KVQUAL_PERTURB="nothing matches this"): this run is not a sign-off.', '#determinism'],
       ['Scenarios: 1 of 2 scenarios passed (1 failed)', '#gaps'],
       ['Requirement traceability: 1 requirement without a scenario (LAG-2)', '#gaps'],
+      ["No generated workloads ran (--fuzz-runs 0): the simulator's invariants were checked by the scenarios alone, and the sign-off has no generated-workloads gate.", '#gaps'],
       ['1 requirement still planned, without scenarios: LAG-2', '#gaps'],
       ['The working tree differs from the commit in 2 files: the report may not match the commit it names.', '#qualified'],
       ['Coverage was not measured: not requested. The compiled run did not check the suite again.', '#coverage'],
     ],
   );
-  const clean = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: { unitFiles: 1, unitTests: 1, scenarios: 1, failures: [], problems: [] } });
+  const clean = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: { unitFiles: 1, unitTests: 1, scenarios: 1, failures: [], problems: [] }, generated: WHOLE_CAMPAIGN });
   assert.deepEqual(clean.attention, [], 'a clean run needs no attention');
 });
 
@@ -608,7 +612,7 @@ test('the coverage run gate counts failed unit tests and scenarios apart', () =>
 
 test('unit tests the compiled run skipped are named with their reasons, in the gate, under Needs attention and with the failures; they are not said to have passed again', () => {
   const run = { unitFiles: 2, unitTests: 40, scenarios: 3, failures: [], problems: [], skipped: [{ name: 'a Mooncake trace replays', why: 'no ../shared/data/mooncake here' }, { name: 'later', why: '' }] };
-  const model = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: run });
+  const model = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: run, generated: WHOLE_CAMPAIGN });
   assert.deepEqual(gateOf(model, 'Coverage run'), {
     title: 'Coverage run',
     passed: true,

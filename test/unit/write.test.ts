@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { currentRun, newRunDir, publishRun, removeStale } from '../../src/signoff/write';
 
 test('a run set is published by one switch of .signoff-current; leftovers of killed runs are removed, the published set is kept', () => {
@@ -38,4 +39,15 @@ test('a run set is published by one switch of .signoff-current; leftovers of kil
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
+});
+
+test('a run folder of a qualify process still running into the same --out is kept; those of processes gone are removed', () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-write-live-'));
+  const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+  const live = newRunDir(out, 'run-1700000000000-1');
+  const dead = newRunDir(out, `run-1700000000001-${gone}`);
+  const removed = removeStale(out);
+  assert.deepEqual(removed, [path.join('.signoff-runs', path.basename(dead))]);
+  assert.ok(fs.existsSync(live), 'the live run (pid 1) keeps its folder');
+  fs.rmSync(out, { recursive: true, force: true });
 });
