@@ -21,7 +21,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DriverContext, parseQualifyArgs, prepare, qualify, UsageError } from '../src/signoff/driver';
+import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopChildren, UsageError } from '../src/signoff/driver';
 import type { Subject } from '../src/signoff/model';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
@@ -81,8 +81,21 @@ const context: DriverContext = {
 };
 
 async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(`${QUALIFY_USAGE}\n`);
+    return 0;
+  }
   const prepared = prepare(parseQualifyArgs(argv), ROOT, process.env);
   return (await qualify(prepared, context)).status;
+}
+
+// Stopped by a signal (Ctrl-C, a CI timeout): the suite runs it started stop too, then it exits as the signal would.
+for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
+  process.once(signal, () => {
+    stopChildren(signal);
+    process.stderr.write(`qualify: stopped by ${signal}; the last published sign-off is unchanged\n`);
+    process.exit(128 + number);
+  });
 }
 
 main(process.argv.slice(2)).then(

@@ -13,7 +13,7 @@
 // shard manifest instead of a sign-off; with `--merge DIR…` it runs nothing and builds the one
 // sign-off from the shards' streams (shards.ts). The clock, git facts, the console and cucumber's
 // report formatters come from the caller (scripts/qualify.ts), so this module reads no clock itself.
-import { spawn as spawnChild } from 'node:child_process';
+import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -64,6 +64,21 @@ export const DEFAULT_FUZZ_RUNS = 1000;
 export const DEFAULT_FUZZ_SEED = 1893;
 
 const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --shard i/n, --merge DIR…';
+
+/** What `npm run qualify -- --help` prints (the README's qualification section says more). */
+export const QUALIFY_USAGE = [
+  'usage: npm run qualify -- [options]',
+  '  --features DIR       the feature files to run (default features)',
+  '  --requirements FILE  the requirement registry (default requirements.yaml)',
+  '  --out DIR            where the sign-off set is published (default reports)',
+  '  --campaign NAME      the campaign named in the sign-off',
+  '  --baseline FILE      an earlier signoff.json to compare with',
+  '  --no-coverage        skip the compiled coverage run',
+  `  --fuzz-runs N        generated workloads to check (default ${DEFAULT_FUZZ_RUNS}; 0: none)`,
+  '  --shard i/n          run shard i of n (writes shard.json, no sign-off)',
+  '  --merge DIR…         build one sign-off from the shard folders',
+  'exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error',
+].join('\n');
 
 /** Parses `npm run qualify -- …`; throws UsageError naming the problem. */
 export function parseQualifyArgs(argv: string[]): QualifyOptions {
@@ -310,9 +325,23 @@ const BESIDE_NICENESS = 10;
  * Runs a tool; quiet ones have their output collected, the others print to the console as they run.
  * `beside`: work that runs beside the longest phase, at a lower priority (BESIDE_NICENESS).
  */
+/** The tools a qualify run has started and not yet seen end (cucumber, c8, tsc). */
+const runningChildren = new Set<ChildProcess>();
+
+/**
+ * Stops every tool the run started (the process entry point calls it when qualify is stopped by a
+ * signal): without it, the suite runs went on, orphaned, writing into an abandoned run folder.
+ */
+export function stopChildren(signal: NodeJS.Signals): number {
+  for (const child of runningChildren) child.kill(signal);
+  return runningChildren.size;
+}
+
 function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] });
+    runningChildren.add(child);
+    child.on('exit', () => runningChildren.delete(child));
     if (beside && child.pid !== undefined) lowerPriority(child.pid);
     let output = '';
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));

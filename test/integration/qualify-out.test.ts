@@ -44,3 +44,10 @@ test('an --out folder that cannot be made is refused at once in one line (no rec
   const run = qualify('/proc/kvqual-no-such/out');
   assert.deepEqual(run, { status: 2, stderr: 'qualify: --out /proc/kvqual-no-such/out: cannot make the folder /proc/kvqual-no-such (ENOENT)\n' });
 });
+
+test('--help prints the options and exits 0, running nothing', () => {
+  const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
+  assert.equal(result.status, 0, result.stderr);
+  assert.match(result.stdout, /^usage: npm run qualify -- \[options\]\n/);
+  for (const option of ['--features', '--requirements', '--out', '--campaign', '--baseline', '--no-coverage', '--fuzz-runs', '--shard', '--merge']) assert.match(result.stdout, new RegExp(`\\n  ${option} `), option);
+});
