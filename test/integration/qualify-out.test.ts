@@ -3,7 +3,7 @@
 // and the refusal is one line with exit status 2 (checked before any suite runs).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -50,4 +50,37 @@ test('--help prints the options and exits 0, running nothing', () => {
   assert.equal(result.status, 0, result.stderr);
   assert.match(result.stdout, /^usage: npm run qualify -- \[options\]\n/);
   for (const option of ['--features', '--requirements', '--out', '--campaign', '--baseline', '--no-coverage', '--fuzz-runs', '--shard', '--merge']) assert.match(result.stdout, new RegExp(`\\n  ${option} `), option);
+});
+
+/** Processes whose command line names `text` (Linux /proc). */
+function processesNaming(text: string): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+test('stopped by SIGTERM, qualify stops the suite runs it started and exits 143, leaving no sign-off', { skip: !fs.existsSync('/proc/self/cmdline') && 'no /proc here' }, async () => {
+  const out = path.join(scratch, 'stopped');
+  const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--out', out, '--no-coverage', '--fuzz-runs', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  // The suite runs name the run folder under --out on their command lines.
+  const deadline = Date.now() + 60_000;
+  while (processesNaming(`${out}/`).length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(processesNaming(`${out}/`).length >= 2, 'the suite runs started');
+  child.kill('SIGTERM');
+  const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  assert.equal(status, 143, stderr);
+  assert.match(stderr, /qualify: stopped by SIGTERM; the last published sign-off is unchanged\n$/);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.deepEqual(processesNaming(`${out}/`), [], 'no suite run is left running');
+  assert.equal(fs.existsSync(path.join(out, 'signoff.md')), false);
 });
