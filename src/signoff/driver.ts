@@ -196,7 +196,8 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   let baseline: SignoffJson | null = null;
   if (options.baseline !== null) {
     const file = path.resolve(options.baseline);
-    if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new UsageError(`--baseline ${options.baseline}: no such file`);
+    if (!fs.existsSync(file)) throw new UsageError(`--baseline ${options.baseline}: no such file`);
+    if (!fs.statSync(file).isFile()) throw new UsageError(`--baseline ${options.baseline}: not a file (give an earlier signoff.json)`);
     try {
       baseline = parseSignoffJson(fs.readFileSync(file, 'utf8'), `--baseline ${options.baseline}`);
     } catch (error) {

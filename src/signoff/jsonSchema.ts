@@ -130,7 +130,8 @@ export function signoffJsonSchema(): unknown {
 export function parseSignoffJson(text: string, where: string): SignoffJson {
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
+    // A byte-order mark at the start (an editor's) is not part of the JSON.
+    raw = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (error) {
     throw new Error(`${where}: not JSON (${(error as Error).message})`);
   }
@@ -141,6 +142,24 @@ export function parseSignoffJson(text: string, where: string): SignoffJson {
     const first = result.error.issues[0];
     throw new Error(`${where}: invalid sign-off: ${first.path.join('.') || '(top)'}: ${first.message}`);
   }
+  const inconsistency = signoffInconsistency(result.data);
+  if (inconsistency !== null) throw new Error(`${where}: not a sign-off kvqual wrote: ${inconsistency}`);
   return result.data;
+}
+
+/**
+ * What in a sign-off contradicts itself (a hand edit, or a file damaged), or null: its verdict,
+ * its qualified flag and its gates must agree, and each scenario be listed once.
+ */
+function signoffInconsistency(signoff: SignoffJson): string | null {
+  const gatesPassed = signoff.gates.every((gate) => gate.passed);
+  if ((signoff.verdict === 'QUALIFIED') !== signoff.qualified) return `its verdict is ${signoff.verdict} but qualified is ${signoff.qualified}`;
+  if (signoff.qualified !== gatesPassed) return `it is ${signoff.verdict} but ${gatesPassed ? 'every gate passed' : `the gate "${signoff.gates.find((gate) => !gate.passed)!.title}" failed`}`;
+  const seen = new Set<string>();
+  for (const scenario of signoff.scenarios) {
+    if (seen.has(scenario.key)) return `the scenario ${scenario.key} is listed twice`;
+    seen.add(scenario.key);
+  }
+  return null;
 }
 

@@ -84,3 +84,8 @@ test('stopped by SIGTERM, qualify stops the suite runs it started and exits 143,
   assert.deepEqual(processesNaming(`${out}/`), [], 'no suite run is left running');
   assert.equal(fs.existsSync(path.join(out, 'signoff.md')), false);
 });
+
+test('a folder given as --baseline is refused as not a file, in one line', () => {
+  const run = qualify(path.join(scratch, 'with-baseline'), '--baseline', scratch);
+  assert.deepEqual(run, { status: 2, stderr: `qualify: --baseline ${scratch}: not a file (give an earlier signoff.json)\n` });
+});

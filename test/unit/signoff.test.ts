@@ -360,6 +360,13 @@ test('signoff.json is the whole model, valid against its published JSON Schema s
   assert.deepEqual(back.gaps.not_passed, ['features/router/lag.feature:20']);
   assert.throws(() => parseSignoffJson('{"format":"kvqual-signoff/0"}', 'old.json'), /^Error: old\.json: not a kvqual-signoff\/1 sign-off \(format "kvqual-signoff\/0"\)$/);
   assert.throws(() => parseSignoffJson(text.replace('"qualified":false', '"qualified":"no"'), 'bad.json'), /bad\.json: invalid sign-off: qualified:/);
+  assert.deepEqual(parseSignoffJson(`\uFEFF${text}`, 'bom.json'), json, 'a byte-order mark is not part of the JSON');
+  // Hand edits that contradict the sign-off itself are refused, naming the contradiction.
+  assert.throws(() => parseSignoffJson(text.replace('"verdict":"NOT QUALIFIED"', '"verdict":"QUALIFIED"'), 'edited.json'), /^Error: edited\.json: not a sign-off kvqual wrote: its verdict is QUALIFIED but qualified is false$/);
+  const allQualified = text.replace('"verdict":"NOT QUALIFIED"', '"verdict":"QUALIFIED"').replace('"qualified":false', '"qualified":true');
+  assert.throws(() => parseSignoffJson(allQualified, 'edited.json'), /^Error: edited\.json: not a sign-off kvqual wrote: it is QUALIFIED but the gate "[^"]+" failed$/);
+  const twice = { ...json, scenarios: [...json.scenarios, json.scenarios[0]] };
+  assert.throws(() => parseSignoffJson(JSON.stringify(twice), 'twice.json'), /^Error: twice\.json: not a sign-off kvqual wrote: the scenario features\/router\/lag\.feature:10 is listed twice$/);
   const published = JSON.parse(fs.readFileSync(path.join(ROOT, 'schema', 'kvqual-signoff.schema.json'), 'utf8'));
   assert.deepEqual(published, signoffJsonSchema(), 'schema/kvqual-signoff.schema.json is current (npm run schema)');
 });
