@@ -285,7 +285,13 @@ function makeFolder(out: string, given: string): void {
  * (publishing replaces what it writes there). The repository's reports/ is its own.
  */
 function checkOutFolder(out: string, given: string, root: string): void {
-  if (!fs.existsSync(out) || out === path.join(root, 'reports')) return;
+  if (!fs.existsSync(out)) return;
+  try {
+    fs.accessSync(out, fs.constants.W_OK);
+  } catch (error) {
+    throw new UsageError(`--out ${given}: cannot write in it (${(error as NodeJS.ErrnoException).code ?? 'not writable'}); give a folder qualify may write`);
+  }
+  if (out === path.join(root, 'reports')) return;
   const own = new Set<string>([...SET_NAMES, ...SHARD_SET_NAMES, RUNS_DIR, CURRENT_LINK]);
   // signoff-assets is qualify's when it is a link of a published set, or (an older version's) a folder of figures only.
   const assets = path.join(out, ASSETS_DIR);

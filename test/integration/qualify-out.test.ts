@@ -89,3 +89,21 @@ test('a folder given as --baseline is refused as not a file, in one line', () =>
   const run = qualify(path.join(scratch, 'with-baseline'), '--baseline', scratch);
   assert.deepEqual(run, { status: 2, stderr: `qualify: --baseline ${scratch}: not a file (give an earlier signoff.json)\n` });
 });
+
+test('an --out folder that cannot be written (a read-only file system) is refused at once in one line', (t) => {
+  const readOnly = path.join(scratch, 'read-only');
+  fs.mkdirSync(readOnly);
+  // A read-only mount refuses even root; where mounting is not allowed, a folder without write permission does (for others).
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=64k,ro', 'tmpfs', readOnly]).status === 0;
+  if (!mounted) {
+    fs.chmodSync(readOnly, 0o555);
+    if (process.getuid?.() === 0) return t.skip('root, and no read-only mount allowed here');
+  }
+  try {
+    const run = qualify(readOnly);
+    assert.equal(run.status, 2);
+    assert.match(run.stderr, new RegExp(`^qualify: --out ${readOnly}: cannot write in it \\((EROFS|EACCES)\\); give a folder qualify may write\\n$`));
+  } finally {
+    if (mounted) spawnSync('umount', [readOnly]);
+  }
+});
