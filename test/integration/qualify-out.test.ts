@@ -72,16 +72,18 @@ test('stopped by SIGTERM, qualify stops the suite runs it started and exits 143,
   const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--out', out, '--no-coverage', '--fuzz-runs', '0'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  // The suite runs name the run folder under --out on their command lines.
-  const deadline = Date.now() + 60_000;
-  while (processesNaming(`${out}/`).length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.ok(processesNaming(`${out}/`).length >= 2, 'the suite runs started');
+  // The suite runs name the run folder under --out on their command lines, relative to the repository
+  // (one at least is running once the first starts): the scratch folder's unique name and the folder below it.
+  const runFolder = `${path.basename(scratch)}/stopped/`;
+  const deadline = Date.now() + 120_000;
+  while (processesNaming(runFolder).length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.ok(processesNaming(runFolder).length > 0, `a suite run started: ${stderr}`);
   child.kill('SIGTERM');
   const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   assert.equal(status, 143, stderr);
   assert.match(stderr, /qualify: stopped by SIGTERM; the last published sign-off is unchanged\n$/);
   await new Promise((resolve) => setTimeout(resolve, 500));
-  assert.deepEqual(processesNaming(`${out}/`), [], 'no suite run is left running');
+  assert.deepEqual(processesNaming(runFolder), [], 'no suite run is left running');
   assert.equal(fs.existsSync(path.join(out, 'signoff.md')), false);
 });
 
