@@ -21,6 +21,13 @@ const { processIo, ExitCode } = cli.io;
 
 const { replayProgress } = require('./progress.js');
 
+// A reader that stops early (`kvqual replay … --json | head`) closes the pipe: the rest of the output
+// has nowhere to go, which is not an error of kvqual's. It ends quietly with the status it had.
+process.stdout.on('error', (error) => {
+  if (error && error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw error;
+});
+
 const { performance } = require('node:perf_hooks');
 
 // The clock is read here, never under src/: progress bars and reported wall times only.

@@ -10,6 +10,7 @@ import { runReplay } from '../../src/replay';
 import { eventLogOf } from '../../src/fuzz/runCase';
 import { replayFile } from '../../src/cli/replay';
 import * as os from 'node:os';
+import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
 import { kvqualInProcess, kvqualProcess } from '../support/cli';
@@ -183,4 +184,18 @@ test('a request spinning on preemption is said once on standard error, as it hap
   ]);
   const report = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8'));
   assert.equal(report.per_request.find((record: { request_id: string }) => record.request_id === 'r4').preemptions, 13_890);
+});
+
+test('a reader that stops early (kvqual replay --json | head) ends the replay quietly with its status, no EPIPE stack', async () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-epipe-'));
+  const requests = Array.from({ length: 400 }, (_, i) => `    - { id: r${i}, arrival_ms: ${i}, prompt: [{ tokens: 8 }], output_length: 2 }`).join('\n');
+  writeFileSync(path.join(dir, 'many.yaml'), `cluster:\n  workers:\n    - role: aggregated\n      engine: { block_size: 4, num_gpu_blocks: 64, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }\nworkload:\n  requests:\n${requests}\n`);
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), 'replay', 'many.yaml', '--json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  // The first piece read, the pipe is closed: the rest of the report (far more than a pipe holds) has nowhere to go.
+  child.stdout.once('data', () => child.stdout.destroy());
+  const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  assert.equal(stderr, '');
+  assert.equal(status, 0);
 });
