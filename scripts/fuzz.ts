@@ -13,7 +13,7 @@ import { runCase, TOO_HEAVY_MEANING } from '../src/fuzz/runCase';
 import { INVARIANT_CLAIMS, INVARIANTS, type InvariantName, type Violation } from '../src/fuzz/invariants';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../src/fuzz/scenario';
 import { OutputError, planOutputs, writeOutputs } from '../src/cli/outputs';
-import { ConfigError } from '../src/config/load';
+import { ConfigError, yamlProblem } from '../src/config/load';
 import { InputFileError, readTextFile } from '../src/inputFiles';
 import { LIMITS } from '../src/limits';
 import { isInputError } from '../src/cli/replay';
@@ -68,7 +68,8 @@ function checkFile(file: string, planted: boolean): number {
       process.stderr.write(`fuzz --check: ${error.message}\n`);
       return 2;
     }
-    process.stderr.write(`fuzz --check: cannot read ${file}: ${(error as Error).message}\n`);
+    // The YAML reader's message is several lines (the line quoted, a caret): its first says where and what.
+    process.stderr.write(`fuzz --check: cannot read ${file}: ${yamlProblem((error as Error).message.split('\n')[0].replace(/:$/, ''))}\n`);
     return 2;
   }
   let violations: Violation[];

@@ -196,8 +196,10 @@ test('--check reads its file as kvqual reads a config: a device, a FIFO, an empt
   const dir = fs.mkdtempSync(path.join(scratch, 'bad-check-'));
   fs.writeFileSync(path.join(dir, 'empty.yaml'), '');
   fs.writeFileSync(path.join(dir, 'blank.yaml'), '  \n\n');
+  fs.writeFileSync(path.join(dir, 'broken.yaml'), 'cluster: [\n');
   const cases: [string, RegExp][] = [
     [path.join(dir, 'empty.yaml'), /^fuzz --check: .*empty\.yaml: the file holds no case \(it is empty\)/],
+    [path.join(dir, 'broken.yaml'), /^fuzz --check: cannot read .*broken\.yaml: Flow sequence in block collection must be sufficiently indented and end with a \] at line 2, column 1\n$/],
     [path.join(dir, 'blank.yaml'), /^fuzz --check: .*blank\.yaml: the file holds no case \(it is empty\)/],
     ['/dev/zero', /^fuzz --check: cannot read \/dev\/zero: it is a character device, not a regular file$/m],
   ];
