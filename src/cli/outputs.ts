@@ -5,6 +5,7 @@
 // (a run killed meanwhile leaves its temporary files, which the next run of those outputs removes).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { processAlive } from '../processes';
 
 /** A problem with an output path or with writing it; the message is complete. */
 export class OutputError extends Error {
@@ -89,15 +90,6 @@ function temporaryOf(absolute: string, name: string): number | null {
   if (!name.startsWith(prefix) || !name.endsWith('.tmp')) return null;
   const pid = name.slice(prefix.length, -'.tmp'.length);
   return /^[1-9]\d*$/.test(pid) ? Number(pid) : null;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return code(error) !== 'ESRCH';
-  }
 }
 
 /**

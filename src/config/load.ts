@@ -1,6 +1,6 @@
 // Reading a replay configuration: YAML text → schema validation → cross-field checks. Every
 // problem is reported with the path of the field (e.g. cluster.workers[0].host_offload.scope).
-import { parseDocument } from 'yaml';
+import { type Document, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ReplayConfig, ReplayConfigSchema, type RequestConfig } from './schema';
 import { checkDisaggregation, checkSharedContract, ClusterSetupError } from '../sim/cluster';
@@ -109,20 +109,23 @@ export function yamlProblem(message: string): string {
   return message;
 }
 
+/**
+ * What the YAML reader found wrong with a document, each where it is ("line 4, column 17"; null
+ * when it does not say) and what, in words (see yamlProblem). A tag the reader does not know
+ * (!!float, !foo) is one: it would leave its value a string that reads as the wrong type.
+ */
+export function yamlDocumentProblems(document: Document): { where: string | null; message: string }[] {
+  return [...document.errors, ...document.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED')].map((e) => ({
+    where: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : null,
+    message: yamlProblem(e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')),
+  }));
+}
+
 /** Parses and validates a config given as YAML (or JSON) text. */
 export function parseReplayConfig(text: string, source = 'config'): ReplayConfig {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  // A tag the reader does not know (!!float, !foo) would leave its value a string that reads as the wrong type.
-  const problems = [...document.errors, ...document.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED')];
-  if (problems.length > 0) {
-    throw new ConfigError(
-      source,
-      problems.map((e) => ({
-        path: e.linePos ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}` : 'line ?',
-        message: yamlProblem(e.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, '')),
-      })),
-    );
-  }
+  const problems = yamlDocumentProblems(document);
+  if (problems.length > 0) throw new ConfigError(source, problems.map(({ where, message }) => ({ path: where ?? 'line ?', message })));
   const collectionKey = collectionKeyAt(document, text);
   if (collectionKey) throw new ConfigError(source, [{ path: `line ${collectionKey.line}, column ${collectionKey.column}`, message: 'a key must be a name, not a list or a map' }]);
   let raw: unknown;

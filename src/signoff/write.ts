@@ -7,6 +7,7 @@
 // run's directory is removed afterwards, and at the start of the next run if the kill came between.
 import fs from 'node:fs';
 import path from 'node:path';
+import { processAlive } from '../processes';
 
 export const CURRENT_LINK = '.signoff-current';
 export const RUNS_DIR = '.signoff-runs';
@@ -26,13 +27,7 @@ export function currentRun(out: string): string | null {
  */
 function runStillGoing(name: string): boolean {
   const pid = /^run-\d+-(\d+)$/.exec(name)?.[1];
-  if (pid === undefined || Number(pid) === process.pid) return false;
-  try {
-    process.kill(Number(pid), 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
+  return pid !== undefined && Number(pid) !== process.pid && processAlive(Number(pid));
 }
 
 /**

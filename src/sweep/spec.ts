@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, formatPath, validateReplayConfig, yamlProblem } from '../config/load';
+import { ConfigError, formatPath, validateReplayConfig, yamlDocumentProblems } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import { didYouMean } from '../suggest';
 import { collectionKeyAt } from '../inputFiles';
@@ -94,12 +94,8 @@ function checkFieldPath(path: string, source: string, where: string): void {
 /** Parses a sweep file's YAML text; errors name the sweep file and the field. */
 export function parseSweepFile(text: string, source: string): SweepFile {
   const document = parseDocument(text, { uniqueKeys: true });
-  const problems = [...document.errors, ...document.warnings.filter((w) => w.code === 'TAG_RESOLVE_FAILED')];
-  if (problems.length > 0) {
-    const error = problems[0];
-    const where = error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '(top level)';
-    throw new SweepError(`${source}: ${where}: ${yamlProblem(error.message.split('\n')[0].replace(/ at line \d+, column \d+:?$/, ''))}`);
-  }
+  const [problem] = yamlDocumentProblems(document);
+  if (problem !== undefined) throw new SweepError(`${source}: ${problem.where ?? '(top level)'}: ${problem.message}`);
   const collectionKey = collectionKeyAt(document, text);
   if (collectionKey) throw new SweepError(`${source}: line ${collectionKey.line}, column ${collectionKey.column}: a key must be a name, not a list or a map`);
   const raw: unknown = document.toJS({ maxAliasCount: 100 });
