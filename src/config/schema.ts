@@ -13,8 +13,11 @@ const described = (text: string, max: number, unit = '') => (text ? `${text}; ${
 const aboveLimit = (what: string, max: number, unit = '') => (issue: { input?: unknown }) =>
   `${what} ${String(issue.input)} is above the limit of ${limitText(max)}${unit ? ` ${unit}` : ''}`;
 
+/** A number; a missing one keeps zod's own message, which the loader words as "required, but missing". */
 const number = (what: string) =>
-  z.number({ error: (issue) => (typeof issue.input === 'number' ? `${what} must be a finite number, not ${issue.input}` : `${what} must be a number`) });
+  z.number({
+    error: (issue) => (issue.input === undefined ? undefined : typeof issue.input === 'number' ? `${what} must be a finite number, not ${issue.input}` : `${what} must be a number`),
+  });
 const nonNegative = (what: string) => number(what).min(0, { error: `${what} must be ≥ 0` });
 /** A router weight: from 0 to its limit (a larger one makes the candidates' costs infinite). */
 const routerWeight = (what: string) => nonNegative(what).max(LIMITS.router_weight, { error: aboveLimit(what, LIMITS.router_weight) });
