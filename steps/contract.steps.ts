@@ -50,7 +50,7 @@ Then('setup fails with an error naming {string}', function (this: KvWorld, named
   expect(error, 'setup should have failed').to.not.equal(null);
   expect(error!.message, 'the error a user reads').to.contain(named);
   expect(error!.message, 'the error says what kind of mismatch').to.contain('shared G2 pool participants disagree');
-  this.measure(`rejected: ${error!.problems[0].message}`, 1, '');
+  this.measure('problems', error!.problems.length, 'problem(s)', `rejected: ${error!.problems[0].message}`);
 });
 
 Then('one shared pool serves all {int} ranks', function (this: KvWorld, ranks: number) {

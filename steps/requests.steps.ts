@@ -76,6 +76,16 @@ Then('it is placed on worker {int}, which holds it in GPU memory', function (thi
   expect(placement.device_blocks, `GPU blocks counted on worker ${worker}.\n${describePlacement(placement)}`).to.equal(prefixBlocks);
 });
 
+Then('it is placed on worker {int} dp rank {int}, which holds it in GPU memory', function (this: KvWorld, worker: number, dp_rank: number) {
+  const placement = lastPlacement(this);
+  const where = `worker ${placement.worker_id} dp rank ${placement.dp_rank}`;
+  this.measure(`${placement.request_id} placed on`, placement.dp_rank, '', `${placement.request_id} placed on ${where}`);
+  expect(where, `placed on ${where}.\n${describePlacement(placement)}`).to.equal(`worker ${worker} dp rank ${dp_rank}`);
+  const prefixBlocks = this.prefixPrompt(this.lastPrefix!).blocks(this.setup.block_size).length;
+  this.measure(`GPU blocks counted on ${where}`, placement.device_blocks, 'blocks');
+  expect(placement.device_blocks, `GPU blocks counted on ${where}.\n${describePlacement(placement)}`).to.equal(prefixBlocks);
+});
+
 Then('it is placed on worker {int}', function (this: KvWorld, worker: number) {
   expectWorker(this, lastPlacement(this), worker);
 });

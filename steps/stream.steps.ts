@@ -1,6 +1,7 @@
-// Steps about the router's strict event-stream check: whether the replay failed, why, and what
-// the error names (worker, dp rank, event id, tier, block).
-import { Then } from '@cucumber/cucumber';
+// Steps about KV event streams: what an engine worker's stream held, in order (EVT-2), and the
+// router's strict check of streams: whether the replay failed, why, and what the error names
+// (worker, dp rank, event id, tier, block).
+import { DataTable, Then } from '@cucumber/cucumber';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import type { StreamViolation } from '../src/router/mirror';
@@ -67,4 +68,27 @@ Then("worker {int}'s store became visible to the router at exactly {duration}", 
   expect(batch!.visible_ns, `worker ${worker}'s batch reached the router`).to.not.equal(null);
   this.measure(`store of worker ${worker} visible to the router at`, batch!.visible_ns! / 1_000_000, 'ms');
   expect(formatNs(batch!.visible_ns!), `visibility of worker ${worker}'s batch emitted at ${formatNs(batch!.emitted_ns)}`).to.equal(formatNs(at));
+});
+
+/** A tier in a reader's words. */
+const TIER_NAMES = { Device: 'GPU memory', HostPinned: 'host memory' } as const;
+
+Then("worker {int}'s KV events were, in order:", function (this: KvWorld, worker: number, table: DataTable) {
+  const events = this.engine.outcome.result.batches
+    .filter(({ batch }) => batch.worker_id === worker && batch.dp_rank === 0)
+    .flatMap(({ batch }) =>
+      batch.events.map((event) => ({
+        event: String(event.event_id),
+        emitted: formatNs(batch.emitted_ns),
+        tier: TIER_NAMES[event.tier],
+        what: event.data.type.toLowerCase(),
+        blocks: String(event.data.type === 'Stored' ? event.data.blocks.length : event.data.type === 'Removed' ? event.data.block_hashes.length : 0),
+      })),
+    );
+  const expected = table.hashes();
+  const columns = Object.keys(expected[0] ?? {});
+  for (const column of columns) if (!(column in (events[0] ?? { event: '', emitted: '', tier: '', what: '', blocks: '' }))) throw new Error(`unknown column "${column}"; use: event, emitted, tier, what, blocks`);
+  const actual = events.map((event) => Object.fromEntries(columns.map((column) => [column, event[column as keyof typeof event]])));
+  this.measure(`KV events of worker ${worker}`, events.length, 'events', `worker ${worker} emitted ${events.length} events: ${events.map((e) => `${e.event} ${e.tier} ${e.what} ${e.blocks}`).join('; ')}`);
+  expect(actual, `worker ${worker}'s KV events, in order`).to.deep.equal(expected);
 });

@@ -88,7 +88,8 @@ export interface ScenarioEvidence {
   format: typeof EVIDENCE_FORMAT;
   /**
    * Which simulation produced it: "router-replay", "cluster", "setup" (a configuration was only
-   * validated and set up, or rejected, without running), or "none" when nothing ran.
+   * validated and set up, or rejected, without running), what a scenario computed without
+   * simulating ("blocks", "config": see evidenceFromComputation), or "none" when nothing ran.
    */
   simulation: string;
   seed: number;
@@ -164,6 +165,15 @@ export function evidenceFromSetup(
   measurements: Measurement[] = [],
 ): ScenarioEvidence {
   return { ...emptyEvidence(seed, measurements), simulation: 'setup', digest: digestOf({ config, rejected }) };
+}
+
+/**
+ * Evidence of a scenario that computes without simulating (prompts cut into blocks and hashed, a
+ * configuration's times read): `kind` names what it computed, and the digest covers the record of
+ * what it computed, so two runs that computed anything differently are told apart.
+ */
+export function evidenceFromComputation(kind: string, record: unknown, seed: number, measurements: Measurement[] = []): ScenarioEvidence {
+  return { ...emptyEvidence(seed, measurements), simulation: kind, digest: digestOf(record) };
 }
 
 // ── residency strips ────────────────────────────────────────────────────────────────────────

@@ -51,6 +51,9 @@ table.facts th { width: 170px; }
 .muted { color: var(--muted); }
 .req-id { font-weight: 700; white-space: nowrap; }
 ul.plain { margin: 2px 0; padding-left: 18px; }
+#traceability-matrix ul.plain { margin: 0; padding: 0; list-style: none; }
+#traceability-matrix ul.plain li { display: inline; }
+#traceability-matrix ul.plain li + li::before { content: " · "; color: var(--muted); }
 ul.attention { margin: 2px 0; padding-left: 18px; }
 ul.attention li { margin: 2px 0; }
 .approval td { height: 30px; }
@@ -109,6 +112,8 @@ export const FILTER_SCRIPT = `(function () {
       if (ok && el.classList.contains('scenario')) count++;
       if (ok && text !== '' && el.tagName === 'DETAILS') el.open = true;
     });
+    var fold = document.getElementById('matrix-fold');
+    if (fold && (text !== '' || wanted !== 'all' || wantedTag !== '')) fold.open = true;
     document.querySelectorAll('details.feature, details.req').forEach(function (group) {
       group.hidden = group.querySelector('[data-result]:not([hidden])') === null;
       if (!group.hidden && (text !== '' || wanted !== 'all' || wantedTag !== '') && group.classList.contains('feature')) group.open = true;
@@ -186,7 +191,7 @@ function requirementView(rows: MatrixRow[]): string {
 function matrix(model: SignoffModel): string {
   const rows = model.views.map((view) => {
     const requirements = view.requirements.length ? view.requirements.map((id) => `<a href="#req-${h(id)}">${h(id)}</a>`).join(', ') : badge(false, 'NONE');
-    return `<tr ${filterData(view)}><td>${link(view)}<div class="muted mono">${h(view.scenario.key)}</div></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${matrixMeasured((view.scenario.evidence?.measurements ?? []).map((m) => m.text))}</td></tr>`;
+    return `<tr ${filterData(view)}><td>${link(view)} <span class="muted mono">${h(view.scenario.key)}</span></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${matrixMeasured((view.scenario.evidence?.measurements ?? []).map((m) => m.text))}</td></tr>`;
   });
   return `<table id="traceability-matrix"><thead><tr><th style="width:38%">Scenario</th><th style="width:16%">Requirements</th><th style="width:90px">Result</th><th>Measured values</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
@@ -378,7 +383,12 @@ export function renderHtml(model: SignoffModel): string {
     '<p>Each requirement once, with its scenarios, their results and what they measured. Requirements that are covered and passed are folded.</p>',
     requirementView(model.matrix),
   );
-  out.push('<h2 id="matrix">Traceability matrix</h2>', '<p>Each scenario once: the requirements it traces to, its result and the values it measured when it asserted them.</p>', matrix(model));
+  const allPassed = model.notPassed.length === 0 && model.views.length > 0;
+  out.push(
+    '<h2 id="matrix">Traceability matrix</h2>',
+    `<details id="matrix-fold"${allPassed ? '' : ' open'}><summary>Each scenario once: the requirements it traces to, its result and the values it measured when it asserted them ` +
+      `(${h(countOf(model.views.length, 'scenario'))}${allPassed ? ', all passed: folded, as the filters, a search and printing open it' : ''}).</summary>${matrix(model)}</details>`,
+  );
 
   out.push(
     '<h2 id="determinism">Determinism</h2>',

@@ -5,7 +5,7 @@
 // command that replays exactly it.
 import { After, Before, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
-import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromCluster, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
+import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromCluster, evidenceFromComputation, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
 import { replayCommand } from '../../src/report/replayCommand';
 import { PERTURB_ENV, perturbationApplied, perturbationAsked, perturbIfAsked } from './perturb';
@@ -28,6 +28,7 @@ function evidenceOf(world: KvWorld): ScenarioEvidence {
     const others = [...(solo ? [{ label: 'Solo baseline', evidence: evidenceFromCluster(solo, world.seed) }] : []), ...runs.slice(0, -1)];
     return evidenceComparing(runs[n - 1], others);
   }
+  if (world.computation !== null) return evidenceFromComputation(world.computation.kind, world.computation.record, world.seed, world.measurements);
   if (world.hasEngine && world.engine.lastConfig !== null) {
     const rejected = world.engine.setupError?.problems.map((p) => ({ path: p.path, message: p.message })) ?? null;
     return evidenceFromSetup(world.engine.lastConfig, rejected, world.seed, world.measurements);

@@ -5,8 +5,10 @@
 //     at 0 ms);
 //   - an engine-level scenario (explicit requests, an agentic trace, prefill/decode, or a cluster
 //     that is only set up or rejected) gets one extra 1-token request at 0 ms in its configuration
-//     (PROBE_REQUEST in engineScenario.ts).
-// A named scenario that drives neither has nothing to perturb: its After hook fails it, so the
+//     (PROBE_REQUEST in engineScenario.ts);
+//   - a scenario that computes without simulating (blocks cut from prompts, a config's times)
+//     records a probe beside what it computed (KvWorld.recordComputation).
+// A named scenario that drives none of these has nothing to perturb: its After hook fails it, so the
 // test double can never pass silently. Every perturbed scenario attaches a note the sign-off reads.
 // `npm run qualify` passes the variable to its second run only; it is read here, never in src/.
 import type { KvWorld } from './world';
@@ -25,6 +27,7 @@ export function perturbationAsked(scenarioName: string): boolean {
 export function perturbIfAsked(world: KvWorld, scenarioName: string): void {
   if (!perturbationAsked(scenarioName)) return;
   world.perturbEngine = true;
+  world.perturbComputation = true;
   world.later((replay) => {
     const size = world.setup.block_size;
     const probe = hashPromptBlocks([namedChunk('kvqual perturbation probe', size)], size);
@@ -36,5 +39,6 @@ export function perturbIfAsked(world: KvWorld, scenarioName: string): void {
 export function perturbationApplied(world: KvWorld): string | null {
   if (world.hasReplay) return 'one extra KV event in the router-level replay';
   if (world.hasEngine && world.engine.configured) return 'one extra 1-token request in the engine-level configuration';
+  if (world.computation !== null) return `one extra probe in what the scenario computed (${world.computation.kind})`;
   return null;
 }

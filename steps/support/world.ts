@@ -36,6 +36,23 @@ export class KvWorld extends World {
   private engineInstance: EngineScenario | null = null;
   /** The prefix that request started with, if any. */
   lastPrefix: string | null = null;
+  /**
+   * What a scenario that simulates nothing computed (blocks cut from prompts, a config's times),
+   * for its evidence: `kind` names it, the record is digested (see recordComputation).
+   */
+  computation: { kind: string; record: Record<string, unknown> } | null = null;
+  /** Set by the perturbation test double (steps/support/perturb.ts): a computation records a probe too. */
+  perturbComputation = false;
+
+  /** Keeps what the scenario computed for its evidence; under the perturbation test double, with a probe beside it. */
+  recordComputation(kind: string, record: Record<string, unknown>): void {
+    this.computation = { kind, record: this.perturbComputation ? { ...record, perturbation_probe: 'kvqual perturbation probe' } : record };
+  }
+
+  /** The prompts the last `When … cut into … blocks` step cut, and the block size it cut them into. */
+  cut: { block_size: number; prompts: Prompt[] } | null = null;
+  /** The arrival, in ns, of the request of the last config a step read (see config.steps.ts). */
+  arrival_ns: number | null = null;
   /** Numbers the `Then` steps measured, in the order they checked them. */
   readonly measurements: Measurement[] = [];
 

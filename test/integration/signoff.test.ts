@@ -361,8 +361,12 @@ test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostil
     await page.goto(url, { waitUntil: 'load' });
 
     assert.equal((await page.locator('#verdict .word').textContent())?.trim(), 'QUALIFIED');
+    // Every scenario passed: the matrix is folded under a line that says so, and opens with a click.
     const matrix = page.locator('#traceability-matrix');
-    assert.ok(await matrix.isVisible(), 'the traceability matrix is visible');
+    assert.equal(await matrix.isVisible(), false, 'the matrix of a passing suite is folded');
+    assert.match((await page.locator('#matrix-fold > summary').textContent())!, /\(3 scenarios, all passed: folded, as the filters, a search and printing open it\)\.$/);
+    await page.locator('#matrix-fold > summary').click();
+    assert.ok(await matrix.isVisible(), 'the traceability matrix is visible once opened');
     assert.equal(await matrix.locator('tbody tr').count(), 3, 'one row per scenario');
     await page.locator('details.feature > summary').first().click();
     await page.locator('details.scenario > summary').first().click();
@@ -418,6 +422,7 @@ test('folding, filtering by result and by tag, and text search; the CSP allows o
     const visibleCards = () => page.locator('details.scenario:visible h4').allTextContents();
     await page.selectOption('#filter-result', 'not-passed');
     assert.deepEqual(await visibleCards(), ['a step nobody defined']);
+    assert.equal(await page.locator('#matrix-fold[open]').count(), 1, 'a suite that did not pass has its matrix open');
     assert.equal(await page.locator('#traceability-matrix tbody tr:visible').count(), 1, 'the matrix filters too');
     await page.selectOption('#filter-result', 'all');
     await page.selectOption('#filter-tag', '@AISIM-4242');
@@ -457,13 +462,17 @@ test('without scripts the page still reads completely, with no filter bar', brow
   );
 });
 
-test('the sign-off of the whole passing suite, folded, is under 15 screens at 1280 px', browserTest, async () => {
+test('the sign-off of the whole passing suite, folded, is under 15 screens at 1280 px; a search opens its matrix', browserTest, async () => {
   assert.equal(suite.status, 0, suite.output.slice(-2000));
   await withBrowser(async (context) => {
     const page = await context.newPage();
     await page.goto(`file://${fs.realpathSync(path.join(suite.dir, 'signoff.html'))}`, { waitUntil: 'load' });
     assert.equal(await page.locator('details.scenario[open]').count(), 0, 'every card of a passing suite is folded');
+    assert.equal(await page.locator('#matrix-fold[open]').count(), 0, 'and so is its traceability matrix');
     const height = await page.evaluate('document.documentElement.scrollHeight') as number;
     assert.ok(height < 15 * SCREEN, `${height} px = ${(height / SCREEN).toFixed(1)} screens of ${SCREEN} px`);
+    await page.fill('#filter-text', 'hash');
+    assert.equal(await page.locator('#matrix-fold[open]').count(), 1, 'a search opens the matrix');
+    assert.ok((await page.locator('#traceability-matrix tbody tr:visible').count()) >= 1, 'and shows the rows it found');
   });
 });

@@ -2,7 +2,7 @@
 // view vs engine truth), plain-words decisions, measurements and the canonical digest (DET-1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { emptyEvidence, evidenceFromRouterReplay, measurement, parseEvidence, residencySpans } from '../../src/report/evidence';
+import { emptyEvidence, evidenceFromComputation, evidenceFromRouterReplay, measurement, parseEvidence, residencySpans } from '../../src/report/evidence';
 import { lagReplay } from '../support/replays';
 
 const MS = 1_000_000;
@@ -90,4 +90,17 @@ test('evidence round-trips through JSON; anything else is refused', () => {
   assert.deepEqual(parseEvidence(JSON.stringify(evidence)), evidence);
   assert.deepEqual(parseEvidence(JSON.stringify(emptyEvidence(5))).digest, null);
   assert.throws(() => parseEvidence('{"format":"other"}'), /not a kvqual-evidence\/1 attachment/);
+});
+
+test('a computation without a simulation: its kind and a digest of what it computed, which any difference changes', () => {
+  const record = { block_size: 4, prompts: [{ tokens: 8, blocks: [{ sequence_hash: '0x01' }, { sequence_hash: '0x02' }] }] };
+  const evidence = evidenceFromComputation('blocks', record, 1893, [measurement('complete blocks', 2, 'blocks')]);
+  assert.equal(evidence.simulation, 'blocks');
+  assert.match(evidence.digest!, /^sha256:[0-9a-f]{64}$/);
+  assert.equal(evidence.digest, evidenceFromComputation('blocks', structuredClone(record), 7).digest, 'the digest covers the record only');
+  const changed = structuredClone(record);
+  changed.prompts[0].blocks[1].sequence_hash = '0x03';
+  assert.notEqual(evidenceFromComputation('blocks', changed, 1893).digest, evidence.digest);
+  assert.deepEqual(evidence.measurements.map((m) => m.text), ['complete blocks = 2 blocks']);
+  assert.deepEqual(evidence.ranks, []);
 });
