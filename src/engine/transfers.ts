@@ -4,7 +4,7 @@
 // stores before loads, then by transfer id (TIME-3).
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { Nanos } from '../time';
-import { formatNs } from '../time';
+import { formatNs, plainDecimal } from '../time';
 
 /** d2h / h2d: G1↔G2 copies; p2d: a prefill worker's KV handed to a decode worker (PD-1). */
 export type Direction = 'd2h' | 'h2d' | 'p2d';
@@ -14,13 +14,47 @@ export function bytesPerNs(gbps: number): number {
   return gbps;
 }
 
-/** Time to move `bytes` at `gbps`, rounded up to a whole nanosecond; 0 bandwidth is instant (TIME-2). */
+/**
+ * Time to move `bytes` at `gbps`, rounded up to a whole nanosecond; 0 bandwidth is instant (TIME-2).
+ * Exact: both numbers are taken as the decimals they are written as (0.7 GB/s is 7/10 byte/ns) and
+ * divided in integers, so a quotient that is whole stays whole and one a hair above a whole
+ * nanosecond rounds up, as no floating-point division guarantees.
+ */
 export function transferNs(bytes: number, gbps: number): Nanos {
   if (gbps === 0 || bytes === 0) return 0;
-  return ceilNs(bytes / bytesPerNs(gbps));
+  const size = exactDecimal(bytes);
+  const rate = exactDecimal(bytesPerNs(gbps));
+  // bytes / rate = (size.digits / 10^size.scale) / (rate.digits / 10^rate.scale)
+  const numerator = size.digits * 10n ** BigInt(rate.scale);
+  const denominator = rate.digits * 10n ** BigInt(size.scale);
+  return Number((numerator + denominator - 1n) / denominator);
 }
 
-/** Ceiling that ignores floating-point dust below a millionth of a nanosecond. */
+/** A non-negative finite number as the integer `digits` over 10^`scale`, exactly as its shortest decimal reads. */
+interface ExactDecimal {
+  digits: bigint;
+  scale: number;
+}
+
+/** The exact decimals of the few bandwidths and sizes a run uses, by value. */
+const exactDecimals = new Map<number, ExactDecimal>();
+
+function exactDecimal(value: number): ExactDecimal {
+  let exact = exactDecimals.get(value);
+  if (exact === undefined) {
+    if (!(value >= 0) || !Number.isFinite(value)) throw new RangeError(`${value} is not a non-negative finite number of bytes or GB/s`);
+    const [whole, fraction = ''] = plainDecimal(value).split('.');
+    exact = { digits: BigInt(whole + fraction), scale: fraction.length };
+    if (exactDecimals.size < 4096) exactDecimals.set(value, exact);
+  }
+  return exact;
+}
+
+/**
+ * Ceiling that ignores floating-point dust below a millionth of a nanosecond: the shared pool's
+ * finishing times only (its jobs progress at fair shares re-divided as jobs come and go, in
+ * floating point); a single transfer's time is exact (transferNs).
+ */
 function ceilNs(value: number): Nanos {
   const rounded = Math.round(value);
   if (Math.abs(value - rounded) < 1e-6) return rounded;

@@ -21,6 +21,13 @@ test('TIME-2: B bytes at R GB/s take B / R ns, rounded up; 0 GB/s is instant', (
   // 21 bytes at 0.7 GB/s are 30 ns exactly: the quotient's floating-point dust (30.000000000000004) does not round it up.
   assert.equal(transferNs(21, 0.7), 30);
   assert.equal(transferNs(33, 2.2), 15);
+  // Exact where floating point is not: 21,609,054,208 B at 0.7 GB/s are 30,870,077,440 ns exactly
+  // (the float quotient is 30,870,077,440.000004), and 20,000,000 B at 1.0000001 GB/s are
+  // 19,999,998.0000002 ns, so 19,999,999 (a tolerance for dust rounded it down).
+  assert.equal(transferNs(21_609_054_208, 0.7), 30_870_077_440);
+  assert.equal(transferNs(20_000_000, 1.0000001), 19_999_999);
+  assert.equal(transferNs(1, 0.001), 1000);
+  assert.equal(transferNs(7, 1e-3), 7000);
 });
 
 test('G2-8: a private lane is FIFO with deadlines fixed at submission; D2H and H2D are independent', () => {
