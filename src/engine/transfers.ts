@@ -4,7 +4,8 @@
 // stores before loads, then by transfer id (TIME-3).
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { Nanos } from '../time';
-import { formatNs, plainDecimal } from '../time';
+import { formatNs } from '../time';
+import { ceilQuotient } from '../exactDecimal';
 
 /** d2h / h2d: G1↔G2 copies; p2d: a prefill worker's KV handed to a decode worker (PD-1). */
 export type Direction = 'd2h' | 'h2d' | 'p2d';
@@ -22,32 +23,7 @@ export function bytesPerNs(gbps: number): number {
  */
 export function transferNs(bytes: number, gbps: number): Nanos {
   if (gbps === 0 || bytes === 0) return 0;
-  const size = exactDecimal(bytes);
-  const rate = exactDecimal(bytesPerNs(gbps));
-  // bytes / rate = (size.digits / 10^size.scale) / (rate.digits / 10^rate.scale)
-  const numerator = size.digits * 10n ** BigInt(rate.scale);
-  const denominator = rate.digits * 10n ** BigInt(size.scale);
-  return Number((numerator + denominator - 1n) / denominator);
-}
-
-/** A non-negative finite number as the integer `digits` over 10^`scale`, exactly as its shortest decimal reads. */
-interface ExactDecimal {
-  digits: bigint;
-  scale: number;
-}
-
-/** The exact decimals of the few bandwidths and sizes a run uses, by value. */
-const exactDecimals = new Map<number, ExactDecimal>();
-
-function exactDecimal(value: number): ExactDecimal {
-  let exact = exactDecimals.get(value);
-  if (exact === undefined) {
-    if (!(value >= 0) || !Number.isFinite(value)) throw new RangeError(`${value} is not a non-negative finite number of bytes or GB/s`);
-    const [whole, fraction = ''] = plainDecimal(value).split('.');
-    exact = { digits: BigInt(whole + fraction), scale: fraction.length };
-    if (exactDecimals.size < 4096) exactDecimals.set(value, exact);
-  }
-  return exact;
+  return ceilQuotient(bytes, bytesPerNs(gbps));
 }
 
 /**

@@ -9,6 +9,7 @@ import type { RandomStream } from '../random';
 import type { Nanos } from '../time';
 import { EventIdStart, ResidencyMirror } from './mirror';
 import { LoadTracker } from './load';
+import { atScale, exactDecimal } from '../exactDecimal';
 
 export type RoutingPolicy = 'kv' | 'round_robin';
 
@@ -83,6 +84,9 @@ interface Candidate {
 export function roundHalfAwayFromZero(value: number): number {
   return Math.sign(value) * Math.round(Math.abs(value));
 }
+
+/** Costs within this share of the lowest are compared exactly (see Router.exactCost): floating-point dust is far below it, a real difference far above. */
+const NEAR_TIE = 1e-9;
 
 export class Router {
   readonly mirror: ResidencyMirror;
@@ -194,7 +198,7 @@ export class Router {
     if (this.candidates.length === 0) throw new Error(`no worker can take request ${request.request_id}: the router has no ranks`);
     const ids = this.idsOf(request);
     const columns = this.scoreIds(request, ids);
-    const { chosen, tied } = this.choose(columns);
+    const { chosen, tied } = this.choose(columns, request.isl_tokens);
     const placement = this.record(request, now, columns, chosen, tied);
     this.commit(request, ids, this.candidates[chosen].index, columns, chosen);
     return placement;
@@ -224,7 +228,7 @@ export class Router {
     this.load.add(request.request_id, rankIndex, uncomputed, request, ids);
   }
 
-  private choose(columns: ScoreColumns): { chosen: number; tied: number } {
+  private choose(columns: ScoreColumns, isl_tokens: number): { chosen: number; tied: number } {
     const count = this.candidates.length;
     if (this.settings.policy === 'round_robin') {
       const chosen = this.roundRobinCursor % count;
@@ -236,6 +240,7 @@ export class Router {
     let best = Infinity;
     let tied = 0;
     let first = -1;
+    let near = 0;
     for (let i = 0; i < count; i++) {
       const cost = costs[i];
       if (first < 0 || cost < best) {
@@ -244,12 +249,52 @@ export class Router {
         tied = 1;
       } else if (cost === best) tied++;
     }
+    const margin = NEAR_TIE * Math.max(1, Math.abs(best));
+    for (let i = 0; i < count; i++) if (costs[i] - best <= margin) near++;
+    // Costs a hair apart may be equal and only computed differently (7/3 as 7/3 − 1 + 1 and as
+    // 4/3 + 1): their exact costs decide which are lowest and which tie.
+    if (near > tied) return this.chooseExactly(columns, isl_tokens, best + margin);
     if (tied === 1) return { chosen: first, tied: 1 };
-    // The draw picks among the tied positions in candidate order.
+    return { chosen: this.draw(tied, (i) => costs[i] === best), tied };
+  }
+
+  /** The position of the draw's pick among `tied` positions that `isTied` accepts, in candidate order (SCORE-3). */
+  private draw(tied: number, isTied: (position: number) => boolean): number {
     let pick = this.random.below(tied);
-    for (let i = first; ; i++) {
-      if (costs[i] === best && pick-- === 0) return { chosen: i, tied };
+    for (let i = 0; ; i++) {
+      if (isTied(i) && pick-- === 0) return i;
     }
+  }
+
+  /** choose among the candidates whose cost is at most `upTo`, by their exact costs (see exactCost). */
+  private chooseExactly(columns: ScoreColumns, isl_tokens: number, upTo: number): { chosen: number; tied: number } {
+    const exact: (bigint | null)[] = [];
+    let lowest: bigint | null = null;
+    for (let i = 0; i < this.candidates.length; i++) {
+      const key = columns.cost[i] <= upTo ? this.exactCost(columns, i, isl_tokens) : null;
+      exact.push(key);
+      if (key !== null && (lowest === null || key < lowest)) lowest = key;
+    }
+    const isTied = (i: number) => exact[i] === lowest;
+    const tied = exact.filter((key) => key === lowest).length;
+    return { chosen: tied === 1 ? exact.indexOf(lowest) : this.draw(tied, isTied), tied };
+  }
+
+  /**
+   * A candidate's cost (SCORE-1/2) in exact integers, scaled by B × 10^(decimals of the weights):
+   * the same order and the same ties as the cost itself, with no floating-point dust.
+   */
+  private exactCost(columns: ScoreColumns, i: number, isl_tokens: number): bigint {
+    const { overlap_score_credit, host_cache_hit_weight, prefill_load_scale, block_size } = this.settings;
+    const credit = exactDecimal(overlap_score_credit);
+    const weight = exactDecimal(host_cache_hit_weight);
+    const scale = exactDecimal(prefill_load_scale);
+    const decimals = Math.max(credit.scale, weight.scale);
+    const B = BigInt(block_size);
+    const creditTimesB = B * (atScale(credit, decimals) * BigInt(columns.device[i]) + atScale(weight, decimals) * BigInt(columns.host[i]));
+    const prefill = BigInt(columns.active_prefill_tokens[i] + isl_tokens) * 10n ** BigInt(decimals) - creditTimesB;
+    const load = scale.digits * (prefill > 0n ? prefill : 0n);
+    return load + BigInt(columns.decode_blocks[i]) * B * 10n ** BigInt(decimals + scale.scale);
   }
 
   /** SCORE-3: softmax over negated, range-normalised costs, drawn from the router's stream. */

@@ -177,3 +177,20 @@ test('on equal cost the runner-up is the first other candidate; a lone candidate
   const alone = makeRouter(1, TWO, NO_DRAWS).place(requestOf('r', hashRange(1, 4), 16), 0);
   assert.deepEqual(alone.candidates.map((c) => c.worker_id), [0]);
 });
+
+test('costs equal in exact arithmetic tie, though floating point computes them a bit apart (7/3 two ways)', () => {
+  // 3-token blocks. Worker 0 holds the request's one complete block and has 3 prompt tokens still to
+  // prefill: (3 + 4) / 3 − 1 + 1 = 7/3. Worker 1 holds nothing: 4 / 3 + 1 = 7/3. In doubles the
+  // first is 2.3333333333333335 and the second 2.333333333333333.
+  const chosen = [0.99, 0].map((draw) => {
+    const router = makeRouter(2, { block_size: 3 }, scriptedDraws(draw));
+    routerFeed(router).store(rankOf(0), 'Device', hashRange(1, 1));
+    for (let i = 0; i < 3; i++) router.assign(requestOf(`pending-${i}`, [], 1), rankOf(0));
+    const placement = router.place(requestOf('b', hashRange(1, 1), 4), 0);
+    const costs = placement.candidates.map((candidate) => candidate.cost);
+    assert.notEqual(costs[0], costs[1], 'the doubles differ in their last bit');
+    assert.equal(placement.tied_candidates, 2, `a 2-way tie: ${costs.join(' vs ')}`);
+    return placement.worker_id;
+  });
+  assert.deepEqual(chosen, [1, 0], 'the seeded draw decides, over both');
+});
