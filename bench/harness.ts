@@ -146,7 +146,7 @@ function number(value: number, decimals = 0): string {
 
 /**
  * "trace: simulated requests per wall second 1,025 requests/s (target ≥ 7,700 requests/s): MISSED";
- * "trace: report digest of whole conversation trace, 16 workers sha256:618e36b8bd02…: as recorded".
+ * "trace: report digest of whole conversation trace, 16 workers sha256:bec8e69594d6…: as recorded".
  */
 export function describeTarget(figure: BenchFigure): string {
   if (isDigest(figure)) return describeDigest(figure);

@@ -191,11 +191,13 @@ Then("the resume's decode worker is the less loaded one, chosen by load alone", 
   const chosen = placement!.candidates.find((c) => c.worker_id === placement!.worker_id && c.dp_rank === placement!.dp_rank)!;
   const others = placement!.candidates.filter((c) => c !== chosen);
   expect(others.length, 'other decode workers to choose from').to.be.greaterThan(0);
+  // With credit 0 the cost is the load alone: the prefill term (no decode candidate has a prompt
+  // left to prefill, so it is the same for all) plus the blocks of the requests it serves.
   for (const other of others) {
-    expect(chosen.load, `load of the chosen decode worker ${chosen.worker_id} vs worker ${other.worker_id}`).to.be.lessThan(other.load);
+    expect(chosen.cost, `load of the chosen decode worker ${chosen.worker_id} vs worker ${other.worker_id}`).to.be.lessThan(other.cost);
   }
   this.measure('decode worker chosen', record.decode_worker_id!, '');
-  this.measure('decode load chosen vs other', chosen.load, `blocks (other: ${others.map((o) => o.load).join(', ')})`);
+  this.measure('decode load chosen vs other', chosen.cost, `blocks (other: ${others.map((o) => o.cost).join(', ')})`);
   this.measure('KV handoff', record.kv_transfer_ms!, 'ms');
 });
 
@@ -215,7 +217,7 @@ Then("request {word} goes to the other decode worker: request {word}, its KV sti
   const firstHandoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === earlier)!;
   expect(firstHandoff.finished_ns!, `${earlier}'s KV lands after ${later}'s decode worker is chosen`).to.be.greaterThan(placement.time_ns);
   expect(placement.worker_id, `${later}'s decode worker`).to.not.equal(first.decode_routing!.worker_id);
-  const load = (worker: number) => placement.candidates.find((c) => c.worker_id === worker)!.load;
+  const load = (worker: number) => placement.candidates.find((c) => c.worker_id === worker)!.cost;
   this.measure(`decode load seen for ${later}`, load(placement.worker_id), `blocks on its worker, ${load(first.decode_routing!.worker_id)} on ${earlier}'s`);
   expect(load(placement.worker_id), `load of ${later}'s decode worker vs ${earlier}'s`).to.be.lessThan(load(first.decode_routing!.worker_id));
 });

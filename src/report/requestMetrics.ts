@@ -72,15 +72,16 @@ function nearestRank(p: number, count: number): number {
   return Math.min(Math.max(1, Math.ceil((p / 100) * count)), count);
 }
 
-/** Statistics of `values` (any order), each scaled by `scale`; all zero when there are none. */
-export function statistics(values: ArrayLike<number>, scale = 1): Statistics {
+/** Statistics of `values` (any order), each divided by `divisor` (1,000,000: ns to ms); all zero when there are none. */
+export function statistics(values: ArrayLike<number>, divisor = 1): Statistics {
   const sorted = Float64Array.from(values).sort();
   const count = sorted.length;
   if (count === 0) return { count: 0, mean: 0, min: 0, p50: 0, p90: 0, p95: 0, p99: 0, max: 0 };
   let total = 0;
   for (const value of sorted) total += value;
-  const at = (p: number) => sorted[nearestRank(p, count) - 1] * scale;
-  return { count, mean: (total / count) * scale, min: sorted[0] * scale, p50: at(50), p90: at(90), p95: at(95), p99: at(99), max: sorted[count - 1] * scale };
+  // Divided, not multiplied by 1 / divisor: 1,800,000 ns is 1.8 ms, where × 1e-6 gives 1.7999999999999998.
+  const at = (p: number) => sorted[nearestRank(p, count) - 1] / divisor;
+  return { count, mean: total / count / divisor, min: sorted[0] / divisor, p50: at(50), p90: at(90), p95: at(95), p99: at(99), max: sorted[count - 1] / divisor };
 }
 
 export function requestMetricsNs(request: SimRequest): RequestMetricsNs {
@@ -141,7 +142,8 @@ function metricColumns(finished: readonly SimRequest[], slo: Slo | null): { colu
 export function runMetrics(requests: readonly SimRequest[], slo: Slo | null): RunMetrics {
   const finished = requests.filter((r) => r.state === 'finished');
   const { columns, meetingSlo } = metricColumns(finished, slo);
-  const ms = 1 / 1_000_000;
+  /** Nanoseconds in a millisecond: metrics in ms are ns divided by it. */
+  const ms = 1_000_000;
   let start = Infinity;
   let end = -Infinity;
   for (const request of finished) {
@@ -162,7 +164,7 @@ export function runMetrics(requests: readonly SimRequest[], slo: Slo | null): Ru
   }
   const result: RunMetrics = {
     request_count: finished.length,
-    benchmark_duration_ms: durationNs * ms,
+    benchmark_duration_ms: durationNs / ms,
     request_throughput_per_s: perSecond(finished.length),
     output_token_throughput_per_s: perSecond(output),
     total_token_throughput_per_s: perSecond(input + output),

@@ -376,6 +376,10 @@ export class Cluster implements RankListener {
 
   private placeDecode(request: SimRequest): void {
     const placement = this.decodeRouter!.place(this.routeRequest(request), this.kernel.now);
+    // Its prompt was computed on the prefill worker: on the decode rank it is load by its blocks
+    // only, never prompt tokens still to prefill (SCORE-2 counts uncomputed tokens; Dynamo's decode
+    // router has no prefill term).
+    this.decodeRouter!.prefillComplete(request.request_id);
     request.decode_routing = placement;
     this.rankOf(placement.worker_id, placement.dp_rank).enqueueDecode(request);
   }

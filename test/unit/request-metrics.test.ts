@@ -72,3 +72,9 @@ test('statistics: nearest-rank percentiles and min over any order; empty gives z
   assert.deepEqual(statistics(values), { count: 100, mean: 50.5, min: 1, p50: 50, p90: 90, p95: 95, p99: 99, max: 100 });
   assert.deepEqual(statistics([]), { count: 0, mean: 0, min: 0, p50: 0, p90: 0, p95: 0, p99: 0, max: 0 });
 });
+
+test('statistics in ms are the ns divided, so a maximum is one of the values (1,800,000 ns is 1.8 ms, not 1.7999999999999998)', () => {
+  const inMs = statistics([1_800_000, 2_200_000, 4_350_000], 1_000_000);
+  assert.deepEqual([inMs.min, inMs.p50, inMs.max], [1.8, 2.2, 4.35]);
+  assert.equal(inMs.mean, 8_350_000 / 3 / 1_000_000);
+});

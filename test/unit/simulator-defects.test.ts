@@ -350,3 +350,27 @@ test('a request preempted and readmitted thousands of times keeps its first 999 
   assert.ok(spinning.admission_history.at(-1)!.time_ns > spinning.admission_history.at(-2)!.time_ns, 'the last place holds the latest attempt');
   for (const record of outcome.report.per_request) if (record.request_id !== spinning.request_id) assert.equal(record.admission_attempts_omitted, undefined, record.request_id);
 });
+
+test('a request on its decode rank is load by its blocks only: its prompt, computed on the prefill worker, is no prefill still to do there (SCORE-2, PD-1)', () => {
+  const yaml = disaggregated({
+    bandwidth_gbps: 100,
+    latency_ms: 0,
+    prefillBlocks: 32,
+    decodeReplicas: 2,
+    decodeBlocks: 32,
+    requests: ['{ id: r1, arrival_ms: 0, prompt: [{ tokens: 15 }], output_length: 50 }', '{ id: r2, arrival_ms: 5, prompt: [{ tokens: 8 }], output_length: 50 }'],
+  });
+  const { report, result } = replay(yaml);
+  assertEveryRequestEnded(result);
+  const [r1, r2] = report.per_request;
+  const placement = r2.decode_routing!;
+  assert.ok(r1.last_token_ms! > placement.time_ns / 1e6, 'r1 still decodes when r2 is placed');
+  const onR1sWorker = placement.candidates.find((c) => c.worker_id === r1.decode_worker_id)!;
+  assert.deepEqual(
+    placement.candidates.map((c) => c.active_prefill_tokens),
+    [0, 0],
+    'no decode candidate counts prompt tokens to prefill (r1 counted its 15 until it finished)',
+  );
+  assert.equal(onR1sWorker.decode_blocks, 3 + 2, "r1's 3 complete blocks and r2's own 2");
+  assert.notEqual(r2.decode_worker_id, r1.decode_worker_id, 'r2 goes to the decode worker without r1');
+});
