@@ -341,6 +341,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   if (planned.length > 0) attention.push({ text: `${countOf(planned.length, 'requirement')} still planned, without scenarios: ${planned.map((f) => f.requirement).join(', ')}`, href: '#gaps' });
   if (input.subject.worktree !== 'clean working tree') attention.push({ text: `The ${input.subject.worktree}: the report may not match the commit it names.`, href: '#qualified' });
   if (baseline !== null) attention.push({ text: `Since the baseline (${baseline.date}, commit ${baseline.commit.slice(0, 12)}, ${baseline.verdict}): ${baselineSummary(baseline)}.`, href: '#baseline' });
+  if (baseline !== null && views.length > 0 && baseline.added.length === views.length && baseline.removed.length > 0) {
+    attention.push({
+      text: `The baseline shares no scenario with this run (none of its ${countOf(baseline.removed.length, 'scenario')} has this run's file and name, steps or place): is it a sign-off of another suite? Its comparison lists every scenario as added and removed.`,
+      href: '#baseline',
+    });
+  }
   const skippedUnits = input.coverageRun?.skipped ?? [];
   if (skippedUnits.length > 0) attention.push({ text: `The coverage run skipped ${countOf(skippedUnits.length, 'unit test')}: ${skippedNames(skippedUnits)}.`, href: '#coverage' });
   if (input.coverageRun === null) attention.push({ text: `Coverage was not measured: ${input.coverageNote}. The compiled run did not check the suite again.`, href: '#coverage' });

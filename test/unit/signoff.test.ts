@@ -389,6 +389,22 @@ test('a baseline comparison names scenarios added, removed, renamed, results, di
   assert.match(renderMarkdown(model), /### Scenarios renamed\n\n- `features\/router\/lag\.feature:20`: "old name" → "new name"/);
 });
 
+test('a baseline that shares no scenario with the run is named under Needs attention; one that shares any is not', () => {
+  const other = (name: string, line: number) => scenario(name, line, { uri: 'features/other/suite.feature', steps: [{ keyword: 'Then', text: `another suite's step ${line}`, status: 'PASSED' }] });
+  const anotherSuite = toSignoffJson(buildSignoff(input([other('elsewhere', 3), other('elsewhere too', 9)])));
+  const current = input([scenario('steady', 10), scenario('also steady', 20)]);
+  const alien = buildSignoff({ ...current, baseline: anotherSuite });
+  const warning = alien.attention.find((a) => a.text.startsWith('The baseline shares no scenario'));
+  assert.equal(
+    warning?.text,
+    "The baseline shares no scenario with this run (none of its 2 scenarios has this run's file and name, steps or place): is it a sign-off of another suite? Its comparison lists every scenario as added and removed.",
+  );
+  assert.equal(warning.href, '#baseline');
+  const sameSuite = toSignoffJson(buildSignoff(input([scenario('steady', 10), scenario('going away', 30, { steps: [{ keyword: 'Then', text: 'gone', status: 'PASSED' }] })])));
+  const related = buildSignoff({ ...current, baseline: sameSuite });
+  assert.equal(related.attention.filter((a) => a.text.startsWith('The baseline shares no scenario')).length, 0);
+});
+
 test("a cluster scenario's card and JSON carry its pass-time fidelity; other simulations have none", () => {
   const calibrated = scenario('calibrated run', 30, { evidence: { ...evidence, pass_times: 'calibrated: bench H100' } });
   const model = buildSignoff(input([calibrated, scenario('router replay', 40)]));
