@@ -596,12 +596,15 @@ export class RankEngine {
    * 'failed' when it can never fit in G1 (it has left the queue).
    */
   private tryAdmit(request: SimRequest, budget: number): PlannedWork | null | 'stop' | 'failed' {
-    // The last output token's KV is never computed: input + output − 1 tokens need KV at most.
-    const neededBlocks = Math.ceil((request.input_length + Math.max(request.output_length - 1, 0)) / this.settings.block_size);
+    // The last output token's KV is never computed: input + output − 1 tokens need KV at most. A
+    // prefill worker computes the prompt only: the outputs are decoded (and their KV made) elsewhere.
+    const decodedHere = this.role === 'prefill' ? 0 : Math.max(request.output_length - 1, 0);
+    const neededBlocks = Math.ceil((request.input_length + decodedHere) / this.settings.block_size);
     if (neededBlocks > this.settings.num_gpu_blocks) {
       this.waiting.splice(this.waiting.indexOf(request), 1);
-      const where = request.kv_from_prefill ? ' (decode worker)' : '';
-      this.fail(request, `needs ${neededBlocks} G1 blocks for its prompt and output; the rank${where} has ${this.settings.num_gpu_blocks}`);
+      const where = request.kv_from_prefill ? ' (decode worker)' : this.role === 'prefill' ? ' (prefill worker)' : '';
+      const what = this.role === 'prefill' ? 'its prompt' : 'its prompt and output';
+      this.fail(request, `needs ${neededBlocks} G1 blocks for ${what}; the rank${where} has ${this.settings.num_gpu_blocks}`);
       // Its KV never moved: the prefill worker lets its blocks go.
       if (request.kv_from_prefill) this.listener.pullAbandoned(request);
       return 'failed';

@@ -72,6 +72,8 @@ function appended<T>(list: readonly T[], item: T): readonly T[] {
 export class SimRequest {
   state: RequestState = 'created';
   arrival_ns: Nanos = 0;
+  /** The kernel's handle of its scheduled arrival (-1: none), cancelled if it is withdrawn first. */
+  arrival_action = -1;
   dispatch_ns: Nanos | null = null;
   first_admission_ns: Nanos | null = null;
   first_token_ns: Nanos | null = null;

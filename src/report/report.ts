@@ -206,7 +206,8 @@ function summarize(result: ClusterResult, fidelity: string, slo: Slo | null): Ru
   const requests = result.requests;
   const count = (state: string) => requests.filter((r) => r.state === state).length;
   const sum = (pick: (r: SimRequest) => number) => requests.reduce((total, r) => total + pick(r), 0);
-  const input = sum((r) => r.input_length);
+  // Tokens of the requests that were sent: a skipped request's prompt never reached a worker.
+  const input = sum((r) => (r.state === 'skipped' ? 0 : r.input_length));
   const g1 = sum((r) => r.g1_reused_tokens);
   const host = sum((r) => r.host_reused_tokens);
   const finished = requests.filter((r) => r.state === 'finished');

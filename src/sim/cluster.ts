@@ -277,7 +277,7 @@ export class Cluster implements RankListener {
     this.requests.push(request);
     const target = spec.target_worker ?? null;
     const prompt = spec.prompt;
-    this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
+    request.arrival_action = this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
       if (request.state !== 'created') return; // withdrawn before it arrived
       request.attachBlocks(prompt.computeBlockWords(blockSize), this.blockIds, this.requestBuffers);
       if (target === null) this.place(request);
@@ -335,6 +335,11 @@ export class Cluster implements RankListener {
     if (request.state !== 'created') return false;
     request.state = 'skipped';
     request.skip_reason = reason;
+    // Its arrival will not happen: it neither runs nor moves the clock (the run's virtual duration
+    // ends with its last real work, not at the instant a skipped request was due), and like a
+    // request skipped before it was released (recordSkipped) it is reported at the instant it was skipped.
+    if (request.arrival_action >= 0) this.kernel.cancel(request.arrival_action);
+    request.arrival_ns = this.kernel.now;
     return true;
   }
 

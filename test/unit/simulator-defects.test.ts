@@ -185,6 +185,12 @@ workload:
   assert.equal(byId.later.status, 'skipped');
   assert.equal(byId.later.first_admission_ms, null);
   assert.match(byId.later.skip_reason!, /play .* failed: request .*huge failed \(needs /);
+  // The skipped request's arrival never happens: the run ends with its last work, not at 50 ms, and
+  // its prompt, never sent, is not among the tokens the run's reuse is a share of.
+  assert.equal(result.end_ns, 0, 'huge fails at its admission, at 0 ms, and nothing else runs');
+  assert.equal(report.summary.virtual_duration_ms, 0);
+  assert.equal(report.summary.tokens.input, 400, "huge's prompt only");
+  assert.equal(byId.later.arrival_ms, 0, 'reported at the instant it was skipped, as a request skipped before its release is');
 });
 
 test('a request alone on its rank that needs G1 blocks an ended request still holds (its copy to G2 runs) is preempted and waits for them, instead of failing', () => {
@@ -373,4 +379,26 @@ test('a request on its decode rank is load by its blocks only: its prompt, compu
   );
   assert.equal(onR1sWorker.decode_blocks, 3 + 2, "r1's 3 complete blocks and r2's own 2");
   assert.notEqual(r2.decode_worker_id, r1.decode_worker_id, 'r2 goes to the decode worker without r1');
+});
+
+test('a prefill worker needs G1 for the prompt only: a prompt that fills it exactly runs there, its outputs are decoded elsewhere (PD-1)', () => {
+  const run = (prompt_tokens: number) =>
+    replay(
+      disaggregated({
+        bandwidth_gbps: 10,
+        latency_ms: 0,
+        prefillBlocks: 4,
+        decodeReplicas: 1,
+        decodeBlocks: 64,
+        requests: [`{ id: r1, arrival_ms: 0, prompt: [{ tokens: ${prompt_tokens} }], output_length: 2 }`],
+      }),
+    ).report.per_request[0];
+  // 16 tokens are the prefill worker's 4 blocks; the second output token is decoded on the decode worker.
+  const fits = run(16);
+  assert.equal(fits.status, 'finished', fits.failure_reason ?? '');
+  assert.equal(fits.first_token_ms, 1, 'its prefill pass');
+  // 17 tokens need 5 blocks there: the prompt alone does not fit, and the reason says so.
+  const tooLong = run(17);
+  assert.equal(tooLong.status, 'failed');
+  assert.equal(tooLong.failure_reason, 'needs 5 G1 blocks for its prompt; the rank (prefill worker) has 4');
 });
