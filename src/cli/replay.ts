@@ -20,7 +20,7 @@ import type { KeptScores } from '../router/router';
 import { writeCanonicalPretty } from '../report/canonical';
 import { renderRunChart, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
-import { DurationError, formatNs, VirtualClockError } from '../time';
+import { DurationError, formatNs, plainDecimal, VirtualClockError } from '../time';
 import type { SpinNotice } from '../sim/cluster';
 import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
 import { LIMITS, limitText } from '../limits';
@@ -318,7 +318,11 @@ function parseSeed(text: string): number {
   return seed;
 }
 
-const fixed = (value: number) => String(Number(value.toFixed(3)));
+/**
+ * A figure for people: three decimals, or three significant digits for a value below 0.001 that
+ * three decimals would show as 0 (a run of 0.000011 ms is not "0 ms").
+ */
+const fixed = (value: number) => plainDecimal(Number(value !== 0 && Math.abs(value) < 0.0005 ? value.toPrecision(3) : value.toFixed(3)));
 
 /** A few lines a person reads after a run. */
 export function summaryText(file: string, report: RunReport, out: string | undefined): string {

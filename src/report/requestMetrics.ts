@@ -102,7 +102,7 @@ export function requestMetricsNs(request: SimRequest): RequestMetricsNs {
   };
 }
 
-/** Whether a finished request's metrics meet every SLO given (a TPOT objective holds vacuously for a 1-token output). */
+/** Whether a finished request's metrics meet every SLO given (an objective on a metric the request does not have holds: TPOT of a 1-token output, TTFT of a request that asked for no output). */
 export function meetsSlo(metrics: RequestMetricsNs, slo: Slo): boolean {
   const within = (valueNs: number | null, limitMs: number | undefined) => limitMs === undefined || valueNs === null || valueNs <= limitMs * 1_000_000;
   if (metrics.request_latency_ns === null) return false;

@@ -21,17 +21,20 @@ function cdfRows(values: number[]): { value: number; fraction: number }[] {
 }
 
 function lineSpec(title: string, rows: object[], x: { field: string; title: string }, y: { field: string; title: string }, series?: { field: string; title: string }): TopLevelSpec {
+  // Nothing to draw (no finished request has an ITL, say): empty axes over 0..1 that say so, not scales from NaN to NaN.
+  const empty = rows.length === 0;
+  const scale = empty ? { scale: { domain: [0, 1] } } : {};
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title,
+    title: empty ? `${title}: nothing measured` : title,
     width: 480,
     height: 240,
     background: 'white',
     data: { values: rows },
     mark: { type: 'line', interpolate: series ? 'linear' : 'step-after' },
     encoding: {
-      x: { field: x.field, type: 'quantitative', title: x.title, axis: { format: '~r' } },
-      y: { field: y.field, type: 'quantitative', title: y.title, axis: { format: '~r' } },
+      x: { field: x.field, type: 'quantitative', title: x.title, axis: { format: '~r' }, ...scale },
+      y: { field: y.field, type: 'quantitative', title: y.title, axis: { format: '~r' }, ...scale },
       ...(series ? { color: { field: series.field, type: 'nominal' as const, title: series.title, legend: { orient: 'bottom' as const, direction: 'horizontal' as const } } } : {}),
     },
   };
@@ -45,12 +48,25 @@ function buckets(end_ms: number): { width: number; starts: number[] } {
   return { width, starts };
 }
 
+/** The bucket of an instant: the last bucket takes the run's end too (a request that finishes as the run ends). */
+function bucketOf(at_ms: number, width: number, count: number): number {
+  return Math.min(Math.max(Math.floor(at_ms / width), 0), count - 1);
+}
+
+/** When a finished request ended: its last token, or its prefill pass for a request that wanted no output. */
+function finishedMs(record: RequestRecord): number | null {
+  if (record.status !== 'finished') return null;
+  return record.last_token_ms ?? (record.e2e_ms === null ? null : record.arrival_ms + record.e2e_ms);
+}
+
 function throughputRows(records: readonly RequestRecord[], end_ms: number): object[] {
   const { width, starts } = buckets(end_ms);
-  return starts.map((start) => {
-    const done = records.filter((r) => r.status === 'finished' && r.last_token_ms !== null && r.last_token_ms >= start && r.last_token_ms < start + width).length;
-    return { time_s: (start + width / 2) / 1000, requests_per_s: done / (width / 1000) };
-  });
+  const done = starts.map(() => 0);
+  for (const record of records) {
+    const at = finishedMs(record);
+    if (at !== null) done[bucketOf(at, width, starts.length)]++;
+  }
+  return starts.map((start, i) => ({ time_s: (start + width / 2) / 1000, requests_per_s: done[i] / (width / 1000) }));
 }
 
 /** Requests that have arrived and are not yet admitted into a pass, sampled at each bucket start. */
@@ -65,17 +81,13 @@ function queueRows(records: readonly RequestRecord[], end_ms: number): object[] 
 function reuseRows(records: readonly RequestRecord[], end_ms: number, tier: 'g1' | 'host'): object[] {
   const { width, starts } = buckets(end_ms);
   const workers = [...new Set(records.map((r) => r.worker_id).filter((w): w is number => w !== null))].sort((a, b) => a - b);
-  const rows: object[] = [];
-  for (const worker of workers) {
-    for (const start of starts) {
-      let tokens = 0;
-      for (const r of records) {
-        if (r.worker_id !== worker || r.first_admission_ms === null || r.first_admission_ms < start || r.first_admission_ms >= start + width) continue;
-        tokens += tier === 'g1' ? r.g1_reused_tokens : r.host_reused_tokens;
-      }
-      rows.push({ time_s: (start + width / 2) / 1000, tokens, worker: `worker ${worker}` });
-    }
+  const tokens = new Map(workers.map((worker) => [worker, starts.map(() => 0)]));
+  for (const r of records) {
+    if (r.worker_id === null || r.first_admission_ms === null) continue;
+    tokens.get(r.worker_id)![bucketOf(r.first_admission_ms, width, starts.length)] += tier === 'g1' ? r.g1_reused_tokens : r.host_reused_tokens;
   }
+  const rows: object[] = [];
+  for (const worker of workers) starts.forEach((start, i) => rows.push({ time_s: (start + width / 2) / 1000, tokens: tokens.get(worker)![i], worker: `worker ${worker}` }));
   return rows;
 }
 

@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } fro
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import { eventLogOf } from '../../src/fuzz/runCase';
-import { replayFile } from '../../src/cli/replay';
+import { replayFile, summaryText } from '../../src/cli/replay';
 import * as os from 'node:os';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
@@ -198,4 +198,20 @@ test('a reader that stops early (kvqual replay --json | head) ends the replay qu
   const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   assert.equal(stderr, '');
   assert.equal(status, 0);
+});
+
+test('the summary shows a figure below a thousandth by its significant digits, not as 0', () => {
+  const config = parseReplayConfig(`cluster:
+  workers:
+    - role: aggregated
+      engine: { block_size: 4, num_gpu_blocks: 16, timing: { fixed: { prefill_ms: 0.000001, decode_ms: 0.000003 } } }
+workload:
+  requests:
+    - { id: a, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 4 }
+`, 'tiny.yaml');
+  const { report } = runReplay(config);
+  assert.equal(report.summary.virtual_duration_ms, 0.00001);
+  const text = summaryText('tiny.yaml', report, undefined);
+  assert.match(text, /in 0\.00001 ms of virtual time/);
+  assert.doesNotMatch(text, /in 0 ms of virtual time/);
 });

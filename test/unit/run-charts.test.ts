@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCliAsync } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/io';
-import { runCharts } from '../../src/report/runCharts';
+import { renderRunChart, runCharts } from '../../src/report/runCharts';
 import { onDemandArray } from '../../src/report/onDemand';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
@@ -89,4 +89,31 @@ test('the charts read each of the report\'s records once, however many buckets a
   assert.equal(charts.length, 6);
   assert.equal(made, report.per_request.length, 'a record made again for each bucket and worker');
   assert.deepEqual(charts, runCharts(report));
+});
+
+test('throughput counts a request that finishes as the run ends and one that wanted no output; a chart with nothing to draw says so (no NaN)', async () => {
+  const config = parseReplayConfig(`cluster:
+  workers:
+    - role: aggregated
+      engine: { block_size: 4, num_gpu_blocks: 16, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }
+workload:
+  prefixes: { p: 8 }
+  requests:
+    - { id: first, arrival_ms: 0, prompt: [{ prefix: p }], output_length: 0 }
+    - { id: again, arrival_ms: 5, prompt: [{ prefix: p }], output_length: 0 }
+    - { id: last, arrival_ms: 6, prompt: [{ tokens: 10 }], output_length: 1 }
+`, 'edge.yaml');
+  const report = runReplay(config).report;
+  assert.equal(report.summary.requests.finished, 3);
+  assert.equal(report.summary.virtual_duration_ms, 7, '"last" finishes as the run ends');
+  const charts = runCharts(report);
+  const rows = (file: string) => (charts.find((c) => c.file === file)!.spec as { data: { values: Record<string, number>[] } }).data.values;
+  const throughput = rows('throughput.svg');
+  const width_s = throughput[1].time_s - throughput[0].time_s;
+  assert.equal(Math.round(throughput.reduce((sum, row) => sum + row.requests_per_s * width_s, 0)), 3, 'every finished request, once');
+  const itl = charts.find((c) => c.file === 'itl-cdf.svg')!;
+  assert.equal(rows('itl-cdf.svg').length, 0, 'no request produced two tokens');
+  assert.match(String(itl.spec.title), /: nothing measured$/);
+  const svg = await renderRunChart(itl);
+  assert.doesNotMatch(svg, /NaN/);
 });

@@ -185,9 +185,20 @@ function emptyReport(): RunReport {
     g2_restored_tokens: 0,
     transfers: { d2h: 0, h2d: 0, d2h_bytes: 0, h2d_bytes: 0 },
     reconciliation: { admissions: 0, agree: 0, disagree_by_reason: {} },
+    metrics: { inter_token_latency_ms: none },
   };
   return { summary } as unknown as RunReport;
 }
+
+test("a point's ITL p50 is over the requests' own ITLs, as the report's metrics, not over every gap pooled", () => {
+  // The prefill/decode example: most gaps are one decode pass (0.5 ms), but requests whose KV
+  // arrives during another's decoding have longer means of their own.
+  const file = path.join(ROOT, 'examples', 'configs', 'prefill-decode.yaml');
+  const { report } = runReplay(parseReplayConfig(fs.readFileSync(file, 'utf8'), file));
+  const perRequest = report.summary.metrics.inter_token_latency_ms;
+  assert.notEqual(perRequest.p50, report.summary.itl_ms.p50, 'the two populations differ here');
+  assert.equal(pointMetrics(report).itl_p50_ms, Number(perRequest.p50.toFixed(6)));
+});
 
 test("a point's metric is null when nothing was measured for it, never 0: TTFT without a first token, as the report counts it", () => {
   const config = parseReplayConfig(`cluster:
