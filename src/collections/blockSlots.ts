@@ -144,6 +144,24 @@ export class SlotList {
   after(slot: number): number {
     return this.next[slot];
   }
+  /** The slot before `slot` (in the list), or NO_SLOT at the front. */
+  before(slot: number): number {
+    return this.previous[slot];
+  }
+
+  /** Links a slot that is not in the list right after `before` (NO_SLOT: at the front). */
+  insertAfter(slot: number, before: number): void {
+    if (before === NO_SLOT ? this.head === NO_SLOT : before === this.tail) return this.pushBack(slot);
+    if (slot >= this.linked.length) this.grow(slot + 1);
+    const after = before === NO_SLOT ? this.head : this.next[before];
+    this.linked[slot] = 1;
+    this.previous[slot] = before;
+    this.next[slot] = after;
+    this.previous[after] = slot;
+    if (before === NO_SLOT) this.head = slot;
+    else this.next[before] = slot;
+    this.length++;
+  }
 
   /** Appends a slot that is not in the list. */
   pushBack(slot: number): void {

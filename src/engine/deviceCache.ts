@@ -23,6 +23,13 @@ export class DeviceCache {
   private privateBlocks = 0;
   /** The slots acquireSlots returns (reused). */
   private slotScratch = new Int32Array(64);
+  /**
+   * The idle entries the last acquireSlots took out of the idle list, in the order it took them, and
+   * the entry each followed there: undoAcquire links them back in reverse, exactly where they were.
+   */
+  private takenSlots = new Int32Array(64);
+  private takenAfter = new Int32Array(64);
+  private taken = 0;
 
   constructor(
     readonly capacity_blocks: number,
@@ -78,15 +85,44 @@ export class DeviceCache {
 
   /** acquire, returning the entries' slots (a view valid until the next call). */
   acquireSlots(ids: ArrayLike<BlockId>): Int32Array {
-    if (ids.length > this.slotScratch.length) this.slotScratch = new Int32Array(Math.max(ids.length, 2 * this.slotScratch.length));
+    if (ids.length > this.slotScratch.length) {
+      const length = Math.max(ids.length, 2 * this.slotScratch.length);
+      this.slotScratch = new Int32Array(length);
+      this.takenSlots = new Int32Array(length);
+      this.takenAfter = new Int32Array(length);
+    }
+    this.taken = 0;
     for (let i = 0; i < ids.length; i++) {
       const slot = this.entries.slotOf(ids[i]);
       if (slot === NO_SLOT) throw new InvariantError(`G1 acquire of block ${this.entries.blockIds.hashOf(ids[i])} that is not cached`);
-      if (this.users[slot] === 0) this.idle.remove(slot);
+      if (this.users[slot] === 0) {
+        this.takenSlots[this.taken] = slot;
+        this.takenAfter[this.taken++] = this.idle.before(slot);
+        this.idle.remove(slot);
+      }
       this.users[slot]++;
       this.slotScratch[i] = slot;
     }
     return this.slotScratch.subarray(0, ids.length);
+  }
+
+  /**
+   * Takes back the last acquireSlots (given its slots), nothing else having changed the cache since:
+   * a request that could not be admitted after all has not used its prefix, so each idle entry goes
+   * back exactly where it was in the LRU order (as vLLM refuses an allocation before it touches the
+   * prefix), not to the most recent end as a release would put it.
+   */
+  undoAcquire(slots: ArrayLike<number>): void {
+    for (let i = 0; i < slots.length; i++) {
+      if (this.users[slots[i]] <= 0) throw new InvariantError(`G1 undo of an acquire of block ${this.entries.hashAt(slots[i])} that nobody uses`);
+      this.users[slots[i]]--;
+    }
+    for (let k = this.taken - 1; k >= 0; k--) {
+      const slot = this.takenSlots[k];
+      if (this.users[slot] !== 0) throw new InvariantError(`G1 undo of an acquire: block ${this.entries.hashAt(slot)} is still in use`);
+      this.idle.insertAfter(slot, this.takenAfter[k]);
+    }
+    this.taken = 0;
   }
 
   /** Takes `count` empty blocks for a request, evicting idle entries LRU-first; false if impossible. */

@@ -637,8 +637,9 @@ export class RankEngine {
     return chunk;
   }
 
+  /** The admission did not happen: its G1 prefix goes back as it was, LRU order included (no touch). */
   private undoAcquire(request: SimRequest): void {
-    this.g1.releaseSlots(request.entry_slots, 0);
+    this.g1.undoAcquire(request.entry_slots);
     request.clearEntries();
   }
 

@@ -109,6 +109,32 @@ test('a slot list keeps its order through appends, unlinks and moves to the back
   assert.equal(list.has(7), false);
 });
 
+test('a slot list links a slot back after any slot or at the front, and unlinks undone in reverse restore the order exactly', () => {
+  const order = (list: SlotList) => {
+    const slots: number[] = [];
+    for (let slot = list.first(); slot !== -1; slot = list.after(slot)) slots.push(slot);
+    return slots;
+  };
+  const list = new SlotList();
+  for (const slot of [4, 1, 7, 2, 9]) list.pushBack(slot);
+  const removed: [number, number][] = [];
+  for (const slot of [7, 4, 9, 2]) {
+    removed.push([slot, list.before(slot)]);
+    list.remove(slot);
+  }
+  assert.deepEqual(order(list), [1]);
+  for (const [slot, before] of removed.reverse()) list.insertAfter(slot, before);
+  assert.deepEqual(order(list), [4, 1, 7, 2, 9]);
+  assert.equal(list.size, 5);
+  list.insertAfter(40, NO_SLOT);
+  list.insertAfter(41, 9);
+  list.insertAfter(42, 1);
+  assert.deepEqual(order(list), [40, 4, 1, 42, 7, 2, 9, 41]);
+  const backwards: number[] = [];
+  for (let slot = 41; slot !== -1; slot = list.before(slot)) backwards.push(slot);
+  assert.deepEqual(backwards, [41, 9, 2, 7, 42, 1, 4, 40], 'the links both ways agree');
+});
+
 test('a slot list links slots past 32,767 as it does the first ones (its 16-bit links widen)', () => {
   const list = new SlotList();
   const model: number[] = [];

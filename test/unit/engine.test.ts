@@ -138,6 +138,23 @@ test('ENG-3: idle G1 entries are evicted least-recently-used, last blocks of a r
   assert.equal(g1.allocate(2), false, 'only one block (the idle entry 1) is obtainable');
 });
 
+test('ENG-3: an admission undone (no room after all) leaves the idle LRU order exactly as it was: no use, no touch', () => {
+  const evicted: bigint[] = [];
+  const table = new BlockIds();
+  const id = (hash: bigint) => table.acquire(hash);
+  const g1 = new DeviceCache(6, true, (id) => evicted.push(table.hashOf(id)), table);
+  assert.equal(g1.allocate(4), true);
+  for (const hash of [1n, 2n, 3n, 4n]) assert.equal(g1.promote(id(hash)), true);
+  g1.release([id(1n), id(2n)], 0); // idle, oldest first: 2, 1
+  g1.release([id(3n), id(4n)], 0); // then 4, 3
+  const slots = g1.acquireSlots([id(1n), id(2n)]);
+  assert.equal(g1.obtainableBlocks, 4, 'two empty blocks and the idle 4 and 3');
+  assert.equal(g1.allocate(5), false, 'no room: the admission is undone');
+  g1.undoAcquire(Array.from(slots));
+  assert.equal(g1.allocate(6), true, 'every entry idle again');
+  assert.deepEqual(evicted, [2n, 1n, 4n, 3n], 'evicted in the order they were freed, the undone prefix not moved to the back');
+});
+
 test('ENG-3: a duplicate block is not promoted twice, and capacity is never exceeded', () => {
   const table = new BlockIds();
   const g1 = new DeviceCache(2, true, () => {}, table);

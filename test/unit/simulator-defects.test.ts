@@ -402,3 +402,23 @@ test('a prefill worker needs G1 for the prompt only: a prompt that fills it exac
   assert.equal(tooLong.status, 'failed');
   assert.equal(tooLong.failure_reason, 'needs 5 G1 blocks for its prompt; the rank (prefill worker) has 4');
 });
+
+test('a request that cannot be admitted for want of G1 room does not refresh its cached prefix: LRU evicts that older prefix first (ENG-3)', () => {
+  // A frees its prefix p at 1 ms; C frees its blocks at 3 ms. W, which starts with p, is refused
+  // admission pass after pass (no room). When D needs blocks, p (older) goes before C's blocks; W,
+  // admitted at 6 ms, then reuses nothing. kvqual used to put p back as the most recent at every
+  // refusal, so C's blocks went first and W reused 1 token.
+  const { report } = replay(`seed: 1
+cluster: {workers: [{role: aggregated, replicas: 1, engine: {block_size: 1, num_gpu_blocks: 8, max_num_seqs: 4, max_num_batched_tokens: 5, timing: {fixed: {prefill_ms: 1, decode_ms: 1}}}}]}
+router: {policy: kv}
+workload:
+  prefixes: {p: 2}
+  requests:
+    - {id: A, arrival_ms: 0, prompt: [{prefix: p}], output_length: 1}
+    - {id: D, arrival_ms: 0, prompt: [{tokens: 3}], output_length: 5}
+    - {id: C, arrival_ms: 1, prompt: [{tokens: 2}], output_length: 1}
+    - {id: W, arrival_ms: 1, prompt: [{prefix: p}, {tokens: 4}], output_length: 1}
+`);
+  const w = report.per_request.find((r) => r.request_id === 'W')!;
+  assert.deepEqual([w.g1_reused_tokens, w.first_admission_ms, w.first_token_ms], [0, 6, 8]);
+});
