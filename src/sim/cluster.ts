@@ -154,18 +154,23 @@ export function checkSharedContract(roles: readonly RoleSpec[]): void {
 /** PD-1: prefill roles need decode roles and a KV transfer setting; aggregated roles do not mix with them. */
 export function checkDisaggregation(spec: ClusterSpec): void {
   const has = (role: Role) => spec.roles.some((r) => r.role === role);
-  if (!has('prefill') && !has('decode')) return;
+  if (!has('prefill') && !has('decode')) return checkOneBlockSize(spec, 'the router scores every worker by the same blocks, and a request is hashed once, in blocks of one size (SCORE-2, HASH-1)');
   if (has('aggregated')) throw new ClusterSetupError('cluster.workers', 'aggregated workers cannot be mixed with prefill/decode workers');
   if (!has('prefill')) throw new ClusterSetupError('cluster.workers', 'decode workers need prefill workers in front of them');
   if (!has('decode')) throw new ClusterSetupError('cluster.workers', 'prefill workers need decode workers to hand their KV to');
   if (!spec.kv_transfer) throw new ClusterSetupError('cluster.kv_transfer_bandwidth_gbps', 'a prefill/decode cluster needs the KV transfer bandwidth');
   // The prompt's KV moves from the prefill worker's G1 to the decode worker's block for block.
+  checkOneBlockSize(spec, 'prefill and decode workers hand their KV over block for block (PD-1)');
+}
+
+/** Every role takes the block_size of the first, for `why`. */
+function checkOneBlockSize(spec: ClusterSpec, why: string): void {
   const first = spec.roles[0].engine.block_size;
   const other = spec.roles.findIndex((role) => role.engine.block_size !== first);
   if (other >= 0) {
     throw new ClusterSetupError(
       `cluster.workers[${other}].engine.block_size`,
-      `${spec.roles[other].engine.block_size} differs from the ${first} of cluster.workers[0]: prefill and decode workers hand their KV over block for block (PD-1), so every role takes one block_size`,
+      `${spec.roles[other].engine.block_size} differs from the ${first} of cluster.workers[0]: ${why}, so every role takes one block_size`,
     );
   }
 }
