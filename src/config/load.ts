@@ -3,7 +3,7 @@
 import { type Document, parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { ReplayConfig, ReplayConfigSchema, type RequestConfig } from './schema';
-import { checkDisaggregation, checkSharedContract, ClusterSetupError } from '../sim/cluster';
+import { checkRoles, checkSharedContract, ClusterSetupError } from '../sim/cluster';
 import { clusterSpec, PASS_TIME_UNUSED, roleSpecs } from './build';
 import { guardViolations } from '../agentic/guard';
 import { LIMITS, limitText } from '../limits';
@@ -196,7 +196,7 @@ function crossFieldProblems(config: ReplayConfig): ConfigProblem[] {
   if (problems.length === 0) {
     try {
       checkSharedContract(roleSpecs(config, PASS_TIME_UNUSED));
-      checkDisaggregation(clusterSpec(config, PASS_TIME_UNUSED));
+      checkRoles(clusterSpec(config, PASS_TIME_UNUSED));
     } catch (error) {
       if (!(error instanceof ClusterSetupError)) throw error;
       problems.push({ path: error.path, message: error.message.slice(error.path.length + 2) });

@@ -151,20 +151,27 @@ export function checkSharedContract(roles: readonly RoleSpec[]): void {
   }
 }
 
+/** The roles a cluster may combine (PD-1) and the one block_size they all take. */
+export function checkRoles(spec: ClusterSpec): void {
+  checkDisaggregation(spec);
+  checkOneBlockSize(spec);
+}
+
 /** PD-1: prefill roles need decode roles and a KV transfer setting; aggregated roles do not mix with them. */
-export function checkDisaggregation(spec: ClusterSpec): void {
+function checkDisaggregation(spec: ClusterSpec): void {
   const has = (role: Role) => spec.roles.some((r) => r.role === role);
-  if (!has('prefill') && !has('decode')) return checkOneBlockSize(spec, 'the router scores every worker by the same blocks, and a request is hashed once, in blocks of one size (SCORE-2, HASH-1)');
+  if (!has('prefill') && !has('decode')) return;
   if (has('aggregated')) throw new ClusterSetupError('cluster.workers', 'aggregated workers cannot be mixed with prefill/decode workers');
   if (!has('prefill')) throw new ClusterSetupError('cluster.workers', 'decode workers need prefill workers in front of them');
   if (!has('decode')) throw new ClusterSetupError('cluster.workers', 'prefill workers need decode workers to hand their KV to');
   if (!spec.kv_transfer) throw new ClusterSetupError('cluster.kv_transfer_bandwidth_gbps', 'a prefill/decode cluster needs the KV transfer bandwidth');
-  // The prompt's KV moves from the prefill worker's G1 to the decode worker's block for block.
-  checkOneBlockSize(spec, 'prefill and decode workers hand their KV over block for block (PD-1)');
 }
 
-/** Every role takes the block_size of the first, for `why`. */
-function checkOneBlockSize(spec: ClusterSpec, why: string): void {
+/** Every role takes the block_size of the first: the router hashes and scores one size, and prefill hands KV to decode block for block. */
+function checkOneBlockSize(spec: ClusterSpec): void {
+  const why = spec.roles.some((role) => role.role !== 'aggregated')
+    ? 'prefill and decode workers hand their KV over block for block (PD-1)'
+    : 'the router scores every worker by the same blocks, and a request is hashed once, in blocks of one size (SCORE-2, HASH-1)';
   const first = spec.roles[0].engine.block_size;
   const other = spec.roles.findIndex((role) => role.engine.block_size !== first);
   if (other >= 0) {
@@ -225,7 +232,7 @@ export class Cluster implements RankListener {
     this.random = new RandomStreams(spec.seed);
     this.transferLog = new TransferLog(this.kernel);
     const routed = spec.roles.filter((role) => role.role !== 'decode');
-    checkDisaggregation(spec);
+    checkRoles(spec);
     const block_size = (routed[0] ?? spec.roles[0]).engine.block_size;
     this.router = new Router({ ...spec.router, block_size }, this.random.stream('router.tie_break'), 'zero', this.blockIds);
     const decode = spec.roles.find((role) => role.role === 'decode');
