@@ -407,7 +407,10 @@ export function metricsTable(m: RunMetrics): string[] {
   const header = ['metric', 'unit', ...STATISTICS];
   const rows = TABLE_ROWS.map(([label, unit, key]) => {
     const stats = m[key] as Statistics;
-    return [label, unit, ...STATISTICS.map((name) => (stats.count === 0 ? '-' : fixed(stats[name])))];
+    return [label, unit, ...STATISTICS.map((name) => {
+      const value = stats[name];
+      return value === null ? '-' : fixed(value);
+    })];
   });
   const widths = header.map((_, i) => Math.max(header[i].length, ...rows.map((row) => row[i].length)));
   const line = (cells: string[]) => `  ${cells.map((cell, i) => (i < 2 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ')}`.trimEnd();

@@ -4,13 +4,14 @@
 // counts per distinct value (ValueCounts) when there are millions of them but few distinct ones.
 import { ValueCounts } from '../collections/valueCounts';
 
+/** With no values (count 0) each statistic is null: not measured, not zero. */
 export interface Distribution {
   count: number;
-  mean: number;
-  p50: number;
-  p90: number;
-  p99: number;
-  max: number;
+  mean: number | null;
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+  max: number | null;
 }
 
 /** The 1-based nearest rank of the p-th percentile among `count` values (0 when there are none). */
@@ -36,12 +37,13 @@ export function distributionMs(valuesNs: readonly number[] | ValueCounts): Distr
   };
   const ms = (ns: number) => ns / 1_000_000;
   const count = counts.count;
+  if (count === 0) return { count: 0, mean: null, p50: null, p90: null, p99: null, max: null };
   return {
     count,
-    mean: count === 0 ? 0 : ms(total / count),
+    mean: ms(total / count),
     p50: ms(valueAtRank(nearestRank(50, count))),
     p90: ms(valueAtRank(nearestRank(90, count))),
     p99: ms(valueAtRank(nearestRank(99, count))),
-    max: ms(count === 0 ? 0 : ascending[ascending.length - 1][0]),
+    max: ms(ascending[ascending.length - 1][0]),
   };
 }

@@ -6,16 +6,16 @@
 import type { SimRequest } from '../engine/request';
 import type { Nanos } from '../time';
 
-/** Statistics of one metric over requests, in the metric's unit. */
+/** Statistics of one metric over requests, in the metric's unit; with no values (count 0) each is null: not measured, not zero. */
 export interface Statistics {
   count: number;
-  mean: number;
-  min: number;
-  p50: number;
-  p90: number;
-  p95: number;
-  p99: number;
-  max: number;
+  mean: number | null;
+  min: number | null;
+  p50: number | null;
+  p90: number | null;
+  p95: number | null;
+  p99: number | null;
+  max: number | null;
 }
 
 /** One request's metrics in nanoseconds (null where the request has no such value). */
@@ -72,11 +72,11 @@ function nearestRank(p: number, count: number): number {
   return Math.min(Math.max(1, Math.ceil((p / 100) * count)), count);
 }
 
-/** Statistics of `values` (any order), each divided by `divisor` (1,000,000: ns to ms); all zero when there are none. */
+/** Statistics of `values` (any order), each divided by `divisor` (1,000,000: ns to ms); all null when there are none. */
 export function statistics(values: ArrayLike<number>, divisor = 1): Statistics {
   const sorted = Float64Array.from(values).sort();
   const count = sorted.length;
-  if (count === 0) return { count: 0, mean: 0, min: 0, p50: 0, p90: 0, p95: 0, p99: 0, max: 0 };
+  if (count === 0) return { count: 0, mean: null, min: null, p50: null, p90: null, p95: null, p99: null, max: null };
   let total = 0;
   for (const value of sorted) total += value;
   // Divided, not multiplied by 1 / divisor: 1,800,000 ns is 1.8 ms, where × 1e-6 gives 1.7999999999999998.

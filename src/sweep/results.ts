@@ -114,7 +114,7 @@ const rounded = (value: number) => Number(value.toFixed(6));
  */
 export function pointMetrics(report: RunReport): PointMetrics {
   const s = report.summary;
-  const measured = (count: number, value: number) => (count > 0 ? rounded(value) : null);
+  const measured = (count: number, value: number | null) => (count > 0 && value !== null ? rounded(value) : null);
   return {
     requests_finished: s.requests.finished,
     requests_failed: s.requests.failed,

@@ -185,7 +185,7 @@ test('counts per value give the same distribution as the values themselves', () 
   assert.deepEqual(distributionMs(counts), expected);
   assert.deepEqual(distributionMs(merged), expected);
   assert.deepEqual(distributionMs(values), expected);
-  assert.deepEqual(distributionMs([]), { count: 0, mean: 0, p50: 0, p90: 0, p99: 0, max: 0 });
+  assert.deepEqual(distributionMs([]), { count: 0, mean: null, p50: null, p90: null, p99: null, max: null }, 'nothing measured: null, not 0');
 });
 
 test('counts split anywhere and merged in any order give the counts of the whole, and merging leaves the parts as they were', () => {

@@ -67,10 +67,10 @@ test('goodput: the share and rate of finished requests meeting every SLO', () =>
   assert.equal(all.share, 1, 'an SLO equal to the value is met');
 });
 
-test('statistics: nearest-rank percentiles and min over any order; empty gives zeros', () => {
+test('statistics: nearest-rank percentiles and min over any order; empty gives nulls (not measured), never zeros', () => {
   const values = Array.from({ length: 100 }, (_, i) => 100 - i);
   assert.deepEqual(statistics(values), { count: 100, mean: 50.5, min: 1, p50: 50, p90: 90, p95: 95, p99: 99, max: 100 });
-  assert.deepEqual(statistics([]), { count: 0, mean: 0, min: 0, p50: 0, p90: 0, p95: 0, p99: 0, max: 0 });
+  assert.deepEqual(statistics([]), { count: 0, mean: null, min: null, p50: null, p90: null, p95: null, p99: null, max: null }, 'nothing measured: null, not 0');
 });
 
 test('statistics in ms are the ns divided, so a maximum is one of the values (1,800,000 ns is 1.8 ms, not 1.7999999999999998)', () => {

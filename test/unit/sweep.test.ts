@@ -173,7 +173,7 @@ test("a shard whose sweep-wide fields differ from the others' is refused, though
 
 /** A run report's summary with nothing measured: no request, no prompt token, no admission. */
 function emptyReport(): RunReport {
-  const none = { count: 0, mean: 0, min: 0, max: 0, p50: 0, p90: 0, p95: 0, p99: 0 };
+  const none = { count: 0, mean: null, min: null, max: null, p50: null, p90: null, p95: null, p99: null };
   const summary = {
     requests: { total: 0, finished: 0, failed: 0, skipped: 0, unfinished: 0 },
     tokens: { input: 0, output: 0, g1_reused: 0, host_reused: 0 },
@@ -197,7 +197,7 @@ test("a point's ITL p50 is over the requests' own ITLs, as the report's metrics,
   const { report } = runReplay(parseReplayConfig(fs.readFileSync(file, 'utf8'), file));
   const perRequest = report.summary.metrics.inter_token_latency_ms;
   assert.notEqual(perRequest.p50, report.summary.itl_ms.p50, 'the two populations differ here');
-  assert.equal(pointMetrics(report).itl_p50_ms, Number(perRequest.p50.toFixed(6)));
+  assert.equal(pointMetrics(report).itl_p50_ms, Number(perRequest.p50!.toFixed(6)));
 });
 
 test("a point's metric is null when nothing was measured for it, never 0: TTFT without a first token, as the report counts it", () => {
@@ -211,6 +211,9 @@ workload:
 `);
   const { report } = runReplay(config);
   assert.equal(report.summary.ttft_ms.count, 0, 'no request produced a token');
+  // The report says so too: null, not 0, in both its statistics (report version 4).
+  assert.deepEqual([report.summary.ttft_ms.p50, report.summary.itl_ms.max, report.summary.metrics.time_to_first_token_ms.p50, report.summary.metrics.inter_token_latency_ms.mean], [null, null, null, null]);
+  assert.equal(report.summary.metrics.request_latency_ms.count, 1, 'E2E is measured');
   const metrics = pointMetrics(report);
   assert.equal(metrics.requests_finished, 1);
   assert.deepEqual([metrics.ttft_mean_ms, metrics.ttft_p50_ms, metrics.ttft_p99_ms, metrics.itl_p50_ms], [null, null, null, null]);
