@@ -174,8 +174,38 @@ export interface Prepared {
   plantedDefect: boolean;
 }
 
-function countFeatures(dir: string): number {
-  return fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.feature')).length;
+/**
+ * The .feature files under `dir` as cucumber's glob finds them (following symbolic links), counted;
+ * a folder reached twice (a link back to a folder above it, or two links to one folder) is a usage
+ * error naming both ways to it, because cucumber would run its scenarios twice and the sign-off
+ * would count each of them twice.
+ */
+function countFeatures(dir: string, given: string): number {
+  const seen = new Map<string, string>();
+  let count = 0;
+  const visit = (folder: string, shown: string): void => {
+    const real = fs.realpathSync(folder);
+    const before = seen.get(real);
+    if (before !== undefined) throw new UsageError(`--features ${given}: the folder ${shown} is ${before} again (through a symbolic link): its scenarios would run twice; remove the link`);
+    seen.set(real, shown);
+    for (const entry of fs.readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+      const at = path.join(folder, entry.name);
+      const stat = entry.isSymbolicLink() ? statOrNull(at) : null;
+      if (entry.isDirectory() || stat?.isDirectory()) visit(at, path.join(shown, entry.name));
+      else if (entry.name.endsWith('.feature') && (entry.isFile() || stat?.isFile())) count++;
+    }
+  };
+  visit(dir, given);
+  return count;
+}
+
+/** A path's status with its links followed, or null for a dangling link. */
+function statOrNull(at: string): fs.Stats | null {
+  try {
+    return fs.statSync(at);
+  } catch {
+    return null;
+  }
 }
 
 /** Checks every argument and input before anything is deleted or run. */
@@ -183,7 +213,7 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   const featuresDir = path.resolve(options.features);
   if (options.merge === null) {
     if (!fs.existsSync(featuresDir) || !fs.statSync(featuresDir).isDirectory()) throw new UsageError(`--features ${options.features}: no such folder`);
-    if (countFeatures(featuresDir) === 0) throw new UsageError(`--features ${options.features}: no .feature file in it`);
+    if (countFeatures(featuresDir, options.features) === 0) throw new UsageError(`--features ${options.features}: no .feature file in it`);
   }
   const requirementsFile = path.resolve(options.requirements);
   if (!fs.existsSync(requirementsFile) || !fs.statSync(requirementsFile).isFile()) throw new UsageError(`--requirements ${options.requirements}: no such file`);

@@ -283,11 +283,17 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
   const badRegistry = path.join(scratch, 'bad-requirements.yaml');
   fs.writeFileSync(badRegistry, 'requirements:\n  - { id: lower-case, title: x, source: y, owner: z }\n');
   const base = fixtureArgs('signoff', clean.dir);
+  // A features folder with a link back to itself: cucumber's glob follows it and runs every scenario twice.
+  const looped = path.join(scratch, 'looped-features');
+  fs.mkdirSync(path.join(looped, 'inner'), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'features', 'config', 'virtual_time.feature'), path.join(looped, 'inner', 'virtual_time.feature'));
+  fs.symlinkSync('..', path.join(looped, 'inner', 'again'));
   const cases: [string[], RegExp][] = [
     [[...base, '--requirements', path.join(scratch, 'no-such.yaml')], /^qualify: --requirements .*no-such\.yaml: no such file$/],
     [[...base, '--requirements', badRegistry], /^qualify: .*bad-requirements\.yaml: invalid requirement registry: requirements\.0\.id: an id looks like AISIM-1893 or LAG-1$/],
     [[...base, '--frobnicate'], /^qualify: unknown option "--frobnicate" \(options: .*\)$/],
     [[...base, '--features', 'no/such/folder'], /^qualify: --features no\/such\/folder: no such folder$/],
+    [[...base, '--features', looped], /^qualify: --features .*looped-features: the folder .*looped-features\/inner\/again is .*looped-features again \(through a symbolic link\): its scenarios would run twice; remove the link$/],
     [[...base, '--baseline', path.join(scratch, 'no-such.json')], /^qualify: --baseline .*: no such file$/],
     [[...base, '--out'], /^qualify: --out needs a value/],
   ];
