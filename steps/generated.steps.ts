@@ -3,6 +3,7 @@
 // each failing with the violations src/fuzz/invariants.ts found. KVQUAL_FUZZ_PLANT=1 plants the fuzz
 // test double's defect (src/fuzz/planted.ts) here too, so a counterexample it made fails as written.
 import { Given, Then, When } from '@cucumber/cucumber';
+import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import { caseFromYaml } from '../src/fuzz/scenario';
 import { runCase, type CaseVerdict } from '../src/fuzz/runCase';
@@ -54,7 +55,7 @@ function thenInvariantHolds(invariant: InvariantName): void {
     if (verdict === null) throw new Error('the case has not run yet: "When the requests arrive" runs it');
     const broken = verdict.violations.filter((violation) => violation.invariant === invariant);
     this.measure(`violations of "${INVARIANT_CLAIMS[invariant]}"`, broken.length);
-    if (broken.length > 0) throw new Error(`${broken.length} violation(s):\n${broken.map((violation) => `  - ${violation.message}`).join('\n')}`);
+    expect(broken.length, `${broken.length} violation(s):\n${broken.map((violation) => `  - ${violation.message}`).join('\n')}\n`).to.equal(0);
   });
 }
 

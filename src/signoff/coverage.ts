@@ -92,6 +92,8 @@ export interface CoverageRunFailure {
 export interface CoverageRun {
   unitFiles: number;
   unitTests: number;
+  /** Unit tests that passed (TAP's `# pass`; absent in sign-offs made before it was counted). */
+  unitPassed?: number;
   scenarios: number;
   failures: CoverageRunFailure[];
   /**

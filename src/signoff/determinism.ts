@@ -26,6 +26,9 @@ export interface Determinism {
   perturbed: { key: string; name: string; note: string; caught: boolean }[];
 }
 
+/** The reason of a scenario neither run ran (e.g. a merge whose shard of it is missing): nothing to compare, not a difference. */
+export const NOT_RUN_IN_EITHER = 'not run in either run';
+
 function digestText(digest: string | null, status: ScenarioStatus): string {
   return digest ?? `(no simulation; ${status.toLowerCase()})`;
 }
@@ -43,12 +46,15 @@ export function compareRuns(first: RunModel, second: RunModel | null, secondProb
     others.delete(a.key);
     const reasons: string[] = [];
     if (!b) reasons.push('not run the second time');
+    else if (a.status === 'NOT RUN' && b.status === 'NOT RUN') reasons.push(NOT_RUN_IN_EITHER);
     else {
       if (a.evidence === null) reasons.push(`no evidence in the first run (${a.evidenceError ?? a.status.toLowerCase()})`);
       if (b.evidence === null) reasons.push(`no evidence in the second run (${b.evidenceError ?? b.status.toLowerCase()})`);
       if (a.evidence && b.evidence) {
         if (a.evidence.digest !== b.evidence.digest) reasons.push(`the simulation did something different (digests differ: ${evidenceDifference(a.evidence, b.evidence)})`);
         if (a.evidence.seed !== b.evidence.seed) reasons.push(`seed ${a.evidence.seed} vs ${b.evidence.seed}`);
+        const measured = measurementDifference(a.evidence, b.evidence);
+        if (measured !== null) reasons.push(`a measured value differs (${measured})`);
       }
       if (a.status !== b.status) reasons.push(`${a.status.toLowerCase()} the first time, ${b.status.toLowerCase()} the second`);
     }
@@ -71,6 +77,18 @@ export function compareRuns(first: RunModel, second: RunModel | null, secondProb
     .filter((s) => s.perturbation !== null)
     .map((s) => ({ key: s.key, name: s.name, note: s.perturbation!, caught: differing.has(s.key) }));
   return { rerun: true, rows, differences, identical: differences.length === 0 && problem === null, problem, perturbed };
+}
+
+/** The first measured value that differs between two runs ("label: 237 ms vs 488 ms"; a value only one run measured: "none"), or null when all agree. */
+function measurementDifference(a: ScenarioEvidence, b: ScenarioEvidence): string | null {
+  const count = Math.max(a.measurements.length, b.measurements.length);
+  for (let i = 0; i < count; i++) {
+    const x = a.measurements[i];
+    const y = b.measurements[i];
+    if (x !== undefined && y !== undefined && canonicalJson(x) === canonicalJson(y)) continue;
+    return `${(x ?? y)!.label}: ${x ? x.text : 'none'} vs ${y ? y.text : 'none'}`;
+  }
+  return null;
 }
 
 /** Where two pieces of evidence differ, in words a reviewer can follow up ("KV batches: 1 vs 2"). */

@@ -14,6 +14,7 @@
 // sign-off from the shards' streams (shards.ts). The clock, git facts, the console and cucumber's
 // report formatters come from the caller (scripts/qualify.ts), so this module reads no clock itself.
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,7 +25,7 @@ import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
 import { parseRun, RunModel } from './messages';
-import { anchorOf, buildSignoff, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject } from './model';
+import { anchorsOf, buildSignoff, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject, SuiteScope } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
@@ -59,9 +60,7 @@ export interface QualifyOptions {
   argv: string[];
 }
 
-/** Generated workloads the sign-off runs by default, as `npm test` does, and their seed when KVQUAL_SEED is not set. */
-export const DEFAULT_FUZZ_RUNS = 1000;
-export const DEFAULT_FUZZ_SEED = 1893;
+export { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED };
 
 const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --shard i/n, --merge DIR…';
 
@@ -172,6 +171,8 @@ export interface Prepared {
   shards: ShardInput[];
   /** KVQUAL_FUZZ_PLANT=1: the generated workloads run with the test double's planted defect (src/fuzz/planted.ts). */
   plantedDefect: boolean;
+  /** The requirement registry as given, relative to the root, and the SHA-256 of its text. */
+  requirements: { file: string; digest: string };
 }
 
 /**
@@ -211,6 +212,9 @@ function statOrNull(at: string): fs.Stats | null {
 /** Checks every argument and input before anything is deleted or run. */
 export function prepare(options: QualifyOptions, root: string, env: NodeJS.ProcessEnv = {}): Prepared {
   const featuresDir = path.resolve(options.features);
+  // Cucumber is given `<features>/**/*.feature`, a pattern: a folder named with a wildcard would run another folder's scenarios, or none.
+  const wildcard = /[*?[\]{}()!]/.exec(options.features);
+  if (options.merge === null && wildcard) throw new UsageError(`--features ${options.features}: "${wildcard[0]}" is a wildcard in cucumber's file patterns, which would run the scenarios of other folders or none: rename the folder`);
   if (options.merge === null) {
     if (!fs.existsSync(featuresDir) || !fs.statSync(featuresDir).isDirectory()) throw new UsageError(`--features ${options.features}: no such folder`);
     if (countFeatures(featuresDir, options.features) === 0) throw new UsageError(`--features ${options.features}: no .feature file in it`);
@@ -218,8 +222,9 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   const requirementsFile = path.resolve(options.requirements);
   if (!fs.existsSync(requirementsFile) || !fs.statSync(requirementsFile).isFile()) throw new UsageError(`--requirements ${options.requirements}: no such file`);
   let registry: Registry;
+  const registryText = fs.readFileSync(requirementsFile, 'utf8');
   try {
-    registry = parseRegistry(fs.readFileSync(requirementsFile, 'utf8'), options.requirements);
+    registry = parseRegistry(registryText, options.requirements);
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\n\s*/g, ' '));
   }
@@ -253,7 +258,28 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
     throw new UsageError((error as Error).message);
   }
   makeFolder(out, options.out);
-  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards, plantedDefect };
+  const requirements = { file: fromRoot(root, requirementsFile), digest: `sha256:${createHash('sha256').update(registryText).digest('hex')}` };
+  return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards, plantedDefect, requirements };
+}
+
+/** Which suite a sign-off qualifies: the features folder and registry, and whether both are the repository's own. */
+function suiteScope(prepared: Prepared, features: string): SuiteScope {
+  const { file, digest } = prepared.requirements;
+  return { features, requirements: file, requirements_digest: digest, repository_suite: features === 'features' && file === 'requirements.yaml' };
+}
+
+/**
+ * Environment variables that change what a qualification runs, as set: KVQUAL_SEED (the scenarios'
+ * seed and the generated workloads'), KVQUAL_COVERAGE_UNITS (another folder of unit tests in the
+ * coverage run, for the integration test of that gate).
+ */
+function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): { name: string; value: string; meaning: string }[] {
+  const out: { name: string; value: string; meaning: string }[] = [];
+  const seed = env.KVQUAL_SEED;
+  if (!merge && seed !== undefined && seed !== '' && Number(seed) !== DEFAULT_FUZZ_SEED) out.push({ name: 'KVQUAL_SEED', value: seed, meaning: `the scenarios and the generated workloads ran with seed ${seed}, not the default ${DEFAULT_FUZZ_SEED}` });
+  const units = env.KVQUAL_COVERAGE_UNITS;
+  if (!merge && units !== undefined) out.push({ name: 'KVQUAL_COVERAGE_UNITS', value: units, meaning: `the coverage run ran the unit tests of ${units || '(nothing)'}, not the repository's test/unit` });
+  return out;
 }
 
 /** A path with its symbolic links followed, or the path itself when it does not exist (yet). */
@@ -527,17 +553,19 @@ async function typeCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, run: Covera
  * Node start and one load of src/ for all of them, beside the compiled feature run); their failures
  * and counts go into `run`.
  */
-async function runCompiledUnits(ctx: DriverContext, covEnv: NodeJS.ProcessEnv, run: CoverageRun): Promise<string> {
+export async function runCompiledUnits(ctx: DriverContext, covEnv: NodeJS.ProcessEnv, run: CoverageRun): Promise<string> {
   // KVQUAL_COVERAGE_UNITS=<folder under build/> runs that folder's tests instead of test/unit's
   // (the integration test of this gate uses a fixture test that fails only when compiled).
   const unitFolder = ctx.env.KVQUAL_COVERAGE_UNITS ?? path.join(BUILD, 'test', 'unit');
   const unitDir = path.join(ctx.root, unitFolder);
   const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')) : [];
   run.unitFiles = units.length;
+  if (units.length === 0) run.problems.push(`no unit test file (*.test.js) in ${unitFolder}: the coverage run checked no unit test`);
   if (units.length > 0) {
     const unit = await spawn(ctx, process.execPath, ['--test-reporter=tap', path.join(BUILD, 'test', 'units.js'), unitFolder], covEnv, true);
     const count = (label: string) => Number((unit.output.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) ?? [0, 0])[1]);
     run.unitTests = count('tests');
+    run.unitPassed = count('pass');
     run.failures.push(...failedTapTests(unit.output, ctx.root));
     run.skipped = skippedTapTests(unit.output);
     if (unit.status !== 0 && run.failures.length === 0) run.problems.push(`node --test exited with status ${unit.status} and named no failed test`);
@@ -652,9 +680,20 @@ function numberedPhases(ctx: DriverContext, phases: string[]): <T>(index: number
  * The command line that made the run, the test doubles set in its environment included (a merge's
  * own command sets none: its shards ran them).
  */
-function commandOf(options: QualifyOptions, doubles: { perturbation: string | null; planted: boolean }): string {
-  const environment = `${doubles.perturbation === null ? '' : `${PERTURB_ENV}=${shellWord(doubles.perturbation)} `}${plantedCommandPrefix(doubles.planted)}`;
+function commandOf(options: QualifyOptions, doubles: { perturbation: string | null; planted: boolean }, variables: { name: string; value: string }[] = []): string {
+  const set = variables.map((v) => `${v.name}=${shellWord(v.value)} `).join('');
+  const environment = `${set}${doubles.perturbation === null ? '' : `${PERTURB_ENV}=${shellWord(doubles.perturbation)} `}${plantedCommandPrefix(doubles.planted)}`;
   return environment + ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
+}
+
+/**
+ * The order of the second run: shuffled, seeded by the generated workloads' seed (KVQUAL_SEED), so
+ * a scenario that passes or gives its digest only after the scenarios before it in file order (a
+ * module's state left over, a cache filled by another) differs between the runs, as its one-line
+ * replay command, which runs it alone, would. Cucumber shuffles after it has cut a shard's share.
+ */
+export function secondRunOrder(seed: number): string {
+  return `random:${seed}`;
 }
 
 /** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED; a shard: 0 when it ran). */
@@ -686,7 +725,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const add = (title: string) => phases.push(title) - 1;
   const first = add(`run 1 of 2: the suite${share} through tsx, with cucumber.html, junit.xml and messages.ndjson`);
   const perturbed = perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : '';
-  const sameAgain = `the same${shard === null ? ' suite' : ' share'} again`;
+  const sameAgain = `the same${shard === null ? ' suite' : ' share'} again in a shuffled order (--order ${secondRunOrder(prepared.fuzzSeed)})`;
   const secondOnTsx = compiledRerun ? -1 : add(`run 2 of 2: ${sameAgain} through tsx, to compare digests${perturbed}`);
   const compilePhase = compiledRerun ? add('compile: src/, steps/ and the tests to build/ (esbuild, with source maps)') : -1;
   const typesPhase = compiledRerun ? add('type check: tsc over src/, steps/ and the tests, beside the compiled runs') : -1;
@@ -709,7 +748,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
   const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
-  const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--format', `message:${inRun(RERUN_MESSAGES)}`];
+  const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--order', secondRunOrder(prepared.fuzzSeed), '--format', `message:${inRun(RERUN_MESSAGES)}`];
   /** A quiet second run prints its output only when it did not pass. */
   const secondRun = async (profile: string, env: NodeJS.ProcessEnv) => {
     const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true, compiledRerun);
@@ -846,14 +885,17 @@ interface SignoffParts {
   figures?: Map<string, string>;
   /** What was qualified, when not this checkout (a merge: the commit, tree and versions the shards ran). */
   subject?: Subject;
+  /** The features folder the shards ran (a merge), when not this run's --features. */
+  features?: string;
 }
 
 /** Each scenario's figure (SVG) by its key, from its evidence. */
 async function renderFigures(run: RunModel, cache: FigureCache | undefined): Promise<Map<string, string>> {
   const figures = new Map<string, string>();
+  const anchors = anchorsOf(run.scenarios);
   for (const scenario of run.scenarios) {
     if (!scenario.evidence) continue;
-    const svg = await renderFigure(scenario.evidence, anchorOf(scenario), cache);
+    const svg = await renderFigure(scenario.evidence, anchors.get(scenario.key)!, cache);
     if (svg !== null) figures.set(scenario.key, svg);
   }
   return figures;
@@ -867,11 +909,14 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
   const determinism = compareRuns(runModel, second.run, second.problem);
   const figures = parts.figures ?? (await renderFigures(runModel, ctx.figureCache));
   const subject = parts.subject ?? ctx.subject();
+  const environment = environmentOf(ctx.env, options.merge !== null);
   const built = buildSignoff({
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
     date: ctx.date(),
     subject,
-    command: commandOf(options, options.merge === null ? { perturbation: parts.perturbation, planted: prepared.plantedDefect } : { perturbation: null, planted: false }),
+    command: commandOf(options, options.merge === null ? { perturbation: parts.perturbation, planted: prepared.plantedDefect } : { perturbation: null, planted: false }, environment),
+    scope: suiteScope(prepared, parts.features ?? prepared.features),
+    environment,
     run: runModel,
     determinism,
     registry,
@@ -908,6 +953,31 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
  * unsharded run writes, renders cucumber's reports from the merged stream and builds the one
  * sign-off with the same gates. Every gap of the set fails a *Shards* gate that names it.
  */
+/**
+ * What shard 1's manifest says its coverage run did, checked against the suite: a run with no
+ * coverage summary measured nothing, and a run over fewer or more scenarios than the suite has
+ * was not the whole suite's (a manifest is not signed: these are its claims, read back).
+ */
+export function coverageClaimProblems(coverage: NonNullable<ShardManifest['coverage']>, suiteScenarios: number, shardCount: number): string[] {
+  const problems: string[] = [];
+  if (coverage.summary === null && coverage.run.problems.length === 0) problems.push(`shard 1 of ${shardCount} records a coverage run without a coverage summary: nothing was measured`);
+  if (coverage.run.scenarios !== suiteScenarios) problems.push(`shard 1 of ${shardCount} records a coverage run of ${countOf(coverage.run.scenarios, 'scenario')}, where the suite has ${suiteScenarios}`);
+  return problems;
+}
+
+/**
+ * The subject of a merge: the shards' commit and versions, with the working tree they all had (as
+ * an unsharded run says it), or, when the shards' trees were not alike, every shard whose tree
+ * differed from that commit, named.
+ */
+export function mergedSubject(manifests: readonly ShardManifest[]): Subject {
+  const subject = manifests[0].subject;
+  if (manifests.every((m) => m.subject.worktree === subject.worktree)) return subject;
+  const differing = manifests.filter((m) => m.subject.worktree !== 'clean working tree');
+  const which = differing.map((m) => `shard ${m.shard.index} (${m.subject.worktree})`).join(', ');
+  return { ...subject, worktree: `working tree differed from the commit in ${which}` };
+}
+
 async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel }> {
   const { options, out } = prepared;
   const started = ctx.now();
@@ -948,7 +1018,7 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
   const noCoverage = shardOne === null ? `shard 1 of ${n}, which makes the coverage run, is missing` : `shard 1 of ${n} records no coverage run although the shards ran with it`;
   const measured: Measured | null = settings.coverage
     ? coverage !== null
-      ? { summary: coverage.summary, run: coverage.run, note: coverage.note }
+      ? { summary: coverage.summary, run: { ...coverage.run, problems: [...coverage.run.problems, ...coverageClaimProblems(coverage, check.reference.suite.scenarios, n)] }, note: coverage.note }
       : { summary: null, run: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [noCoverage] }, note: noCoverage }
     : null;
   const perturbations = [...new Set(check.used.map((s) => s.manifest.perturbation).filter((p): p is string => p !== null))];
@@ -960,7 +1030,8 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       generated: settings.fuzzRuns > 0 ? shardOne?.generated ?? null : null,
       measured,
       shardProblems: check.problems,
-      subject: check.reference.subject,
+      subject: mergedSubject(check.used.map((s) => s.manifest)),
+      features: check.reference.suite.features,
     }),
   );
   reportVerdict(ctx, model, measured);

@@ -340,7 +340,8 @@ export function renderHtml(model: SignoffModel): string {
       `<h3 id="qualified">What was qualified</h3>${facts([
         ['Package', h(`${subject.packageName} ${subject.packageVersion}`)],
         ['Git commit', `<span class="mono">${h(subject.commit.slice(0, 12))}</span> (${h(subject.worktree)})`],
-        ['Scenario set', `<span class="mono" title="${h(model.scenarioSet.digest)}">${h(shortDigest(model.scenarioSet.digest))}</span>: ${h(countOf(model.scenarioSet.scenarios, 'scenario'))} in ${h(countOf(model.scenarioSet.files, 'feature file'))}`],
+        ['Scenario set', `<span class="mono" title="${h(model.scenarioSet.digest)}">${h(shortDigest(model.scenarioSet.digest))}</span>: ${h(countOf(model.scenarioSet.scenarios, 'scenario'))} in ${h(countOf(model.scenarioSet.files, 'feature file'))}${input.scope ? ` of <code>${h(input.scope.features)}/</code>` : ''}`],
+        ...(input.scope ? [['Requirements', `<code>${h(input.scope.requirements)}</code> <span class="mono" title="${h(input.scope.requirements_digest)}">${h(shortDigest(input.scope.requirements_digest))}</span>${input.scope.repository_suite ? '' : ' — not the repository\'s suite'}`] as [string, string]] : []),
         ['Run with', h(`Node.js ${subject.node}, cucumber-js ${model.cucumberVersion}`)],
       ])}</div>`,
     `<div class="wide" id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>` +
@@ -392,9 +393,9 @@ export function renderHtml(model: SignoffModel): string {
 
   out.push(
     '<h2 id="determinism">Determinism</h2>',
-    '<p>The suite ran twice. Each scenario attaches the canonical digest (SHA-256 of the canonical JSON) of what its simulation did: placements with their cost breakdowns, ' +
+    '<p>The suite ran twice, the second time in a shuffled order (a scenario that depends on what ran before it differs). Each scenario attaches the canonical digest (SHA-256 of the canonical JSON) of what its simulation did: placements with their cost breakdowns, ' +
       'KV event batches (emitted, visible, applied or lost), membership changes and failures; a scenario that only sets up or rejects a cluster, the digest of its configuration and verdict. ' +
-      'The two runs must agree on every digest and every result.</p>',
+      'The two runs must agree on every digest, every measured value and every result.</p>',
   );
   if (det.problem) out.push(`<p>${badge(false, 'NOT PROVEN')} ${h(det.problem)}</p>`);
   else if (det.identical) out.push(`<p>${badge(true, 'IDENTICAL')} all ${det.rows.length} scenarios have the same digest and result in both runs.</p>`);

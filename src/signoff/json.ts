@@ -20,6 +20,8 @@ export function toSignoffJson(model: SignoffModel): SignoffJson {
     attention: model.attention.map((a) => a.text),
     perturbation: input.perturbation,
     scenario_set: { ...model.scenarioSet },
+    ...(input.scope ? { scope: { ...input.scope } } : {}),
+    ...(input.environment ? { environment: input.environment.map((v) => ({ ...v })) } : {}),
     counts: { ...model.counts },
     requirements: model.matrix.map((row) => ({
       id: row.requirement.id,

@@ -73,6 +73,14 @@ export const SignoffJsonSchema = z
     attention: z.array(z.string()),
     perturbation: z.string().nullable(),
     scenario_set: z.strictObject({ digest: z.string(), files: z.number().int(), scenarios: z.number().int() }),
+    scope: z
+      .strictObject({ features: z.string(), requirements: z.string(), requirements_digest: z.string(), repository_suite: z.boolean() })
+      .optional()
+      .describe("the features folder and requirement registry that ran, the registry's SHA-256, and whether both are the repository's own (absent before it was recorded)"),
+    environment: z
+      .array(z.strictObject({ name: z.string(), value: z.string(), meaning: z.string() }))
+      .optional()
+      .describe('environment variables that changed what ran (KVQUAL_SEED, KVQUAL_COVERAGE_UNITS); absent before they were recorded'),
     counts: z.record(z.string(), z.number().int()),
     requirements: z.array(
       z.strictObject({
@@ -106,6 +114,7 @@ export const SignoffJsonSchema = z
       .strictObject({
         unitFiles: z.number().int(),
         unitTests: z.number().int(),
+        unitPassed: z.number().int().optional().describe('unit tests that passed (absent before it was counted)'),
         scenarios: z.number().int(),
         failures: z.array(z.strictObject({ kind: z.enum(['unit test', 'scenario']), name: z.string(), where: z.string(), why: z.string() })),
         skipped: z

@@ -157,7 +157,8 @@ export function renderMarkdown(model: SignoffModel): string {
         ['Git commit', `${code(subject.commit)} (${md(subject.worktree)})`],
         ['Node.js', md(subject.node)],
         ['Cucumber', md(`cucumber-js ${model.cucumberVersion}`)],
-        ['Scenario set', `${code(model.scenarioSet.digest)} — ${countOf(model.scenarioSet.files, 'feature file')}, ${countOf(model.scenarioSet.scenarios, 'scenario')}`],
+        ['Scenario set', `${code(model.scenarioSet.digest)} — ${countOf(model.scenarioSet.files, 'feature file')}, ${countOf(model.scenarioSet.scenarios, 'scenario')}${input.scope ? ` of ${code(`${input.scope.features}/`)}` : ''}`],
+        ...(input.scope ? [['Requirements', `${code(input.scope.requirements)} ${code(input.scope.requirements_digest)}${input.scope.repository_suite ? '' : ' — not the repository\'s suite'}`]] : []),
         ['Produced by', code(input.command)],
         ['Beside this report', input.companions.map((c) => `${md(c.label)}: ${code(c.file)}`).join(', ')],
       ],
@@ -191,9 +192,9 @@ export function renderMarkdown(model: SignoffModel): string {
   const det = input.determinism;
   push('## Determinism', '');
   push(
-    'The suite ran twice. Each scenario attaches the canonical digest (SHA-256 of the canonical JSON) of what its simulation did: ' +
+    'The suite ran twice, the second time in a shuffled order (a scenario that depends on what ran before it differs). Each scenario attaches the canonical digest (SHA-256 of the canonical JSON) of what its simulation did: ' +
       'placements with their cost breakdowns, KV event batches (emitted, visible, applied or lost), membership changes and failures. ' +
-      'The two runs must agree on every digest and every result.',
+      'The two runs must agree on every digest, every measured value and every result.',
     '',
   );
   if (det.problem) push(`**${mark(false)} Not proven:** ${md(det.problem)}`, '');

@@ -251,9 +251,15 @@ export function parseRun(ndjson: string): RunModel {
       }
     }
     const own = started ? attachments.get(started.id) ?? [] : [];
-    const evidenceAttachment = own.find((a) => a.mediaType === EVIDENCE_MEDIA_TYPE);
+    const evidenceAttachments = own.filter((a) => a.mediaType === EVIDENCE_MEDIA_TYPE);
+    // Only kvqual's After hook attaches evidence, once: a second one (a step's own) could stand in for what the scenario really did.
+    const evidenceAttachment = evidenceAttachments.length === 1 ? evidenceAttachments[0] : undefined;
     let evidence: ScenarioEvidence | null = null;
     let evidenceError: string | null = started ? 'no evidence attached' : null;
+    if (evidenceAttachments.length > 1) {
+      evidenceError = `evidence attached ${evidenceAttachments.length} times`;
+      runErrors.push(`${pickle.uri}:${line} "${pickle.name}" attached its evidence ${evidenceAttachments.length} times: only kvqual's After hook attaches evidence, and a step's own could hide what the scenario really did`);
+    }
     if (evidenceAttachment) {
       try {
         evidence = parseEvidence(evidenceAttachment.text);
@@ -275,7 +281,7 @@ export function parseRun(ndjson: string): RunModel {
       status,
       evidence,
       evidenceError,
-      attachments: own.filter((a) => a !== evidenceAttachment),
+      attachments: own.filter((a) => a.mediaType !== EVIDENCE_MEDIA_TYPE),
       perturbation: own.find((a) => a.fileName === HOOK_ATTACHMENT_FILES.perturbation)?.text ?? null,
     };
   });

@@ -5,10 +5,11 @@
 // the same thing, the compiled coverage run (when made) passed every test and scenario again, and
 // the determinism test double was not active, (when a fuzz campaign ran) every generated
 // workload kept every invariant, and (when merged from shards) the shards were one complete set. Pure: the date, versions and git facts come from the caller.
+import { createHash } from 'node:crypto';
 import { digestOf } from '../report/canonical';
 import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
 import type { CoverageRun, CoverageSummary, SkippedTest } from './coverage';
-import type { Determinism } from './determinism';
+import { NOT_RUN_IN_EITHER, type Determinism } from './determinism';
 import type { Registry, Requirement, Traceability } from './requirements';
 import { traceRequirements, uncoveredRequirements } from './requirements';
 import { replayCommand } from '../report/replayCommand';
@@ -62,11 +63,35 @@ export interface SignoffInput {
   /** An earlier signoff.json (--baseline) to compare with, or null. */
   baseline: SignoffJson | null;
   /**
+   * Which suite ran: the features folder and the requirement registry as given (relative to the
+   * repository), the registry's digest, and whether both are the repository's own (`features/`,
+   * `requirements.yaml`); anything else qualifies a subset, which Needs attention says. Absent in
+   * sign-offs made before it was recorded.
+   */
+  scope?: SuiteScope;
+  /**
+   * Environment variables that changed what ran (KVQUAL_SEED, KVQUAL_COVERAGE_UNITS), each named
+   * under Needs attention and on the "Produced by" line.
+   */
+  environment?: { name: string; value: string; meaning: string }[];
+  /**
    * A merge of shards (`--merge`): each gap of the shard set in words ("shard 2 of 3 missing"); any
    * fails the *Shards* gate, which appears only then. Absent or empty for an unsharded run.
    */
   shardProblems?: string[];
 }
+
+export interface SuiteScope {
+  features: string;
+  requirements: string;
+  requirements_digest: string;
+  /** Both are the repository's own: `features/` and `requirements.yaml`. */
+  repository_suite: boolean;
+}
+
+/** Generated workloads the sign-off runs by default, as `npm test` does, and their seed when KVQUAL_SEED is not set. */
+export const DEFAULT_FUZZ_RUNS = 1000;
+export const DEFAULT_FUZZ_SEED = 1893;
 
 export interface GlossaryEntry {
   term: string;
@@ -160,13 +185,34 @@ export function scenarioSetDigest(run: RunModel): string {
   return digestOf(run.sources.map((s) => ({ uri: s.uri, data: s.data })));
 }
 
-/** The scenario's anchor in the reports (and its figure's file name and SVG id prefix). */
+/** The scenario's anchor in the reports (and its figure's file name and SVG id prefix), before any clash with another's is resolved (see anchorsOf). */
 export function anchorOf(scenario: { uri: string; line: number }): string {
   return `sc-${slug(scenario.uri.replace(/\.feature$/, ''))}-${scenario.line}`;
 }
 
-function viewOf(scenario: RunScenario, registry: Registry, figures: Map<string, string>): ScenarioView {
-  const anchor = anchorOf(scenario);
+/**
+ * Every scenario's anchor, by its key (`uri:line`): anchorOf, except where two files slug alike
+ * (`same_instant.feature` and `same-instant.feature`): then each of those takes a short hash of its
+ * file's path as well, so no card, link or figure file stands for two scenarios.
+ */
+export function anchorsOf(scenarios: readonly { uri: string; line: number }[]): Map<string, string> {
+  const uris = new Map<string, Set<string>>();
+  for (const scenario of scenarios) {
+    const plain = anchorOf(scenario);
+    const seen = uris.get(plain) ?? new Set<string>();
+    seen.add(scenario.uri);
+    uris.set(plain, seen);
+  }
+  const anchors = new Map<string, string>();
+  for (const scenario of scenarios) {
+    const plain = anchorOf(scenario);
+    const clash = uris.get(plain)!.size > 1;
+    anchors.set(`${scenario.uri}:${scenario.line}`, clash ? `${plain}-${createHash('sha256').update(scenario.uri).digest('hex').slice(0, 8)}` : plain);
+  }
+  return anchors;
+}
+
+function viewOf(scenario: RunScenario, registry: Registry, figures: Map<string, string>, anchor: string): ScenarioView {
   const known = new Set(registry.requirements.map((r) => `@${r.id}`));
   const seed = scenario.evidence?.seed ?? null;
   const figure = figures.get(scenario.key) ?? null;
@@ -192,7 +238,8 @@ function viewOf(scenario: RunScenario, registry: Registry, figures: Map<string, 
 /** Computes the sign-off: verdict, matrix, gaps and per-scenario views. */
 export function buildSignoff(input: SignoffInput): SignoffModel {
   const { run, registry, determinism } = input;
-  const views = run.scenarios.map((s) => viewOf(s, registry, input.figures));
+  const anchors = anchorsOf(run.scenarios);
+  const views = run.scenarios.map((s) => viewOf(s, registry, input.figures, anchors.get(s.key)!));
   const byKey = new Map(views.map((v) => [v.scenario.key, v]));
   const trace = traceRequirements(
     registry,
@@ -234,9 +281,10 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const uncovered = uncoveredRequirements(trace);
 
   const total = views.length;
+  const vacuous = checkedNothing(views);
   const scenariosGate: Gate = {
     title: 'Scenarios',
-    passed: total > 0 && counts.PASSED === total && run.runErrors.length === 0,
+    passed: total > 0 && counts.PASSED === total && vacuous.length === 0 && run.runErrors.length === 0,
     summary:
       total === 0
         ? 'no scenario ran'
@@ -245,6 +293,9 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             ? ` (${STATUSES.filter((s) => s !== 'PASSED' && counts[s] > 0)
                 .map((s) => `${counts[s]} ${statusWord(s)}`)
                 .join(', ')})`
+            : '') +
+          (vacuous.length > 0
+            ? `; ${countOf(vacuous.length, 'passed scenario')} checked nothing (no simulation ran and no computation was recorded, so nothing its Then steps could have checked): ${vacuous.map((v) => `"${v.scenario.name}"`).join(', ')}`
             : '') +
           (run.runErrors.length > 0 ? `; the run itself reported ${countOf(run.runErrors.length, 'problem')}` : ''),
   };
@@ -263,6 +314,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             .filter(Boolean)
             .join('; '),
   };
+  const neverRan = determinism.differences.filter((d) => d.reason === NOT_RUN_IN_EITHER);
+  const differed = determinism.differences.filter((d) => d.reason !== NOT_RUN_IN_EITHER);
   const determinismGate: Gate = {
     title: 'Determinism',
     passed: determinism.identical,
@@ -270,7 +323,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       ? `not proven: ${determinism.problem}`
       : determinism.identical
         ? `both runs identical for all ${countOf(determinism.rows.length, 'scenario')}`
-        : `${countOf(determinism.differences.length, 'scenario')} differed between the two runs: ${determinism.differences.map((d) => `"${d.name}"`).join(', ')}`,
+        : [
+            differed.length > 0 ? `${countOf(differed.length, 'scenario')} differed between the two runs: ${differed.map((d) => `"${d.name}"`).join(', ')}` : '',
+            neverRan.length > 0 ? `${countOf(neverRan.length, 'scenario')} not run in either run, so not proven: ${neverRan.map((d) => `"${d.name}"`).join(', ')}` : '',
+          ]
+            .filter(Boolean)
+            .join('; '),
   };
   const gates = [scenariosGate, traceGate, determinismGate];
   if (input.generated) gates.push({ title: 'Generated workloads', passed: generatedPassed(input.generated), summary: generatedSummary(input.generated) });
@@ -335,6 +393,14 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   if (input.generated?.planted_defect) attention.push({ text: `The generated workloads' test double is active (${PLANTED_DEFECT_ENV}=1, a planted defect): this run is not a sign-off.`, href: '#gaps' });
   for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
   if (!input.generated) attention.push({ text: 'No generated workloads ran (--fuzz-runs 0): the simulator\'s invariants were checked by the scenarios alone, and the sign-off has no generated-workloads gate.', href: '#gaps' });
+  else if (input.generated.runs < DEFAULT_FUZZ_RUNS) attention.push({ text: `Only ${countOf(input.generated.runs, 'generated workload')} ran (--fuzz-runs ${input.generated.runs}), fewer than the ${DEFAULT_FUZZ_RUNS} a sign-off runs by default: a counterexample further into the campaign would not be seen.`, href: '#gaps' });
+  if (input.scope && !input.scope.repository_suite) {
+    attention.push({
+      text: `Not the repository's suite: the features of ${input.scope.features}/ and the requirements of ${input.scope.requirements} (${shortDigest(input.scope.requirements_digest)}) ran, where the repository's are features/ and requirements.yaml: this sign-off qualifies that suite only.`,
+      href: '#qualified',
+    });
+  }
+  for (const variable of input.environment ?? []) attention.push({ text: `${variable.name}=${variable.value}: ${variable.meaning}.`, href: '#qualified' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
   if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
   const planned = trace.findings.filter((f) => f.kind === 'planned-requirement');
@@ -350,6 +416,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const skippedUnits = input.coverageRun?.skipped ?? [];
   if (skippedUnits.length > 0) attention.push({ text: `The coverage run skipped ${countOf(skippedUnits.length, 'unit test')}: ${skippedNames(skippedUnits)}.`, href: '#coverage' });
   if (input.coverageRun === null) attention.push({ text: `Coverage was not measured: ${input.coverageNote}. The compiled run did not check the suite again.`, href: '#coverage' });
+  else if (input.coverage === null && input.coverageRun.problems.length === 0) attention.push({ text: `Coverage was not measured: ${input.coverageNote}.`, href: '#coverage' });
 
   const features: SignoffModel['features'] = [];
   for (const view of views) {
@@ -384,6 +451,15 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
 }
 
 /**
+ * Passed scenarios whose evidence has no digest: they ran no simulation, set up no cluster and
+ * recorded no computation (KvWorld.recordComputation), so their Then steps had nothing of kvqual's
+ * to check. Every honest scenario of the suite has a digest.
+ */
+function checkedNothing(views: readonly ScenarioView[]): ScenarioView[] {
+  return views.filter((view) => view.scenario.status === 'PASSED' && view.scenario.evidence !== null && view.scenario.evidence.digest === null);
+}
+
+/**
  * The share of a campaign's cases that may be too heavy to check before its gate stops passing:
  * about 1 in 10,000 has been seen (seeds 344 and 404 of 10,000 cases each), so a campaign with more
  * than 1 in 100 unchecked is not the campaign it claims to be.
@@ -406,7 +482,7 @@ function coverageRunPassedSummary(run: CoverageRun): string {
   const skipped = run.skipped ?? [];
   const scenarios = countOf(run.scenarios, 'scenario');
   if (skipped.length === 0) return `all ${countOf(run.unitTests, 'unit test')} and ${scenarios} passed again on the compiled JavaScript`;
-  return `${run.unitTests - skipped.length} of ${countOf(run.unitTests, 'unit test')} and all ${scenarios} passed again on the compiled JavaScript; ${countOf(skipped.length, 'unit test')} skipped, not checked again: ${skippedNames(skipped)}`;
+  return `${run.unitPassed ?? run.unitTests - skipped.length} of ${countOf(run.unitTests, 'unit test')} and all ${scenarios} passed again on the compiled JavaScript; ${countOf(skipped.length, 'unit test')} skipped, not checked again: ${skippedNames(skipped)}`;
 }
 
 /** Skipped tests by name, each with its reason when it gave one. */

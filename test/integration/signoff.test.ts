@@ -232,7 +232,7 @@ test('a test that fails only in the compiled coverage run fails the verdict, nam
   assert.match(run.output, /✗ unit test "this fixture test passes from TypeScript and fails when compiled" \(build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+\)/);
   assert.match(run.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the compiled run failed');
   assert.match(run.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store" \| ❌ \|/);
-  assert.match(run.output, /run 2 of 2: the same suite again on the compiled JavaScript under c8/);
+  assert.match(run.output, /run 2 of 2: the same suite again in a shuffled order \(--order random:\d+\) on the compiled JavaScript under c8/);
 });
 
 /** What a reader of the output folder sees: which run each name resolves to, and the campaign of its sign-off. */
@@ -293,6 +293,7 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
     [[...base, '--requirements', badRegistry], /^qualify: .*bad-requirements\.yaml: invalid requirement registry: requirements\.0\.id: an id looks like AISIM-1893 or LAG-1$/],
     [[...base, '--frobnicate'], /^qualify: unknown option "--frobnicate" \(options: .*\)$/],
     [[...base, '--features', 'no/such/folder'], /^qualify: --features no\/such\/folder: no such folder$/],
+    [[...base, '--features', 'test/fixtures/signoff/feat[ue]res'], /^qualify: --features test\/fixtures\/signoff\/feat\[ue\]res: "\[" is a wildcard in cucumber's file patterns, which would run the scenarios of other folders or none: rename the folder$/],
     [[...base, '--features', looped], /^qualify: --features .*looped-features: the folder .*looped-features\/inner\/again is .*looped-features again \(through a symbolic link\): its scenarios would run twice; remove the link$/],
     [[...base, '--baseline', path.join(scratch, 'no-such.json')], /^qualify: --baseline .*: no such file$/],
     [[...base, '--out'], /^qualify: --out needs a value/],
@@ -481,4 +482,27 @@ test('the sign-off of the whole passing suite, folded, is under 15 screens at 12
     assert.equal(await page.locator('#matrix-fold[open]').count(), 1, 'a search opens the matrix');
     assert.ok((await page.locator('#traceability-matrix tbody tr:visible').count()) >= 1, 'and shows the rows it found');
   });
+});
+
+test('the second run of the whole suite is shuffled (a scenario that leans on the ones before it differs), and its digests are the first run\'s all the same', () => {
+  assert.equal(suite.status, 0, suite.output.slice(-2000));
+  assert.match(suite.output, /run 2 of 2: the same suite again in a shuffled order \(--order random:1893\)/);
+  const order = (file: string) => {
+    const names = new Map<string, string>();
+    const started: string[] = [];
+    for (const line of fs.readFileSync(path.join(suite.dir, file), 'utf8').split('\n')) {
+      if (!line) continue;
+      const message = JSON.parse(line);
+      if (message.testCase) names.set(message.testCase.id, message.testCase.pickleId);
+      if (message.pickle) names.set(message.pickle.id, `${message.pickle.uri}:${message.pickle.location.line}`);
+      if (message.testCaseStarted) started.push(names.get(names.get(message.testCaseStarted.testCaseId)!)!);
+    }
+    return started;
+  };
+  const first = order('messages.ndjson');
+  const second = order('messages-rerun.ndjson');
+  assert.ok(first.length >= 100, `the whole suite: ${first.length} scenarios`);
+  assert.deepEqual([...second].sort(), [...first].sort(), 'the same scenarios');
+  assert.notDeepEqual(second, first, 'in another order');
+  assert.match(suite.markdown, new RegExp(`Determinism \\| both runs identical for all ${first.length} scenarios`));
 });

@@ -6,6 +6,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, shareOf, suiteIdentity, type ShardInput, type ShardManifest } from '../../src/signoff/shards';
+import { coverageClaimProblems, mergedSubject } from '../../src/signoff/driver';
+import { figure } from '../../src/signoff/coverage';
 import { fakeMessages } from '../support/messages';
 import { parseRun } from '../../src/signoff/messages';
 import type { CampaignResult } from '../../src/fuzz/campaign';
@@ -222,4 +224,27 @@ test('a shard manifest that is not JSON, not of this format, out of range or inc
   }
   assert.throws(() => parseShardManifest(text({ ...manifest(1, 2), suite: { digest: 7 } }), 'x'), /the suite, subject or settings are missing/);
   assert.deepEqual(parseShardManifest(text(manifest(2, 2)), 'x').shard, { index: 2, count: 2 });
+});
+
+test('a merge names every shard whose working tree differed from the commit; shards that all ran it clean keep the subject as it was', () => {
+  const clean = [manifest(1, 3), manifest(2, 3), manifest(3, 3)];
+  assert.deepEqual(mergedSubject(clean), clean[0].subject);
+  const edited = manifest(2, 3);
+  edited.subject = { ...edited.subject, worktree: 'working tree differs from the commit in 1 file' };
+  assert.equal(mergedSubject([clean[0], edited, clean[2]]).worktree, 'working tree differed from the commit in shard 2 (working tree differs from the commit in 1 file)');
+});
+
+test("shard 1's coverage claims are read back against the suite: no summary measured nothing, and another scenario count is not the suite's run", () => {
+  const summary = { scope: 'x', lines: figure(1, 2), branches: figure(1, 2), functions: figure(1, 2), groups: [] };
+  const run = { unitFiles: 52, unitTests: 551, scenarios: 139, failures: [], problems: [] };
+  assert.deepEqual(coverageClaimProblems({ summary, run, note: '' }, 139, 3), []);
+  assert.deepEqual(coverageClaimProblems({ summary: null, run, note: '' }, 139, 3), ['shard 1 of 3 records a coverage run without a coverage summary: nothing was measured']);
+  assert.deepEqual(coverageClaimProblems({ summary, run: { ...run, scenarios: 46 }, note: '' }, 139, 3), ['shard 1 of 3 records a coverage run of 46 scenarios, where the suite has 139']);
+  // A run that says why it could not complete already fails the gate: its missing summary is not a second problem.
+  assert.deepEqual(coverageClaimProblems({ summary: null, run: { ...run, problems: ['tsc produced no JavaScript'] }, note: '' }, 139, 3), []);
+});
+
+test('shards whose trees all differ alike keep the unsharded wording', () => {
+  const dirty = [manifest(1, 2), manifest(2, 2)].map((m) => ({ ...m, subject: { ...m.subject, worktree: 'working tree differs from the commit in 3 files' } }));
+  assert.equal(mergedSubject(dirty).worktree, 'working tree differs from the commit in 3 files');
 });

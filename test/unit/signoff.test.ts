@@ -17,7 +17,8 @@ import { ROOT } from '../support/paths';
 import { FakeScenario, fakeMessages } from '../support/messages';
 import { lagReplay } from '../support/replays';
 import os from 'node:os';
-import { buildOrphans } from '../../src/signoff/driver';
+import { buildOrphans, runCompiledUnits } from '../../src/signoff/driver';
+import { figure } from '../../src/signoff/coverage';
 
 const REGISTRY = parseRegistry(`
 requirements:
@@ -107,7 +108,7 @@ test('determinism: digests, results and presence are compared per scenario', () 
   const b = parseRun(
     fakeMessages([
       scenario('one', 10),
-      scenario('two', 20, { evidence: evidenceFromRouterReplay(lagReplay({ extraEvent: true }), 1893) }),
+      scenario('two', 20, { evidence: { ...evidenceFromRouterReplay(lagReplay({ extraEvent: true }), 1893), measurements: evidence.measurements } }),
       scenario('four', 40),
     ]),
   );
@@ -599,7 +600,9 @@ test('the glossary is read from its Markdown table: header and rule rows are ski
 });
 
 /** A generated-workload campaign whose every case passed. */
-const WHOLE_CAMPAIGN = { runs: 20, seed: 1893, excluded_areas: [], only: [], passed: 20, too_heavy: 0, counterexample: null };
+const WHOLE_CAMPAIGN = { runs: 1000, seed: 1893, excluded_areas: [], only: [], passed: 1000, too_heavy: 0, counterexample: null };
+/** A coverage summary as a coverage run that completed has one. */
+const MEASURED = { scope: 'unit tests and scenarios', lines: figure(9, 10), branches: figure(9, 10), functions: figure(9, 10), groups: [] };
 
 test('"needs attention" lists each failed gate but the test double, planned requirements, a changed working tree, coverage not measured and active test doubles, each linked', () => {
   const registry = parseRegistry(`
@@ -623,7 +626,7 @@ requirements:
       ['Coverage was not measured: not requested. The compiled run did not check the suite again.', '#coverage'],
     ],
   );
-  const clean = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: { unitFiles: 1, unitTests: 1, scenarios: 1, failures: [], problems: [] }, generated: WHOLE_CAMPAIGN });
+  const clean = buildSignoff({ ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: { unitFiles: 1, unitTests: 1, scenarios: 1, failures: [], problems: [] }, generated: WHOLE_CAMPAIGN });
   assert.deepEqual(clean.attention, [], 'a clean run needs no attention');
 });
 
@@ -635,7 +638,7 @@ test('the coverage run gate counts failed unit tests and scenarios apart', () =>
 
 test('unit tests the compiled run skipped are named with their reasons, in the gate, under Needs attention and with the failures; they are not said to have passed again', () => {
   const run = { unitFiles: 2, unitTests: 40, scenarios: 3, failures: [], problems: [], skipped: [{ name: 'a Mooncake trace replays', why: 'no ../shared/data/mooncake here' }, { name: 'later', why: '' }] };
-  const model = buildSignoff({ ...input([scenario('passes', 10)]), coverageRun: run, generated: WHOLE_CAMPAIGN });
+  const model = buildSignoff({ ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: run, generated: WHOLE_CAMPAIGN });
   assert.deepEqual(gateOf(model, 'Coverage run'), {
     title: 'Coverage run',
     passed: true,
@@ -778,4 +781,94 @@ test('a line of the stream that is not JSON is a problem naming its line; scenar
   assert.deepEqual(run.runErrors, ['message stream line 3 is not JSON (truncated run?)']);
   assert.deepEqual(run.scenarios.map((s) => s.key), ['features/agentic/z.feature:5', 'features/router/lag.feature:10', 'features/router/lag.feature:20']);
   assert.deepEqual(run.sources.map((s) => s.uri), ['features/agentic/z.feature', 'features/router/lag.feature']);
+});
+
+test('a passed scenario that ran no simulation and recorded no computation checked nothing: the scenarios gate fails, naming it', () => {
+  const vacuous = scenario('claims sixteen shared blocks', 20, { evidence: emptyEvidence(1893, [measurement('leading blocks shared', 16, 'blocks')]) });
+  const model = buildSignoff(input([scenario('sees the store', 10), vacuous]));
+  assert.equal(model.verdict, 'NOT QUALIFIED');
+  const gate = model.gates.find((g) => g.title === 'Scenarios')!;
+  assert.equal(gate.passed, false);
+  assert.match(gate.summary, /^2 of 2 scenarios passed; 1 passed scenario checked nothing \(no simulation ran and no computation was recorded, .*\): "claims sixteen shared blocks"$/);
+  assert.ok(model.attention.some((a) => a.text.startsWith('Scenarios: ')), 'named under Needs attention');
+  // One that failed already fails the gate as failed, not as having checked nothing.
+  const failedEmpty = scenario('stops early', 20, { evidence: emptyEvidence(1893), steps: [{ keyword: 'Given', text: 'x', status: 'UNDEFINED' }] });
+  assert.doesNotMatch(buildSignoff(input([scenario('sees the store', 10), failedEmpty])).gates[0].summary, /checked nothing/);
+});
+
+test('evidence attached twice (a step of its own beside the hook) is a problem of the run, and the scenario has no evidence to compare', () => {
+  const run = editedRun([scenario('files its own evidence', 10)], (envelopes) => {
+    const at = envelopes.findIndex((e) => e.attachment);
+    const fake = { ...envelopes[at].attachment, body: JSON.stringify(emptyEvidence(1893)) };
+    envelopes.splice(at, 0, { attachment: fake });
+  });
+  const [only] = run.scenarios;
+  assert.equal(only.evidence, null);
+  assert.equal(only.evidenceError, 'evidence attached 2 times');
+  assert.deepEqual(run.runErrors, ['features/router/lag.feature:10 "files its own evidence" attached its evidence 2 times: only kvqual\'s After hook attaches evidence, and a step\'s own could hide what the scenario really did']);
+  assert.equal(compareRuns(run, run).identical, false, 'nothing to prove the scenario deterministic with');
+});
+
+test('determinism compares measured values too: the same digest with another measured value differs, naming the value', () => {
+  const measured = (value: number) => scenario('measures a latency', 10, { evidence: { ...evidence, measurements: [measurement('host blocks counted on worker 1', 4, 'blocks'), measurement('audit latency', value, 'ms')] } });
+  const a = parseRun(fakeMessages([measured(237)]));
+  const b = parseRun(fakeMessages([measured(488)]));
+  const result = compareRuns(a, b);
+  assert.equal(result.identical, false);
+  assert.deepEqual(result.differences.map((d) => d.reason), ['a measured value differs (audit latency: audit latency = 237 ms vs audit latency = 488 ms)']);
+  const fewer = parseRun(fakeMessages([scenario('measures a latency', 10)]));
+  assert.deepEqual(compareRuns(a, fewer).differences.map((d) => d.reason), ['a measured value differs (audit latency: audit latency = 237 ms vs none)']);
+  assert.equal(compareRuns(a, parseRun(fakeMessages([measured(237)]))).identical, true);
+});
+
+test('what changed the suite or its gates is named under Needs attention: fewer generated workloads than the default, a subset suite or registry, a seed or unit folder set in the environment', () => {
+  const clean = { ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: { unitFiles: 1, unitTests: 1, scenarios: 1, failures: [], problems: [] }, generated: WHOLE_CAMPAIGN };
+  const repository = { features: 'features', requirements: 'requirements.yaml', requirements_digest: `sha256:${'a'.repeat(64)}`, repository_suite: true };
+  assert.deepEqual(buildSignoff({ ...clean, scope: repository, environment: [] }).attention, []);
+  const texts = (changes: Partial<SignoffInput>) => buildSignoff({ ...clean, scope: repository, ...changes }).attention.map((a) => a.text);
+  assert.deepEqual(texts({ generated: { ...WHOLE_CAMPAIGN, runs: 30, passed: 30 } }), ['Only 30 generated workloads ran (--fuzz-runs 30), fewer than the 1000 a sign-off runs by default: a counterexample further into the campaign would not be seen.']);
+  const subset = { features: 'features/blocks', requirements: '/tmp/req-small.yaml', requirements_digest: `sha256:${'b'.repeat(64)}`, repository_suite: false };
+  assert.deepEqual(texts({ scope: subset }), [`Not the repository's suite: the features of features/blocks/ and the requirements of /tmp/req-small.yaml (sha256:bbbbbbbbbbbb…) ran, where the repository's are features/ and requirements.yaml: this sign-off qualifies that suite only.`]);
+  const model = buildSignoff({ ...clean, scope: subset });
+  assert.match(renderMarkdown(model), /\| Requirements \| `\/tmp\/req-small\.yaml` `sha256:b{64}` — not the repository's suite \|/);
+  assert.match(renderHtml(model), /<th>Requirements<\/th><td><code>\/tmp\/req-small\.yaml<\/code> .* — not the repository's suite/);
+  assert.deepEqual(toSignoffJson(model).scope, subset);
+  assert.deepEqual(texts({ environment: [{ name: 'KVQUAL_COVERAGE_UNITS', value: 'build/none', meaning: "the coverage run ran the unit tests of build/none, not the repository's test/unit" }] }), ["KVQUAL_COVERAGE_UNITS=build/none: the coverage run ran the unit tests of build/none, not the repository's test/unit."]);
+  assert.deepEqual(texts({ coverage: null }), ['Coverage was not measured: not requested.'], 'a coverage run with no summary measured nothing');
+});
+
+test('the coverage run counts the unit tests that passed as TAP counts them: a skipped suite is not a test that did not pass', () => {
+  const run = { unitFiles: 1, unitTests: 3, unitPassed: 1, scenarios: 1, failures: [], problems: [], skipped: [{ name: 'skipped', why: '' }, { name: 'to do', why: 'flaky' }, { name: 'whole suite skipped', why: '' }] };
+  assert.match(gateOf(buildSignoff({ ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: run }), 'Coverage run').summary, /^1 of 3 unit tests and all 1 scenario passed again/);
+});
+
+test('two feature files whose paths slug alike get anchors (and figure files) of their own; others keep the plain anchor', () => {
+  const one = scenario('at 10 ms', 14, { uri: 'fx/same_instant.feature' });
+  const two = scenario('at 20 ms', 14, { uri: 'fx/same-instant.feature' });
+  const model = buildSignoff(input([one, two, scenario('elsewhere', 30)]));
+  const anchors = model.views.map((v) => v.anchor);
+  assert.equal(new Set(anchors).size, 3, anchors.join(', '));
+  assert.deepEqual(anchors.map((a) => a.replace(/-[0-9a-f]{8}$/, '-HASH')).sort(), ['sc-features-router-lag-30', 'sc-fx-same-instant-14-HASH', 'sc-fx-same-instant-14-HASH']);
+});
+
+test('scenarios neither run ran (a merge missing their shard) are said to be not proven, not to have differed', () => {
+  const never = scenario('never ran', 20, { notRun: true });
+  const model = buildSignoff(input([scenario('ran', 10), never], [scenario('ran', 10), never]));
+  assert.equal(gateOf(model, 'Determinism').summary, '1 scenario not run in either run, so not proven: "never ran"');
+  const both = buildSignoff(input([scenario('ran', 10), never, scenario('gone', 30)], [scenario('ran', 10), never]));
+  assert.equal(gateOf(both, 'Determinism').summary, '1 scenario differed between the two runs: "gone"; 1 scenario not run in either run, so not proven: "never ran"');
+});
+
+test('a coverage run whose unit folder holds no test file checked no unit test: a problem of the run, not "all 0 unit tests passed"', async () => {
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-no-units-'));
+  try {
+    const run = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], skipped: [], problems: [] as string[] };
+    const ctx = { root: empty, env: { KVQUAL_COVERAGE_UNITS: 'build/none' }, now: () => 0, date: () => '', subject: () => { throw new Error('not asked'); }, write: () => {} };
+    assert.equal(await runCompiledUnits(ctx, {}, run), 'build/none');
+    assert.deepEqual(run.problems, ['no unit test file (*.test.js) in build/none: the coverage run checked no unit test']);
+    const model = buildSignoff({ ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: run });
+    assert.equal(gateOf(model, 'Coverage run').passed, false);
+  } finally {
+    fs.rmSync(empty, { recursive: true, force: true });
+  }
 });

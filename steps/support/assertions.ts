@@ -1,0 +1,42 @@
+// Every `Then` checks something, and checks it for real: chai's assertions are counted per step
+// (one hook on Assertion.prototype.assert, through which every expect(…) assertion goes). A `Then`
+// (or an `And` after it) that passed without making an assertion, or passed although one of its
+// assertions failed (caught inside the step), fails, naming which. The sign-off's scenarios gate
+// then says so, as for any failed step.
+import * as chai from 'chai';
+import { AfterStep, BeforeStep, Status } from '@cucumber/cucumber';
+
+/** Assertions made, and failed, since the current step began. */
+const counted = { made: 0, failed: 0 };
+
+chai.use((lib) => {
+  const proto = lib.Assertion.prototype as { assert: (...args: unknown[]) => unknown };
+  const assert = proto.assert;
+  proto.assert = function counting(this: unknown, ...args: unknown[]): unknown {
+    counted.made++;
+    try {
+      return assert.apply(this, args);
+    } catch (error) {
+      counted.failed++;
+      throw error;
+    }
+  };
+});
+
+BeforeStep(function () {
+  counted.made = 0;
+  counted.failed = 0;
+});
+
+/** Why a step that passed did not really check: null when it did (or when it is not an outcome step). */
+export function uncheckedOutcome(stepType: string | undefined, status: string | undefined, made: number, failed: number): string | null {
+  if (status !== Status.PASSED) return null;
+  if (failed > 0) return `${failed === 1 ? 'an assertion' : `${failed} assertions`} of this step failed and the step passed anyway (caught inside it): a step must not swallow its own check`;
+  if (stepType === 'Outcome' && made === 0) return 'this Then step passed without checking anything: it made no assertion';
+  return null;
+}
+
+AfterStep(function ({ pickleStep, result }) {
+  const problem = uncheckedOutcome(pickleStep.type, result?.status, counted.made, counted.failed);
+  if (problem !== null) throw new Error(problem);
+});
