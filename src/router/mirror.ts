@@ -12,6 +12,14 @@ import { grownIdArray, zeroedIdArray } from '../collections/typedArrays';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
+/** The largest position a 32-bit positions array holds (see ResidencyMirror.positions). */
+const INT32_MAX = 2 ** 31 - 1;
+/** A Float64Array of `length`, holding `from`'s values first. */
+function grownFloat64(from: Float64Array, length: number): Float64Array {
+  const grown = new Float64Array(Math.max(length, 2 * from.length));
+  grown.set(from);
+  return grown;
+}
 /** The largest position a 16-bit positions array holds (see ResidencyMirror.positions). */
 const INT16_MAX = 0x7fff;
 
@@ -70,10 +78,13 @@ export class ResidencyMirror {
   /** 1 for each block id met so far in the event being checked; cleared when the check ends. */
   private metInEvent = new Uint8Array(0);
   /**
-   * Position in its sequence of each stored block, by block id (−1 when its Stored gave none): 16
-   * bits until a position past 32,767 comes (a prompt of that many blocks), then 32.
+   * Position in its sequence of each stored block, by block id (−1 when no Stored of it gave one): 16
+   * bits until a position past 32,767 comes (a prompt of that many blocks), then 32, then, past
+   * 2^31 − 1 (a log may give any position up to 2^53 − 1), 64-bit floats, which hold them exactly.
+   * One position per block, whichever rank or tier holds it: a block is named by its whole prefix
+   * (HASH-1), so it stands at one position in every sequence it is part of.
    */
-  private positions: Int16Array | Int32Array = new Int16Array(0);
+  private positions: Int16Array | Int32Array | Float64Array = new Int16Array(0);
 
   /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
   constructor(
@@ -213,19 +224,26 @@ export class ResidencyMirror {
     throw violation(event, 'event-id-gap', firstBlock(event), state.expectedEventId);
   }
 
+  /**
+   * Records the positions of a Stored's blocks (before the rank holds them). A Stored that gives no
+   * position leaves a block some rank already holds, in either tier, where it was: it does not know
+   * better, and forgetting would let a later child of that block claim any position.
+   */
   private rememberPositions(count: number, start: number | null): void {
-    if (start !== null && start + count - 1 > INT16_MAX && this.positions instanceof Int16Array) this.widenPositions();
+    if (start !== null && start + count - 1 > INT16_MAX && this.positions instanceof Int16Array) this.widenPositions(false);
+    if (start !== null && start + count - 1 > INT32_MAX && !(this.positions instanceof Float64Array)) this.widenPositions(true);
     for (let i = 0; i < count; i++) {
       const id = this.eventIds[i];
-      if (id >= this.positions.length) this.positions = grownIdArray(this.positions, id + 1);
-      this.positions[id] = start === null ? -1 : start + i;
+      if (id >= this.positions.length) this.positions = this.positions instanceof Float64Array ? grownFloat64(this.positions, id + 1) : grownIdArray(this.positions, id + 1);
+      if (start !== null) this.positions[id] = start + i;
+      else if (this.device.unheldId(id) && this.host.unheldId(id)) this.positions[id] = -1;
     }
   }
 
-  /** The positions in 32 bits (only the ids issued so far are copied: the rest are zero in both). */
-  private widenPositions(): void {
+  /** The positions in 32 bits, or (`exact`) in 64-bit floats (only the ids issued so far are copied: the rest are zero in both). */
+  private widenPositions(exact: boolean): void {
     const issued = Math.min(this.blockIds.capacity, this.positions.length);
-    const wide = zeroedIdArray(Math.max(issued, 1));
+    const wide = exact ? new Float64Array(Math.max(issued, 1)) : zeroedIdArray(Math.max(issued, 1));
     wide.set(this.positions.subarray(0, issued));
     this.positions = wide;
   }

@@ -249,3 +249,30 @@ test('timestamps going backwards on a line with no events name no event', () => 
   assert.ok(violation.violation === 'timestamp-backwards');
   assert.deepEqual([violation.line_number, violation.event_id, violation.previous_line_number], [2, null, 1]);
 });
+
+/** A log of wire lines (worker, dp rank 0, one Stored each): [worker, event id, parent, start position, block, medium]. */
+function storedLog(lines: [number, number, number | null, number | null, number, string?][]): string {
+  return lines
+    .map(([worker, id, parent, start, block, medium]) =>
+      JSON.stringify({ worker_id: worker, dp_rank: 0, event: { event_id: id, data: { stored: { parent_hash: parent, start_position: start, blocks: [{ block_hash: block, tokens_hash: 1 }], ...(medium ? { medium } : {}) } } } }),
+    )
+    .join('\n');
+}
+
+test('a Stored that gives no position leaves a block another rank or tier holds at its known position: a later child at another position is still a broken chain', () => {
+  const otherRank = storedLog([[1, 0, null, 0, 10], [1, 1, 10, 1, 11], [2, 0, null, 0, 20], [2, 1, 20, null, 11], [1, 2, 11, 7, 12]]);
+  const rejected = violationOf(checkEventLog(parseWireLog(otherRank)));
+  assert.deepEqual([rejected.line_number, rejected.violation], [5, 'broken-chain']);
+  const otherTier = storedLog([[1, 0, null, 0, 10], [1, 1, 10, 1, 11], [1, 2, null, 0, 10, 'CPU_PINNED'], [1, 3, 10, null, 11, 'CPU_PINNED'], [1, 4, 11, 7, 12]]);
+  assert.deepEqual([violationOf(checkEventLog(parseWireLog(otherTier))).line_number], [5]);
+  // The child at the right position is accepted either way.
+  assert.equal(checkEventLog(parseWireLog(otherRank.replace('"start_position":7', '"start_position":2'))).status, 'clean');
+});
+
+test('positions past 2^31 − 1 (a log may give up to 2^53 − 1) are kept exactly: a chain that follows is accepted, one that does not is rejected', () => {
+  const chain = (first: number, second: number) => storedLog([[1, 0, null, null, 10], [1, 1, 10, first, 11], [1, 2, 11, second, 12]]);
+  assert.equal(checkEventLog(parseWireLog(chain(4294967301, 4294967302))).status, 'clean');
+  assert.equal(violationOf(checkEventLog(parseWireLog(chain(4294967301, 6)))).line_number, 3);
+  assert.equal(violationOf(checkEventLog(parseWireLog(chain(2147483648, 5)))).line_number, 3);
+  assert.equal(checkEventLog(parseWireLog(chain(9007199254740990, 9007199254740991))).status, 'clean');
+});
