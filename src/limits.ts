@@ -36,8 +36,23 @@ export const LIMITS = {
   prompt_tokens: 10_000_000,
   /** Output tokens of one request. */
   output_tokens: 1_000_000,
-  /** Requests in one replay: explicit requests, trace lines, or agentic requests × lanes × iterations. */
-  requests: 1_000_000,
+  /**
+   * Requests in one replay: explicit requests, trace lines, or agentic requests × lanes × iterations
+   * (a run of 996,000 small agentic requests peaked at 3.9 GB, near the heap's end: half of that).
+   */
+  requests: 500_000,
+  /**
+   * Complete blocks of one request's prompt (its tokens ÷ the engine's block size): a Stored KV event
+   * of a whole prompt is one line of an event log, and 10,000,000 one-token blocks took minutes and
+   * gigabytes and overflowed the longest string JavaScript makes.
+   */
+  prompt_blocks: 1_048_576,
+  /** Prompt tokens of every request of a replay together (agentic ones as often as lanes and iterations repeat them). */
+  workload_prompt_tokens: 10_000_000_000,
+  /** Output tokens of every request of a replay together: each is a decode step of some pass (1e12 of them would take days). */
+  workload_output_tokens: 1_000_000_000,
+  /** Placements × candidate ranks a report keeps with `kvqual replay --scores all` (each a record in the report). */
+  kept_scores: 1_000_000,
   /** `workload.agentic.lanes`. */
   lanes: 10_000,
   /** `workload.agentic.iterations`. */

@@ -23,6 +23,7 @@ import { requestsFormatOf, writeRequests } from '../report/requestsExport';
 import { DurationError, formatNs, plainDecimal, VirtualClockError } from '../time';
 import type { SpinNotice } from '../sim/cluster';
 import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
+import { budgetProblem, type BudgetItem } from '../config/budget';
 import { LIMITS, limitText } from '../limits';
 import { TraceLineError } from '../traceLineError';
 import type { CliIo } from './io';
@@ -84,6 +85,9 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     const trace = traceOf(config, file, options.traceRoot ?? [], io);
     const tables = loadTimingTables(config, file, io);
     const inputs = [{ absolute: configPath, what: 'config' }, ...(trace ? [{ absolute: trace.absolute, what: `trace named by ${trace.field}` }] : []), ...tables];
+    for (const [option, value] of [['--out', options.out], ['--events-out', options.eventsOut], ['--requests-out', options.requestsOut], ['--plot', options.plot]] as const) {
+      if (value !== undefined && value.trim() === '') throw new OptionError(`${option} "": give a ${option === '--plot' ? 'folder' : 'file'} name (an empty one would write into the working folder)`);
+    }
     const requested = [
       ...(options.out === undefined ? [] : [{ option: '--out', file: options.out }]),
       ...(options.eventsOut === undefined ? [] : [{ option: '--events-out', file: options.eventsOut }]),
@@ -96,6 +100,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     outputs = planOutputs(requested, io.cwd, inputs);
     const kept_scores = keptScores(options.scores);
     const loaded = trace ? loadTrace(config, file, trace) : {};
+    if (kept_scores === 'all') checkKeptScores(config, loaded);
     // The event log is written as batches are delivered, not kept in memory (put in place with the other outputs).
     const eventLog = outputs.find((output) => output.option === '--events-out');
     spooled = eventLog ? new SpooledOutput(eventLog) : null;
@@ -281,6 +286,29 @@ export function readTimingTable(configFolder: string, csv: string, cwd: string):
   }
 }
 
+/** `--scores all` keeps a record per candidate rank of every placement: refused when that is more than LIMITS.kept_scores. */
+function checkKeptScores(config: ReplayConfig, loaded: ReplayInputs): void {
+  const ranks = config.cluster.workers.reduce((total, role) => total + role.replicas * role.dp_size, 0);
+  const { agentic } = config.workload;
+  const requests = loaded.mooncake_requests
+    ? loaded.mooncake_requests.length
+    : loaded.agentic_trace && agentic
+      ? agenticRequestCount(loaded.agentic_trace) * agentic.iterations * (agentic.assignment === 'snapshot' ? agentic.lanes : 1)
+      : (config.workload.requests?.length ?? 0);
+  if (ranks * requests <= LIMITS.kept_scores) return;
+  throw new OptionError(
+    `--scores all keeps every candidate of every placement: ${limitText(ranks)} ranks × ${limitText(requests)} requests = ${limitText(ranks * requests)} records, above the limit of ${limitText(LIMITS.kept_scores)}; leave --scores out to keep the chosen rank and the runner-up`,
+  );
+}
+
+/** Refuses a trace's workload over the budget (src/config/budget.ts): a request named in its trace, or the whole under `field` of the config. */
+function checkBudget(config: ReplayConfig, configFile: string, trace: TraceFile, field: string, items: BudgetItem[], repeat: number, repeated: string): void {
+  const problem = budgetProblem(items, config.cluster.workers[0].engine.block_size, repeat, repeated);
+  if (problem === null) return;
+  if (problem.where !== null) throw new InputError(`${trace.shown}: ${problem.where}: ${problem.message} (the trace named by ${trace.field} in ${configFile})`);
+  throw new InputError(`${configFile}: ${field}: ${problem.message}`);
+}
+
 /** Reads the trace a config names, line by line; errors name the trace as shown and the config that referred to it. */
 export function loadTrace(config: ReplayConfig, configFile: string, trace: TraceFile): ReplayInputs {
   const { agentic, mooncake } = config.workload;
@@ -295,10 +323,16 @@ export function loadTrace(config: ReplayConfig, configFile: string, trace: Trace
           `${configFile}: workload.agentic: ${agenticRequestCount(agentic_trace)} trace requests × ${agentic.iterations} iterations${lanes} = ${requests} requests, above the limit of ${limitText(LIMITS.requests)}`,
         );
       }
+      const nodes = agentic_trace.plays.flatMap((play) => play.nodes.map((node) => ({ where: `line ${node.line}`, prompt_tokens: node.input_length, output_tokens: node.output_length })));
+      const repeat = agentic.iterations * (agentic.assignment === 'snapshot' ? agentic.lanes : 1);
+      checkBudget(config, configFile, trace, 'workload.agentic', nodes, repeat, `${agentic.iterations} iterations${agentic.assignment === 'snapshot' ? ` × ${agentic.lanes} lanes` : ''}`);
       return { agentic_trace };
     }
     const options = { trace_block_size: config.workload.trace_block_size, max_requests: mooncake!.max_requests ?? null, time_scale: mooncake!.time_scale, first_ordinal: 0 };
-    return { mooncake_requests: parseMooncakeLines(lines, trace.shown, options) };
+    const mooncake_requests = parseMooncakeLines(lines, trace.shown, options);
+    const requests = mooncake_requests.map((request) => ({ where: `request ${request.identity.request_id}`, prompt_tokens: request.prompt.length_tokens, output_tokens: request.output_length }));
+    checkBudget(config, configFile, trace, 'workload.mooncake', requests, 1, '');
+    return { mooncake_requests };
   } catch (error) {
     if (error instanceof TraceLineError) throw new InputError(`${error.message} (the trace named by ${trace.field} in ${configFile})`);
     if (error instanceof InputFileError) throw new InputError(`${configFile}: ${trace.field}: ${error.message}`);

@@ -58,11 +58,20 @@ export function registerSweep(program: Command, io: CliIo, finish: (code: ExitCo
 
 class UsageError extends Error {}
 
-function parseJobs(text: string | undefined): number {
-  if (text === undefined) return defaultJobs();
+/** Worker processes per core at most: each is a Node process of about 100 MB, and points run one at a time on it. */
+const JOBS_PER_CORE = 4;
+
+export function parseJobs(text: string | undefined, cores = defaultJobs()): number {
+  if (text === undefined) return cores;
   const jobs = Number(text);
-  if (!/^\d+$/.test(text) || jobs < 1 || jobs > 1024) throw new UsageError(`--jobs ${text}: expected a whole number of worker processes from 1 to 1024`);
+  const most = Math.min(1024, JOBS_PER_CORE * cores);
+  if (!/^\d+$/.test(text) || jobs < 1 || jobs > most) throw new UsageError(`--jobs ${text}: expected a whole number of worker processes from 1 to ${most} (${JOBS_PER_CORE} per core of the ${cores} here; each is a process of about 100 MB)`);
   return jobs;
+}
+
+/** An --out that names no folder ("") is refused: it would write into the working folder. */
+function checkOutName(out: string): void {
+  if (out.trim() === '') throw new UsageError('--out "": give a folder to write into (an empty name would write into the working folder)');
 }
 
 /** Makes a folder; one that exists already (or was made by another process meanwhile) is left as it is. */
@@ -336,6 +345,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   let jobs: number;
   try {
     jobs = parseJobs(options.jobs);
+    checkOutName(options.out);
     prepared = prepareSweep(file, options, io);
     const { document, charts, inputs } = prepared;
     if (document.shard) checkOutputs(options.out, [shardFile(document.shard)], null, inputs, io.cwd);
@@ -401,6 +411,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
 
 export async function mergeFiles(files: readonly string[], options: { out: string }, io: CliIo): Promise<ExitCode> {
   try {
+    checkOutName(options.out);
     const shards = files.map((file) => ({ file, document: parseSweepDocument(readTextFile(path.resolve(io.cwd, file), file, 1 << 30, 'shard result'), file) }));
     const merged = mergeShards(shards);
     const charts = chartsOf(merged, shards[0].file);
@@ -410,7 +421,7 @@ export async function mergeFiles(files: readonly string[], options: { out: strin
     io.stdout(`sweep merge: ${shards.length} shard(s), ${merged.points.length} point(s), ${merged.points.filter((p) => !p.clean).length} not clean; written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)\n`);
     return merged.points.every((point) => point.clean) ? ExitCode.clean : ExitCode.violation;
   } catch (error) {
-    if (error instanceof SweepError || error instanceof OutputError || isInputError(error)) {
+    if (error instanceof SweepError || error instanceof OutputError || error instanceof UsageError || isInputError(error)) {
       io.stderr(`kvqual sweep merge: ${error.message}\n`);
       return ExitCode.usage;
     }

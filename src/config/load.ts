@@ -6,6 +6,7 @@ import { ReplayConfig, ReplayConfigSchema, type RequestConfig } from './schema';
 import { checkRoles, checkSharedContract, ClusterSetupError } from '../sim/cluster';
 import { clusterSpec, PASS_TIME_UNUSED, roleSpecs } from './build';
 import { guardViolations } from '../agentic/guard';
+import { budgetProblem, type BudgetItem } from './budget';
 import { LIMITS, limitText } from '../limits';
 import { didYouMean } from '../suggest';
 import { collectionKeyAt } from '../inputFiles';
@@ -228,17 +229,24 @@ function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfi
   const seen = new Set<string>();
   /** Context tokens (prompt + output) a later request extends, by id. */
   const contextTokens = new Map<string, number>();
+  const budgeted: BudgetItem[] = [];
+  /** Arrival (ms, as written) of each request so far, by id. */
+  const arrivals = new Map<string, number>();
   requests.forEach((request, i) => {
     const at = (field: string) => `workload.requests[${i}]${field ? `.${field}` : ''}`;
     if (seen.has(request.id)) problems.push({ path: at('id'), message: `duplicate request id "${request.id}"` });
     const promptTokens = promptLength(config, request, contextTokens);
     contextTokens.set(request.id, promptTokens + request.output_length);
+    budgeted.push({ where: at(''), prompt_tokens: promptTokens, output_tokens: request.output_length });
     if (promptTokens > LIMITS.prompt_tokens) {
       problems.push({ path: at(request.extends === undefined ? 'prompt' : 'extends'), message: `the prompt is ${promptTokens} tokens, above the limit of ${limitText(LIMITS.prompt_tokens)} tokens` });
     }
     if (request.extends !== undefined && !seen.has(request.extends)) {
       problems.push({ path: at('extends'), message: `"${request.extends}" is not an earlier request` });
+    } else if (request.extends !== undefined && arrivals.has(request.extends) && arrivals.get(request.extends)! > request.arrival_ms) {
+      problems.push({ path: at('extends'), message: `"${request.extends}" arrives at ${arrivals.get(request.extends)} ms, after this request (${request.arrival_ms} ms): a prompt cannot continue a turn that has not been sent` });
     }
+    arrivals.set(request.id, request.arrival_ms);
     seen.add(request.id);
     const hasParts = request.prompt !== undefined;
     const hasTrace = request.hash_ids !== undefined;
@@ -263,6 +271,8 @@ function requestProblems(config: ReplayConfig, requests: NonNullable<ReplayConfi
       }
     });
   });
+  const budget = budgetProblem(budgeted, config.cluster.workers[0]?.engine.block_size ?? 1);
+  if (budget !== null) problems.push({ path: budget.where ?? 'workload.requests', message: budget.message });
   return problems;
 }
 

@@ -427,10 +427,12 @@ function requestsWorkload(
   const traceIds: number[][] = [];
   draw.requests.forEach((request, i) => {
     const id = `r${i}`;
-    const arrival_ms = request.same_instant && i > 0 ? arrivals[i - 1] : quartersToMs(request.arrival_quarters);
+    const drawn_ms = request.same_instant && i > 0 ? arrivals[i - 1] : quartersToMs(request.arrival_quarters);
+    const prompt = request.prompt;
+    // A prompt continues a turn already sent: never before the request it extends arrives.
+    const arrival_ms = prompt.kind === 'extends' && i > 0 ? Math.max(drawn_ms, arrivals[prompt.parent % i]) : drawn_ms;
     arrivals.push(arrival_ms);
     const raw: RawConfig = { id, arrival_ms };
-    const prompt = request.prompt;
     if (prompt.kind === 'extends' && i > 0) {
       raw.extends = `r${prompt.parent % i}`;
       raw.prompt = [{ tokens: prompt.tokens }];

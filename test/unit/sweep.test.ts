@@ -4,6 +4,7 @@
 // foreign shard is an error), each point's metrics (null when nothing was measured), the CSV and
 // the charts (two parameters of one chart file name refused).
 import { test } from 'node:test';
+import { parseJobs } from '../../src/cli/sweep';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -258,4 +259,13 @@ test('two varied parameters whose charts would have one file name are refused, n
   const colliding = { parameters: ['workload.prefixes.a/b', 'workload.prefixes.a_b'], values: { 'workload.prefixes.a/b': [4, 8], 'workload.prefixes.a_b': [12, 16] }, metrics: [...METRICS] };
   assert.throws(() => sweepCharts(colliding), { name: 'SweepError', message: /^workload\.prefixes\.a\/b and workload\.prefixes\.a_b would have charts of one file name \(<metric>--workload_prefixes_a_b\.svg\)/ });
   assert.equal(sweepCharts({ ...colliding, values: { ...colliding.values, 'workload.prefixes.a_b': [12] } }).length, METRICS.length, 'a parameter with one value has no chart, so no clash');
+});
+
+test('--jobs: up to four worker processes per core (each about 100 MB), never 1,024 on two cores; the default is the core count', () => {
+  assert.equal(parseJobs(undefined, 2), 2);
+  assert.equal(parseJobs('8', 2), 8);
+  assert.throws(() => parseJobs('9', 2), /^Error: --jobs 9: expected a whole number of worker processes from 1 to 8 \(4 per core of the 2 here; each is a process of about 100 MB\)$/);
+  assert.throws(() => parseJobs('1024', 2), /from 1 to 8/);
+  assert.equal(parseJobs('1024', 512), 1024, 'at most 1,024 on any machine');
+  assert.throws(() => parseJobs('0', 2), /from 1 to 8/);
 });
