@@ -32,10 +32,19 @@ export interface ProgressDisplay {
   stop(): void;
 }
 
-/** The real process: standard streams and the working folder. */
+/**
+ * Text for a terminal: control characters other than line breaks and tabs (an escape sequence in
+ * a request id or a CSV cell could move the cursor or retitle the window) as \uXXXX. Inside a JSON
+ * string that escape reads back as the same character, so `--json` stays the same JSON.
+ */
+export function terminalSafe(text: string): string {
+  return /[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(text) ? text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
+}
+
+/** The real process: standard streams (terminal-safe) and the working folder. */
 export const processIo: CliIo = {
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
+  stdout: (text) => void process.stdout.write(terminalSafe(text)),
+  stderr: (text) => void process.stderr.write(terminalSafe(text)),
   get cwd() {
     return process.cwd();
   },

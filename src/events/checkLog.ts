@@ -4,6 +4,8 @@
 // log. Pure: parsed lines in, a report out. The lines may be a stream (parseWireLines over a file):
 // they are read once, in order, and every line is read even after a violation, so that a
 // malformed line anywhere in the log is still reported.
+import { WireFormatError } from './wire';
+import { LIMITS, limitText } from '../limits';
 import type { RankRef, Tier } from './model';
 import { TIERS } from './model';
 import type { LogLine } from './wire';
@@ -103,6 +105,8 @@ function progressOf(ranks: Map<string, RankProgress>, mirror: ResidencyMirror, l
   const { worker_id, dp_rank } = line.batch;
   const known = ranks.get(rankKey(line.batch));
   if (known) return known;
+  // The mirror keeps, per block, the set of ranks holding it: a log of tens of thousands of ranks sharing blocks asked for gigabytes.
+  if (ranks.size >= LIMITS.ranks) throw new WireFormatError(line.line_number, '', `worker ${worker_id}, dp rank ${dp_rank} is rank ${limitText(ranks.size + 1)} of the log, above the limit of ${limitText(LIMITS.ranks)} ranks (as in a config)`);
   const progress: RankProgress = {
     index: ranks.size,
     last_timestamp_line: 0,

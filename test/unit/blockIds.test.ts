@@ -381,3 +381,15 @@ test('the id table behaves as a map from hash to a count of holders, also for ha
     { numRuns: 200, seed: 1893 },
   );
 });
+
+test('hashes alike in their low 32 bits (a crafted log) keep ids of their own, are found, and leave the table whole when released in any order', () => {
+  const table = new BlockIds();
+  const hashes = Array.from({ length: 5000 }, (_, i) => (BigInt(i + 1) << 32n) | 0x1234n);
+  const ids = hashes.map((hash) => table.acquire(hash));
+  assert.equal(new Set(ids).size, hashes.length);
+  hashes.forEach((hash, i) => assert.equal(table.idOf(hash), ids[i]));
+  for (let i = 0; i < hashes.length; i += 2) table.release(ids[i]);
+  hashes.forEach((hash, i) => assert.equal(table.idOf(hash), i % 2 === 0 ? NO_BLOCK_ID : ids[i]));
+  for (let i = 1; i < hashes.length; i += 2) table.release(ids[i]);
+  assert.equal(table.size, 0);
+});

@@ -276,3 +276,9 @@ test('positions past 2^31 − 1 (a log may give up to 2^53 − 1) are kept exact
   assert.equal(violationOf(checkEventLog(parseWireLog(chain(2147483648, 5)))).line_number, 3);
   assert.equal(checkEventLog(parseWireLog(chain(9007199254740990, 9007199254740991))).status, 'clean');
 });
+
+test('a log of more ranks than a config may have (4,096) is refused at the first rank past the limit, naming it', () => {
+  const lines = Array.from({ length: 4097 }, (_, rank) => logLine(rank + 1, rank, null, [[0, store(10n)]]));
+  assert.equal(checkEventLog(lines.slice(0, 4096)).status, 'clean');
+  assert.throws(() => checkEventLog(lines), (error: Error) => error instanceof WireFormatError && error.message === 'line 4097: worker 1, dp rank 4096 is rank 4,097 of the log, above the limit of 4,096 ranks (as in a config)');
+});

@@ -4,6 +4,7 @@
 // `node bin/kvqual.js` process.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { terminalSafe } from '../../src/cli/io';
 import * as path from 'node:path';
 import { kvqualInProcess, kvqualProcess } from '../support/cli';
 
@@ -75,4 +76,12 @@ test('--json prints the report as JSON with u64 values as decimal strings', () =
   const malformed = kvqual('check-events', '--json', example('malformed.jsonl'));
   assert.equal(malformed.status, 2);
   assert.deepEqual(JSON.parse(malformed.stdout).field_path, 'events[1].data.stored.blocks[0].block_hash');
+});
+
+test('what kvqual prints is terminal-safe: control characters but line breaks and tabs are written as \\uXXXX, which JSON reads back as the same character', () => {
+  assert.equal(terminalSafe('failed: \u001b[31mRED\u001b]0;pwned\u0007: needs 9 G1 blocks\n\tnext'), 'failed: \\u001b[31mRED\\u001b]0;pwned\\u0007: needs 9 G1 blocks\n\tnext');
+  assert.equal(terminalSafe('ms "1\u0000" is not a number'), 'ms "1\\u0000" is not a number');
+  const json = JSON.stringify({ id: 'x\u0085\u007f\u001b' });
+  assert.deepEqual(JSON.parse(terminalSafe(json)), { id: 'x\u0085\u007f\u001b' });
+  assert.equal(terminalSafe('plain text, “quotes” and … stay'), 'plain text, “quotes” and … stay');
 });
