@@ -188,7 +188,8 @@ export class ResidencyMirror {
     this.forgetMet(count - 1, count);
     let broken = false;
     if (parent === NO_BLOCK_ID) broken = start !== null && start !== 0;
-    else if (parent === UNKNOWN_PARENT || !index.holdsId(rankIndex, parent)) broken = true;
+    // A block with a parent comes after it: never at position 0, whether or not the parent's position is known.
+    else if (parent === UNKNOWN_PARENT || !index.holdsId(rankIndex, parent) || start === 0) broken = true;
     else if (start !== null) {
       const parentPosition = parent < this.positions.length ? this.positions[parent] : -1;
       broken = parentPosition >= 0 && parentPosition + 1 !== start;

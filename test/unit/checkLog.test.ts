@@ -282,3 +282,9 @@ test('a log of more ranks than a config may have (4,096) is refused at the first
   assert.equal(checkEventLog(lines.slice(0, 4096)).status, 'clean');
   assert.throws(() => checkEventLog(lines), (error: Error) => error instanceof WireFormatError && error.message === 'line 4097: worker 1, dp rank 4096 is rank 4,097 of the log, above the limit of 4,096 ranks (as in a config)');
 });
+
+test('a Stored with a parent at position 0 is a broken chain even when the parent gave no position: a child comes after its parent', () => {
+  const log = storedLog([[1, 0, null, null, 10], [1, 1, 10, 0, 11]]);
+  assert.equal(violationOf(checkEventLog(parseWireLog(log))).line_number, 2);
+  assert.equal(checkEventLog(parseWireLog(log.replace('"start_position":0', '"start_position":null'))).status, 'clean');
+});
