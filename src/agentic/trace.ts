@@ -362,6 +362,17 @@ function parseDependency(value: unknown, at: string, source: string, line: numbe
 }
 
 /** Checks every predecessor exists in the same play and that the edges form no cycle; returns a topological order (stable by line). */
+/** Requests of a dependency cycle named in its message, at most: a longer cycle is cut in the middle, saying how many hops were left out. */
+const CYCLE_HOPS_SHOWN = 20;
+
+/** A cycle's requests joined by arrows (the first again at the end); a long one shows its first and last hops around "… (N more) …". */
+export function cycleText(cycle: readonly string[]): string {
+  if (cycle.length <= CYCLE_HOPS_SHOWN) return cycle.join(' → ');
+  const head = cycle.slice(0, CYCLE_HOPS_SHOWN / 2);
+  const tail = cycle.slice(cycle.length - CYCLE_HOPS_SHOWN / 2);
+  return `${head.join(' → ')} → … (${(cycle.length - CYCLE_HOPS_SHOWN).toLocaleString('en-US')} more) → ${tail.join(' → ')}`;
+}
+
 function orderPlay(play_id: string, nodes: AgenticNode[], seen: Map<string, { play: string; line: number }>, source: string): AgenticNode[] {
   const byId = new Map(nodes.map((node) => [node.request_id, node]));
   for (const node of nodes) {
@@ -392,7 +403,7 @@ function orderPlay(play_id: string, nodes: AgenticNode[], seen: Map<string, { pl
       if (seenAs === 'done') continue;
       if (seenAs === 'visiting') {
         const path = stack.map((entry) => entry.node.request_id);
-        throw new AgenticTraceError(source, predecessor.line, `dependency cycle: ${[...path.slice(path.indexOf(predecessor.request_id)), predecessor.request_id].join(' → ')}`);
+        throw new AgenticTraceError(source, predecessor.line, `dependency cycle: ${cycleText([...path.slice(path.indexOf(predecessor.request_id)), predecessor.request_id])}`);
       }
       state.set(predecessor.request_id, 'visiting');
       stack.push({ node: predecessor, next: 0 });

@@ -1,6 +1,6 @@
 // Reading a replay configuration: YAML text → schema validation → cross-field checks. Every
 // problem is reported with the path of the field (e.g. cluster.workers[0].host_offload.scope).
-import { type Document, parseDocument } from 'yaml';
+import { type Document, parseDocument, visit } from 'yaml';
 import type { z } from 'zod';
 import { ReplayConfig, ReplayConfigSchema, type RequestConfig } from './schema';
 import { checkRoles, checkSharedContract, ClusterSetupError } from '../sim/cluster';
@@ -122,6 +122,21 @@ export function yamlDocumentProblems(document: Document): { where: string | null
   }));
 }
 
+/** "line L, column C" of the document's first alias `*name`, or "(top level)" when it has none. */
+function aliasPlace(document: Document, text: string, name: string): string {
+  let offset: number | null = null;
+  visit(document, {
+    Alias(_key, node) {
+      if (node.source !== name || node.range === undefined || node.range === null) return undefined;
+      offset = node.range[0];
+      return visit.BREAK;
+    },
+  });
+  if (offset === null) return '(top level)';
+  const before = text.slice(0, offset).split('\n');
+  return `line ${before.length}, column ${before[before.length - 1].length + 1}`;
+}
+
 /** Parses and validates a config given as YAML (or JSON) text. */
 export function parseReplayConfig(text: string, source = 'config'): ReplayConfig {
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
@@ -133,8 +148,10 @@ export function parseReplayConfig(text: string, source = 'config'): ReplayConfig
   try {
     raw = document.toJS({ maxAliasCount: YAML_MAX_ALIAS_COUNT });
   } catch (error) {
-    // The YAML library refuses a document whose aliases expand too much ("billion laughs").
+    // The YAML library refuses a document whose aliases expand too much ("billion laughs"), and an alias with no anchor before it.
     const message = (error as Error).message;
+    const unresolved = /^Unresolved alias[^:]*: (.+)$/.exec(message);
+    if (unresolved) throw new ConfigError(source, [{ path: aliasPlace(document, text, unresolved[1]), message: `the alias *${unresolved[1]} names no anchor &${unresolved[1]} before it` }]);
     const problem = /alias/i.test(message) ? `the YAML aliases (*name) expand too much (${message})` : `cannot read the YAML: ${message}`;
     throw new ConfigError(source, [{ path: '(top level)', message: problem }]);
   }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { AgenticTraceError, parseAgenticTrace } from '../../src/agentic/trace';
+import { AgenticTraceError, cycleText, parseAgenticTrace } from '../../src/agentic/trace';
 import { ConfigError, parseReplayConfig } from '../../src/config/load';
 import { ROOT } from '../support/paths';
 import { kvqualInProcess, kvqualProcess } from '../support/cli';
@@ -284,4 +284,10 @@ test('mutated agentic traces, written either way, are replayed or refused with t
   );
   rmSync(dir, { recursive: true, force: true });
   assert.ok((outcomes.get(0) ?? 0) > 0 && (outcomes.get(2) ?? 0) > 0, `both replayed and refused traces: ${JSON.stringify([...outcomes])}`);
+});
+
+test('a dependency cycle is named hop by hop, and a long one shows its first and last ten requests around how many were left out', () => {
+  assert.equal(cycleText(['a', 'b', 'a']), 'a → b → a');
+  const ring = [...Array.from({ length: 50_000 }, (_, i) => `r${i}`), 'r0'];
+  assert.equal(cycleText(ring), `${ring.slice(0, 10).join(' → ')} → … (49,981 more) → ${ring.slice(-10).join(' → ')}`);
 });
