@@ -25,6 +25,7 @@ import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopC
 import type { Subject } from '../src/signoff/model';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
+import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
 import { figureCacheFromEnv } from '../steps/support/figureCache';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -37,13 +38,11 @@ function git(args: string[]): string | null {
 function subject(): Subject {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
   const commit = git(['rev-parse', 'HEAD']);
-  const status = commit === null ? null : git(['status', '--porcelain']);
-  const changed = status === null ? 0 : status.split('\n').filter(Boolean).length;
   return {
     packageName: pkg.name,
     packageVersion: pkg.version,
     commit: commit ?? 'unknown (not a git checkout)',
-    worktree: commit === null ? 'no git information' : changed === 0 ? 'clean working tree' : `working tree differs from the commit in ${changed} ${changed === 1 ? 'file' : 'files'}`,
+    worktree: worktreeText(commit === null ? null : worktreeDifferences(git)),
     node: process.version,
   };
 }

@@ -3,7 +3,7 @@
 // figure (SVG, shown by cucumber's HTML; drawn once per machine, see figureCache.ts) and the
 // router's decisions in plain words; every failing scenario also prints its seed and a one-line
 // command that replays exactly it.
-import { After, Before, Status } from '@cucumber/cucumber';
+import { After, Before, setDefaultTimeout, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
 import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromCluster, evidenceFromComputation, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
@@ -12,6 +12,10 @@ import { PERTURB_ENV, perturbationApplied, perturbationAsked, perturbIfAsked } f
 import { figureCacheFromEnv } from './figureCache';
 
 const figureCache = figureCacheFromEnv();
+
+// A step's time limit is a hang guard, not a measure: cucumber's 5 s could fail an honest step only
+// in the sign-off's second run, compiled under coverage at a lower priority on a loaded machine.
+setDefaultTimeout(60_000);
 
 Before(function (this: KvWorld, { pickle }) {
   perturbIfAsked(this, pickle.name);
