@@ -36,13 +36,17 @@ function kindOf(stats: fs.Stats): string {
   return 'not a regular file';
 }
 
-function reason(error: unknown): string {
+/** An error of the file system in words ("permission denied"), its code when it has no words here. */
+export function reason(error: unknown): string {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return 'no such file';
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied';
   if (code === 'ENOTDIR') return 'a part of the path is not a folder';
   if (code === 'ELOOP') return 'too many symbolic links';
   if (code === 'ENAMETOOLONG') return 'the name is too long';
+  if (code === 'EROFS') return 'a read-only file system';
+  if (code === 'ENOSPC') return 'no space left on the device';
+  if (code === 'EISDIR') return 'it is a folder';
   return code ?? (error as Error).message;
 }
 

@@ -3,6 +3,7 @@
 // all of them are written as temporary files in their own folders and renamed into place only when
 // every one was written, so a failed run leaves nothing behind and a reader never sees half a file
 // (a run killed meanwhile leaves its temporary files, which the next run of those outputs removes).
+import { reason } from '../inputFiles';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { processAlive } from '../processes';
@@ -28,6 +29,11 @@ export interface PlannedOutput extends OutputRequest {
 
 function code(error: unknown): string {
   return (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+}
+
+/** Why an output could not be written, in words: a missing file while writing means its folder takes no new file (as /proc). */
+function writeReason(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'its folder takes no new file' : reason(error);
 }
 
 function sameFile(a: string, b: string): boolean {
@@ -143,7 +149,7 @@ export class SpooledOutput {
     try {
       this.fd = fs.openSync(this.temporary, 'wx');
     } catch (error) {
-      throw new OutputError(`${output.option} ${output.file}: cannot write it (${code(error)}); nothing was written`);
+      throw new OutputError(`${output.option} ${output.file}: cannot write it (${writeReason(error)}); nothing was written`);
     }
   }
 
@@ -173,7 +179,7 @@ export class SpooledOutput {
     try {
       writeFully(this.fd, this.buffered);
     } catch (error) {
-      throw new OutputError(`${this.output.option} ${this.output.file}: cannot write it (${code(error)}); nothing was written`);
+      throw new OutputError(`${this.output.option} ${this.output.file}: cannot write it (${writeReason(error)}); nothing was written`);
     }
     this.buffered = '';
   }
@@ -194,7 +200,7 @@ export function writeOutputs(outputs: readonly { output: PlannedOutput; text?: s
           spooled.finish();
         } catch (error) {
           if (error instanceof OutputError) throw error;
-          throw new OutputError(`${output.option} ${output.file}: cannot write it (${code(error)}); nothing was written`);
+          throw new OutputError(`${output.option} ${output.file}: cannot write it (${writeReason(error)}); nothing was written`);
         }
         continue;
       }
@@ -220,14 +226,14 @@ export function writeOutputs(outputs: readonly { output: PlannedOutput; text?: s
           fs.closeSync(fd);
         }
       } catch (error) {
-        throw new OutputError(`${output.option} ${output.file}: cannot write it (${code(error)}); nothing was written`);
+        throw new OutputError(`${output.option} ${output.file}: cannot write it (${writeReason(error)}); nothing was written`);
       }
     }
     outputs.forEach(({ output }, index) => {
       try {
         fs.renameSync(written[index], output.absolute);
       } catch (error) {
-        throw new OutputError(`${output.option} ${output.file}: cannot put it in place (${code(error)})`);
+        throw new OutputError(`${output.option} ${output.file}: cannot put it in place (${writeReason(error)})`);
       }
     });
   } finally {

@@ -22,7 +22,7 @@ import { renderRunChart, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
 import { DurationError, formatNs, plainDecimal, VirtualClockError } from '../time';
 import type { SpinNotice } from '../sim/cluster';
-import { fileLines, InputFileError, printable, readTextFile } from '../inputFiles';
+import { fileLines, InputFileError, printable, readTextFile, reason as fileReason } from '../inputFiles';
 import { budgetProblem, type BudgetItem } from '../config/budget';
 import { LIMITS, limitText } from '../limits';
 import { TraceLineError } from '../traceLineError';
@@ -220,6 +220,7 @@ export function traceOf(config: ReplayConfig, configFile: string, roots: readonl
   const absolute = path.resolve(configFolder, named.name);
   const shown = shownPath(absolute, io.cwd);
   const allowed = (roots.length > 0 ? roots : [configFolder, io.cwd]).map((root) => {
+    if (root.trim() === '') throw new InputError('--trace-root "": give a folder (an empty name allows none)');
     let real: string;
     try {
       real = fs.realpathSync(path.resolve(io.cwd, root));
@@ -233,8 +234,7 @@ export function traceOf(config: ReplayConfig, configFile: string, roots: readonl
   try {
     real = fs.realpathSync(absolute);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as NodeJS.ErrnoException).code;
-    throw new InputError(`${configFile}: ${named.field}: cannot read ${shown}: ${reason}`);
+    throw new InputError(`${configFile}: ${named.field}: cannot read ${shown}: ${fileReason(error)}`);
   }
   if (!allowed.some(({ real: root }) => isInside(real, root))) {
     const folders = allowed.map(({ root, real: rootReal }) => (roots.length > 0 ? root : shownPath(rootReal, io.cwd))).join(', ');
@@ -274,8 +274,7 @@ export function readTimingTable(configFolder: string, csv: string, cwd: string):
   try {
     real = fs.realpathSync(absolute);
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as NodeJS.ErrnoException).code;
-    return { absolute, problem: `cannot read ${shown}: ${reason}` };
+    return { absolute, problem: `cannot read ${shown}: ${fileReason(error)}` };
   }
   if (!isInside(real, fs.realpathSync(configFolder))) return { absolute, problem: `${shown} is outside the config's folder; keep the table beside the config` };
   try {

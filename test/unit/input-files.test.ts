@@ -190,7 +190,7 @@ test('a write the disk cuts short is written again until it is whole; a disk tha
       try {
         assert.throws(
           () => writeOutputs(at === 0 ? written : [{ output: report, text: '{}' }, written[1]]),
-          (error: unknown) => error instanceof OutputError && error.message === `${output.option} ${output.file}: cannot write it (ENOSPC); nothing was written`,
+          (error: unknown) => error instanceof OutputError && error.message === `${output.option} ${output.file}: cannot write it (no space left on the device); nothing was written`,
         );
       } finally {
         full.mock.restore();
