@@ -68,9 +68,12 @@ export function passDurationNs(model: PassTimeModel, shape: PassShape): Nanos {
       model.context_token_ps * BigInt(shape.context_tokens);
     ns = ceilDiv(ps, 1000n);
   } else {
-    ns = 0n;
-    if (shape.has_prefill) ns += prefillTableNs(model, shape.prefill_tokens);
-    if (has_decode) ns += decodeTableNs(model, shape.decode_sequences, shape.decode_context_tokens);
+    // Each part exact, none below zero (an extrapolation below zero must not cancel the other part), their sum rounded up once.
+    const parts: Exact[] = [];
+    if (shape.has_prefill) parts.push(atLeastZero(prefillTableExact(model, shape.prefill_tokens)));
+    if (has_decode) parts.push(atLeastZero(decodeTableExact(model, shape.decode_sequences, shape.decode_context_tokens)));
+    const sum = parts.reduce((a, b) => [a[0] * b[1] + b[0] * a[1], a[1] * b[1]], [0n, 1n] as Exact);
+    ns = ceilDiv(sum[0], sum[1]);
   }
   if (ns < 1n) return 1;
   if (ns > BigInt(LAST_VIRTUAL_NS)) throw new VirtualClockError(`a pass of ${shape.prefill_tokens} prefill tokens and ${shape.decode_sequences} decode sequences would last ${virtualDays(Number(ns))}`);
@@ -88,22 +91,28 @@ export function segmentOf(points: readonly number[], x: number): number {
   return i;
 }
 
-/** Prefill time of `tokens` new tokens: ceil of the piecewise-linear interpolation (exact). */
-function prefillTableNs(model: TablePassTime, tokens: number): bigint {
+/** An exact number of nanoseconds: numerator over a positive denominator. */
+type Exact = [bigint, bigint];
+
+/** The part, or 0 when an extrapolation took it below zero. */
+const atLeastZero = (part: Exact): Exact => (part[0] < 0n ? [0n, 1n] : part);
+
+/** Prefill time of `tokens` new tokens: the piecewise-linear interpolation, exact (rounded with the rest of the pass). */
+function prefillTableExact(model: TablePassTime, tokens: number): Exact {
   const xs = model.prefill_tokens;
   const ys = model.prefill_ns;
   const i = segmentOf(xs, tokens);
-  if (i < 0) return BigInt(ys[0]);
+  if (i < 0) return [BigInt(ys[0]), 1n];
   const [x0, x1, y0, y1] = [BigInt(xs[i]), BigInt(xs[i + 1]), BigInt(ys[i]), BigInt(ys[i + 1])];
   const x = BigInt(tokens);
-  return ceilDiv(y0 * (x1 - x0) + (y1 - y0) * (x - x0), x1 - x0);
+  return [y0 * (x1 - x0) + (y1 - y0) * (x - x0), x1 - x0];
 }
 
 /**
  * Decode time of a batch of `sequences` whose contexts sum to `contextTotal` tokens: bilinear
- * interpolation over (batch size, mean context per sequence), exact, rounded up once.
+ * interpolation over (batch size, mean context per sequence), exact (rounded with the rest of the pass).
  */
-function decodeTableNs(model: TablePassTime, sequences: number, contextTotal: number): bigint {
+function decodeTableExact(model: TablePassTime, sequences: number, contextTotal: number): Exact {
   const bs = model.decode_batch_sizes;
   const cs = model.decode_context_tokens;
   const n = BigInt(sequences);
@@ -141,5 +150,5 @@ function decodeTableNs(model: TablePassTime, sequences: number, contextTotal: nu
   }
   let total = 0n;
   for (const [bi, bw] of bWeights) for (const [ci, cw] of cWeights) total += bw * cw * BigInt(model.decode_ns[bi][ci]);
-  return ceilDiv(total, bDen * cDen);
+  return [total, bDen * cDen];
 }

@@ -180,3 +180,14 @@ test('a replay under the table model: TTFT follows the prefill points, and a lon
   assert.equal(report.summary.fidelity, 'uncalibrated table model (no source named)');
   assert.equal(runReplay(config).report.digest, report.digest, 'same config, same digest');
 });
+
+test('table: a mixed pass is its exact prefill part plus its exact decode part, rounded up once; a part extrapolated below zero counts as nothing, never against the other', () => {
+  // 4/3 ns + 4/3 ns = 8/3 ns → 3 ns (rounding each part first gave 2 + 2 = 4).
+  const thirds = passTimeModel({ table: { prefill: [{ tokens: 0, ms: 0 }, { tokens: 3, ms: 0.000004 }], decode: [{ batch_size: 1, context_tokens: 0, ms: 0 }, { batch_size: 1, context_tokens: 3, ms: 0.000004 }] } }, 't');
+  assert.equal(passDurationNs(thirds, shape(1, 0, 1)), 2, 'the prefill part alone: 4/3 ns → 2 ns');
+  assert.equal(passDurationNs(thirds, shape(1, 1, 2, 1)), 3, 'both parts: 8/3 ns → 3 ns');
+  // Prefill points (8 tokens, 2 ms) and (16, 6 ms): 1 token extrapolates to −1.5 ms, which must not shorten a 0.7 ms decode step.
+  const steep = passTimeModel({ table: { prefill: [{ tokens: 8, ms: 2 }, { tokens: 16, ms: 6 }], decode: [{ batch_size: 1, context_tokens: 1, ms: 0.7 }] } }, 't');
+  assert.equal(passDurationNs(steep, shape(1, 0, 1)), 1, 'the prefill part alone: the 1 ns floor');
+  assert.equal(passDurationNs(steep, shape(1, 1, 2, 1)), 700_000, 'the decode step takes its 0.7 ms, the negative prefill part nothing');
+});
