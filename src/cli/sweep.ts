@@ -20,7 +20,7 @@ import type { TablePoints } from '../config/timingCsv';
 import { LIMITS } from '../limits';
 import { InputFileError, readTextFile } from '../inputFiles';
 import { expandSweep, invalidPointsError, parseShard, parseSweepFile, pointLabel, pointWhere, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
-import { mergeShards, METRICS, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
+import { mergeShards, METRICS, runsText, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
 import { isSweepChartName, renderChart, sweepCharts, sweepHtml, type SweepChart } from '../sweep/charts';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
@@ -337,7 +337,7 @@ function shardFile(shard: { index: number; count: number }): string {
 function summaryLine(document: SweepDocument, seconds: number, written: string): string {
   const unclean = document.points.filter((point) => !point.clean);
   const problems = unclean.slice(0, 5).map((point) => `\n  point ${point.index} NOT CLEAN: ${point.problem}`).join('');
-  return `sweep: ${document.points.length} point(s) in ${seconds.toFixed(1)} s, ${unclean.length === 0 ? 'every run clean' : `${unclean.length} not clean`}; ${written}${problems}\n`;
+  return `sweep: ${document.points.length} point(s) in ${seconds.toFixed(1)} s, ${runsText(document.points)}; ${written}${problems}\n`;
 }
 
 export async function sweepFile(file: string, options: SweepOptions, io: CliIo): Promise<ExitCode> {

@@ -5,7 +5,7 @@
 // (and that no two varied parameters would give one file name) is known before any point runs.
 import type { TopLevelSpec } from 'vega-lite';
 import { normaliseSvgIds, vegaRenderer } from '../report/figure';
-import type { SweepDocument, MetricName } from './results';
+import { runsText, type SweepDocument, type MetricName } from './results';
 import { type ParameterValue, SweepError } from './spec';
 
 export interface SweepChart {
@@ -105,10 +105,9 @@ export function sweepHtml(document: SweepDocument, charts: readonly SweepChart[]
   });
   const header = ['point', ...document.parameters, 'clean', ...document.metrics, 'digest'].map((cell) => `<th>${escapeHtml(cell)}</th>`).join('');
   const rows = document.points.map((point) => {
-    const cells = [String(point.index), ...document.parameters.map((p) => label(point.parameters[p])), point.clean ? 'yes' : `no: ${point.problem ?? ''}`, ...document.metrics.map((m) => (point.metrics[m] === null ? '–' : String(point.metrics[m]))), point.digest.slice(0, 12)];
+    const cells = [String(point.index), ...document.parameters.map((p) => label(point.parameters[p])), point.clean ? 'yes' : `no: ${point.problem ?? ''}`, ...document.metrics.map((m) => (point.metrics[m] === null ? '–' : String(point.metrics[m]))), `sha256:${point.digest.replace(/^sha256:/, '').slice(0, 12)}…`];
     return `<tr>${cells.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`;
   });
-  const unclean = document.points.filter((point) => !point.clean).length;
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -118,7 +117,7 @@ export function sweepHtml(document: SweepDocument, charts: readonly SweepChart[]
 </head>
 <body>
 <h1>Sweep of ${escapeHtml(document.base)}</h1>
-<p>${document.points_total} points over ${document.parameters.map(escapeHtml).join(', ') || 'nothing'}; ${unclean === 0 ? 'every run clean' : `${unclean} run(s) not clean`}. Data: <a href="sweep.csv">sweep.csv</a>, <a href="sweep.json">sweep.json</a> (with wall times). Sweep digest ${document.sweep_digest}.</p>
+<p>${document.points_total} points over ${document.parameters.map(escapeHtml).join(', ') || 'nothing'}; ${escapeHtml(runsText(document.points))}. Data: <a href="sweep.csv">sweep.csv</a>, <a href="sweep.json">sweep.json</a> (with wall times). Sweep digest ${document.sweep_digest}.</p>
 ${byParameter.join('\n') || '<p>No parameter takes more than one value, so there is nothing to chart.</p>'}
 <h2>Points</h2>
 <table>

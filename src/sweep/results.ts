@@ -29,7 +29,14 @@ export const METRICS = [
 ] as const;
 export type MetricName = (typeof METRICS)[number];
 
-const PointMetricsSchema = z.strictObject(Object.fromEntries(METRICS.map((metric) => [metric, z.number().nullable()])) as Record<MetricName, z.ZodNullable<z.ZodNumber>>);
+/** Counts are whole and never negative, and are always measured; times and ratios are never negative (ratios at most 1), null when nothing was measured. */
+const COUNTS: readonly MetricName[] = ['requests_finished', 'requests_failed', 'requests_skipped', 'g2_restored_tokens', 'd2h_transfers', 'h2d_transfers'];
+const RATIOS: readonly MetricName[] = ['prefix_reuse_ratio', 'router_agreement_ratio'];
+function metricSchema(metric: MetricName): z.ZodNullable<z.ZodNumber> {
+  if (COUNTS.includes(metric)) return z.number().int().min(0) as unknown as z.ZodNullable<z.ZodNumber>;
+  return (RATIOS.includes(metric) ? z.number().min(0).max(1) : z.number().min(0)).nullable();
+}
+const PointMetricsSchema = z.strictObject(Object.fromEntries(METRICS.map((metric) => [metric, metricSchema(metric)])) as Record<MetricName, z.ZodNullable<z.ZodNumber>>);
 export type PointMetrics = z.infer<typeof PointMetricsSchema>;
 
 /** One point of sweep.json, its fields in the order they are written. */
@@ -49,6 +56,18 @@ const PointRecordSchema = z.strictObject({
 export type PointRecord = z.infer<typeof PointRecordSchema>;
 /** A point's outcome as its worker returns it. */
 export type PointOutcome = Omit<PointRecord, 'parameters'>;
+
+/**
+ * How the points' runs went, in words: "every run clean" (each event stream accepted and every
+ * request ended) or how many were not, and then how many points had requests fail (a clean run may
+ * have every request fail, for want of G1, which "clean" alone would hide).
+ */
+export function runsText(points: readonly Pick<PointRecord, 'index' | 'clean' | 'metrics'>[]): string {
+  const unclean = points.filter((point) => !point.clean).length;
+  const failing = points.filter((point) => (point.metrics.requests_failed ?? 0) > 0);
+  const failed = failing.length === 0 ? '' : `; ${failing.length} point(s) with failed requests (${failing.slice(0, 3).map((p) => `point ${p.index}: ${p.metrics.requests_failed} failed, ${p.metrics.requests_finished} finished`).join('; ')}${failing.length > 3 ? '; …' : ''})`;
+  return `${unclean === 0 ? 'every run clean' : `${unclean} run(s) not clean`}${failed}`;
+}
 
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
@@ -185,6 +204,26 @@ export function parseSweepDocument(text: string, file: string): SweepDocument {
  * digest, same shard count) must be given exactly once and hold exactly its points; a missing,
  * repeated or foreign shard is an error that names it.
  */
+/**
+ * Every point's parameters are values the sweep varies, each combination once (a shard file
+ * edited to label two points alike, or with a value the sweep never took, is damaged).
+ */
+function checkParameters(points: readonly PointRecord[], document: SweepDocument): void {
+  const seen = new Map<string, number>();
+  for (const point of points) {
+    for (const parameter of document.parameters) {
+      const value = point.parameters[parameter];
+      if (!Object.hasOwn(point.parameters, parameter) || !(document.values[parameter] ?? []).some((taken) => sameJson(taken, value))) {
+        throw new SweepError(`point ${point.index}: ${parameter}=${JSON.stringify(value)} is not a value the sweep varies it over; the file is damaged`);
+      }
+    }
+    const key = JSON.stringify(document.parameters.map((parameter) => point.parameters[parameter]));
+    const earlier = seen.get(key);
+    if (earlier !== undefined) throw new SweepError(`points ${earlier} and ${point.index} have the same parameters (${key}); the file is damaged`);
+    seen.set(key, point.index);
+  }
+}
+
 export function mergeShards(shards: readonly { file: string; document: SweepDocument }[]): SweepDocument {
   if (shards.length === 0) throw new SweepError('give the shard results to merge (shard-*.json)');
   const [first] = shards;
@@ -207,10 +246,13 @@ export function mergeShards(shards: readonly { file: string; document: SweepDocu
   const missing = Array.from({ length: count! }, (_, i) => i + 1).filter((index) => !byIndex.has(index));
   if (missing.length > 0) throw new SweepError(`shard${missing.length > 1 ? 's' : ''} ${missing.map((index) => `${index}/${count}`).join(', ')} missing; give every shard's result`);
   const points = shards.flatMap(({ document }) => document.points).sort((a, b) => a.index - b.index);
-  const absent = Array.from({ length: first.document.points_total }, (_, i) => i).filter((index) => points[index]?.index !== index);
-  if (points.length !== first.document.points_total || absent.length > 0) {
-    throw new SweepError(`the shards hold ${points.length} of ${first.document.points_total} points${absent.length > 0 ? `; point ${absent[0]} is missing or repeated` : ''}`);
+  const repeated = points.find((point, i) => i > 0 && points[i - 1].index === point.index);
+  const absent = Array.from({ length: first.document.points_total }, (_, i) => i).filter((index) => !points.some((point) => point.index === index));
+  if (points.length !== first.document.points_total || absent.length > 0 || repeated !== undefined) {
+    const why = [repeated !== undefined ? `point ${repeated.index} is repeated` : '', absent.length > 0 ? `point ${absent[0]} is missing` : ''].filter(Boolean).join('; ');
+    throw new SweepError(`the shards hold ${points.length} of ${first.document.points_total} points${why ? `; ${why}` : ''}`);
   }
+  checkParameters(points, first.document);
   const { shard: _shard, ...whole } = first.document;
   return { ...whole, points };
 }

@@ -116,16 +116,24 @@ export function parseSweepFile(text: string, source: string): SweepFile {
 /** Names that would reach an object's prototype instead of a field of it; no config field has them. */
 const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
 
-/** A field path's parts: "cluster.workers[0].host_offload" → ["cluster", "workers", 0, "host_offload"]. */
+/**
+ * A field path's parts: "cluster.workers[0].host_offload" → ["cluster", "workers", 0, "host_offload"].
+ * One spelling per field: an index is written without leading zeros and never after a dot
+ * (`workers[00]` and `workers.[0]` were other paths to the same field, so one field could be
+ * varied twice, the later silently overriding the earlier).
+ */
 export function parseFieldPath(text: string): (string | number)[] {
   const parts: (string | number)[] = [];
-  const pattern = /([^.[\]]+)|\[(\d+)\]/y;
+  const pattern = /([^.[\]]+)|\[(0|[1-9]\d*)\]/y;
   let position = 0;
   while (position < text.length) {
-    if (parts.length > 0 && text[position] === '.') position++;
+    const dotted = parts.length > 0 && text[position] === '.';
+    if (dotted) position++;
     pattern.lastIndex = position;
     const match = pattern.exec(text);
-    if (!match || (parts.length === 0 && match[2] !== undefined)) throw new SweepError(`"${text}" is not a field path (e.g. router.kv_event_lag_ms or cluster.workers[0].replicas)`);
+    if (!match || ((parts.length === 0 || dotted) && match[2] !== undefined) || (parts.length > 0 && !dotted && match[1] !== undefined)) {
+      throw new SweepError(`"${text}" is not a field path (e.g. router.kv_event_lag_ms or cluster.workers[0].replicas)`);
+    }
     if (match[1] !== undefined && PROTOTYPE_KEYS.has(match[1])) throw new SweepError(`"${text}" is not a field path: no config field is named ${match[1]} (a name that reaches what every object inherits)`);
     parts.push(match[1] !== undefined ? match[1] : Number(match[2]));
     position = pattern.lastIndex;
@@ -185,7 +193,22 @@ function dimensionsOf(sweep: SweepFile, source: string): Dimension[] {
     dimensions.push({ paths: entries.map(([path]) => path), steps: Array.from({ length }, (_, k) => entries.map(([, values]) => values[k])) });
   });
   if (sweep.seeds) dimensions.push({ paths: ['seed'], steps: sweep.seeds.map((seed) => [seed]) });
+  for (const dimension of dimensions) checkDistinctSteps(dimension, source, sweep);
   return dimensions;
+}
+
+/** A value given twice in one dimension would run the same points twice and count them twice in the charts' means. */
+function checkDistinctSteps(dimension: Dimension, source: string, sweep: SweepFile): void {
+  const seen = new Set<string>();
+  for (const step of dimension.steps) {
+    const key = JSON.stringify(step);
+    if (!seen.has(key)) {
+      seen.add(key);
+      continue;
+    }
+    const where = dimension.paths[0] === 'seed' && sweep.seeds ? 'seeds' : Object.hasOwn(sweep.grid, dimension.paths[0]) ? `grid.${dimension.paths[0]}` : `zip (${dimension.paths.join(', ')})`;
+    throw new SweepError(`${source}: ${where}: ${step.map((value) => JSON.stringify(value)).join(', ')} is given twice; give each value once`);
+  }
 }
 
 /** "point 1 of 4 (router.kv_event_lag_ms=10, seed=2)": how a message names a point. */

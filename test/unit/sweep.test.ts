@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseDocument } from 'yaml';
 import { expandSweep, parseFieldPath, parseShard, parseSweepFile, setFieldPath, shardOfPoint, SweepError, sweepDigest } from '../../src/sweep/spec';
-import { mergeShards, METRICS, parseSweepDocument, pointMetrics, sweepCsv, sweepJsonText, SWEEP_FORMAT, withoutWallTimes, type SweepDocument } from '../../src/sweep/results';
+import { mergeShards, METRICS, parseSweepDocument, pointMetrics, runsText, sweepCsv, sweepJsonText, SWEEP_FORMAT, withoutWallTimes, type PointRecord, type SweepDocument } from '../../src/sweep/results';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import type { RunReport } from '../../src/report/report';
@@ -101,10 +101,10 @@ test('shards: stable by point index, every point in exactly one shard', () => {
 function documentOf(points: number, shard?: { index: number; count: number }): SweepDocument {
   const all = Array.from({ length: points }, (_, index) => ({
     index,
-    parameters: { 'router.kv_event_lag_ms': index % 2 === 0 ? 0 : 10, seed: index < points / 2 ? 1 : 2 },
+    parameters: { 'router.kv_event_lag_ms': index % 2 === 0 ? 0 : 10, seed: 1 + Math.floor(index / 2) },
     clean: true,
     problem: null,
-    metrics: Object.fromEntries(METRICS.map((metric, m) => [metric, index * 10 + m])) as SweepDocument['points'][number]['metrics'],
+    metrics: Object.fromEntries(METRICS.map((metric, m) => [metric, metric.endsWith('_ratio') ? 0.5 : index * 10 + m])) as SweepDocument['points'][number]['metrics'],
     digest: `sha256:${String(index).padStart(64, '0')}`,
     wall_ms: 100 + index,
   }));
@@ -113,7 +113,7 @@ function documentOf(points: number, shard?: { index: number; count: number }): S
     sweep_digest: 'ab'.repeat(32),
     base: 'b.yaml',
     parameters: ['router.kv_event_lag_ms', 'seed'],
-    values: { 'router.kv_event_lag_ms': [0, 10], seed: [1, 2] },
+    values: { 'router.kv_event_lag_ms': [0, 10], seed: Array.from({ length: Math.ceil(points / 2) }, (_, i) => 1 + i) },
     metrics: [...METRICS],
     points_total: points,
     ...(shard ? { shard } : {}),
@@ -268,4 +268,35 @@ test('--jobs: up to four worker processes per core (each about 100 MB), never 1,
   assert.throws(() => parseJobs('1024', 2), /from 1 to 8/);
   assert.equal(parseJobs('1024', 512), 1024, 'at most 1,024 on any machine');
   assert.throws(() => parseJobs('0', 2), /from 1 to 8/);
+});
+
+test('a field has one spelling in a sweep: an index with leading zeros or after a dot is no field path (it let one field be varied twice)', () => {
+  assert.deepEqual(parseFieldPath('cluster.workers[0].engine.num_gpu_blocks'), ['cluster', 'workers', 0, 'engine', 'num_gpu_blocks']);
+  assert.deepEqual(parseFieldPath('workload.requests[10].prompt[1]'), ['workload', 'requests', 10, 'prompt', 1]);
+  for (const path of ['cluster.workers[00].replicas', 'cluster.workers.[0].replicas', 'router.', 'a..b', '[0]', 'a[0]b']) {
+    assert.throws(() => parseFieldPath(path), /is not a field path/, path);
+  }
+});
+
+test("how a sweep's runs went says which points had requests fail: a clean run may have every request fail for want of G1", () => {
+  const point = (index: number, clean: boolean, failed: number, finished: number) => ({ index, clean, metrics: { requests_failed: failed, requests_finished: finished } as PointRecord['metrics'] });
+  assert.equal(runsText([point(0, true, 0, 4), point(1, true, 0, 4)]), 'every run clean');
+  assert.equal(runsText([point(0, true, 4, 0), point(1, true, 0, 4)]), 'every run clean; 1 point(s) with failed requests (point 0: 4 failed, 0 finished)');
+  assert.equal(runsText([point(0, false, 0, 3), point(1, true, 1, 3)]), '1 run(s) not clean; 1 point(s) with failed requests (point 1: 1 failed, 3 finished)');
+});
+
+test('a merge refuses shard points labelled alike (an edit moved one), and counts that are negative or missing; a sweep file refuses a value given twice', () => {
+  const shards = [1, 2].map((index) => ({ file: `shard-${index}.json`, document: documentOf(4, { index, count: 2 }) }));
+  const relabelled = structuredClone(shards);
+  relabelled[1].document.points[0].parameters = { ...relabelled[0].document.points[0].parameters };
+  assert.throws(() => mergeShards(relabelled), /^SweepError: points 0 and 1 have the same parameters \(\[0,1\]\); the file is damaged$/);
+  const text = sweepJsonText(documentOf(4, { index: 1, count: 2 }));
+  for (const [value, message] of [[-3, /requests_finished: Too small/], [-3.5, /requests_finished: .*expected int/], [null, /requests_finished: .*received null/], [1.5, /requests_finished: .*expected int/]] as const) {
+    const damaged = JSON.parse(text);
+    damaged.points[0].metrics.requests_finished = value;
+    assert.throws(() => parseSweepDocument(JSON.stringify(damaged), 's.json'), message, String(value));
+  }
+  assert.throws(() => parseSweepDocument(text.replace('"prefix_reuse_ratio": 0.5', '"prefix_reuse_ratio": 1.5'), 's.json'), /prefix_reuse_ratio: Too big/);
+  assert.throws(() => expandSweep(parseSweepFile('base: b.yaml\nseeds: [7, 7]\n', 'sw.yaml'), {}, 'sw.yaml'), /^SweepError: sw\.yaml: seeds: 7 is given twice; give each value once$/);
+  assert.throws(() => expandSweep(parseSweepFile('base: b.yaml\ngrid: { router.kv_event_lag_ms: [0, 5, 0] }\n', 'sw.yaml'), {}, 'sw.yaml'), /grid\.router\.kv_event_lag_ms: 0 is given twice/);
 });
