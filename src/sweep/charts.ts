@@ -66,7 +66,10 @@ export function chartSpec(document: SweepDocument, chart: SweepChart): TopLevelS
     .filter((point) => point.metrics[chart.metric] !== null)
     .map((point) => ({ x: label(point.parameters[chart.parameter]), series: chart.series === null ? 'all' : label(point.parameters[chart.series]), y: point.metrics[chart.metric] }));
   const others = document.parameters.filter((p) => p !== chart.parameter && p !== chart.series && (document.values[p]?.length ?? 0) > 1);
-  const subtitle = others.length > 0 ? `mean over ${others.join(', ')}` : undefined;
+  // Points with nothing measured (null) are left out of the lines, and said to be; every value stays on the x axis.
+  const left = document.points.length - rows.length;
+  const subtitleParts = [others.length > 0 ? `mean over ${others.join(', ')}` : '', left > 0 ? `${left} point(s) with nothing measured left out` : ''].filter(Boolean);
+  const subtitle = subtitleParts.length > 0 ? subtitleParts.join('; ') : undefined;
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
     title: { text: `${chart.metric} vs ${chart.parameter}`, ...(subtitle ? { subtitle } : {}) },
@@ -76,7 +79,7 @@ export function chartSpec(document: SweepDocument, chart: SweepChart): TopLevelS
     data: { values: rows },
     mark: { type: 'line', point: true },
     encoding: {
-      x: { field: 'x', type: 'ordinal', sort: order(chart.parameter), title: chart.parameter, axis: { labelAngle: 0 } },
+      x: { field: 'x', type: 'ordinal', sort: order(chart.parameter), scale: { domain: order(chart.parameter) }, title: chart.parameter, axis: { labelAngle: 0 } },
       y: { field: 'y', type: 'quantitative', aggregate: 'mean', title: chart.metric, axis: { format: '~r' } },
       color: chart.series === null ? { value: '#4c78a8' } : { field: 'series', type: 'nominal', sort: order(chart.series), title: chart.series, legend: { titleLimit: 1000, orient: 'bottom', direction: 'horizontal' } },
     },

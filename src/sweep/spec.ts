@@ -23,7 +23,7 @@ export class SweepError extends Error {
   }
 }
 
-export const ParameterValue = z.union([z.number(), z.string(), z.boolean(), z.null()]);
+export const ParameterValue = z.union([z.number(), z.string(), z.boolean(), z.null()], { error: 'a swept value is a finite number, a string, true, false or null (not a list, a mapping, .inf or .nan)' });
 const ValueList = z.array(ParameterValue).min(1, 'give at least one value');
 
 export const SweepFileSchema = z.strictObject({
@@ -282,9 +282,8 @@ export function parseShard(text: string): { index: number; count: number } {
   const match = /^(\d+)\/(\d+)$/.exec(text);
   const index = match ? Number(match[1]) : NaN;
   const count = match ? Number(match[2]) : NaN;
-  if (!match || count < 1 || count > MAX_SWEEP_POINTS || index < 1 || index > count) {
-    throw new SweepError(`--shard ${text}: expected i/n with 1 ≤ i ≤ n (e.g. 2/3)`);
-  }
+  if (!match || count < 1 || index < 1 || index > count) throw new SweepError(`--shard ${text}: expected i/n with 1 ≤ i ≤ n (e.g. 2/3)`);
+  if (count > MAX_SWEEP_POINTS) throw new SweepError(`--shard ${text}: ${count.toLocaleString('en-US')} shards, above the limit of ${MAX_SWEEP_POINTS.toLocaleString('en-US')} (a sweep's points)`);
   return { index, count };
 }
 

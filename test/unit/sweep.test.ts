@@ -300,3 +300,21 @@ test('a merge refuses shard points labelled alike (an edit moved one), and count
   assert.throws(() => expandSweep(parseSweepFile('base: b.yaml\nseeds: [7, 7]\n', 'sw.yaml'), {}, 'sw.yaml'), /^SweepError: sw\.yaml: seeds: 7 is given twice; give each value once$/);
   assert.throws(() => expandSweep(parseSweepFile('base: b.yaml\ngrid: { router.kv_event_lag_ms: [0, 5, 0] }\n', 'sw.yaml'), {}, 'sw.yaml'), /grid\.router\.kv_event_lag_ms: 0 is given twice/);
 });
+
+test('a swept value that is a list, a mapping or not finite says what a value may be; a shard count past the points limit says so', () => {
+  for (const grid of ['{ router: [{ policy: kv }] }', '{ router.kv_event_lag_ms: [.inf] }', '{ router.kv_event_lag_ms: [[1, 2]] }']) {
+    assert.throws(() => parseSweepFile(`base: b.yaml\ngrid: ${grid}\n`, 's.yaml'), /: a swept value is a finite number, a string, true, false or null \(not a list, a mapping, \.inf or \.nan\)$/, grid);
+  }
+  assert.throws(() => parseShard('1/100001'), /^SweepError: --shard 1\/100001: 100,001 shards, above the limit of 100,000 \(a sweep's points\)$/);
+});
+
+test('a chart leaves points with nothing measured out of its lines but keeps their value on the x axis, and says how many it left out', async () => {
+  const document = documentOf(4);
+  for (const point of document.points) if (point.parameters['router.kv_event_lag_ms'] === 10) point.metrics.ttft_p99_ms = null;
+  const chart = sweepCharts(document).find((c) => c.parameter === 'router.kv_event_lag_ms' && c.metric === 'ttft_p99_ms')!;
+  const spec = chartSpec(document, chart) as { data: { values: unknown[] }; title: { subtitle?: string }; encoding: { x: { scale: { domain: string[] } } } };
+  assert.equal(spec.data.values.length, 2);
+  assert.equal(spec.title.subtitle, 'mean over seed; 2 point(s) with nothing measured left out');
+  assert.deepEqual(spec.encoding.x.scale.domain, ['0', '10']);
+  assert.ok((await renderChart(document, chart)).includes('>10<'), 'the value with nothing measured is still on the axis');
+});
