@@ -167,6 +167,9 @@ function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outc
   }
   if (options.json) writeReport((text) => io.stdout(text));
   else io.stdout(summaryText(file, report, options.out));
+  if (eventLog !== null && report.summary.kv_events.batches_delivered === 0) {
+    io.stderr(`kvqual replay: warning: --events-out ${options.eventsOut}: no KV event reached the router, so the log is empty; check-events refuses an empty capture\n`);
+  }
   const clean = report.summary.event_stream_failure === null && report.summary.stuck_requests === undefined;
   return clean ? ExitCode.clean : ExitCode.violation;
 }

@@ -215,3 +215,23 @@ workload:
   assert.match(text, /in 0\.00001 ms of virtual time/);
   assert.doesNotMatch(text, /in 0 ms of virtual time/);
 });
+
+test('--events-out of a run in which no KV event reached the router writes the empty log and warns that check-events refuses it', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const config = path.join(dir, 'no-cache.yaml');
+  writeFileSync(config, `cluster:
+  workers:
+    - role: aggregated
+      engine: { block_size: 4, num_gpu_blocks: 16, enable_prefix_caching: false, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }
+workload:
+  requests:
+    - { id: a, arrival_ms: 0, prompt: [{ tokens: 8 }], output_length: 2 }
+`);
+  const log = path.join(dir, 'events.jsonl');
+  const run = kvqualInProcess(['replay', config, '--events-out', log], dir);
+  assert.equal(run.status, 0, run.stderr);
+  assert.equal(readFileSync(log, 'utf8'), '');
+  assert.equal(run.stderr, `kvqual replay: warning: --events-out ${log}: no KV event reached the router, so the log is empty; check-events refuses an empty capture\n`);
+  const cached = kvqualInProcess(['replay', EXAMPLES[0], '--events-out', path.join(dir, 'other.jsonl')]);
+  assert.doesNotMatch(cached.stderr, /warning/, 'a run whose events reached the router says nothing');
+});
