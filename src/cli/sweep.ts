@@ -368,6 +368,10 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
     outcomes = await runPoints(tasks, jobs, progress.done, wallMs, notice);
   } catch (error) {
     progress.stop();
+    if (error instanceof PointFailure && error.killed) {
+      io.stderr(`kvqual sweep: ${error.message}\n`);
+      return ExitCode.internal;
+    }
     if (error instanceof PointFailure && !error.internal) {
       io.stderr(`kvqual sweep: ${error.message}\n`);
       return ExitCode.usage;

@@ -13,11 +13,13 @@ export function defaultJobs(): number {
   return typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length;
 }
 
-/** Thrown when a point failed for a reason the input explains (a trace line), or a thread crashed. */
+/** Thrown when a point failed for a reason the input explains (a trace line), a worker crashed (internal), or a worker was killed from outside. */
 export class PointFailure extends Error {
   constructor(
     message: string,
     readonly internal: boolean,
+    /** Killed by a signal from outside kvqual (out of memory, a kill): exit 3, but no defect of kvqual's to report. */
+    readonly killed = false,
   ) {
     super(message);
     this.name = 'PointFailure';
@@ -58,9 +60,12 @@ export function runPoints(
       reject(error);
     };
     const handedAt = new Map<number, number>();
+    /** The point each worker runs now. */
+    const running = new Map<ChildProcess, number>();
     const feed = (worker: ChildProcess) => {
       if (next >= tasks.length) return;
       handedAt.set(tasks[next].index, wallMs());
+      running.set(worker, tasks[next].index);
       worker.send(tasks[next++]);
     };
     for (let i = 0; i < Math.min(jobs, tasks.length); i++) {
@@ -82,7 +87,12 @@ export function runPoints(
       });
       worker.on('error', (error) => fail(new PointFailure(`a sweep worker process failed: ${error.stack ?? error.message}`, true)));
       worker.on('exit', (code, signal) => {
-        if (!failed && outcomes.size < tasks.length) fail(new PointFailure(`a sweep worker process exited (${signal ?? `status ${code}`}) before every point was done`, true));
+        if (failed || outcomes.size >= tasks.length) return;
+        const point = running.get(worker);
+        const at = point === undefined || outcomes.has(point) ? '' : ` while it ran point ${point}`;
+        // Killed by a signal from outside (the kernel's out-of-memory killer, a kill): not kvqual's own failure.
+        if (signal !== null) return fail(new PointFailure(`a sweep worker process was killed by ${signal}${at}, from outside kvqual (out of memory, or a kill); no result was written; with fewer --jobs each process has more memory`, false, true));
+        fail(new PointFailure(`a sweep worker process exited (status ${code})${at} before every point was done`, true));
       });
       feed(worker);
     }

@@ -162,6 +162,16 @@ test('a point whose replay never ends a request exits 1, naming the point, and s
   // Without the double the same sweep is clean: the next test runs it so (status 0).
 });
 
+test('a worker killed from outside (as by the out-of-memory killer) is named with its signal and point, exit 3, no stack, nothing written', () => {
+  const dir = sweepFolder();
+  const double = path.join(ROOT, 'test', 'fixtures', 'sweep-stall', 'killed-at-lag-20.js');
+  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1'], { cwd: dir, encoding: 'utf8' });
+  assert.equal(result.status, 3, result.stderr);
+  assert.match(result.stderr, /^kvqual sweep: a sweep worker process was killed by SIGKILL while it ran point 8, from outside kvqual \(out of memory, or a kill\); no result was written; with fewer --jobs each process has more memory$/m);
+  assert.doesNotMatch(result.stderr, /please report|^\s+at /m);
+  assert.ok(!fs.existsSync(path.join(dir, 'out', 'sweep.json')));
+});
+
 test('a sweep with other parameters into the same folder removes the charts of the earlier one, and nothing else', () => {
   const dir = sweepFolder();
   const first = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2');
