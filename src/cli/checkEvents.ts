@@ -15,6 +15,7 @@ import { fileLines, InputFileError } from '../inputFiles';
 import { formatNs } from '../time';
 import type { CliIo } from './io';
 import { writeCanonicalPretty } from '../report/canonical';
+import { exactWorkerId } from '../events/model';
 import { ExitCode } from './io';
 
 export interface CheckEventsOptions {
@@ -44,13 +45,20 @@ export function checkEventsFile(file: string, options: CheckEventsOptions, io: C
     // Streamed in pieces of about 64 KB (a clean log of millions of ranks would not fit one string).
     // The last piece is held back to carry the final line break (no write of its own).
     let held: string | null = null;
-    writeCanonicalPretty({ file, ...outcome }, (piece) => {
+    writeCanonicalPretty({ file, ...withExactWorkerIds(outcome) }, (piece) => {
       if (held !== null) io.stdout(held);
       held = piece;
     });
     io.stdout(`${held ?? ''}\n`);
   } else printText(file, outcome, io);
   return exitCodeOf(outcome);
+}
+
+/** The outcome with each worker id as the log gave it (a u64 past 2^53 − 1 as its exact decimal string in JSON, as hashes are). */
+function withExactWorkerIds(outcome: Outcome): object {
+  if (outcome.status === 'violation') return { ...outcome, violation: { ...outcome.violation, worker_id: exactWorkerId(outcome.violation.worker_id) } };
+  if (outcome.status === 'clean') return { ...outcome, ranks: outcome.ranks.map((rank) => ({ ...rank, worker_id: exactWorkerId(rank.worker_id) })) };
+  return outcome;
 }
 
 function checkText(file: string, io: CliIo): Outcome {

@@ -7,7 +7,7 @@
 import { WireFormatError } from './wire';
 import { LIMITS, limitText } from '../limits';
 import type { RankRef, Tier } from './model';
-import { TIERS } from './model';
+import { compareWorkerIds, TIERS, workerIdText } from './model';
 import type { LogLine } from './wire';
 import type { StreamErrorDetail } from '../router/mirror';
 import { EventStreamError, ResidencyMirror } from '../router/mirror';
@@ -106,7 +106,7 @@ function progressOf(ranks: Map<string, RankProgress>, mirror: ResidencyMirror, l
   const known = ranks.get(rankKey(line.batch));
   if (known) return known;
   // The mirror keeps, per block, the set of ranks holding it: a log of tens of thousands of ranks sharing blocks asked for gigabytes.
-  if (ranks.size >= LIMITS.ranks) throw new WireFormatError(line.line_number, '', `worker ${worker_id}, dp rank ${dp_rank} is rank ${limitText(ranks.size + 1)} of the log, above the limit of ${limitText(LIMITS.ranks)} ranks (as in a config)`);
+  if (ranks.size >= LIMITS.ranks) throw new WireFormatError(line.line_number, '', `worker ${workerIdText(worker_id)}, dp rank ${dp_rank} is rank ${limitText(ranks.size + 1)} of the log, above the limit of ${limitText(LIMITS.ranks)} ranks (as in a config)`);
   const progress: RankProgress = {
     index: ranks.size,
     last_timestamp_line: 0,
@@ -142,7 +142,7 @@ function timestampViolation(rank: RankProgress, line: LogLine): TimestampViolati
     previous_timestamp_ns: previous,
     previous_line_number: rank.last_timestamp_line,
     message:
-      `timestamps go backwards — worker ${worker_id}, dp rank ${dp_rank}: stamped ${now} ns, ` +
+      `timestamps go backwards — worker ${workerIdText(worker_id)}, dp rank ${dp_rank}: stamped ${now} ns, ` +
       `${formatNs(previous - now)} before the rank's line ${rank.last_timestamp_line} (${previous} ns)`,
   };
 }
@@ -198,7 +198,7 @@ function cleanReport(mirror: ResidencyMirror, ranks: RankProgress[]): CleanLogRe
   for (const rank of ranks) {
     for (const tier of TIERS) rank.summary.resident_blocks[tier] = mirror.tier(tier).count(rank.index);
   }
-  const summaries = ranks.map((rank) => rank.summary).sort((a, b) => a.worker_id - b.worker_id || a.dp_rank - b.dp_rank);
+  const summaries = ranks.map((rank) => rank.summary).sort((a, b) => compareWorkerIds(a.worker_id, b.worker_id) || a.dp_rank - b.dp_rank);
   const first = extreme(summaries.map((rank) => rank.first_timestamp_ns), (a, b) => a < b);
   const last = extreme(summaries.map((rank) => rank.last_timestamp_ns), (a, b) => a > b);
   return {

@@ -19,6 +19,42 @@ export interface RankRef {
   dp_rank: number;
 }
 
+/**
+ * Worker ids of captured logs past 2^53 − 1 (Dynamo's are u64, often near 10^18): each stands in a
+ * log's events as a negative number, which no worker id is, and is shown by workerIdText as its
+ * exact decimal. The simulator's own ids are small and stand for themselves.
+ */
+const hugeWorkerStandIns = new Map<bigint, number>();
+const hugeWorkerIds = new Map<number, bigint>();
+
+/** The number a worker id read exactly from a log stands as: itself up to 2^53 − 1, else its stand-in. */
+export function workerIdOf(id: bigint): number {
+  if (id <= BigInt(Number.MAX_SAFE_INTEGER)) return Number(id);
+  let standIn = hugeWorkerStandIns.get(id);
+  if (standIn === undefined) {
+    standIn = -(hugeWorkerStandIns.size + 1);
+    hugeWorkerStandIns.set(id, standIn);
+    hugeWorkerIds.set(standIn, id);
+  }
+  return standIn;
+}
+
+/** A worker id exactly as the log gave it: a number, or the u64 a stand-in stands for (as a bigint). */
+export function exactWorkerId(id: number): number | bigint {
+  return id < 0 ? (hugeWorkerIds.get(id) ?? id) : id;
+}
+
+/** A worker id for people: its exact decimal. */
+export function workerIdText(id: number): string {
+  return String(exactWorkerId(id));
+}
+
+/** Orders worker ids by their exact values (a stand-in by the u64 it stands for). */
+export function compareWorkerIds(a: number, b: number): number {
+  const [x, y] = [BigInt(exactWorkerId(a)), BigInt(exactWorkerId(b))];
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
 export type KvEventData =
   | { type: 'Stored'; parent_hash: BlockHash | null; start_position: number | null; blocks: HashedBlock[] }
   | { type: 'Removed'; block_hashes: BlockHash[] }
@@ -134,7 +170,7 @@ export interface KvEventBatch extends RankRef {
 }
 
 export function rankLabel(rank: RankRef): string {
-  return `worker ${rank.worker_id} dp rank ${rank.dp_rank}`;
+  return `worker ${workerIdText(rank.worker_id)} dp rank ${rank.dp_rank}`;
 }
 
 /** One rank's event numbering (EVT-2): 0, 1, 2, … across both tiers. */

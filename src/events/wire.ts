@@ -4,7 +4,7 @@
 // path) and the inverse, toWireLine. Pure: text in, values out.
 import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BlockHash, HashedBlock } from '../hash';
-import type { KvEvent, KvEventBatch, KvEventData, RankRef, Tier } from './model';
+import { workerIdOf, type KvEvent, type KvEventBatch, type KvEventData, type RankRef, type Tier } from './model';
 import { decimalToBigNs, DurationError } from '../time';
 import type { TimeUnit } from '../time';
 import { jsonSyntaxProblem, printable, type SourceLine, textLines } from '../inputFiles';
@@ -126,23 +126,44 @@ function parseJson(text: string): unknown {
 
 function readLine(value: unknown): WireBatch {
   const line = objectAt(value, '');
-  const worker_id = safeUintAt(line.worker_id, 'worker_id');
-  const lineRank = optional(line.dp_rank) === undefined ? null : safeUintAt(line.dp_rank, 'dp_rank');
-  const lineTier = tierAt(line.storage_tier, 'storage_tier', STORAGE_TIER);
-  const timestamp_ns = timestampOf(line);
-  const entries = eventEntries(line);
+  if (isRecorderEntry(line)) return readRecorderEntry(line);
+  return readRouterLine(line, '', timestampOf(line));
+}
+
+/**
+ * Dynamo's KV event recorder writes each event it saw as {"timestamp": <whole ms since the recorder
+ * started>, "event": <a RouterEvent: worker_id, storage_tier, event>}: a line whose `event` holds
+ * the worker id is one of those.
+ */
+function isRecorderEntry(line: JsonObject): boolean {
+  return line.worker_id === undefined && isObject(line.event) && line.event.worker_id !== undefined;
+}
+
+function readRecorderEntry(line: JsonObject): WireBatch {
+  const stamp = optional(line.timestamp);
+  if (stamp !== undefined && (typeof stamp !== 'bigint' || stamp < 0n)) throw expectation('timestamp', 'a whole number of milliseconds (the recorder\'s)', stamp);
+  const timestamp_ns = stamp === undefined ? null : (stamp as bigint) * 1_000_000n;
+  return readRouterLine(objectAt(line.event, 'event'), 'event.', timestamp_ns);
+}
+
+/** A line of one rank's events (`prefix`: where it stands in the line, for messages). */
+function readRouterLine(line: JsonObject, prefix: string, timestamp_ns: bigint | null): WireBatch {
+  const worker_id = workerIdAt(line.worker_id, `${prefix}worker_id`);
+  const lineRank = optional(line.dp_rank) === undefined ? null : safeUintAt(line.dp_rank, `${prefix}dp_rank`);
+  const lineTier = tierAt(line.storage_tier, `${prefix}storage_tier`, STORAGE_TIER);
+  const entries = eventEntries(line, prefix);
   const dp_rank = batchRank(entries, lineRank);
   const events = entries.map(({ value: event, path }) => readEvent(objectAt(event, path), path, { worker_id, dp_rank }, lineTier));
   return { worker_id, dp_rank, timestamp_ns, events };
 }
 
 /** The line's events with their paths: `event` for a single event, `events[i]` for a batch. */
-function eventEntries(line: JsonObject): { value: unknown; path: string }[] {
+function eventEntries(line: JsonObject, prefix: string): { value: unknown; path: string }[] {
   const single = line.event !== undefined;
   const batch = line.events !== undefined;
-  if (single === batch) throw new FieldError('', 'expected exactly one of "event" (one event) or "events" (a batch)');
-  if (single) return [{ value: line.event, path: 'event' }];
-  return arrayAt(line.events, 'events').map((value, index) => ({ value, path: `events[${index}]` }));
+  if (single === batch) throw new FieldError(prefix.replace(/\.$/, ''), 'expected exactly one of "event" (one event) or "events" (a batch)');
+  if (single) return [{ value: line.event, path: `${prefix}event` }];
+  return arrayAt(line.events, `${prefix}events`).map((value, index) => ({ value, path: `${prefix}events[${index}]` }));
 }
 
 /** The one dp rank of a line: the line's own, else the events' (Dynamo puts it there), else 0. */
@@ -266,6 +287,12 @@ function arrayAt(value: unknown, path: string): unknown[] {
 function safeUintAt(value: unknown, path: string): number {
   if (typeof value !== 'bigint' || value < 0n || value > SAFE_LIMIT) throw expectation(path, `an integer from 0 to ${SAFE_LIMIT}`, value);
   return Number(value);
+}
+
+/** A worker id: a JSON integer from 0 to 2^64 − 1 (Dynamo's are u64), as the number it stands as (workerIdOf). */
+function workerIdAt(value: unknown, path: string): number {
+  if (typeof value !== 'bigint' || value < 0n || value >= U64_LIMIT) throw expectation(path, 'an unsigned 64-bit integer', value);
+  return workerIdOf(value);
 }
 
 /** A u64 block hash: a JSON integer, a decimal string or a "0x…" hex string. */

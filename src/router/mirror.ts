@@ -5,7 +5,7 @@
 import type { BlockHash } from '../hash';
 import { BlockIds, type BlockId } from '../collections/blockIds';
 import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
-import { RemovedIds, StoredIds, TIERS } from '../events/model';
+import { RemovedIds, StoredIds, TIERS, workerIdText } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
 import { grownIdArray, zeroedIdArray } from '../collections/typedArrays';
@@ -52,7 +52,7 @@ export function describeViolation(detail: StreamErrorDetail): string {
   const block = detail.block_hash === null ? 'no block' : `block ${detail.block_hash}`;
   const expected = detail.expected_event_id === null ? '' : ` (expected event ${detail.expected_event_id})`;
   return (
-    `KV event stream rejected: ${VIOLATION_TEXT[detail.violation]} — worker ${detail.worker_id}, dp rank ${detail.dp_rank}, ` +
+    `KV event stream rejected: ${VIOLATION_TEXT[detail.violation]} — worker ${workerIdText(detail.worker_id)}, dp rank ${detail.dp_rank}, ` +
     `event ${detail.event_id}${expected}, tier ${detail.tier}, ${block}`
   );
 }

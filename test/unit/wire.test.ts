@@ -2,9 +2,11 @@
 // timestamps, the medium → tier mapping, one error naming line and field path, and round trips.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RankEventStream } from '../../src/events/model';
+import { exactWorkerId, RankEventStream, workerIdText } from '../../src/events/model';
 import type { KvEvent } from '../../src/events/model';
-import { fromKvEventBatch, parseWireLine, parseWireLog, toWireLine, WireFormatError } from '../../src/events/wire';
+import { fromKvEventBatch, parseWireLine, parseWireLines, parseWireLog, toWireLine, WireFormatError } from '../../src/events/wire';
+import { checkEventLog } from '../../src/events/checkLog';
+import { textLines } from '../../src/inputFiles';
 import type { WireBatch } from '../../src/events/wire';
 import fc from 'fast-check';
 import { stringify } from 'lossless-json';
@@ -139,10 +141,10 @@ test('every malformed field is reported with its line and path', () => {
   const cases: [string, string][] = [
     ['{"worker_id": 1', 'line 7: not valid JSON: '],
     ['[1, 2]', 'line 7: expected a JSON object, got an array'],
-    ['{"dp_rank": 0, "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, but the field is missing'],
-    ['{"worker_id": -1, "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, got -1'],
-    ['{"worker_id": 7587888160958628000, "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, got 7587888160958628000'],
-    ['{"worker_id": "1", "event": {}}', 'line 7: worker_id: expected an integer from 0 to 9007199254740991, got "1"'],
+    ['{"dp_rank": 0, "event": {}}', 'line 7: worker_id: expected an unsigned 64-bit integer, but the field is missing'],
+    ['{"worker_id": -1, "event": {}}', 'line 7: worker_id: expected an unsigned 64-bit integer, got -1'],
+    ['{"worker_id": 18446744073709551616, "event": {}}', 'line 7: worker_id: expected an unsigned 64-bit integer, got 18446744073709551616'],
+    ['{"worker_id": "1", "event": {}}', 'line 7: worker_id: expected an unsigned 64-bit integer, got "1"'],
     ['{"worker_id": 1, "dp_rank": 0.5, "event": {}}', 'line 7: dp_rank: expected an integer from 0 to 9007199254740991, got 0.5'],
     ['{"worker_id": 1}', 'line 7: expected exactly one of "event" (one event) or "events" (a batch)'],
     ['{"worker_id": 1, "event": {}, "events": []}', 'line 7: expected exactly one of "event" (one event) or "events" (a batch)'],
@@ -306,4 +308,33 @@ test('a long unexpected string is quoted up to its 40th character', () => {
   assert.match(parseError(line).message, new RegExp(`, got "${'A'.repeat(40)}…"$`));
   const forty = single(`{"event_id": 0, "medium": "${'A'.repeat(40)}", "data": "cleared"}`);
   assert.match(parseError(forty).message, new RegExp(`, got "${'A'.repeat(40)}"$`));
+});
+
+test("Dynamo's worker ids are u64 (real ones near 10^18): read exactly, named exactly in messages and summaries, ordered by value, written as exact decimals in JSON; 2^64 is refused", () => {
+  const line = (worker: string, id: number, data: string) => `{"worker_id":${worker},"event":{"event_id":${id},"data":${data},"dp_rank":0}}`;
+  const stored = (hash: number) => `{"stored":{"parent_hash":null,"start_position":null,"blocks":[{"block_hash":${hash},"tokens_hash":1}]}}`;
+  const log = [line('1718573674787700191', 0, stored(5)), line('3', 0, stored(6)), line('18446744073709551615', 0, stored(7))].join('\n');
+  const report = checkEventLog(parseWireLog(log));
+  assert.equal(report.status, 'clean');
+  if (report.status !== 'clean') return;
+  assert.deepEqual(report.ranks.map((rank) => workerIdText(rank.worker_id)), ['3', '1718573674787700191', '18446744073709551615'], 'ordered by their exact values');
+  assert.deepEqual(report.ranks.map((rank) => exactWorkerId(rank.worker_id)), [3, 1718573674787700191n, 18446744073709551615n]);
+  const broken = `${log}\n${line('1718573674787700191', 1, '{"removed":{"block_hashes":[99]}}')}`;
+  const rejected = checkEventLog(parseWireLog(broken));
+  assert.equal(rejected.status, 'violation');
+  if (rejected.status === 'violation') assert.match(rejected.violation.message, /— worker 1718573674787700191, dp rank 0, event 1, tier Device, block 99$/);
+  assert.throws(() => parseWireLog(line('18446744073709551616', 0, stored(5))), /line 1: worker_id: expected an unsigned 64-bit integer, got 18446744073709551616/);
+});
+
+test("Dynamo's KV event recorder lines ({timestamp: ms since it started, event: RouterEvent}) are read: the rank, tier and events inside, the timestamp in ms; a problem inside is named by its path there", () => {
+  const entry = (ms: number, id: number, data: string, tier = 'device') => `{"timestamp":${ms},"event":{"worker_id":7,"storage_tier":"${tier}","residency_domain":"worker","event":{"event_id":${id},"data":${data},"dp_rank":1}}}`;
+  const log = [entry(0, 0, '{"stored":{"parent_hash":null,"start_position":null,"blocks":[{"block_hash":1,"tokens_hash":2,"mm_extra_info":null}]}}'), entry(15, 1, '{"removed":{"block_hashes":[1]}}')].join('\n');
+  const [first, second] = [...parseWireLines(textLines(log, 'log'))];
+  assert.deepEqual([first.batch.worker_id, first.batch.dp_rank, first.batch.timestamp_ns, second.batch.timestamp_ns], [7, 1, 0n, 15_000_000n]);
+  assert.equal(checkEventLog(parseWireLog(log)).status, 'clean');
+  const backwards = [entry(20, 0, '{"stored":{"parent_hash":null,"blocks":[{"block_hash":1,"tokens_hash":2}]}}'), entry(15, 1, '{"removed":{"block_hashes":[1]}}')].join('\n');
+  assert.equal(checkEventLog(parseWireLog(backwards)).status, 'violation', 'the recorder\'s timestamps are checked');
+  assert.throws(() => parseWireLog(entry(0, 0, '"cleared"', 'attic')), /line 1: event\.storage_tier: expected a storage tier of "device" or "host_pinned", got "attic"/);
+  assert.throws(() => parseWireLog(entry(0, 0, '{"stored":{"parent_hash":null,"blocks":[{"block_hash":-5,"tokens_hash":2}]}}')), /line 1: event\.event\.data\.stored\.blocks\[0\]\.block_hash: expected an unsigned 64-bit integer/);
+  assert.throws(() => parseWireLog(log.replace('"timestamp":0', '"timestamp":-1')), /line 1: timestamp: expected a whole number of milliseconds \(the recorder's\), got -1/);
 });
