@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { ConfigError, parseReplayConfig } from '../config/load';
 import * as path from 'node:path';
 import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
-import { fromKvEventBatch, toWireLine } from '../events/wire';
+import { fromKvEventBatch, toWireLines } from '../events/wire';
 import { agenticRequestCount, parseAgenticLines } from '../agentic/trace';
 import { parseMooncakeLines } from '../config/mooncake';
 import { parseTimingCsv, TimingCsvError, type TablePoints } from '../config/timingCsv';
@@ -105,7 +105,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     const eventLog = outputs.find((output) => output.option === '--events-out');
     spooled = eventLog ? new SpooledOutput(eventLog) : null;
     const log = spooled;
-    const on_delivered = log ? (batch: KvEventBatch) => log.append(`${toWireLine(fromKvEventBatch(batch))}\n`) : undefined;
+    const on_delivered = log ? (batch: KvEventBatch) => log.append(toWireLines(fromKvEventBatch(batch))) : undefined;
     const display = io.progress?.() ?? null;
     const progress = display ? (ended: number, submitted: number, now_ns: number) => display.update(ended, submitted, now_ns / 1_000_000) : undefined;
     const spinning = (notice: SpinNotice) => io.stderr(`kvqual replay: warning: ${spinText(notice)}\n`);

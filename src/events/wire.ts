@@ -4,7 +4,7 @@
 // path) and the inverse, toWireLine. Pure: text in, values out.
 import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BlockHash, HashedBlock } from '../hash';
-import { workerIdOf, type KvEvent, type KvEventBatch, type KvEventData, type RankRef, type Tier } from './model';
+import { exactWorkerId, workerIdOf, type KvEvent, type KvEventBatch, type KvEventData, type RankRef, type Tier } from './model';
 import { decimalToBigNs, DurationError } from '../time';
 import type { TimeUnit } from '../time';
 import { jsonSyntaxProblem, printable, type SourceLine, textLines } from '../inputFiles';
@@ -338,34 +338,35 @@ export function fromKvEventBatch(batch: KvEventBatch): WireBatch {
 }
 
 /**
- * One line of the wire form: a single event when the batch holds one, else a batch; hashes as JSON
- * integers. Written directly as text (the shape is fixed and every value a number, null or one of
- * a few fixed strings): a general JSON writer that keeps u64 exact made this most of the cost of
- * `--events-out`.
+ * The lines of a batch, one event a line, each as Dynamo's `RouterEvent` serializes it (so Dynamo's
+ * router and indexer decode kvqual's logs): `worker_id`, `storage_tier` ("device" or
+ * "host_pinned"), the batch's emission time as `timestamp_ns` (a field serde passes over), and
+ * `event` with `event_id`, `data` (serde's externally tagged enum; a stored block's
+ * `mm_extra_info` null) and `dp_rank`; hashes as JSON integers; every line ends with a line break.
+ * Written directly as text (the shape is fixed and every value a number, null or one of a few fixed
+ * strings): a general JSON writer that keeps u64 exact made this most of the cost of `--events-out`.
  */
-export function toWireLine(batch: WireBatch): string {
-  let line = `{"worker_id":${batch.worker_id},"dp_rank":${batch.dp_rank}`;
-  if (batch.timestamp_ns !== null) line += `,"timestamp_ns":${batch.timestamp_ns}`;
-  const events = batch.events;
-  if (events.length === 1) return `${line},"event":${eventText(events[0])}}`;
-  line += ',"events":[';
-  for (let i = 0; i < events.length; i++) line += i === 0 ? eventText(events[i]) : `,${eventText(events[i])}`;
-  return `${line}]}`;
+export function toWireLines(batch: WireBatch): string {
+  const head = `{"worker_id":${exactWorkerId(batch.worker_id)}`;
+  const stamp = batch.timestamp_ns === null ? '' : `,"timestamp_ns":${batch.timestamp_ns}`;
+  let text = '';
+  for (const event of batch.events) {
+    text += `${head},"storage_tier":"${event.tier === 'HostPinned' ? 'host_pinned' : 'device'}"${stamp},"event":{"event_id":${event.event_id},"data":${dataText(event.data)},"dp_rank":${batch.dp_rank}}}\n`;
+  }
+  return text;
 }
 
-function eventText(event: KvEvent): string {
-  const medium = event.tier === 'HostPinned' ? ',"medium":"CPU_PINNED"' : '';
-  const data = event.data;
+function dataText(data: KvEventData): string {
   switch (data.type) {
     case 'Stored': {
       const blocks = data.blocks;
-      let text = `{"event_id":${event.event_id},"data":{"stored":{"parent_hash":${data.parent_hash ?? 'null'},"start_position":${data.start_position ?? 'null'},"blocks":[`;
-      for (let i = 0; i < blocks.length; i++) text += `${i === 0 ? '' : ','}{"block_hash":${blocks[i].block_hash},"tokens_hash":${blocks[i].tokens_hash}}`;
-      return `${text}]${medium}}}}`;
+      let text = `{"stored":{"parent_hash":${data.parent_hash ?? 'null'},"start_position":${data.start_position ?? 'null'},"blocks":[`;
+      for (let i = 0; i < blocks.length; i++) text += `${i === 0 ? '' : ','}{"block_hash":${blocks[i].block_hash},"tokens_hash":${blocks[i].tokens_hash},"mm_extra_info":null}`;
+      return `${text}]}}`;
     }
     case 'Removed':
-      return `{"event_id":${event.event_id},"data":{"removed":{"block_hashes":[${data.block_hashes.join(',')}]${medium}}}}`;
+      return `{"removed":{"block_hashes":[${data.block_hashes.join(',')}]}}`;
     case 'Cleared':
-      return `{"event_id":${event.event_id},"data":"cleared"${medium}}`;
+      return '"cleared"';
   }
 }

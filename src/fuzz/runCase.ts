@@ -6,7 +6,7 @@ import { validateReplayConfig } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import { parseAgenticTrace } from '../agentic/trace';
 import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
-import { fromKvEventBatch, toWireLine } from '../events/wire';
+import { fromKvEventBatch, toWireLines } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
 import { UnsettledError } from '../kernel';
 import { formatNs } from '../time';
@@ -70,7 +70,7 @@ export function caseInputs(fuzzCase: FuzzCase, config: ReplayConfig): ReplayInpu
 
 /** The batches the router received, in delivery order, as `kvqual replay --events-out` writes them. */
 export function eventLogOf(outcome: ReplayOutcome): string {
-  return outcome.result.batches.map(({ batch }) => `${toWireLine(fromKvEventBatch(batch))}\n`).join('');
+  return outcome.result.batches.map(({ batch }) => toWireLines(fromKvEventBatch(batch))).join('');
 }
 
 /**

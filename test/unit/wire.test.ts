@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exactWorkerId, RankEventStream, workerIdText } from '../../src/events/model';
 import type { KvEvent } from '../../src/events/model';
-import { fromKvEventBatch, parseWireLine, parseWireLines, parseWireLog, toWireLine, WireFormatError } from '../../src/events/wire';
+import { fromKvEventBatch, parseWireLine, parseWireLines, parseWireLog, toWireLines, WireFormatError } from '../../src/events/wire';
 import { checkEventLog } from '../../src/events/checkLog';
 import { textLines } from '../../src/inputFiles';
 import type { WireBatch } from '../../src/events/wire';
@@ -204,20 +204,29 @@ test('a byte-order mark before the first line is read past (as editors on Window
   assert.throws(() => parseWireLog(`${line}\n\uFEFF${line}\n`), /^WireFormatError: line 2: /);
 });
 
-test('toWireLine writes u64 hashes as JSON integers, one event as "event", several as "events"', () => {
+test("toWireLines writes one event a line as Dynamo's RouterEvent serializes it: the tier as storage_tier, dp_rank in the event, u64 hashes as JSON integers", () => {
   const stream = new RankEventStream({ worker_id: 3, dp_rank: 1 });
   const stored = stream.stored('Device', [{ block_hash: 18_446_744_073_709_551_557n, tokens_hash: 1n }], null, 0);
-  const line = toWireLine({ worker_id: 3, dp_rank: 1, timestamp_ns: 5n, events: [stored] });
   assert.equal(
-    line,
-    '{"worker_id":3,"dp_rank":1,"timestamp_ns":5,"event":{"event_id":0,"data":{"stored":{"parent_hash":null,"start_position":0,' +
-      '"blocks":[{"block_hash":18446744073709551557,"tokens_hash":1}]}}}}',
+    toWireLines({ worker_id: 3, dp_rank: 1, timestamp_ns: 5n, events: [stored] }),
+    '{"worker_id":3,"storage_tier":"device","timestamp_ns":5,"event":{"event_id":0,"data":{"stored":{"parent_hash":null,"start_position":0,' +
+      '"blocks":[{"block_hash":18446744073709551557,"tokens_hash":1,"mm_extra_info":null}]}},"dp_rank":1}}\n',
   );
-  const two = toWireLine({ worker_id: 3, dp_rank: 1, timestamp_ns: null, events: [stream.cleared('HostPinned'), stream.removed('Device', [1n])] });
-  assert.equal(two, '{"worker_id":3,"dp_rank":1,"events":[{"event_id":1,"data":"cleared","medium":"CPU_PINNED"},{"event_id":2,"data":{"removed":{"block_hashes":[1]}}}]}');
+  const two = toWireLines({ worker_id: 3, dp_rank: 1, timestamp_ns: null, events: [stream.cleared('HostPinned'), stream.removed('Device', [1n])] });
+  assert.equal(
+    two,
+    '{"worker_id":3,"storage_tier":"host_pinned","event":{"event_id":1,"data":"cleared","dp_rank":1}}\n' +
+      '{"worker_id":3,"storage_tier":"device","event":{"event_id":2,"data":{"removed":{"block_hashes":[1]}},"dp_rank":1}}\n',
+  );
+  assert.equal(toWireLines({ worker_id: 3, dp_rank: 1, timestamp_ns: 5n, events: [] }), '', 'a batch of no event writes no line');
 });
 
-test('toWireLine then parseWireLine gives back the same batch, every event kind and tier', () => {
+/** The events of a batch's lines read back, as one batch. */
+function readBack(text: string): WireBatch[] {
+  return parseWireLog(text).map((line) => line.batch);
+}
+
+test('toWireLines then parseWireLog gives back every event of the batch, with its rank, tier and time, every event kind and tier', () => {
   const stream = new RankEventStream({ worker_id: 7, dp_rank: 2 });
   const events: KvEvent[] = [
     stream.stored('Device', [{ block_hash: 9_007_199_254_740_993n, tokens_hash: 2n ** 64n - 1n }], null, 0),
@@ -230,29 +239,34 @@ test('toWireLine then parseWireLine gives back the same batch, every event kind 
   const batches: WireBatch[] = [
     { worker_id: 7, dp_rank: 2, timestamp_ns: 1_718_000_000_123_456_789n, events },
     { worker_id: 7, dp_rank: 2, timestamp_ns: null, events: events.slice(0, 1) },
-    { worker_id: 7, dp_rank: 2, timestamp_ns: 0n, events: [] },
     fromKvEventBatch({ worker_id: 7, dp_rank: 2, emitted_ns: 14_999_000, events: events.slice(2, 3) }),
   ];
-  for (const batch of batches) assert.deepEqual(parseWireLine(toWireLine(batch), 1), batch);
+  for (const batch of batches) {
+    const lines = readBack(toWireLines(batch));
+    assert.equal(lines.length, batch.events.length);
+    for (const line of lines) assert.deepEqual([line.worker_id, line.dp_rank, line.timestamp_ns], [batch.worker_id, batch.dp_rank, batch.timestamp_ns]);
+    assert.deepEqual(lines.flatMap((line) => line.events), batch.events);
+  }
 });
 
-/** The line as a general JSON writer that keeps u64 exact writes it (what toWireLine wrote before it wrote text directly). */
-function generalWireLine(batch: WireBatch): string {
-  const event = (e: KvEvent) => {
-    const medium = e.tier === 'HostPinned' ? { medium: 'CPU_PINNED' } : {};
-    if (e.data.type === 'Stored') return { event_id: e.event_id, data: { stored: { parent_hash: e.data.parent_hash, start_position: e.data.start_position, blocks: e.data.blocks, ...medium } } };
-    if (e.data.type === 'Removed') return { event_id: e.event_id, data: { removed: { block_hashes: e.data.block_hashes, ...medium } } };
-    return { event_id: e.event_id, data: 'cleared', ...medium };
+/** A line as a general JSON writer that keeps u64 exact writes a RouterEvent (what toWireLines writes as text directly). */
+function generalWireLines(batch: WireBatch): string {
+  const data = (e: KvEvent): unknown => {
+    if (e.data.type === 'Stored') return { stored: { parent_hash: e.data.parent_hash, start_position: e.data.start_position, blocks: e.data.blocks.map((b) => ({ ...b, mm_extra_info: null })) } };
+    if (e.data.type === 'Removed') return { removed: { block_hashes: e.data.block_hashes } };
+    return 'cleared';
   };
-  const line: Record<string, unknown> = { worker_id: batch.worker_id, dp_rank: batch.dp_rank };
-  if (batch.timestamp_ns !== null) line.timestamp_ns = batch.timestamp_ns;
-  const events = batch.events.map(event);
-  if (events.length === 1) line.event = events[0];
-  else line.events = events;
-  return stringify(line)!;
+  return batch.events
+    .map((e) => {
+      const line: Record<string, unknown> = { worker_id: batch.worker_id, storage_tier: e.tier === 'HostPinned' ? 'host_pinned' : 'device' };
+      if (batch.timestamp_ns !== null) line.timestamp_ns = batch.timestamp_ns;
+      line.event = { event_id: e.event_id, data: data(e), dp_rank: batch.dp_rank };
+      return `${stringify(line)}\n`;
+    })
+    .join('');
 }
 
-test('toWireLine writes what a general JSON writer writes, and parseWireLine reads it back, for generated batches', () => {
+test('toWireLines writes what a general JSON writer writes, and parseWireLog reads it back, for generated batches', () => {
   const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
   const tier = fc.constantFrom<'Device' | 'HostPinned'>('Device', 'HostPinned');
   const data = fc.oneof(
@@ -261,13 +275,13 @@ test('toWireLine writes what a general JSON writer writes, and parseWireLine rea
     fc.constant({ type: 'Cleared' as const }),
   );
   const batch = fc.record({ worker_id: fc.nat(), dp_rank: fc.nat({ max: 64 }), timestamp_ns: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n })) }).chain((head) =>
-    fc.array(fc.record({ event_id: fc.nat(), tier, data }), { maxLength: 4 }).map((events): WireBatch => ({ ...head, events: events.map((e) => ({ ...e, worker_id: head.worker_id, dp_rank: head.dp_rank })) })),
+    fc.array(fc.record({ event_id: fc.nat(), tier, data }), { minLength: 1, maxLength: 4 }).map((events): WireBatch => ({ ...head, events: events.map((e) => ({ ...e, worker_id: head.worker_id, dp_rank: head.dp_rank })) })),
   );
   fc.assert(
     fc.property(batch.map((generated) => structuredClone(generated)), (generated) => {
-      const line = toWireLine(generated);
-      assert.equal(line, generalWireLine(generated));
-      assert.deepEqual(parseWireLine(line, 1), generated);
+      const text = toWireLines(generated);
+      assert.equal(text, generalWireLines(generated));
+      assert.deepEqual(readBack(text).flatMap((line) => line.events), generated.events);
     }),
     { numRuns: 300, seed: 1893 },
   );
