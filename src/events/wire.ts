@@ -1,7 +1,8 @@
-// The JSON-lines wire form of KV events (EVT-1), compatible with vLLM/Dynamo KV events, so that
-// captured logs can be read: one line is one event or one batch of a rank's events. Owns parsing
-// (u64 hashes exact through lossless-json, timestamps to exact ns, one error naming line and field
-// path) and the inverse, toWireLine. Pure: text in, values out.
+// The JSON-lines wire form of KV events (EVT-1): Dynamo's RouterEvent as serde writes it (a line of
+// its KV event recorder too), or a batch of one rank's events, so that captured logs can be read.
+// Owns parsing (u64 hashes and worker ids exact through lossless-json, timestamps to exact ns, one
+// error naming line and field path) and writing, toWireLines: one RouterEvent a line, as Dynamo
+// decodes it. Pure: text in, values out.
 import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BlockHash, HashedBlock } from '../hash';
 import { exactWorkerId, workerIdOf, type KvEvent, type KvEventBatch, type KvEventData, type RankRef, type Tier } from './model';
