@@ -18,8 +18,9 @@ export interface Compared {
 }
 
 /**
- * What changed since the baseline: scenarios added, removed or renamed (matched by file and name,
- * then by file and line), results changed, digests changed, measured values changed (old → new).
+ * What changed since the baseline: scenarios added, removed, renamed or moved (matched by file and
+ * name, then by file and steps or by place, then by name and steps in another file: renamed and
+ * moved ones are listed with where they were and are), results changed, digests changed, measured values changed (old → new).
  */
 export function diffBaseline(baseline: SignoffJson, current: Compared[]): BaselineDiff {
   const before = baseline.scenarios.map((s) => ({
@@ -49,6 +50,16 @@ export function diffBaseline(baseline: SignoffJson, current: Compared[]): Baseli
     if (same) {
       pairs.push([same, now]);
       renamed.push({ key: now.key, name: now.name, before: same.name, after: now.name });
+      leftBefore.delete(same);
+      leftNow.delete(now);
+    }
+  }
+  for (const now of [...leftNow]) {
+    // Moved: the same name and steps in another file (a feature file moved or split); named by both places.
+    const same = [...leftBefore].find((b) => b.name === now.name && b.steps === now.steps);
+    if (same) {
+      pairs.push([same, now]);
+      renamed.push({ key: now.key, name: now.name, before: same.key, after: now.key });
       leftBefore.delete(same);
       leftNow.delete(now);
     }

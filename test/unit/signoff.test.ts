@@ -872,3 +872,15 @@ test('a coverage run whose unit folder holds no test file checked no unit test: 
     fs.rmSync(empty, { recursive: true, force: true });
   }
 });
+
+test('a scenario moved to another feature file (same name and steps) is matched with its baseline as moved, from where to where, not added and removed', () => {
+  const before = toSignoffJson(buildSignoff(input([scenario('steady', 10), scenario('travels', 20)])));
+  const moved = scenario('travels', 7, { uri: 'features/router/lag_moved.feature' });
+  const model = buildSignoff({ ...input([scenario('steady', 10), moved]), baseline: before });
+  const diff = model.baseline!;
+  assert.deepEqual([diff.added, diff.removed], [[], []]);
+  assert.deepEqual(diff.renamed.map((c) => [c.before, c.after]), [['features/router/lag.feature:20', 'features/router/lag_moved.feature:7']]);
+  // Another name in another file is not a move: added and removed.
+  const renamedAway = buildSignoff({ ...input([scenario('steady', 10), scenario('elsewhere', 7, { uri: 'features/router/lag_moved.feature' })]), baseline: before }).baseline!;
+  assert.deepEqual([renamedAway.added.map((c) => c.name), renamedAway.removed.map((c) => c.name)], [['elsewhere'], ['travels']]);
+});
