@@ -45,6 +45,8 @@ export interface RankSummary extends RankRef {
   last_timestamp_ns: bigint | null;
   /** Blocks the mirror holds for the rank after the last line. */
   resident_blocks: Record<Tier, number>;
+  /** Events of a tier kvqual does not model (Dynamo's disk or external), passed over: their ids counted, their blocks not mirrored. */
+  passed_over_events: number;
 }
 
 export interface CleanLogReport {
@@ -56,6 +58,8 @@ export interface CleanLogReport {
   first_timestamp_ns: bigint | null;
   last_timestamp_ns: bigint | null;
   span_ns: bigint | null;
+  /** Events of the disk or external tier passed over, in all (see RankSummary). */
+  passed_over_events: number;
 }
 
 export interface ViolationLogReport {
@@ -120,6 +124,7 @@ function progressOf(ranks: Map<string, RankProgress>, mirror: ResidencyMirror, l
       first_timestamp_ns: null,
       last_timestamp_ns: null,
       resident_blocks: { Device: 0, HostPinned: 0 },
+      passed_over_events: 0,
     },
   };
   mirror.addRank({ worker_id, dp_rank }, progress.index);
@@ -186,6 +191,7 @@ function recordLine(rank: RankProgress, line: LogLine): void {
   for (const event of line.batch.events) {
     summary.first_event_id ??= event.event_id;
     summary.last_event_id = event.event_id;
+    if (event.passed_over !== undefined) summary.passed_over_events++;
   }
   const timestamp = line.batch.timestamp_ns;
   if (timestamp === null) return;
@@ -209,6 +215,7 @@ function cleanReport(mirror: ResidencyMirror, ranks: RankProgress[]): CleanLogRe
     first_timestamp_ns: first,
     last_timestamp_ns: last,
     span_ns: first === null || last === null ? null : last - first,
+    passed_over_events: sum(summaries.map((rank) => rank.passed_over_events)),
   };
 }
 

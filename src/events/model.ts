@@ -161,7 +161,15 @@ export interface KvEvent extends RankRef {
   event_id: number;
   tier: Tier;
   data: KvEventData;
+  /**
+   * Read from a log: an event of a tier kvqual does not model (Dynamo's disk or external tier). Its
+   * id counts in the rank's sequence (EVT-2); its blocks are not mirrored. The simulator never sets it.
+   */
+  passed_over?: PassedOverTier;
 }
+
+/** Dynamo's storage tiers beyond the two of the spec (G1, G2), which a log may hold. */
+export type PassedOverTier = 'disk' | 'external';
 
 /** Events emitted together by one rank at one instant; the transport delivers batches whole. */
 export interface KvEventBatch extends RankRef {

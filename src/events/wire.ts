@@ -5,7 +5,7 @@
 // decodes it. Pure: text in, values out.
 import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json';
 import type { BlockHash, HashedBlock } from '../hash';
-import { exactWorkerId, workerIdOf, type KvEvent, type KvEventBatch, type KvEventData, type RankRef, type Tier } from './model';
+import { exactWorkerId, workerIdOf, type KvEvent, type PassedOverTier, type KvEventBatch, type KvEventData, type RankRef, type Tier } from './model';
 import { decimalToBigNs, DurationError } from '../time';
 import type { TimeUnit } from '../time';
 import { jsonSyntaxProblem, printable, type SourceLine, textLines } from '../inputFiles';
@@ -51,20 +51,31 @@ type JsonObject = Record<string, unknown>;
 const U64_LIMIT = 1n << 64n;
 const SAFE_LIMIT = BigInt(Number.MAX_SAFE_INTEGER);
 
+/** A tier a log names: one of the spec's two, or one of Dynamo's others, whose events are passed over. */
+type WireTier = Tier | PassedOverTier;
+
 interface TierNames {
-  tiers: ReadonlyMap<string, Tier>;
+  tiers: ReadonlyMap<string, WireTier>;
   expected: string;
 }
 
-/** vLLM/Dynamo `medium` (on the data or the event); absent means GPU. */
+/** vLLM/Dynamo `medium` (on the data or the event), as Dynamo's router maps the engines' names; absent means GPU. */
 const MEDIUM: TierNames = {
-  tiers: new Map<string, Tier>([['GPU', 'Device'], ['CPU_PINNED', 'HostPinned'], ['CPU', 'HostPinned']]),
-  expected: 'a medium of "GPU", "CPU_PINNED" or "CPU" (or none, meaning GPU)',
+  tiers: new Map<string, WireTier>([
+    ['GPU', 'Device'],
+    ['DEVICE', 'Device'],
+    ['CPU_PINNED', 'HostPinned'],
+    ['CPU', 'HostPinned'],
+    ['CPU_TIER1', 'HostPinned'],
+    ...['CPU_TIER2', 'DISK', 'NVME', 'STORAGE'].map((name): [string, WireTier] => [name, 'disk']),
+    ...['EXTERNAL', 'NETWORK', 'REMOTE', 'SHARED'].map((name): [string, WireTier] => [name, 'external']),
+  ]),
+  expected: 'a medium Dynamo names: "GPU" or "DEVICE"; "CPU_PINNED", "CPU" or "CPU_TIER1"; "CPU_TIER2", "DISK", "NVME" or "STORAGE"; "EXTERNAL", "NETWORK", "REMOTE" or "SHARED" (or none, meaning GPU)',
 };
 /** Dynamo RouterEvent `storage_tier` (on the line). */
 const STORAGE_TIER: TierNames = {
-  tiers: new Map<string, Tier>([['device', 'Device'], ['host_pinned', 'HostPinned']]),
-  expected: 'a storage tier of "device" or "host_pinned"',
+  tiers: new Map<string, WireTier>([['device', 'Device'], ['host_pinned', 'HostPinned'], ['disk', 'disk'], ['external', 'external']]),
+  expected: 'a storage tier of "device", "host_pinned", "disk" or "external"',
 };
 
 /** The timestamp fields a line may carry (at most one): ns must be whole; ms and s round to the nearest ns. */
@@ -182,7 +193,7 @@ function batchRank(entries: { value: unknown; path: string }[], lineRank: number
   return rank ?? 0;
 }
 
-function readEvent(event: JsonObject, path: string, rank: RankRef, lineTier: Tier | null): KvEvent {
+function readEvent(event: JsonObject, path: string, rank: RankRef, lineTier: WireTier | null): KvEvent {
   const event_id = safeUintAt(event.event_id, `${path}.event_id`);
   const eventTier = tierAt(event.medium, `${path}.medium`, MEDIUM);
   const { data, tier: dataTier, tierPath } = readData(event.data, `${path}.data`);
@@ -191,12 +202,13 @@ function readEvent(event: JsonObject, path: string, rank: RankRef, lineTier: Tie
     { tier: eventTier, path: `${path}.medium` },
     { tier: dataTier, path: tierPath },
   ]);
+  if (tier === 'disk' || tier === 'external') return { event_id, worker_id: rank.worker_id, dp_rank: rank.dp_rank, tier: 'Device', data, passed_over: tier };
   return { event_id, worker_id: rank.worker_id, dp_rank: rank.dp_rank, tier, data };
 }
 
 /** The tier named by the line, event and data (absent means Device); they must not contradict. */
-function agreeingTier(sources: { tier: Tier | null; path: string }[]): Tier {
-  const named = sources.filter((source): source is { tier: Tier; path: string } => source.tier !== null);
+function agreeingTier(sources: { tier: WireTier | null; path: string }[]): WireTier {
+  const named = sources.filter((source): source is { tier: WireTier; path: string } => source.tier !== null);
   for (const source of named.slice(1)) {
     if (source.tier !== named[0].tier) {
       throw new FieldError(source.path, `tier ${source.tier} contradicts ${named[0].path} (tier ${named[0].tier})`);
@@ -209,7 +221,7 @@ const DATA_SHAPES = '{"stored": {…}}, {"removed": {…}}, "cleared" or {"clear
 const DATA_VARIANTS = ['stored', 'removed', 'cleared'];
 
 /** `data`: serde's externally tagged enum, `"cleared"` or an object with exactly one variant key. */
-function readData(value: unknown, path: string): { data: KvEventData; tier: Tier | null; tierPath: string } {
+function readData(value: unknown, path: string): { data: KvEventData; tier: WireTier | null; tierPath: string } {
   if (value === 'cleared') return { data: { type: 'Cleared' }, tier: null, tierPath: path };
   if (!isObject(value) || Object.keys(value).length !== 1) throw expectation(path, DATA_SHAPES, value);
   const [variant] = Object.keys(value);
@@ -310,7 +322,7 @@ function hashFromString(text: string): bigint | null {
 }
 
 /** A tier named by a string field, or null when the field is absent or null. */
-function tierAt(value: unknown, path: string, names: TierNames): Tier | null {
+function tierAt(value: unknown, path: string, names: TierNames): WireTier | null {
   if (optional(value) === undefined) return null;
   const tier = typeof value === 'string' ? names.tiers.get(value) : undefined;
   if (tier === undefined) throw expectation(path, names.expected, value);

@@ -134,6 +134,12 @@ export class ResidencyMirror {
     if (rankIndex === undefined) throw violation(event, 'unknown-rank', firstBlock(event), null);
     const state = this.ranks[rankIndex]!;
     this.checkEventId(state, event);
+    if (event.passed_over !== undefined) {
+      // A tier the spec does not have (a log's disk or external): its id counts, its blocks are not mirrored.
+      state.expectedEventId = event.event_id + 1;
+      this.eventsApplied++;
+      return;
+    }
     const index = this.tier(event.tier);
     switch (event.data.type) {
       case 'Stored':

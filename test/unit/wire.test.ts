@@ -97,18 +97,37 @@ test('the medium may sit on the event object, and Dynamo storage_tier on the lin
   assert.equal(parseWireLine(onLine, 1).events[0].tier, 'HostPinned');
 });
 
-test('a medium other than GPU or CPU, or two media that disagree, is an error naming the field', () => {
-  const disk = single('{"event_id": 0, "data": {"removed": {"block_hashes": [1], "medium": "DISK"}}}');
+test('a medium Dynamo does not name, or two media that disagree, is an error naming the field', () => {
+  const attic = single('{"event_id": 0, "data": {"removed": {"block_hashes": [1], "medium": "ATTIC"}}}');
   assert.equal(
-    parseError(disk).message,
-    'line 7: event.data.removed.medium: expected a medium of "GPU", "CPU_PINNED" or "CPU" (or none, meaning GPU), got "DISK"',
+    parseError(attic).message,
+    'line 7: event.data.removed.medium: expected a medium Dynamo names: "GPU" or "DEVICE"; "CPU_PINNED", "CPU" or "CPU_TIER1"; "CPU_TIER2", "DISK", "NVME" or "STORAGE"; "EXTERNAL", "NETWORK", "REMOTE" or "SHARED" (or none, meaning GPU), got "ATTIC"',
   );
   const clash = single('{"event_id": 0, "medium": "GPU", "data": {"removed": {"block_hashes": [1], "medium": "CPU_PINNED"}}}');
   assert.equal(parseError(clash).message, 'line 7: event.data.removed.medium: tier HostPinned contradicts event.medium (tier Device)');
   const inherited = single('{"event_id": 0, "medium": "constructor", "data": "cleared"}');
-  assert.match(parseError(inherited).message, /^line 7: event\.medium: expected a medium of .*, got "constructor"$/);
-  const tier = single('{"event_id": 0, "data": "cleared"}', '"worker_id": 1, "storage_tier": "disk"');
-  assert.match(parseError(tier).message, /^line 7: storage_tier: expected a storage tier of "device" or "host_pinned", got "disk"$/);
+  assert.match(parseError(inherited).message, /^line 7: event\.medium: expected a medium Dynamo names: .*, got "constructor"$/);
+  const tier = single('{"event_id": 0, "data": "cleared"}', '"worker_id": 1, "storage_tier": "attic"');
+  assert.match(parseError(tier).message, /^line 7: storage_tier: expected a storage tier of "device", "host_pinned", "disk" or "external", got "attic"$/);
+});
+
+test("Dynamo's disk and external tiers (storage_tier, or an engine's medium as Dynamo maps it) are passed over: their ids counted in the rank's sequence, their blocks not mirrored, and the summary says how many", () => {
+  const medium = (name: string) => parseWireLine(single(`{"event_id": 0, "medium": "${name}", "data": "cleared"}`), 1).events[0];
+  assert.deepEqual(['DEVICE', 'CPU_TIER1', 'CPU_TIER2', 'NVME', 'EXTERNAL'].map((name) => [medium(name).tier, medium(name).passed_over ?? null]), [
+    ['Device', null],
+    ['HostPinned', null],
+    ['Device', 'disk'],
+    ['Device', 'disk'],
+    ['Device', 'external'],
+  ]);
+  const line = (id: number, tier: string, data: string) => `{"worker_id":7,"storage_tier":"${tier}","event":{"event_id":${id},"data":${data},"dp_rank":0}}`;
+  const stored = (hash: number) => `{"stored":{"parent_hash":null,"start_position":null,"blocks":[{"block_hash":${hash},"tokens_hash":1}]}}`;
+  const log = [line(0, 'device', stored(1)), line(1, 'disk', stored(1)), line(2, 'external', '{"removed":{"block_hashes":[99]}}'), line(3, 'device', '{"removed":{"block_hashes":[1]}}')].join('\n');
+  const report = checkEventLog(parseWireLog(log));
+  assert.equal(report.status, 'clean', 'a disk store of a block the device holds is no duplicate, an external removal of an unknown block no violation');
+  if (report.status === 'clean') assert.deepEqual([report.passed_over_events, report.ranks[0].passed_over_events, report.ranks[0].last_event_id], [2, 2, 3]);
+  const gap = checkEventLog(parseWireLog(log.replace('"event_id":2', '"event_id":5')));
+  assert.equal(gap.status, 'violation', 'a passed-over event still takes its place in the id sequence');
 });
 
 test('Cleared is accepted as "cleared" or as {"cleared": {}}', () => {
@@ -348,7 +367,7 @@ test("Dynamo's KV event recorder lines ({timestamp: ms since it started, event: 
   assert.equal(checkEventLog(parseWireLog(log)).status, 'clean');
   const backwards = [entry(20, 0, '{"stored":{"parent_hash":null,"blocks":[{"block_hash":1,"tokens_hash":2}]}}'), entry(15, 1, '{"removed":{"block_hashes":[1]}}')].join('\n');
   assert.equal(checkEventLog(parseWireLog(backwards)).status, 'violation', 'the recorder\'s timestamps are checked');
-  assert.throws(() => parseWireLog(entry(0, 0, '"cleared"', 'attic')), /line 1: event\.storage_tier: expected a storage tier of "device" or "host_pinned", got "attic"/);
+  assert.throws(() => parseWireLog(entry(0, 0, '"cleared"', 'attic')), /line 1: event\.storage_tier: expected a storage tier of "device", "host_pinned", "disk" or "external", got "attic"/);
   assert.throws(() => parseWireLog(entry(0, 0, '{"stored":{"parent_hash":null,"blocks":[{"block_hash":-5,"tokens_hash":2}]}}')), /line 1: event\.event\.data\.stored\.blocks\[0\]\.block_hash: expected an unsigned 64-bit integer/);
   assert.throws(() => parseWireLog(log.replace('"timestamp":0', '"timestamp":-1')), /line 1: timestamp: expected a whole number of milliseconds \(the recorder's\), got -1/);
 });
