@@ -110,7 +110,7 @@ const TEXT_PIECE_CHARS = 64 * 1024;
 /** A clean log's summary, one line per rank, written to `sink` in pieces (millions of ranks make gigabytes of text). */
 function writeCleanText(file: string, report: CleanLogReport, sink: (text: string) => void): void {
   let piece = `${file}: clean — ${report.batches} batch(es), ${report.events} event(s) from ${report.ranks.length} rank(s)\n  ${timeSpanText(report.first_timestamp_ns, report.last_timestamp_ns)}\n`;
-  if (report.passed_over_events > 0) piece += `  ${report.passed_over_events} event(s) of Dynamo's disk or external tier passed over: their ids are checked in their ranks' sequences, their blocks are not mirrored (the spec has G1 and G2 only)\n`;
+  if (report.passed_over_events > 0) piece += `  ${report.passed_over_events} event(s) passed over (Dynamo's disk or external tier, or a cache owner's domain): their ids are checked in their ranks' sequences, their blocks are not mirrored (the spec has a worker's G1 and G2 only)\n`;
   for (const rank of report.ranks) {
     piece += `  ${rankText(rank)}\n`;
     if (piece.length >= TEXT_PIECE_CHARS) {

@@ -45,7 +45,7 @@ export interface RankSummary extends RankRef {
   last_timestamp_ns: bigint | null;
   /** Blocks the mirror holds for the rank after the last line. */
   resident_blocks: Record<Tier, number>;
-  /** Events of a tier kvqual does not model (Dynamo's disk or external), passed over: their ids counted, their blocks not mirrored. */
+  /** Events of what kvqual does not model (Dynamo's disk or external tier, a cache owner's domain), passed over: their ids counted, their blocks not mirrored. */
   passed_over_events: number;
 }
 

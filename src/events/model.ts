@@ -162,14 +162,17 @@ export interface KvEvent extends RankRef {
   tier: Tier;
   data: KvEventData;
   /**
-   * Read from a log: an event of a tier kvqual does not model (Dynamo's disk or external tier). Its
-   * id counts in the rank's sequence (EVT-2); its blocks are not mirrored. The simulator never sets it.
+   * Read from a log: an event of what kvqual does not model (Dynamo's disk or external tier, or a
+   * cache owner's residency domain rather than the worker's own). Its id counts in the rank's
+   * sequence (EVT-2); its blocks are not mirrored. The simulator never sets it.
    */
-  passed_over?: PassedOverTier;
+  passed_over?: PassedOver;
 }
 
 /** Dynamo's storage tiers beyond the two of the spec (G1, G2), which a log may hold. */
 export type PassedOverTier = 'disk' | 'external';
+/** Why a logged event is passed over: a tier the spec does not have, or a cache owner's domain. */
+export type PassedOver = PassedOverTier | 'cache_owner';
 
 /** Events emitted together by one rank at one instant; the transport delivers batches whole. */
 export interface KvEventBatch extends RankRef {

@@ -163,10 +163,20 @@ function readRouterLine(line: JsonObject, prefix: string, timestamp_ns: bigint |
   const worker_id = workerIdAt(line.worker_id, `${prefix}worker_id`);
   const lineRank = optional(line.dp_rank) === undefined ? null : safeUintAt(line.dp_rank, `${prefix}dp_rank`);
   const lineTier = tierAt(line.storage_tier, `${prefix}storage_tier`, STORAGE_TIER);
+  const ownerDomain = cacheOwnerDomain(line.residency_domain, `${prefix}residency_domain`);
   const entries = eventEntries(line, prefix);
   const dp_rank = batchRank(entries, lineRank);
   const events = entries.map(({ value: event, path }) => readEvent(objectAt(event, path), path, { worker_id, dp_rank }, lineTier));
+  // A cache owner's domain (Dynamo's residency_domain "cache_owner") is not the worker's own residency, which the mirror keeps.
+  if (ownerDomain) for (const event of events) event.passed_over ??= 'cache_owner';
   return { worker_id, dp_rank, timestamp_ns, events };
+}
+
+/** Whether a RouterEvent's `residency_domain` is a cache owner's ("cache_owner"), not the worker's ("worker", absent, or another name, as Dynamo reads any). */
+function cacheOwnerDomain(value: unknown, path: string): boolean {
+  if (optional(value) === undefined) return false;
+  if (typeof value !== 'string') throw expectation(path, 'a residency domain name such as "worker" or "cache_owner"', value);
+  return value === 'cache_owner';
 }
 
 /** The line's events with their paths: `event` for a single event, `events[i]` for a batch. */

@@ -371,3 +371,17 @@ test("Dynamo's KV event recorder lines ({timestamp: ms since it started, event: 
   assert.throws(() => parseWireLog(entry(0, 0, '{"stored":{"parent_hash":null,"blocks":[{"block_hash":-5,"tokens_hash":2}]}}')), /line 1: event\.event\.data\.stored\.blocks\[0\]\.block_hash: expected an unsigned 64-bit integer/);
   assert.throws(() => parseWireLog(log.replace('"timestamp":0', '"timestamp":-1')), /line 1: timestamp: expected a whole number of milliseconds \(the recorder's\), got -1/);
 });
+
+test("a RouterEvent of a cache owner's residency domain is passed over (the mirror keeps the worker's own): a cache owner's Cleared leaves the worker's blocks", () => {
+  const line = (id: number, tier: string, domain: string, data: string) => `{"worker_id":7,"storage_tier":"${tier}","residency_domain":"${domain}","event":{"event_id":${id},"data":${data},"dp_rank":0},"state_source":{"pool":"p"}}`;
+  const log = [
+    line(0, 'device', 'worker', '{"stored":{"parent_hash":null,"start_position":null,"blocks":[{"block_hash":100,"tokens_hash":1}]}}'),
+    line(1, 'host_pinned', 'cache_owner', '{"stored":{"parent_hash":null,"start_position":null,"blocks":[{"block_hash":200,"tokens_hash":2}]}}'),
+    line(2, 'device', 'cache_owner', '"cleared"'),
+    line(3, 'device', 'worker', '{"removed":{"block_hashes":[100]}}'),
+  ].join('\n');
+  const report = checkEventLog(parseWireLog(log));
+  assert.equal(report.status, 'clean');
+  if (report.status === 'clean') assert.equal(report.passed_over_events, 2);
+  assert.throws(() => parseWireLog(log.replace('"residency_domain":"worker"', '"residency_domain":7')), /line 1: residency_domain: expected a residency domain name such as "worker" or "cache_owner", got 7/);
+});
