@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
-import { type Document, isCollection, visit } from 'yaml';
+import { type Document, isCollection, isScalar, visit } from 'yaml';
 import { LIMITS, limitText, MAX_HASH_ID } from './limits';
 import { TraceLineError } from './traceLineError';
 
@@ -290,10 +290,24 @@ export function exactJsonIntegers(text: string, path: readonly (string | number)
  * column of the first, 1-based, or null.
  */
 export function collectionKeyAt(document: Document, text: string): { line: number; column: number } | null {
+  return keyAt(document, text, (key) => isCollection(key));
+}
+
+/**
+ * Where the document's first YAML merge key (a plain `<<`, YAML 1.1's "merge the mapping in") is:
+ * kvqual reads YAML 1.2, where `<<` is just a key, so every field it would have merged was reported
+ * missing and `<<` unknown, a wall of errors far from the cause.
+ */
+export function mergeKeyAt(document: Document, text: string): { line: number; column: number } | null {
+  return keyAt(document, text, (key) => isScalar(key) && key.value === '<<' && key.type === 'PLAIN');
+}
+
+/** Line and column of the first key of a pair that `matches`, or null. */
+function keyAt(document: Document, text: string, matches: (key: unknown) => boolean): { line: number; column: number } | null {
   let found: number | null = null;
   visit(document, {
     Pair(_, pair) {
-      if (found === null && isCollection(pair.key)) {
+      if (found === null && matches(pair.key)) {
         found = (pair.key as { range?: [number, number, number] }).range?.[0] ?? 0;
         return visit.BREAK;
       }

@@ -9,7 +9,7 @@ import { guardViolations } from '../agentic/guard';
 import { budgetProblem, type BudgetItem } from './budget';
 import { LIMITS, limitText } from '../limits';
 import { didYouMean } from '../suggest';
-import { collectionKeyAt } from '../inputFiles';
+import { collectionKeyAt, mergeKeyAt } from '../inputFiles';
 
 export interface ConfigProblem {
   path: string;
@@ -142,6 +142,8 @@ export function parseReplayConfig(text: string, source = 'config'): ReplayConfig
   const document = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   const problems = yamlDocumentProblems(document);
   if (problems.length > 0) throw new ConfigError(source, problems.map(({ where, message }) => ({ path: where ?? 'line ?', message })));
+  const mergeKey = mergeKeyAt(document, text);
+  if (mergeKey) throw new ConfigError(source, [{ path: `line ${mergeKey.line}, column ${mergeKey.column}`, message: 'a YAML merge key (<<) is not read (kvqual reads YAML 1.2); write the fields out, or give the whole mapping an anchor and an alias (*name)' }]);
   const collectionKey = collectionKeyAt(document, text);
   if (collectionKey) throw new ConfigError(source, [{ path: `line ${collectionKey.line}, column ${collectionKey.column}`, message: 'a key must be a name, not a list or a map' }]);
   let raw: unknown;

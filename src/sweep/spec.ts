@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { ConfigError, formatPath, validateReplayConfig, yamlDocumentProblems } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import { didYouMean } from '../suggest';
-import { collectionKeyAt } from '../inputFiles';
+import { collectionKeyAt, mergeKeyAt } from '../inputFiles';
 
 /** The most points one sweep may have. */
 export const MAX_SWEEP_POINTS = 100_000;
@@ -96,6 +96,8 @@ export function parseSweepFile(text: string, source: string): SweepFile {
   const document = parseDocument(text, { uniqueKeys: true });
   const [problem] = yamlDocumentProblems(document);
   if (problem !== undefined) throw new SweepError(`${source}: ${problem.where ?? '(top level)'}: ${problem.message}`);
+  const mergeKey = mergeKeyAt(document, text);
+  if (mergeKey) throw new SweepError(`${source}: line ${mergeKey.line}, column ${mergeKey.column}: a YAML merge key (<<) is not read (kvqual reads YAML 1.2); write the fields out`);
   const collectionKey = collectionKeyAt(document, text);
   if (collectionKey) throw new SweepError(`${source}: line ${collectionKey.line}, column ${collectionKey.column}: a key must be a name, not a list or a map`);
   const raw: unknown = document.toJS({ maxAliasCount: 100 });

@@ -318,3 +318,8 @@ test('a chart leaves points with nothing measured out of its lines but keeps the
   assert.deepEqual(spec.encoding.x.scale.domain, ['0', '10']);
   assert.ok((await renderChart(document, chart)).includes('>10<'), 'the value with nothing measured is still on the axis');
 });
+
+test('a YAML merge key in a sweep file is named at its line, not read as a field', () => {
+  assert.throws(() => parseSweepFile('base: b.yaml\ngrid:\n  <<: { router.kv_event_lag_ms: [0, 5] }\n', 'sw.yaml'), /^SweepError: sw\.yaml: line 3, column 3: a YAML merge key \(<<\) is not read \(kvqual reads YAML 1\.2\); write the fields out$/);
+  assert.doesNotThrow(() => parseSweepFile('base: b.yaml\ngrid: { "<<": [1] }\n', 'sw.yaml'), 'a quoted "<<" is a key like any other (then refused as a field path elsewhere)');
+});
