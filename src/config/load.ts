@@ -98,6 +98,9 @@ function issueProblems(error: z.ZodError): ConfigProblem[] {
 /** Alias expansions a config may use (the YAML library's default): anchors for shared settings, never an exponential blow-up. */
 const YAML_MAX_ALIAS_COUNT = 100;
 
+/** The YAML 1.2 core schema's tags: one of them left unresolved means its value is not of its type (`!!float 5`). */
+const CORE_TAGS = new Set(['str', 'int', 'float', 'bool', 'null', 'map', 'seq']);
+
 /**
  * The YAML library's message as a config's author reads it: its advice to programmers ("please
  * use YAML.parseAllDocuments()") and the engine's stack overflow on deep nesting said in words.
@@ -106,6 +109,7 @@ export function yamlProblem(message: string): string {
   if (/^Source contains multiple documents/.test(message)) return "the file holds more than one YAML document (a '---' line starts another); give one";
   if (/Maximum call stack size exceeded/.test(message)) return 'the YAML is nested too deeply to read';
   const tag = /^Unresolved tag: (?:tag:yaml\.org,2002:)?(.*)$/.exec(message);
+  if (tag && CORE_TAGS.has(tag[1])) return `the value does not read as !!${tag[1]} (e.g. !!float needs a decimal point: 5.0); write it without the tag`;
   if (tag) return `the tag ${tag[1].startsWith('!') ? tag[1] : `!!${tag[1]}`} is not one a config may use; write the value without it`;
   return message;
 }
