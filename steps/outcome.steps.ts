@@ -9,6 +9,7 @@ import type { Nanos } from '../src/time';
 import { formatNs } from '../src/time';
 import type { RequestRecord } from '../src/report/report';
 import { explainPlacement } from '../src/router/explain';
+import { blocksOfWork, expectChosenByLoad } from './support/placements';
 
 function recordOf(world: KvWorld, request_id: string): RequestRecord {
   const record = world.engine.outcome.report.per_request.find((r) => r.request_id === request_id);
@@ -57,6 +58,7 @@ Then('the resume is placed on worker {int} by load, the router seeing no cached 
   expect(record.worker_id, decision(record)).to.equal(worker);
   const seen = placement.candidates.filter((c) => c.device_blocks + c.host_blocks > 0);
   expect(seen, `the router should have seen no cached blocks: ${decision(record)}`).to.deep.equal([]);
+  expectChosenByLoad(this, placement.candidates, placement, decision(record));
   this.measure('resume placed on worker', worker, '');
 });
 
@@ -79,9 +81,7 @@ Then('the resume is placed on worker {int}, the less loaded of the workers that 
     expect(candidate.device_blocks + candidate.host_blocks, `worker ${candidate.worker_id} should see the whole shared prefix: ${decision(record)}`).to.equal(prefixBlocks);
     expect(candidate.host_blocks, `worker ${candidate.worker_id} should see the shared prefix in G2: ${decision(record)}`).to.be.greaterThan(0);
   }
-  const chosen = placement.candidates.find((c) => c.worker_id === worker)!;
-  const lightest = Math.min(...placement.candidates.map((c) => c.decode_blocks + c.prefill_blocks));
-  expect(chosen.decode_blocks + chosen.prefill_blocks, `load of worker ${worker}: ${decision(record)}`).to.equal(lightest);
+  expectChosenByLoad(this, placement.candidates, placement, decision(record), blocksOfWork);
 });
 
 Then('it restores {int} tokens from G2', function (this: KvWorld, tokens: number) {

@@ -6,6 +6,7 @@ import type { KvWorld } from './support/world';
 import type { Nanos } from '../src/time';
 import type { CandidateScore, Placement } from '../src/router/router';
 import { describePlacement } from '../src/router/explain';
+import { expectChosenByLoad } from './support/placements';
 
 Given('worker {int} is already serving a {tokens} request', function (this: KvWorld, worker: number, tokens: number) {
   const { request_id, prompt } = this.newRequest(null, tokens);
@@ -58,6 +59,13 @@ Then('it is placed on worker {int}, the less loaded worker', function (this: KvW
   const seen = sawCache.reduce((sum, c) => sum + c.device_blocks + c.host_blocks, 0);
   this.measure('cached blocks the router saw on any worker', seen, 'blocks');
   expect(sawCache, `the router should have placed by load alone, but saw cached blocks:\n${describePlacement(placement)}`).to.deep.equal([]);
+  expectChosenByLoad(this, placement.candidates, placement, describePlacement(placement));
+});
+
+Then('it is placed on worker {int}, the only worker left', function (this: KvWorld, worker: number) {
+  const placement = lastPlacement(this);
+  expectWorker(this, placement, worker);
+  expect(placement.candidates.map((c) => c.worker_id), `the candidates of the placement:\n${describePlacement(placement)}`).to.deep.equal([worker]);
 });
 
 Then('it is placed on worker {int}, which holds it in G2', function (this: KvWorld, worker: number) {

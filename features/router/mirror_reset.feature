@@ -26,7 +26,7 @@ Feature: Cleared and worker removal reset the router's mirror
   Scenario: a worker that leaves is no longer a candidate
     Given worker 1 leaves the cluster at 11 ms
     When a request starting with "system prompt" arrives at 12 ms
-    Then it is placed on worker 0, the less loaded worker
+    Then it is placed on worker 0, the only worker left
     And the router no longer lists worker 1 as a candidate
 
   Scenario: a worker that rejoins starts a fresh stream and its stores are accepted
