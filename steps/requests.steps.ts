@@ -112,6 +112,19 @@ Then('the first request was a {int}-way tie broken by a seeded draw', function (
   expect(first.tied_candidates, describePlacement(first)).to.equal(ways);
 });
 
+Then('over seeds 1 to {int} the tied first request goes to each of the tied workers, a seeded draw and not a fixed pick', function (this: KvWorld, seeds: number) {
+  const first = this.replay.placements[0];
+  const tiedWorkers = first.candidates.filter((c) => c.cost === Math.min(...first.candidates.map((o) => o.cost))).map((c) => c.worker_id);
+  expect(tiedWorkers.length, `workers tied for the first request: ${describePlacement(first)}`).to.be.greaterThan(1);
+  const chosen = new Map<number, number>();
+  for (let seed = 1; seed <= seeds; seed++) {
+    const worker = this.replayAgain(seed).placements[0].worker_id;
+    chosen.set(worker, (chosen.get(worker) ?? 0) + 1);
+  }
+  this.measure('tied workers the draw chose over the seeds', chosen.size, 'workers', `over seeds 1 to ${seeds} the draw chose ${[...chosen].sort(([a], [b]) => a - b).map(([worker, times]) => `worker ${worker} ${times} times`).join(', ')}`);
+  expect([...chosen.keys()].sort((a, b) => a - b), `workers the draw chose over seeds 1 to ${seeds}`).to.deep.equal([...tiedWorkers].sort((a, b) => a - b));
+});
+
 Then('a second replay with the same seed places every request on the same worker', function (this: KvWorld) {
   const again = this.replayAgain().placements.map((p) => `${p.request_id}→${p.worker_id}`);
   const first = this.replay.placements.map((p) => `${p.request_id}→${p.worker_id}`);

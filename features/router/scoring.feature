@@ -14,6 +14,7 @@ Feature: How the router chooses among ranks
   Scenario: equal costs are broken by a seeded draw that replays identically
     When 4 requests starting with "system prompt" arrive at 1 ms
     Then the first request was a 2-way tie broken by a seeded draw
+    And over seeds 1 to 20 the tied first request goes to each of the tied workers, a seeded draw and not a fixed pick
     And a second replay with the same seed places every request on the same worker
 
   Scenario: the reported overlap rounds host blocks weighted at 0.75 half away from zero

@@ -69,10 +69,10 @@ export class KvWorld extends World {
     return this.replayInstance;
   }
 
-  private buildReplay(): RouterReplay {
+  private buildReplay(seed = this.seed): RouterReplay {
     if (this.setup.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers")');
     const replay = new RouterReplay({
-      seed: this.seed,
+      seed,
       lag_ns: this.setup.lag_ns,
       router: { ...this.setup.router, block_size: this.setup.block_size },
     });
@@ -80,9 +80,9 @@ export class KvWorld extends World {
     return replay;
   }
 
-  /** A fresh router-level replay of everything the scenario described so far, run to the end (DET-1 checks). */
-  replayAgain(): RouterReplay {
-    const replay = this.buildReplay();
+  /** A fresh router-level replay of everything the scenario described so far, run to the end (DET-1 checks; another seed: SCORE-3's draw). */
+  replayAgain(seed = this.seed): RouterReplay {
+    const replay = this.buildReplay(seed);
     for (const step of this.deferred) step(replay);
     replay.run();
     return replay;
