@@ -24,6 +24,14 @@ Feature: How the router chooses among ranks
     Then it is placed on worker 1, which holds it in G2
     And it reports an overlap of 2 blocks, 8 tokens, the best available
 
+  Scenario: the reported overlap rounds 2.5 host blocks up to 3, half away from zero, not to the even 2
+    Given the router weighs a host-memory block at 0.5 of a GPU block
+    And the prefix "long prompt" is 20 tokens long
+    And worker 1 finishes storing "long prompt" in host memory at 10 ms
+    When a request starting with "long prompt" arrives at 11 ms
+    Then it is placed on worker 1, which holds it in G2
+    And it reports an overlap of 3 blocks, 12 tokens, the best available
+
   Scenario: a round-robin router cycles over the workers and ignores what they hold
     Given the router uses the round-robin policy
     And worker 1 finishes storing "system prompt" in host memory at 10 ms
