@@ -115,15 +115,19 @@ When('the replay runs', function (this: KvWorld) {
 });
 
 When(
-  'the replay runs once as configured and once with the shared-pool settings added but scope dp_rank_local',
-  function (this: KvWorld) {
+  'the replay runs once as configured and once with shared-pool bandwidths of {float} GB\\/s and a layout id added but scope dp_rank_local',
+  function (this: KvWorld, gbps: number) {
     this.engine.run(this.seed);
     this.engine.run(this.seed, (raw) => {
       const workers = (raw.cluster as { workers: Record<string, unknown>[] }).workers;
       for (const role of workers) {
         const offload = role.host_offload as Record<string, unknown>;
         if (offload.scope !== 'dp_rank_local') throw new Error('this step compares against a private (dp_rank_local) baseline');
-        Object.assign(offload, { shared_d2h_bandwidth_gbps: 1, shared_h2d_bandwidth_gbps: 1, kv_layout_id: 'layout-under-test' });
+        // Caps that differ from every rank's own rate, so that applied by mistake they would change the copies.
+        for (const rate of ['d2h_bandwidth_gbps', 'h2d_bandwidth_gbps']) {
+          if (offload[rate] === gbps) throw new Error(`the shared caps (${gbps} GB/s) must differ from the ranks' ${rate}, or leaking them would change nothing`);
+        }
+        Object.assign(offload, { shared_d2h_bandwidth_gbps: gbps, shared_h2d_bandwidth_gbps: gbps, kv_layout_id: 'layout-under-test' });
       }
     });
   },

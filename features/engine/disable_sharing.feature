@@ -11,7 +11,7 @@ Feature: Naming the shared-pool settings without choosing cluster_shared changes
     And conversation "A" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens
     And worker 0 serves a 31-token request with 1 output token at 5 ms
     And conversation "A" is to resume at 20 ms with 4 more tokens
-    When the replay runs once as configured and once with the shared-pool settings added but scope dp_rank_local
+    When the replay runs once as configured and once with shared-pool bandwidths of 0.25 GB/s and a layout id added but scope dp_rank_local
     Then both runs produce the same report digest
     And the report lists no shared G2 domain
 
