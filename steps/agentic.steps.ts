@@ -113,8 +113,12 @@ Then('every play instance has exactly one cache_id, shared by all of its request
   this.measure('play instances, each with one cache_id', plays.length, '');
 });
 
-Then('each {string} request restores {int} tokens from G2, all stored by its own play', function (this: KvWorld, name: string, tokens: number) {
-  for (const record of recordsNamed(this, name)) {
+Then('each of the {int} {string} requests, one per lane, restores {int} tokens from G2, all stored by its own play', function (this: KvWorld, count: number, name: string, tokens: number) {
+  const records = recordsNamed(this, name);
+  this.measure(`"${name}" requests that ran`, records.length, 'requests');
+  expect(records.length, `"${name}" requests that ran (one per lane)`).to.equal(count);
+  expect(new Set(records.map((record) => record.play_id)).size, `play instances of the "${name}" requests`).to.equal(count);
+  for (const record of records) {
     this.measure(`${record.request_id}: tokens restored from G2`, record.host_reused_tokens, 'tokens');
     expect(record.host_reused_tokens, `G2 tokens restored by ${record.request_id}`).to.equal(tokens);
     expect(record.host_restore_sources, `whose G2 entries ${record.request_id} restored`).to.deep.equal([record.cache_id]);

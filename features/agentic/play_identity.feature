@@ -18,7 +18,7 @@ Feature: Each play instance has its own cache identity
   Scenario: shared hits stay within the play that stored them
     Given 2 snapshot lanes replay it 1 time
     When the agentic workload runs
-    Then each "sibling" request restores 8 tokens from G2, all stored by its own play
+    Then each of the 2 "sibling" requests, one per lane, restores 8 tokens from G2, all stored by its own play
     And every play instance has exactly one cache_id, shared by all of its requests and by no other instance
 
   Scenario: two lanes double pool residency
