@@ -37,6 +37,12 @@ Feature: One cluster-shared G2 pool serves every replica
     Then both runs produce the same report digest
     And each request's H2D wait is 4 ms, twice the solo wait of 2 ms
 
+  @G2-10
+  Scenario: the shared-pool contract is written for readers, a section per clause, each citing the feature that qualifies it
+    When the shared-pool contract page docs/shared-g2-pool.md is read
+    Then it has a section for each of "ownership, discovery, visibility, eviction, contention, stale-entry fallback, membership, disable semantics, out of scope"
+    And every feature file it cites exists, at least 5 of them
+
   # The contract of docs/shared-g2-pool.md, clause by clause. Contention is the two scenarios
   # above; stale-entry fallback, membership and disable semantics have features of their own
   # (stale_entry, shared_contract, disable_sharing); out of scope is the AGX-6 guard.
