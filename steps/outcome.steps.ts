@@ -377,6 +377,26 @@ Then('the pool reported the store to workers {int} and {int} at the same instant
   expect(blocksOf(b), 'blocks reported on the second stream').to.deep.equal(blocksOf(a));
 });
 
+Then('the pool reported the eviction of conversation {string}\'s {int} blocks to workers {int} and {int} at the same instant', function (this: KvWorld, conversation: string, blocks: number, first: number, second: number) {
+  const removalsTo = (worker: number) =>
+    this.engine.outcome.result.batches.filter(({ batch }) => batch.worker_id === worker && batch.events.some((e) => e.tier === 'HostPinned' && e.data.type === 'Removed'));
+  const [a, b] = [removalsTo(first)[0], removalsTo(second)[0]];
+  expect(a, `a G2 removal on worker ${first}'s stream`).to.not.equal(undefined);
+  expect(b, `a G2 removal on worker ${second}'s stream`).to.not.equal(undefined);
+  const removedOf = (entry: typeof a) => entry.batch.events.flatMap((e) => (e.tier === 'HostPinned' && e.data.type === 'Removed' ? e.data.block_hashes.map((hash) => hash.toString()) : []));
+  const stored = this.engine.outcome.result.batches
+    .filter(({ batch }) => batch.worker_id === first)
+    .flatMap(({ batch }) => batch.events)
+    .find((e) => e.tier === 'HostPinned' && e.data.type === 'Stored');
+  expect(stored, `the pool's first store on worker ${first}'s stream (conversation "${conversation}"'s prefix)`).to.not.equal(undefined);
+  const storedBlocks = stored!.data.type === 'Stored' ? stored!.data.blocks.map((block) => block.block_hash.toString()) : [];
+  this.measure('G2 eviction reported to both workers at', msOf(a.batch.emitted_ns), 'ms');
+  expect(removedOf(a).length, `blocks evicted (conversation "${conversation}"'s)`).to.equal(blocks);
+  expect([...removedOf(a)].sort(), `the evicted blocks are the ones stored first, conversation "${conversation}"'s (least recently used)`).to.deep.equal([...storedBlocks].sort());
+  expect(formatNs(b.batch.emitted_ns), 'emission time on the second stream').to.equal(formatNs(a.batch.emitted_ns));
+  expect(removedOf(b), 'blocks removed on the second stream').to.deep.equal(removedOf(a));
+});
+
 Then("its H2D restore starts at {duration}, the instant the pool's copy of its prefix completes", function (this: KvWorld, at: Nanos) {
   const record = theResume(this);
   const { transfers } = this.engine.outcome.result;

@@ -43,6 +43,16 @@ Feature: One cluster-shared G2 pool serves every replica
     Then it has a section for each of "ownership, discovery, visibility, eviction, contention, stale-entry fallback, membership, disable semantics, out of scope"
     And every feature file it cites exists, at least 5 of them
 
+  @G2-2 @G2-10 @EVT-3
+  Scenario: a full shared pool evicts its least recently used prefix and tells every participant at the same instant
+    Given the cluster has these settings:
+      | host memory | shared, 4 blocks |
+    And worker 1 serves a 9-token request with 1 output token at 10 ms
+    And worker 1 serves a 10-token request with 1 output token at 15 ms
+    When the replay runs
+    Then the pool reported the eviction of conversation "A"'s 2 blocks to workers 0 and 1 at the same instant
+    And the shared pool holds 4 of its 4 blocks
+
   # The contract of docs/shared-g2-pool.md, clause by clause. Contention is the two scenarios
   # above; stale-entry fallback, membership and disable semantics have features of their own
   # (stale_entry, shared_contract, disable_sharing); out of scope is the AGX-6 guard.
