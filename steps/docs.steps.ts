@@ -7,7 +7,15 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { KvWorld } from './support/world';
 
-const ROOT = path.resolve(__dirname, '..');
+/** The repository: the nearest folder above these steps with a package.json (compiled, they run from build/steps/). */
+const ROOT = repositoryRoot(__dirname);
+
+function repositoryRoot(from: string): string {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
 
 interface ReadDocument {
   file: string;
