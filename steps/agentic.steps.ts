@@ -199,6 +199,10 @@ Then('the lanes play:', function (this: KvWorld, table: DataTable) {
 
 const GUARD_CHANGES: Record<string, (world: KvWorld) => void> = {
   'every role uses the sglang backend': (world) => world.engine.roleChanges.push((role) => (role.backend = 'sglang')),
+  'only the decode role uses the sglang backend': (world) =>
+    world.engine.roleChanges.push((role) => {
+      if (role.role === 'decode') role.backend = 'sglang';
+    }),
   'every worker has 2 attention data-parallel ranks': (world) => world.engine.roleChanges.push((role) => (role.dp_size = 2)),
   'the workers scale with the "planner" policy': (world) => world.engine.roleChanges.push((role) => (role.scaling_policy = 'planner')),
   'the workers use speculative decoding': (world) => world.engine.roleChanges.push((role) => (role.speculative_decoding = { method: 'eagle', num_speculative_tokens: 3 })),

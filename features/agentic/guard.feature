@@ -30,6 +30,12 @@ Feature: The agentic G2 guard admits any worker counts and rejects what AgentX G
       | 1 prefill and 1 decode worker  |
       | 2 prefill and 3 decode workers |
 
+  Scenario: agentic G2 is rejected when one role of several breaks a rule, though the first role keeps them all
+    Given the cluster is changed to 1 prefill and 1 decode worker
+    And the deployment is changed so that only the decode role uses the sglang backend
+    When the agentic workload is submitted
+    Then it is rejected before the run: "AGX-6: agentic G2 requires the vLLM backend on every role, not sglang"
+
   Scenario Outline: agentic G2 is rejected when <change>
     Given the deployment is changed so that <change>
     When the agentic workload is submitted
