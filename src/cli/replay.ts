@@ -288,6 +288,12 @@ export function readTimingTable(configFolder: string, csv: string, cwd: string):
   }
 }
 
+/** How many times an agentic config replays its trace's requests (iterations, × lanes for snapshot assignment), and that in words. */
+function agenticRepeat(agentic: NonNullable<ReplayConfig['workload']['agentic']>): { times: number; text: string } {
+  const snapshot = agentic.assignment === 'snapshot';
+  return { times: agentic.iterations * (snapshot ? agentic.lanes : 1), text: `${agentic.iterations} iterations${snapshot ? ` × ${agentic.lanes} lanes` : ''}` };
+}
+
 /** `--scores all` keeps a record per candidate rank of every placement: refused when that is more than LIMITS.kept_scores. */
 function checkKeptScores(config: ReplayConfig, loaded: ReplayInputs): void {
   const ranks = config.cluster.workers.reduce((total, role) => total + role.replicas * role.dp_size, 0);
@@ -295,7 +301,7 @@ function checkKeptScores(config: ReplayConfig, loaded: ReplayInputs): void {
   const requests = loaded.mooncake_requests
     ? loaded.mooncake_requests.length
     : loaded.agentic_trace && agentic
-      ? agenticRequestCount(loaded.agentic_trace) * agentic.iterations * (agentic.assignment === 'snapshot' ? agentic.lanes : 1)
+      ? agenticRequestCount(loaded.agentic_trace) * agenticRepeat(agentic).times
       : (config.workload.requests?.length ?? 0);
   if (ranks * requests <= LIMITS.kept_scores) return;
   throw new OptionError(
@@ -318,16 +324,13 @@ export function loadTrace(config: ReplayConfig, configFile: string, trace: Trace
     const lines = fileLines(trace.absolute, trace.shown, trace.shown);
     if (agentic) {
       const agentic_trace = parseAgenticLines(lines, trace.shown);
-      const requests = agenticRequestCount(agentic_trace) * agentic.iterations * (agentic.assignment === 'snapshot' ? agentic.lanes : 1);
+      const repeat = agenticRepeat(agentic);
+      const requests = agenticRequestCount(agentic_trace) * repeat.times;
       if (requests > LIMITS.requests) {
-        const lanes = agentic.assignment === 'snapshot' ? ` × ${agentic.lanes} lanes` : '';
-        throw new InputError(
-          `${configFile}: workload.agentic: ${agenticRequestCount(agentic_trace)} trace requests × ${agentic.iterations} iterations${lanes} = ${requests} requests, above the limit of ${limitText(LIMITS.requests)}`,
-        );
+        throw new InputError(`${configFile}: workload.agentic: ${agenticRequestCount(agentic_trace)} trace requests × ${repeat.text} = ${requests} requests, above the limit of ${limitText(LIMITS.requests)}`);
       }
       const nodes = agentic_trace.plays.flatMap((play) => play.nodes.map((node) => ({ where: `line ${node.line}`, prompt_tokens: node.input_length, output_tokens: node.output_length })));
-      const repeat = agentic.iterations * (agentic.assignment === 'snapshot' ? agentic.lanes : 1);
-      checkBudget(config, configFile, trace, 'workload.agentic', nodes, repeat, `${agentic.iterations} iterations${agentic.assignment === 'snapshot' ? ` × ${agentic.lanes} lanes` : ''}`);
+      checkBudget(config, configFile, trace, 'workload.agentic', nodes, repeat.times, repeat.text);
       return { agentic_trace };
     }
     const options = { trace_block_size: config.workload.trace_block_size, max_requests: mooncake!.max_requests ?? null, time_scale: mooncake!.time_scale, first_ordinal: 0 };
