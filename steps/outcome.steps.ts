@@ -201,6 +201,31 @@ Then("the resume's decode worker is the less loaded one, chosen by load alone", 
   this.measure('KV handoff', record.kv_transfer_ms!, 'ms');
 });
 
+Then("the decode worker of conversation {string}'s first turn holds its prefix in host memory, stored there before the resume's decode worker was chosen", function (this: KvWorld, session: string) {
+  const resume = theResume(this);
+  const { report, result } = this.engine.outcome;
+  const turns = report.per_request.filter((r) => r.session_id === session).sort((a, b) => a.ordinal - b.ordinal);
+  const first = turns[0];
+  expect(first, `conversation "${session}"'s first turn`).to.not.equal(undefined);
+  expect(resume.session_id, 'the resume continues the conversation').to.equal(session);
+  const holder = first.decode_worker_id;
+  expect(holder, `${first.request_id}'s decode worker`).to.not.equal(null);
+  // Only the first turn ran on the holder, so whatever it holds of the prefix at the end it held since that turn.
+  expect(turns.filter((r) => r !== first && r.decode_worker_id === holder).map((r) => r.request_id), `other turns of "${session}" decoded on worker ${holder}`).to.deep.equal([]);
+  const chosenAt = resume.decode_routing!.time_ns;
+  const store = result.transfers.find((t) => t.direction === 'd2h' && t.request_id === first.request_id && t.worker_id === holder);
+  expect(store, `${first.request_id}'s G2 store on decode worker ${holder}`).to.not.equal(undefined);
+  expect(store!.finished_ns, `end of that store vs the resume's decode choice at ${formatNs(chosenAt)}`).to.be.a('number').and.lessThan(chosenAt);
+  const rank = result.ranks.find((r) => r.role === 'decode' && r.rank.worker_id === holder)!;
+  const pool = rank.host?.pool;
+  expect(pool, `decode worker ${holder}'s host memory`).to.not.equal(undefined);
+  // The entries the first turn stored there (its prompt's complete blocks: the prefix the resume shares), still resident at the end.
+  const prefixBlocks = priorPrefixBlocks(this, resume);
+  const held = Array.from(pool!.residentSortedIds()).filter((id) => pool!.originsOf([id])[0] === first.request_id).length;
+  expect(held, `blocks of the ${prefixBlocks}-block prefix resident in decode worker ${holder}'s host memory`).to.equal(prefixBlocks);
+  this.measure(`prefix blocks in decode worker ${holder}'s host memory`, held, 'blocks', `stored by ${first.request_id} at ${formatNs(store!.finished_ns!)}; the resume's decode worker chosen at ${formatNs(chosenAt)}`);
+});
+
 Then("request {word}'s decode worker is chosen at {duration}, its first token, before its KV has moved", function (this: KvWorld, request_id: string, at: Nanos) {
   const record = recordOf(this, request_id);
   const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === request_id);

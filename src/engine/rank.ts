@@ -210,6 +210,10 @@ export class RankEngine {
     request.stage = 'decode';
     request.kv_from_prefill = true;
     request.computed_tokens = 0;
+    // G2-2 counts what is missing from this rank's G2, not from the prefill worker's: a prompt the
+    // prefill worker stored in its own pool is stored again here once it has landed (a pool both
+    // roles share already holds it, and stores nothing twice).
+    request.write_through_blocks = 0;
     request.state = 'waiting';
     request.decode_worker_id = this.rank.worker_id;
     request.decode_dp_rank = this.rank.dp_rank;
