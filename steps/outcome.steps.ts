@@ -435,6 +435,30 @@ Then("its H2D restore starts at {duration}, the instant the pool's copy of its p
   expect(record.admission_history[0]?.outcome, `first admission attempt of ${record.request_id}`).to.equal('deferred');
 });
 
+Then("worker {int}'s host memory evicted conversation {string}'s prefix at {duration}, after the resume was placed and before it was admitted", function (this: KvWorld, worker: number, session: string, at: Nanos) {
+  const resume = theResume(this);
+  const { result, report } = this.engine.outcome;
+  const first = report.per_request.filter((r) => r.session_id === session).sort((a, b) => a.ordinal - b.ordinal)[0];
+  expect(resume.session_id, 'the resume continues the conversation').to.equal(session);
+  // The prefix as the engine reported it: the HostPinned Stored sent when the first turn's copy into worker's pool completed.
+  const copy = result.transfers.find((t) => t.direction === 'd2h' && t.request_id === first.request_id && t.worker_id === worker);
+  expect(copy?.finished_ns, `${first.request_id}'s G2 store on worker ${worker}`).to.be.a('number');
+  const eventsOf = (type: 'Stored' | 'Removed') =>
+    result.batches.filter(({ batch }) => batch.worker_id === worker).flatMap(({ batch }) => batch.events.filter((e) => e.tier === 'HostPinned' && e.data.type === type).map((event) => ({ event, emitted_ns: batch.emitted_ns })));
+  const prefix = eventsOf('Stored')
+    .filter(({ emitted_ns }) => emitted_ns === copy!.finished_ns)
+    .flatMap(({ event }) => (event.data.type === 'Stored' ? event.data.blocks.map((b) => b.block_hash.toString()) : []));
+  expect(prefix.length, `blocks of ${first.request_id}'s G2 store`).to.equal(priorPrefixBlocks(this, resume));
+  const removal = eventsOf('Removed').find(({ event }) => event.data.type === 'Removed' && prefix.every((hash) => event.data.type === 'Removed' && event.data.block_hashes.some((h) => h.toString() === hash)));
+  expect(removal, `a HostPinned Removed of conversation "${session}"'s prefix on worker ${worker}`).to.not.equal(undefined);
+  const placed = resume.routing_history.at(-1)!.time_ns;
+  const admitted = admittedNs(resume);
+  this.measure(`conversation "${session}"'s prefix evicted from worker ${worker}'s host memory`, msOf(removal!.emitted_ns), 'ms', `the resume placed at ${formatNs(placed)}, admitted at ${formatNs(admitted)}`);
+  expect(formatNs(removal!.emitted_ns), 'eviction').to.equal(formatNs(at));
+  expect(removal!.emitted_ns, `eviction vs the resume's placement at ${formatNs(placed)}`).to.be.at.least(placed);
+  expect(removal!.emitted_ns, `eviction vs the resume's admission at ${formatNs(admitted)}`).to.be.lessThan(admitted);
+});
+
 Then('no worker ever reported a G2 store', function (this: KvWorld) {
   const stores = this.engine.outcome.result.batches.flatMap(({ batch }) => batch.events).filter((e) => e.tier === 'HostPinned' && e.data.type === 'Stored');
   this.measure('G2 stores reported', stores.length, 'events');

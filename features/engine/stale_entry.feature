@@ -17,6 +17,7 @@ Feature: A G2 entry evicted while the request waits is recomputed, not an error
   Scenario: placement scores 8 G2 tokens, the 2-block pool evicts them while the request is queued, and admission recomputes
     When conversation "A" resumes at 10 ms with 4 more tokens
     Then the resume is placed on worker 0, which holds its prefix in G2
+    And worker 0's host memory evicted conversation "A"'s prefix at 11 ms, after the resume was placed and before it was admitted
     And it recomputes its whole prompt
     And the reconciliation of the resume says "stale entry", reported 8 tokens vs realised 0
     And the router's event-stream check passes
