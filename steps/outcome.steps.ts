@@ -151,6 +151,9 @@ Then("at every admission the router's reported overlap equals the realised G1 + 
   for (const record of routed) {
     const rec = record.reconciliation!;
     expect(rec, `${record.request_id} was never admitted`).to.not.equal(null);
+    // The report reconciles a request's first admission (G2-6 attributes reuse there): "every admission" holds only when there was no other.
+    const admissions = record.admission_history.filter((a) => a.outcome === 'admitted').length;
+    expect({ admissions, preemptions: record.preemptions }, `${record.request_id} was admitted more than once: only its first admission is reconciled`).to.deep.equal({ admissions: 1, preemptions: 0 });
     expect(rec.realised_tokens, `${record.request_id}: router reported ${rec.predicted_tokens} tokens, realised ${rec.realised_tokens} (${rec.reason ?? 'agree'})`).to.equal(rec.predicted_tokens);
     this.measure(`${record.request_id}: reported overlap = realised reuse`, rec.realised_tokens, 'tokens');
   }
