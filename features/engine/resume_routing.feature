@@ -24,7 +24,8 @@ Feature: A resumed conversation goes where its prefix is, once the router can se
     Given each worker has private host memory of 16 blocks
     And KV events reach the router 100 ms after they are emitted
     When conversation "A" resumes at 20 ms with 4 more tokens
-    Then the resume is placed on worker 1 by load, the router seeing no cached blocks
+    Then worker 0 emitted its G2 store at 3 ms and the router saw it at 103 ms
+    And the resume is placed on worker 1 by load, the router seeing no cached blocks
     And it recomputes its whole prompt
 
   @G2-4 @G2-6 @G2-8 @SCORE-1
