@@ -66,6 +66,11 @@ function openRegular(file: string, shown: string): { fd: number; size: number } 
     fs.closeSync(fd);
     throw new InputFileError(`cannot read ${shown}: it is ${kindOf(stats)}, not a regular file`);
   }
+  // The path was resolved, which drops a trailing slash; as written it names a folder, which a file is not.
+  if (/[\\/]$/.test(shown)) {
+    fs.closeSync(fd);
+    throw new InputFileError(`cannot read ${shown}: a part of the path is not a folder (it ends with a slash, and names a file)`);
+  }
   return { fd, size: stats.size };
 }
 
