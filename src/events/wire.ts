@@ -188,17 +188,25 @@ function eventEntries(line: JsonObject, prefix: string): { value: unknown; path:
   return arrayAt(line.events, `${prefix}events`).map((value, index) => ({ value, path: `${prefix}events[${index}]` }));
 }
 
-/** The one dp rank of a line: the line's own, else the events' (Dynamo puts it there), else 0. */
+/**
+ * The one dp rank of a line: the line's own (kvqual's older batch lines; an event without one takes
+ * it), else the events' (Dynamo puts it there, and reads an event without one as rank 0, so every
+ * event of such a line must name the same rank, a missing one counting as 0).
+ */
 function batchRank(entries: { value: unknown; path: string }[], lineRank: number | null): number {
   let rank = lineRank;
+  let firstPath: string | null = null;
   for (const { value, path } of entries) {
     const eventRank = optional(objectAt(value, path).dp_rank);
-    if (eventRank === undefined) continue;
-    const own = safeUintAt(eventRank, `${path}.dp_rank`);
+    if (eventRank === undefined && lineRank !== null) continue;
+    const own = eventRank === undefined ? 0 : safeUintAt(eventRank, `${path}.dp_rank`);
     if (rank !== null && own !== rank) {
-      throw new FieldError(`${path}.dp_rank`, `dp rank ${own} differs from the line's dp rank ${rank} (a line holds one rank's events)`);
+      const given = eventRank === undefined ? 'no dp rank (read as 0, as Dynamo reads it)' : `dp rank ${own}`;
+      const other = lineRank !== null ? `the line's dp rank ${rank}` : `${firstPath}'s dp rank ${rank}`;
+      throw new FieldError(`${path}.dp_rank`, `${given} differs from ${other} (a line holds one rank's events)`);
     }
     rank = own;
+    firstPath ??= path;
   }
   return rank ?? 0;
 }

@@ -136,13 +136,21 @@ test('Cleared is accepted as "cleared" or as {"cleared": {}}', () => {
   }
 });
 
-test('dp_rank comes from the line, else from the event (Dynamo), else 0; a line holds one rank', () => {
+test('dp_rank comes from the line, else from the events (Dynamo: an event without one is rank 0), else 0; a line holds one rank', () => {
   const rankOf = (head: string, event: string): number => parseWireLine(single(event, head), 1).dp_rank;
   assert.equal(rankOf('"worker_id": 1, "dp_rank": 2', `{"event_id": 0, "data": ${STORED}}`), 2);
   assert.equal(rankOf('"worker_id": 1', `{"event_id": 0, "dp_rank": 3, "data": ${STORED}}`), 3);
   assert.equal(rankOf('"worker_id": 1', `{"event_id": 0, "data": ${STORED}}`), 0);
   const batch = `{"worker_id": 1, "dp_rank": 0, "events": [{"event_id": 0, "data": "cleared"}, {"event_id": 1, "dp_rank": 1, "data": "cleared"}]}`;
   assert.equal(parseError(batch).message, "line 7: events[1].dp_rank: dp rank 1 differs from the line's dp rank 0 (a line holds one rank's events)");
+  // Without a line rank, an event without one is rank 0 as Dynamo reads it, never its sibling's.
+  const events = (a: string, b: string) => `{"worker_id": 1, "events": [{"event_id": 0, ${a}"data": "cleared"}, {"event_id": 1, ${b}"data": "cleared"}]}`;
+  assert.equal(parseError(events('"dp_rank": 1, ', '')).message, "line 7: events[1].dp_rank: no dp rank (read as 0, as Dynamo reads it) differs from events[0]'s dp rank 1 (a line holds one rank's events)");
+  assert.equal(parseError(events('', '"dp_rank": 1, ')).message, "line 7: events[1].dp_rank: dp rank 1 differs from events[0]'s dp rank 0 (a line holds one rank's events)");
+  assert.equal(parseWireLine(events('"dp_rank": 2, ', '"dp_rank": 2, '), 1).dp_rank, 2);
+  assert.equal(parseWireLine(events('"dp_rank": 0, ', ''), 1).dp_rank, 0);
+  // With a line rank, an event without one takes it (kvqual's older batch lines).
+  assert.equal(parseWireLine(`{"worker_id": 1, "dp_rank": 3, "events": [{"event_id": 0, "data": "cleared"}, {"event_id": 1, "dp_rank": 3, "data": "cleared"}]}`, 1).dp_rank, 3);
 });
 
 test('timestamps: timestamp_ns, timestamp_ms or ts (seconds) become exact integer ns; none is allowed', () => {
