@@ -7,12 +7,40 @@
 'use strict';
 const path = require('node:path');
 
+/**
+ * Whether tsx can keep its transform cache where it will (a folder `tsx-<uid>` in the temporary
+ * folder). It creates that folder at the first compile and does not survive failing to: a TMPDIR
+ * that is read-only, a file, or missing under a read-only parent gave Node's stack and exit 1 (a
+ * "rule violation"), and TMPDIR=/proc made it spin for ever. Without the cache kvqual compiles in
+ * memory (slower to start, the same results). Checked without a recursive mkdir, which is what spins.
+ */
+function tsxCacheUsable() {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const user = process.geteuid ? process.geteuid() : os.userInfo().username;
+  const folder = path.join(os.tmpdir(), `tsx-${user}`);
+  try {
+    if (!fs.statSync(os.tmpdir()).isDirectory()) return false;
+    try {
+      fs.mkdirSync(folder);
+    } catch (error) {
+      if (!error || error.code !== 'EEXIST') return false;
+    }
+    if (!fs.statSync(folder).isDirectory()) return false;
+    fs.accessSync(folder, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const build = process.env.KVQUAL_BUILD;
 let cli;
 if (build) {
   const dir = path.resolve(__dirname, '..', build, 'src', 'cli');
   cli = { main: require(path.join(dir, 'main.js')), io: require(path.join(dir, 'io.js')) };
 } else {
+  if (!tsxCacheUsable()) process.env.TSX_DISABLE_CACHE = '1';
   require('tsx/cjs');
   cli = { main: require('../src/cli/main.ts'), io: require('../src/cli/io.ts') };
 }

@@ -30,8 +30,8 @@ export function kvqualInProcess(args: readonly string[], cwd = ROOT): CliRun {
   }
 }
 
-/** `node bin/kvqual.js ARGS` as a real process, from `cwd` (the repository by default). */
-export function kvqualProcess(args: readonly string[], cwd = ROOT): CliRun {
-  const result = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), ...args], { cwd, encoding: 'utf8' });
+/** `node bin/kvqual.js ARGS` as a real process, from `cwd` (the repository by default), with `env` added to this one's. */
+export function kvqualProcess(args: readonly string[], cwd = ROOT, env: NodeJS.ProcessEnv = {}): CliRun {
+  const result = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

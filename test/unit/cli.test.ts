@@ -6,6 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { terminalSafe } from '../../src/cli/io';
 import * as path from 'node:path';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { kvqualInProcess, kvqualProcess } from '../support/cli';
 
 const kvqual = (...args: string[]) => kvqualInProcess(args);
@@ -84,4 +86,21 @@ test('what kvqual prints is terminal-safe: control characters but line breaks an
   const json = JSON.stringify({ id: 'x\u0085\u007f\u001b' });
   assert.deepEqual(JSON.parse(terminalSafe(json)), { id: 'x\u0085\u007f\u001b' });
   assert.equal(terminalSafe('plain text, “quotes” and … stay'), 'plain text, “quotes” and … stay');
+});
+
+test('kvqual runs, with the same results, when the temporary folder cannot hold a cache (TMPDIR a file, or /proc)', () => {
+  // tsx keeps its transform cache there: it crashed with Node's stack and exit 1, and spun for ever on /proc.
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-tmpdir-'));
+  try {
+    const file = path.join(scratch, 'a-file');
+    fs.writeFileSync(file, '');
+    const places = [file, ...(fs.existsSync('/proc/self') ? ['/proc'] : [])];
+    const expected = kvqualInProcess(['check-events', example('clean.jsonl')]);
+    for (const tmpdir of places) {
+      const run = kvqualProcess(['check-events', example('clean.jsonl')], undefined, { TMPDIR: tmpdir, TSX_DISABLE_CACHE: '' });
+      assert.deepEqual({ status: run.status, stdout: run.stdout, stderr: run.stderr }, { status: 0, stdout: expected.stdout, stderr: '' }, `TMPDIR=${tmpdir}`);
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
 });
