@@ -9,6 +9,7 @@ import path from 'node:path';
 import { AstBuilder, compile, GherkinClassicTokenMatcher, Parser } from '@cucumber/gherkin';
 import { IdGenerator } from '@cucumber/messages';
 import { parseRegistry, traceRequirements, Traceability, TracedScenario } from '../src/signoff/requirements';
+import { compareText } from '../src/order';
 
 export interface LintResult {
   trace: Traceability | null;
@@ -21,7 +22,7 @@ export interface LintResult {
 export function featureFiles(dir: string, root: string): string[] {
   const out: string[] = [];
   const walk = (current: string) => {
-    for (const entry of fs.readdirSync(current, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const entry of fs.readdirSync(current, { withFileTypes: true }).sort((a, b) => compareText(a.name, b.name))) {
       const full = path.join(current, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.name.endsWith('.feature')) out.push(path.relative(root, full).split(path.sep).join('/'));

@@ -3,6 +3,7 @@
 // that only changes the text of an error message (a string literal on a `throw` or `Error(` line)
 // is counted but not listed unless asked for: the message is for people, its wording is not
 // behaviour.
+import { compareText } from '../../src/order';
 
 export type MutantStatus = 'Killed' | 'Survived' | 'NoCoverage' | 'Timeout' | 'CompileError' | 'RuntimeError' | 'Ignored' | 'Pending';
 
@@ -78,7 +79,7 @@ export function tallies(report: MutationReport): { total: Tally; byDirectory: Ma
       addToTally(byDirectory.get(directory)!, mutant.status);
     }
   }
-  return { total, byDirectory: new Map([...byDirectory].sort(([a], [b]) => a.localeCompare(b))) };
+  return { total, byDirectory: new Map([...byDirectory].sort(([a], [b]) => compareText(a, b))) };
 }
 
 function textAt(lines: string[], location: ReportMutant['location']): string {
@@ -108,7 +109,7 @@ export function survivors(report: MutationReport): Survivor[] {
       });
     }
   }
-  return found.sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+  return found.sort((a, b) => compareText(a.file, b.file) || a.line - b.line || a.column - b.column);
 }
 
 const oneLine = (text: string, max = 70) => {

@@ -30,6 +30,7 @@ import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { OutputError, planOutputs, SpooledOutput, writeOutputs, type PlannedOutput } from './outputs';
 import type { KvEventBatch } from '../events/model';
+import { compareText } from '../order';
 
 export interface ReplayOptions {
   out?: string;
@@ -465,7 +466,7 @@ export function metricsTable(m: RunMetrics): string[] {
 }
 
 function reasons(byReason: Record<string, number>): string {
-  const entries = Object.entries(byReason).sort(([a], [b]) => a.localeCompare(b));
+  const entries = Object.entries(byReason).sort(([a], [b]) => compareText(a, b));
   return entries.length === 0 ? '' : ` (others: ${entries.map(([reason, count]) => `${count} ${reason}`).join(', ')})`;
 }
 

@@ -13,6 +13,7 @@ import type { RouterReplay } from '../sim/routerReplay';
 import type { ClusterResult } from '../sim/cluster';
 import type { RunReport } from './report';
 import { digestOf } from './canonical';
+import { compareText } from '../order';
 
 /** Media type of the evidence attachment in cucumber's message stream. */
 export const EVIDENCE_MEDIA_TYPE = 'application/vnd.kvqual.evidence+json';
@@ -240,7 +241,7 @@ export function residencySpans(ops: ResidencyOp[]): ResidencySpan[] {
     if (i + 1 === sorted.length || sorted[i + 1].at_ns !== op.at_ns) settle(op.at_ns);
   }
   return spans.sort(
-    (a, b) => compareRanks(a, b) || a.view.localeCompare(b.view) || a.tier.localeCompare(b.tier) || a.from_ns - b.from_ns,
+    (a, b) => compareRanks(a, b) || compareText(a.view, b.view) || compareText(a.tier, b.tier) || a.from_ns - b.from_ns,
   );
 }
 

@@ -2,6 +2,7 @@
 // scenarios added, removed or renamed, results, digests and measured values changed (old → new).
 // Pure: the caller reads the file (jsonSchema.ts checks it).
 import type { BaselineDiff, SignoffJson } from './jsonSchema';
+import { compareText } from '../order';
 
 export type { BaselineDiff };
 
@@ -79,7 +80,7 @@ export function diffBaseline(baseline: SignoffJson, current: Compared[]): Baseli
     }
     for (const [, text] of old) measurements.push({ key: now.key, name: now.name, before: text, after: null });
   }
-  const byKey = (a: { key: string }, b: { key: string }) => a.key.localeCompare(b.key, 'en');
+  const byKey = (a: { key: string }, b: { key: string }) => compareText(a.key, b.key);
   return {
     campaign: baseline.campaign,
     date: baseline.date,

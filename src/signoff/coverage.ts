@@ -2,6 +2,7 @@
 // branch and function percentages, in total and per directory of src/), with the wording of
 // what was measured kept beside the numbers.
 import path from 'node:path';
+import { compareText } from '../order';
 
 export interface CoverageFigure {
   covered: number;
@@ -64,7 +65,7 @@ export function summariseCoverage(summary: Record<string, FileSummary>, root: st
     branches: figure(total.branches.covered, total.branches.total),
     functions: figure(total.functions.covered, total.functions.total),
     groups: [...groups.entries()]
-      .sort(([a], [b]) => a.localeCompare(b))
+      .sort(([a], [b]) => compareText(a, b))
       .map(([dir, g]) => ({
         path: `${dir}/`,
         files: g.files,

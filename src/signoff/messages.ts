@@ -4,6 +4,7 @@
 // its tags and its kvqual evidence. Local types cover only the fields used, so this library
 // needs no cucumber package.
 import { EVIDENCE_MEDIA_TYPE, HOOK_ATTACHMENT_FILES, parseEvidence, ScenarioEvidence } from '../report/evidence';
+import { compareText } from '../order';
 
 export type StepStatus = 'PASSED' | 'SKIPPED' | 'PENDING' | 'UNDEFINED' | 'AMBIGUOUS' | 'FAILED' | 'UNKNOWN';
 /** A scenario's status is its worst step's; NOT RUN when cucumber never started it. */
@@ -285,7 +286,7 @@ export function parseRun(ndjson: string): RunModel {
       perturbation: own.find((a) => a.fileName === HOOK_ATTACHMENT_FILES.perturbation)?.text ?? null,
     };
   });
-  scenarios.sort((a, b) => a.uri.localeCompare(b.uri) || a.line - b.line);
-  sources.sort((a, b) => a.uri.localeCompare(b.uri));
+  scenarios.sort((a, b) => compareText(a.uri, b.uri) || a.line - b.line);
+  sources.sort((a, b) => compareText(a.uri, b.uri));
   return { scenarios, sources, cucumberVersion, phrases, runErrors, finished };
 }

@@ -6,6 +6,7 @@
 import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import { collectionKeyAt } from '../inputFiles';
+import { compareText } from '../order';
 
 /** A tag that names a requirement or rule id: `@AISIM-1893`, `@LAG-1`, `@G2-10`. */
 export const REQUIREMENT_TAG = /^@[A-Z][A-Z0-9]*-\d+$/;
@@ -91,7 +92,7 @@ export function traceRequirements(registry: Registry, scenarios: TracedScenario[
   const known = new Map(registry.requirements.map((r) => [`@${r.id}`, r]));
   const findings: TraceFinding[] = [];
   const covered = new Map<string, TracedScenario[]>(registry.requirements.map((r) => [r.id, []]));
-  const sorted = [...scenarios].sort((a, b) => a.uri.localeCompare(b.uri) || a.line - b.line);
+  const sorted = [...scenarios].sort((a, b) => compareText(a.uri, b.uri) || a.line - b.line);
   for (const scenario of sorted) {
     const tags = [...new Set(scenario.tags)];
     const unknown = tags.filter((tag) => REQUIREMENT_TAG.test(tag) && !known.has(tag));

@@ -13,6 +13,7 @@ import { zodIssueText } from '../sweep/spec';
 import type { CampaignResult } from '../fuzz/campaign';
 import type { CoverageRun, CoverageSummary } from './coverage';
 import type { Subject } from './model';
+import { compareText } from '../order';
 
 export const SHARD_MANIFEST = 'shard.json';
 export const SHARD_FORMAT = 'kvqual-qualify-shard/1';
@@ -114,7 +115,7 @@ const keyOf = (pickle: NonNullable<Envelope['pickle']>) => `${pickle.uri}:${pick
 /** The suite a message stream names, and which of its pickles the stream ran. */
 export function suiteIdentity(ndjson: string): SuiteIdentity {
   const all = envelopes(ndjson);
-  const sources = all.flatMap((e) => (e.source ? [{ uri: e.source.uri, data: e.source.data }] : [])).sort((a, b) => a.uri.localeCompare(b.uri));
+  const sources = all.flatMap((e) => (e.source ? [{ uri: e.source.uri, data: e.source.data }] : [])).sort((a, b) => compareText(a.uri, b.uri));
   const pickles = all.flatMap((e) => (e.pickle ? [e.pickle] : []));
   const withCase = new Set(all.flatMap((e) => (e.testCase ? [e.testCase.pickleId] : [])));
   return {

@@ -1,8 +1,10 @@
-// Determinism is the product: nothing in src/ or steps/ reads the wall clock, a random source or
-// facts of the machine (its name, its cores). A scenario that leans on the minute or the host passes
-// both runs of the determinism proof, which overlap in time on one machine, and then replays
-// differently elsewhere; the simulator takes time from its kernel and randomness from its seed.
-// Those who need a clock (the qualify and fuzz scripts, benchmarks) live outside both folders.
+// Determinism is the product: nothing in src/ or steps/ reads the wall clock, a random source,
+// facts of the machine (its name, its cores) or its locale (a collation, an unpinned number
+// format). A scenario that leans on the minute or the host passes both runs of the determinism
+// proof, which overlap in time on one machine, and then replays differently elsewhere; a sign-off
+// sorted by the locale's collation changed with LANG. The simulator takes time from its kernel and
+// randomness from its seed. Those who need a clock (the qualify and fuzz scripts, benchmarks) live
+// outside both folders.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -21,6 +23,8 @@ const FORBIDDEN: [RegExp, string][] = [
   [/\brandom(?:Bytes|UUID|Int|Fill(?:Sync)?)\s*\(/, 'a random source of node:crypto'],
   [/\bgetRandomValues\s*\(/, 'crypto.getRandomValues()'],
   [/\b(?:os\.)?(?:hostname|cpus|availableParallelism|networkInterfaces|userInfo)\s*\(\s*\)/, 'a fact of the machine (node:os)'],
+  [/\.localeCompare\s*\(|\bIntl\.Collator\b/, "the machine's locale (a collation: use compareText of src/order.ts)"],
+  [/\.toLocale(?:Lower|Upper)?(?:String|DateString|TimeString|Case)\s*\(\s*\)/, "the machine's locale (toLocale… without a locale: give 'en-US')"],
 ];
 
 /** The text without comments (line and block), so a comment may name what the code must not call. */
@@ -54,7 +58,7 @@ function sources(dir: string): string[] {
     .sort();
 }
 
-test('nothing in src/ or steps/ reads the wall clock, a random source or the machine', () => {
+test('nothing in src/ or steps/ reads the wall clock, a random source, the machine or its locale', () => {
   const found = [...sources('src'), ...sources('steps')].flatMap((file) =>
     clockReads(fs.readFileSync(path.join(ROOT, file), 'utf8'))
       .filter((r) => ALLOWED.get(file) !== r.what)
@@ -75,6 +79,19 @@ test('the check finds each kind of read, in code but not in comments', () => {
     '// Date.now() in a comment is fine',
     '/* so is Math.random() here */',
     "const h = 'http://example.org'; const i = Math.floor(Date.now() / 60000);",
+    'names.sort((a, b) => a.localeCompare(b));',
+    "const n = (1234).toLocaleString(); const m = (1234).toLocaleString('en-US');",
   ].join('\n');
-  assert.deepEqual(clockReads(text).map((r) => `${r.line} ${r.what}`), ['1 Date.now()', '2 new Date()', '3 performance.now()', '4 process.hrtime', '5 Math.random()', '6 a random source of node:crypto', '7 a fact of the machine (node:os)', '10 Date.now()']);
+  assert.deepEqual(clockReads(text).map((r) => `${r.line} ${r.what}`), [
+    '1 Date.now()',
+    '2 new Date()',
+    '3 performance.now()',
+    '4 process.hrtime',
+    '5 Math.random()',
+    '6 a random source of node:crypto',
+    '7 a fact of the machine (node:os)',
+    '10 Date.now()',
+    "11 the machine's locale (a collation: use compareText of src/order.ts)",
+    "12 the machine's locale (toLocale… without a locale: give 'en-US')",
+  ]);
 });
