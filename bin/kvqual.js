@@ -45,27 +45,24 @@ if (build) {
   cli = { main: require('../src/cli/main.ts'), io: require('../src/cli/io.ts') };
 }
 const { runCliAsync } = cli.main;
-const { processIo, ExitCode } = cli.io;
+const { processIo, statusAfterOutput, ExitCode } = cli.io;
 
 const { replayProgress } = require('./progress.js');
 
-// A reader that stops early (`kvqual replay … --json | head`) closes the pipe: the rest of the output
-// has nowhere to go, which is not an error of kvqual's. It ends quietly with the status it had.
-process.stdout.on('error', (error) => {
-  if (error && error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-  throw error;
-});
-
 const { performance } = require('node:perf_hooks');
 
+// Standard output and error are guarded (src/cli/io.ts): a reader that stops early (`kvqual replay …
+// --json | head`) or a full disk (`> report.json`) no longer kills the command with Node's stack and
+// exit 1 (kvqual's status for a rule violation); it finishes its work, and a standard output it
+// could not write makes the status 2.
 // The clock is read here, never under src/: progress bars and reported wall times only.
-const io = { ...processIo, cwd: processIo.cwd, stderrIsTty: processIo.stderrIsTty, progress: replayProgress, wallMs: () => performance.now() };
+const io = Object.assign(processIo(), { progress: replayProgress, wallMs: () => performance.now() });
 runCliAsync(process.argv.slice(2), io).then(
   (code) => {
-    process.exitCode = code;
+    process.exitCode = statusAfterOutput(io, code, 'kvqual');
   },
   (error) => {
-    process.stderr.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);
+    io.err.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);
     process.exitCode = ExitCode.internal;
   },
 );

@@ -32,7 +32,11 @@ function replayProgress() {
           {
             stream: process.stderr,
             format: 'replay |{bar}| {value}/{total} requests ended · virtual {virtual} s · ETA {time_left}',
-            hideCursor: true,
+            // No terminal mode is changed (a hidden cursor, wrapping off): a replay stopped by Ctrl-C,
+            // which cannot run a handler while it computes, would leave the user's shell that way.
+            // Too long a line is cut to the terminal's width instead.
+            hideCursor: false,
+            linewrap: true,
             clearOnComplete: true,
             synchronousUpdate: true,
             noTTYOutput: false,

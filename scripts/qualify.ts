@@ -27,6 +27,8 @@ import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
 import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
 import { figureCacheFromEnv } from '../steps/support/figureCache';
+import { GuardedStream } from '../src/cli/io';
+import { reason } from '../src/inputFiles';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -68,6 +70,11 @@ async function cucumberReports(ndjson: string): Promise<{ html: string; junit: s
   return { html, junit };
 }
 
+// The console is guarded (src/cli/io.ts): `npm run qualify | head` or a full disk under standard
+// output no longer kills the sign-off with a stack and exit 1 (NOT QUALIFIED) before it publishes.
+const out = new GuardedStream(process.stdout);
+const err = new GuardedStream(process.stderr);
+
 const context: DriverContext = {
   cucumberReports,
   root: ROOT,
@@ -75,13 +82,13 @@ const context: DriverContext = {
   now: () => Date.now(),
   date: () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
   subject,
-  write: (text) => process.stdout.write(text),
+  write: (text) => out.write(text),
   figureCache: figureCacheFromEnv(),
 };
 
 async function main(argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${QUALIFY_USAGE}\n`);
+    out.write(`${QUALIFY_USAGE}\n`);
     return 0;
   }
   const prepared = prepare(parseQualifyArgs(argv), ROOT, process.env);
@@ -92,17 +99,21 @@ async function main(argv: string[]): Promise<number> {
 for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
   process.once(signal, () => {
     stopChildren(signal);
-    process.stderr.write(`qualify: stopped by ${signal}; the last published sign-off is unchanged\n`);
+    err.write(`qualify: stopped by ${signal}; the last published sign-off is unchanged\n`);
     process.exit(128 + number);
   });
 }
 
 main(process.argv.slice(2)).then(
-  (code) => process.exit(code),
+  (code) => {
+    // The sign-off is published and its status is the verdict's; a console that could not be written is said, not counted.
+    if (out.failure !== null) err.write(`qualify: standard output: cannot write it (${reason(out.failure)}); what was printed is incomplete\n`);
+    process.exit(code);
+  },
   (error: Error) => {
     const message = error instanceof UsageError ? `qualify: ${error.message}` : `qualify could not complete: ${error.message.split('\n')[0]}`;
-    process.stderr.write(`${message}\n`);
-    if (!(error instanceof UsageError) && process.env.KVQUAL_DEBUG) process.stderr.write(`${error.stack}\n`);
+    err.write(`${message}\n`);
+    if (!(error instanceof UsageError) && process.env.KVQUAL_DEBUG) err.write(`${error.stack}\n`);
     process.exit(2);
   },
 );

@@ -1,5 +1,6 @@
 // What every kvqual subcommand shares: the exit-code contract, the I/O it is given (so tests can
 // run a command without a process), and JSON output in which 64-bit values stay exact.
+import { reason } from '../inputFiles';
 
 /**
  * 0 clean, 1 a rule violation found, 2 usage error / unreadable file / malformed or out-of-limit
@@ -41,17 +42,72 @@ export function terminalSafe(text: string): string {
   return /[\x00-\x08\x0b-\x1f\x7f-\x9f]/.test(text) ? text.replace(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : text;
 }
 
-/** The real process: standard streams (terminal-safe) and the working folder. */
-export const processIo: CliIo = {
-  stdout: (text) => void process.stdout.write(terminalSafe(text)),
-  stderr: (text) => void process.stderr.write(terminalSafe(text)),
-  get cwd() {
-    return process.cwd();
-  },
-  get stderrIsTty() {
-    return process.stderr.isTTY === true;
-  },
-};
+/**
+ * A standard stream that outlives its own failure: a reader that left (EPIPE: `kvqual … | head`)
+ * or a stream that cannot be written (a full disk: `> report.json`, `>/dev/full`) is noted once and
+ * later writes are skipped, so the command still finishes its work (its --out files, its verdict)
+ * instead of dying of an uncaught stream error with Node's stack and exit 1, kvqual's status for
+ * a rule violation.
+ */
+export class GuardedStream {
+  /** The stream's first error other than EPIPE, if any. */
+  failure: NodeJS.ErrnoException | null = null;
+  /** Whether the reader went away (EPIPE): what follows is not wanted, which is not an error. */
+  readerLeft = false;
+
+  constructor(private readonly stream: NodeJS.WritableStream) {
+    stream.on('error', (error: NodeJS.ErrnoException) => this.failed(error));
+  }
+
+  write(text: string): void {
+    if (this.failure !== null || this.readerLeft) return;
+    try {
+      this.stream.write(text);
+    } catch (error) {
+      this.failed(error as NodeJS.ErrnoException);
+    }
+  }
+
+  private failed(error: NodeJS.ErrnoException): void {
+    if (error?.code === 'EPIPE') this.readerLeft = true;
+    else this.failure ??= error;
+  }
+}
+
+/** The command line's I/O on the real process (terminal-safe standard streams, the working folder), and what became of its output. */
+export interface ProcessIo extends CliIo {
+  readonly out: GuardedStream;
+  readonly err: GuardedStream;
+}
+
+/** The real process's I/O; its streams are guarded from the first call on (see GuardedStream). */
+export function processIo(): ProcessIo {
+  const out = new GuardedStream(process.stdout);
+  const err = new GuardedStream(process.stderr);
+  return {
+    out,
+    err,
+    stdout: (text) => out.write(terminalSafe(text)),
+    stderr: (text) => err.write(terminalSafe(text)),
+    get cwd() {
+      return process.cwd();
+    },
+    get stderrIsTty() {
+      return process.stderr.isTTY === true;
+    },
+  };
+}
+
+/**
+ * The exit status once the command is done: a standard output that could not be written makes a
+ * clean run or a violation a usage-class failure (2: what it printed is incomplete), said on
+ * standard error when that still works; a reader that left changes nothing.
+ */
+export function statusAfterOutput(io: ProcessIo, status: number, command: string): number {
+  if (io.out.failure === null) return status;
+  io.err.write(`${command}: standard output: cannot write it (${reason(io.out.failure)}); what was printed is incomplete\n`);
+  return status === ExitCode.internal ? status : ExitCode.usage;
+}
 
 /** Pretty JSON with bigints (u64 hashes, ns timestamps) as decimal strings, never rounded. */
 export function jsonText(value: unknown): string {

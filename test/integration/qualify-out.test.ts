@@ -109,3 +109,14 @@ test('an --out folder that cannot be written (a read-only file system) is refuse
     if (mounted) spawnSync('umount', [readOnly]);
   }
 });
+
+test('a standard output that cannot be written (a full disk) is said on standard error; qualify goes on and exits with its own status, not a stack and exit 1', { skip: !fs.existsSync('/dev/full') && 'no /dev/full here' }, () => {
+  const full = fs.openSync('/dev/full', 'w');
+  try {
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--help'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000, stdio: ['ignore', full, 'pipe'] });
+    assert.equal(result.status, 0, result.stderr);
+    assert.equal(result.stderr, 'qualify: standard output: cannot write it (no space left on the device); what was printed is incomplete\n');
+  } finally {
+    fs.closeSync(full);
+  }
+});

@@ -8,7 +8,9 @@ import { terminalSafe } from '../../src/cli/io';
 import * as path from 'node:path';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
+import { spawn, spawnSync } from 'node:child_process';
 import { kvqualInProcess, kvqualProcess } from '../support/cli';
+import { ROOT } from '../support/paths';
 
 const kvqual = (...args: string[]) => kvqualInProcess(args);
 const kvqualAsProcess = (...args: string[]) => kvqualProcess(args);
@@ -103,4 +105,37 @@ test('kvqual runs, with the same results, when the temporary folder cannot hold 
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
+});
+
+const FULL_DEVICE = '/dev/full';
+const withFullDevice = fs.existsSync(FULL_DEVICE) ? {} : { skip: `${FULL_DEVICE} is not on this machine` };
+
+test('a standard output that cannot be written (a full disk) is exit 2 with one line, not a stack and exit 1; the work is done all the same', withFullDevice, () => {
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-full-'));
+  const full = fs.openSync(FULL_DEVICE, 'w');
+  try {
+    const run = (args: string[]) => spawnSync(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), ...args], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', full, 'pipe'] });
+    // A clean log: exit 1 would read as "the log breaks a rule".
+    const clean = run(['check-events', example('clean.jsonl')]);
+    assert.equal(clean.status, 2, clean.stderr);
+    assert.equal(clean.stderr, 'kvqual: standard output: cannot write it (no space left on the device); what was printed is incomplete\n');
+    const report = path.join(scratch, 'report.json');
+    const replay = run(['replay', path.join('examples', 'configs', 'lagged-events.yaml'), '--out', report]);
+    assert.equal(replay.status, 2, replay.stderr);
+    assert.match(replay.stderr, /^kvqual: standard output: cannot write it \(no space left on the device\)/);
+    assert.ok(JSON.parse(fs.readFileSync(report, 'utf8')).digest, 'the report is written whole');
+  } finally {
+    fs.closeSync(full);
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+});
+
+test('a reader that leaves early (`kvqual … | head`) ends the command quietly with the status of its work', async () => {
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), 'check-events', example('duplicate_store.jsonl'), '--json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  child.stdout.once('data', () => child.stdout.destroy());
+  const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  assert.equal(status, 1, `the violation's status, whatever was left unread: ${stderr}`);
+  assert.doesNotMatch(stderr, /EPIPE|at /);
 });
