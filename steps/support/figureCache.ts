@@ -6,7 +6,9 @@
 // written whole (a temporary file renamed), so runs at the same time can share the folder; an
 // unreadable or unwritable entry is simply drawn again. KVQUAL_FIGURE_CACHE=off turns it off,
 // KVQUAL_FIGURE_CACHE=<folder> moves it (default: kvqual-figure-cache-<uid> in the system's
-// temporary folder). Read here, never in src/.
+// temporary folder). Each entry is sealed with its SVG's SHA-256; a damaged one is a miss. Read
+// here, never in src/.
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,13 +16,36 @@ import type { FigureCache } from '../../src/report/figure';
 
 export const FIGURE_CACHE_ENV = 'KVQUAL_FIGURE_CACHE';
 
-/** A FigureCache kept as one file per key in `folder`. */
+/** The last line of an entry: the SHA-256 of the SVG before it, so a damaged entry is a miss. */
+const SEAL = /\n<!-- kvqual figure cache sha256:([0-9a-f]{64}) -->\n$/;
+
+function sealed(svg: string): string {
+  return `${svg}\n<!-- kvqual figure cache sha256:${sha256(svg)} -->\n`;
+}
+
+/** The SVG of an entry whose seal matches it; null for a damaged one (empty, cut short, altered) or one without a seal. */
+export function unsealed(entry: string): string | null {
+  const seal = SEAL.exec(entry);
+  if (seal === null) return null;
+  const svg = entry.slice(0, seal.index);
+  return sha256(svg) === seal[1] ? svg : null;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * A FigureCache kept as one file per key in `folder`. Each entry carries the SHA-256 of its SVG: a
+ * damaged one (a crash or a cleaner that emptied or cut files) is drawn again and overwritten,
+ * never published (an audit's emptied entries gave a QUALIFIED sign-off with blank figures).
+ */
 export function folderFigureCache(folder: string): FigureCache {
   const file = (key: string) => path.join(folder, `${key}.svg`);
   return {
     get(key) {
       try {
-        return fs.readFileSync(file(key), 'utf8');
+        return unsealed(fs.readFileSync(file(key), 'utf8'));
       } catch {
         return null;
       }
@@ -29,7 +54,7 @@ export function folderFigureCache(folder: string): FigureCache {
       const temporary = `${file(key)}.${process.pid}.tmp`;
       try {
         fs.mkdirSync(folder, { recursive: true });
-        fs.writeFileSync(temporary, svg);
+        fs.writeFileSync(temporary, sealed(svg));
         fs.renameSync(temporary, file(key));
       } catch {
         try {

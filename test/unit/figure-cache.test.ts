@@ -1,7 +1,8 @@
 // Unit tests of the figure cache: a figure rendered through a cache is the same bytes as one drawn
 // directly (whatever the id prefix), a spec drawn once is taken from the cache afterwards, the key
 // changes with the spec; the cucumber runs' folder cache keeps entries as files, written whole,
-// and KVQUAL_FIGURE_CACHE turns it off or moves it.
+// sealed with their SHA-256 so a damaged one is a miss, and KVQUAL_FIGURE_CACHE turns it off or
+// moves it.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -61,6 +62,27 @@ test('the folder cache keeps an entry as a file, written whole; a missing entry 
   assert.equal(cache.get('abc'), '<svg/>');
   assert.deepEqual(fs.readdirSync(folder), ['abc.svg'], 'no temporary file is left');
   assert.equal(folderFigureCache(folder).get('abc'), '<svg/>', 'another process reads it');
+});
+
+test('a damaged entry (emptied, cut short, altered, or without its seal) is a miss, drawn again and overwritten', () => {
+  const folder = path.join(scratch, 'damaged');
+  const cache = folderFigureCache(folder);
+  const svg = '<svg><g/></svg>';
+  const entry = path.join(folder, 'k.svg');
+  const damages: [string, (text: string) => string][] = [
+    ['emptied', () => ''],
+    ['cut short', (text) => text.slice(0, text.length - 10)],
+    ['altered', (text) => text.replace('<g/>', '<p/>')],
+    ['an old entry without a seal', () => svg],
+  ];
+  for (const [what, damage] of damages) {
+    cache.set('k', svg);
+    assert.equal(cache.get('k'), svg, `${what}: whole before`);
+    fs.writeFileSync(entry, damage(fs.readFileSync(entry, 'utf8')));
+    assert.equal(cache.get('k'), null, what);
+    cache.set('k', svg);
+    assert.equal(cache.get('k'), svg, `${what}: drawn again, the entry is whole`);
+  }
 });
 
 test('an unwritable cache folder is only a cache miss', () => {
