@@ -680,10 +680,11 @@ function numberedPhases(ctx: DriverContext, phases: string[]): <T>(index: number
  * The command line that made the run, the test doubles set in its environment included (a merge's
  * own command sets none: its shards ran them).
  */
-function commandOf(options: QualifyOptions, doubles: { perturbation: string | null; planted: boolean }, variables: { name: string; value: string }[] = []): string {
+export function commandOf(options: QualifyOptions, doubles: { perturbation: string | null; planted: boolean }, variables: { name: string; value: string }[] = []): string {
   const set = variables.map((v) => `${v.name}=${shellWord(v.value)} `).join('');
   const environment = `${set}${doubles.perturbation === null ? '' : `${PERTURB_ENV}=${shellWord(doubles.perturbation)} `}${plantedCommandPrefix(doubles.planted)}`;
-  return environment + ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv] : [])].join(' ');
+  // Each argument as a shell reads it back: a folder with a space, a quote or a $ in its name stays one word, unexpanded.
+  return environment + ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv.map(shellWord)] : [])].join(' ');
 }
 
 /**

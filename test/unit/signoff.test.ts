@@ -17,7 +17,7 @@ import { ROOT } from '../support/paths';
 import { FakeScenario, fakeMessages } from '../support/messages';
 import { lagReplay } from '../support/replays';
 import os from 'node:os';
-import { buildOrphans, runCompiledUnits } from '../../src/signoff/driver';
+import { buildOrphans, commandOf, parseQualifyArgs, runCompiledUnits } from '../../src/signoff/driver';
 import { figure } from '../../src/signoff/coverage';
 
 const REGISTRY = parseRegistry(`
@@ -883,4 +883,9 @@ test('a scenario moved to another feature file (same name and steps) is matched 
   // Another name in another file is not a move: added and removed.
   const renamedAway = buildSignoff({ ...input([scenario('steady', 10), scenario('elsewhere', 7, { uri: 'features/router/lag_moved.feature' })]), baseline: before }).baseline!;
   assert.deepEqual([renamedAway.added.map((c) => c.name), renamedAway.removed.map((c) => c.name)], [['elsewhere'], ['travels']]);
+});
+
+test('"Produced by" gives each argument as a shell reads it back: a folder with a space, a quote, a $ or backticks stays one word, unexpanded', () => {
+  const options = parseQualifyArgs(['--out', 'my reports/$HOME `x`', '--campaign', "it's", '--fuzz-runs', '5']);
+  assert.equal(commandOf(options, { perturbation: null, planted: false }), "npm run qualify -- --out 'my reports/$HOME `x`' --campaign 'it'\\''s' --fuzz-runs 5");
 });
