@@ -688,6 +688,27 @@ export function commandOf(options: QualifyOptions, doubles: { perturbation: stri
 }
 
 /**
+ * A check that the run's folder is still the one made for it: removed while the suite ran (a CI
+ * cleanup, a temporary-folder reaper), the runs' reports went with it, and a verdict built from
+ * what is left said "no scenario ran" of a suite that had passed, and was published in a folder made
+ * again (found by an outside audit). Throws, so that nothing is published and qualify exits 2.
+ */
+function runFolderGuard(runDir: string, outShown: string): () => void {
+  const made = fs.statSync(runDir);
+  return () => {
+    let now: fs.Stats | null = null;
+    try {
+      now = fs.statSync(runDir);
+    } catch {
+      now = null;
+    }
+    if (now === null || now.ino !== made.ino || now.dev !== made.dev) {
+      throw new Error(`--out ${outShown}: the run's folder ${path.join(RUNS_DIR, path.basename(runDir))} was removed while the suite ran, with its reports; nothing was published`);
+    }
+  };
+}
+
+/**
  * The order of the second run: shuffled, seeded by the generated workloads' seed (KVQUAL_SEED), so
  * a scenario that passes or gives its digest only after the scenarios before it in file order (a
  * module's state left over, a cache filled by another) differs between the runs, as its one-line
@@ -748,6 +769,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const removed = removeStale(out);
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
   const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
+  const runDirKept = runFolderGuard(runDir, options.out);
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
   const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--order', secondRunOrder(prepared.fuzzSeed), '--format', `message:${inRun(RERUN_MESSAGES)}`];
   /** A quiet second run prints its output only when it did not pass. */
@@ -809,12 +831,16 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   }
 
   if (shard !== null) {
-    await phase(last, () => publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured }));
+    await phase(last, () => {
+      runDirKept();
+      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured });
+    });
     ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
     return { status: 0, model: null };
   }
 
   const model = await phase(last, async () => {
+    runDirKept();
     const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
     return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures });
   });

@@ -120,3 +120,20 @@ test('a standard output that cannot be written (a full disk) is said on standard
     fs.closeSync(full);
   }
 });
+
+test('the --out folder removed while the suite runs: qualify publishes nothing and exits 2 saying so (not a false NOT QUALIFIED)', async () => {
+  const out = path.join(scratch, 'removed');
+  const fixture = path.join('test', 'fixtures', 'signoff');
+  const args = ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--out', out, '--no-coverage', '--fuzz-runs', '0', '--features', path.join(fixture, 'features'), '--requirements', path.join(fixture, 'requirements.yaml')];
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const runs = path.join(out, '.signoff-runs');
+  const deadline = Date.now() + 60_000;
+  while (!(fs.existsSync(runs) && fs.readdirSync(runs).length > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  fs.rmSync(out, { recursive: true, force: true });
+  const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  assert.equal(status, 2, stderr);
+  assert.match(stderr, /^qualify could not complete: --out .*removed: the run's folder \.signoff-runs\/run-\d+-\d+ was removed while the suite ran, with its reports; nothing was published\n$/m);
+  assert.equal(fs.existsSync(path.join(out, 'signoff.md')), false, 'no sign-off is published');
+});
