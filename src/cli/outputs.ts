@@ -6,7 +6,7 @@
 import { reason } from '../inputFiles';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { processAlive } from '../processes';
+import { ownerGone, ownerTag } from '../processes';
 
 /** A problem with an output path or with writing it; the message is complete. */
 export class OutputError extends Error {
@@ -90,18 +90,18 @@ export function planOutputs(requests: readonly OutputRequest[], cwd: string, inp
   return planned;
 }
 
-/** A temporary file of `absolute` (see temporaryName) and the process that wrote it. */
-function temporaryOf(absolute: string, name: string): number | null {
+/** A temporary file of `absolute` (see temporaryName): the owner text of the process that wrote it (see ownerTag). */
+function temporaryOf(absolute: string, name: string): string | null {
   const prefix = `.${path.basename(absolute)}.kvqual-`;
   if (!name.startsWith(prefix) || !name.endsWith('.tmp')) return null;
-  const pid = name.slice(prefix.length, -'.tmp'.length);
-  return /^[1-9]\d*$/.test(pid) ? Number(pid) : null;
+  return name.slice(prefix.length, -'.tmp'.length);
 }
 
 /**
  * Removes the temporary files of an output that a killed run left (a replay stopped by Ctrl-C or a
  * signal cannot tidy up: its work does not yield to a handler). Only those of processes that are
- * gone: a run still writing beside this one keeps its own.
+ * gone: a run still writing beside this one keeps its own, and so does one of another pid namespace
+ * (a container sharing the folder), which cannot be told from a dead one.
  */
 function clearStaleTemporaries(absolute: string): void {
   let names: string[];
@@ -111,8 +111,8 @@ function clearStaleTemporaries(absolute: string): void {
     return;
   }
   for (const name of names.sort()) {
-    const pid = temporaryOf(absolute, name);
-    if (pid !== null && pid !== process.pid && !processAlive(pid)) fs.rmSync(path.join(path.dirname(absolute), name), { force: true });
+    const owner = temporaryOf(absolute, name);
+    if (owner !== null && ownerGone(owner)) fs.rmSync(path.join(path.dirname(absolute), name), { force: true });
   }
 }
 
@@ -131,7 +131,7 @@ export function writeFully(fd: number, text: string): void {
 }
 
 function temporaryName(absolute: string): string {
-  return path.join(path.dirname(absolute), `.${path.basename(absolute)}.kvqual-${process.pid}.tmp`);
+  return path.join(path.dirname(absolute), `.${path.basename(absolute)}.kvqual-${ownerTag()}.tmp`);
 }
 
 /**

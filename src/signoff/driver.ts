@@ -36,6 +36,7 @@ import { parseSignoffJson, SignoffJson } from './jsonSchema';
 import { CURRENT_LINK, newRunDir, publishRun, removeStale, RUNS_DIR } from './write';
 import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
+import { ownerTag } from '../processes';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
 /** How many generated workloads test/unit/fuzz.test.ts checks (default: DEFAULT_FUZZ_RUNS). */
@@ -768,7 +769,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
 
   const removed = removeStale(out);
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
-  const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
+  const runDir = newRunDir(out, `run-${ctx.now()}-${ownerTag()}`);
   const runDirKept = runFolderGuard(runDir, options.out);
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
   const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--order', secondRunOrder(prepared.fuzzSeed), '--format', `message:${inRun(RERUN_MESSAGES)}`];
@@ -1021,7 +1022,7 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
   ]);
   const removed = removeStale(out);
   if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
-  const runDir = newRunDir(out, `run-${ctx.now()}-${process.pid}`);
+  const runDir = newRunDir(out, `run-${ctx.now()}-${ownerTag()}`);
   await phase(async () => {
     for (const problem of check.problems) ctx.write(`   ✗ ${problem}\n`);
     const merged = (which: 'first' | 'second') =>

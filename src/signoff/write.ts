@@ -7,7 +7,7 @@
 // run's directory is removed afterwards, and at the start of the next run if the kill came between.
 import fs from 'node:fs';
 import path from 'node:path';
-import { processAlive } from '../processes';
+import { ownerGone, ownerTag, OWNER_PATTERN } from '../processes';
 
 export const CURRENT_LINK = '.signoff-current';
 export const RUNS_DIR = '.signoff-runs';
@@ -22,12 +22,13 @@ export function currentRun(out: string): string | null {
 }
 
 /**
- * Whether a run directory (`run-<time>-<pid>`) belongs to a qualify process that is still running
- * (another run into the same --out): its folder is its own until it publishes or dies.
+ * Whether a run directory (`run-<time>-<owner>`, see ownerTag) may belong to a qualify process still
+ * running (another run into the same --out, perhaps from another container): its folder is its own
+ * until it publishes or dies. Only a run known to be gone is not.
  */
 function runStillGoing(name: string): boolean {
-  const pid = /^run-\d+-(\d+)$/.exec(name)?.[1];
-  return pid !== undefined && Number(pid) !== process.pid && processAlive(Number(pid));
+  const owner = new RegExp(`^run-\\d+-(${OWNER_PATTERN})$`).exec(name)?.[1];
+  return owner !== undefined && owner !== ownerTag() && !ownerGone(owner);
 }
 
 /**

@@ -134,6 +134,6 @@ test('the --out folder removed while the suite runs: qualify publishes nothing a
   fs.rmSync(out, { recursive: true, force: true });
   const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
   assert.equal(status, 2, stderr);
-  assert.match(stderr, /^qualify could not complete: --out .*removed: the run's folder \.signoff-runs\/run-\d+-\d+ was removed while the suite ran, with its reports; nothing was published\n$/m);
+  assert.match(stderr, /^qualify could not complete: --out .*removed: the run's folder \.signoff-runs\/run-\d+-\d+-[0-9a-f]+ was removed while the suite ran, with its reports; nothing was published\n$/m);
   assert.equal(fs.existsSync(path.join(out, 'signoff.md')), false, 'no sign-off is published');
 });

@@ -20,6 +20,7 @@ import { planOutputs, writeOutputs, OutputError } from '../../src/cli/outputs';
 import { LIMITS, limitText } from '../../src/limits';
 import { TraceLineError } from '../../src/traceLineError';
 import { ROOT } from '../support/paths';
+import { ownerTag, pidNamespace } from '../../src/processes';
 
 const BOM = '\uFEFF';
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-input-files-'));
@@ -137,10 +138,10 @@ test('outputs are all or nothing: when the second cannot be written, the first i
     [],
   );
   // Occupy the second output's temporary name so that writing it fails.
-  fs.mkdirSync(path.join(dir, `.events.jsonl.kvqual-${process.pid}.tmp`));
+  fs.mkdirSync(path.join(dir, `.events.jsonl.kvqual-${ownerTag()}.tmp`));
   assert.throws(() => writeOutputs(outputs.map((output) => ({ output, text: 'x' }))), (error: unknown) => error instanceof OutputError && /--events-out events\.jsonl: cannot write it \(EEXIST\); nothing was written/.test(error.message));
-  assert.deepEqual(fs.readdirSync(dir), [`.events.jsonl.kvqual-${process.pid}.tmp`]);
-  fs.rmdirSync(path.join(dir, `.events.jsonl.kvqual-${process.pid}.tmp`));
+  assert.deepEqual(fs.readdirSync(dir), [`.events.jsonl.kvqual-${ownerTag()}.tmp`]);
+  fs.rmdirSync(path.join(dir, `.events.jsonl.kvqual-${ownerTag()}.tmp`));
   writeOutputs(outputs.map((output) => ({ output, text: output.option })));
   assert.deepEqual(fs.readdirSync(dir).sort(), ['events.jsonl', 'report.json']);
   assert.equal(fs.readFileSync(path.join(dir, 'report.json'), 'utf8'), '--out');
@@ -207,13 +208,16 @@ test('a key given twice on a trace line is refused, naming it; a colon after an 
   assert.equal(parseMooncakeTrace(row(', "note": "a\\":b", "more": [{"a": 1}, {"a": 2}]'), 't.jsonl', OPTIONS).length, 1, 'equal keys in two objects, and a quoted colon, are fine');
 });
 
-test('the temporary files a killed run left beside an output are removed by the next run of it; a live process\'s are kept', () => {
+test('the temporary files a killed run left beside an output are removed by the next run of it; a live process\'s, or another pid namespace\'s, are kept', () => {
   const dir = fs.mkdtempSync(path.join(scratch, 'killed-'));
   const gone = spawnSync(process.execPath, ['-e', '']).pid!;
-  const left = [`.report.json.kvqual-${gone}.tmp`, '.report.json.kvqual-1.tmp', `.other.json.kvqual-${gone}.tmp`, '.report.json.kvqual-x.tmp'];
-  for (const name of left) fs.writeFileSync(path.join(dir, name), 'half');
+  const elsewhere = pidNamespace() === 'abcdef01' ? 'abcdef02' : 'abcdef01';
+  const removed = [`.report.json.kvqual-${gone}-${pidNamespace()}.tmp`, `.report.json.kvqual-${gone}.tmp`];
+  // A container sharing the folder: its pid means nothing here, so its file may be live.
+  const kept = ['.report.json.kvqual-1.tmp', `.report.json.kvqual-${gone}-${elsewhere}.tmp`, `.other.json.kvqual-${gone}.tmp`, '.report.json.kvqual-x.tmp'];
+  for (const name of [...removed, ...kept]) fs.writeFileSync(path.join(dir, name), 'half');
   planOutputs([{ option: '--out', file: 'report.json' }], dir, []);
-  assert.deepEqual(fs.readdirSync(dir).sort(), left.slice(1).sort(), 'only the gone process\'s temporary file of this output is removed');
+  assert.deepEqual(fs.readdirSync(dir).sort(), kept.sort(), 'only the gone process\'s temporary files of this output are removed');
 });
 
 test('the README lists every documented limit with its value', () => {

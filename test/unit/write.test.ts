@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { currentRun, newRunDir, publishRun, removeStale } from '../../src/signoff/write';
+import { pidNamespace } from '../../src/processes';
 
 test('a run set is published by one switch of .signoff-current; leftovers of killed runs are removed, the published set is kept', () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-set-'));
@@ -41,13 +42,16 @@ test('a run set is published by one switch of .signoff-current; leftovers of kil
   }
 });
 
-test('a run folder of a qualify process still running into the same --out is kept; those of processes gone are removed', () => {
+test('a run folder of a qualify process still running into the same --out, or of another pid namespace, is kept; those of processes gone are removed', () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-write-live-'));
   const gone = spawnSync(process.execPath, ['-e', '']).pid!;
+  const elsewhere = pidNamespace() === 'abcdef01' ? 'abcdef02' : 'abcdef01';
   const live = newRunDir(out, 'run-1700000000000-1');
-  const dead = newRunDir(out, `run-1700000000001-${gone}`);
+  const dead = newRunDir(out, `run-1700000000001-${gone}-${pidNamespace()}`);
+  const foreign = newRunDir(out, `run-1700000000002-${gone}-${elsewhere}`);
   const removed = removeStale(out);
   assert.deepEqual(removed, [path.join('.signoff-runs', path.basename(dead))]);
   assert.ok(fs.existsSync(live), 'the live run (pid 1) keeps its folder');
+  assert.ok(fs.existsSync(foreign), 'a run of another pid namespace (a container sharing the volume) keeps its folder: its pid means nothing here');
   fs.rmSync(out, { recursive: true, force: true });
 });
