@@ -207,6 +207,20 @@ export function shownPath(absolute: string, cwd: string): string {
   return relative === '' ? '.' : relative.startsWith('..') || path.isAbsolute(relative) ? absolute : relative;
 }
 
+/**
+ * The folder a config really is in, symbolic links followed, as the kernel follows them: the paths
+ * a config names (its trace, its tables) are relative to it. Resolved as text from where the link
+ * sits, `../../../shared` under a symbolically linked checkout named a file that `ls` did not see
+ * (found by an outside audit). Where it cannot be resolved (the config is checked for later), as given.
+ */
+export function configFolderOf(cwd: string, configFile: string): string {
+  try {
+    return path.dirname(fs.realpathSync(path.isAbsolute(configFile) ? configFile : `${cwd}${path.sep}${configFile}`));
+  } catch {
+    return path.dirname(path.resolve(cwd, configFile));
+  }
+}
+
 function isInside(file: string, folder: string): boolean {
   const relative = path.relative(folder, file);
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
@@ -220,7 +234,7 @@ function isInside(file: string, folder: string): boolean {
 export function traceOf(config: ReplayConfig, configFile: string, roots: readonly string[], io: CliIo): TraceFile | null {
   const named = config.workload.agentic ? { field: 'workload.agentic.trace', name: config.workload.agentic.trace } : config.workload.mooncake ? { field: 'workload.mooncake.trace', name: config.workload.mooncake.trace } : null;
   if (named === null) return null;
-  const configFolder = path.dirname(path.resolve(io.cwd, configFile));
+  const configFolder = configFolderOf(io.cwd, configFile);
   const absolute = path.resolve(configFolder, named.name);
   const shown = shownPath(absolute, io.cwd);
   const allowed = (roots.length > 0 ? roots : [configFolder, io.cwd]).map((root) => {
@@ -252,7 +266,7 @@ export function traceOf(config: ReplayConfig, configFile: string, roots: readonl
  * symbolic links) into the role's inline points; returns the files read, so no output overwrites one.
  */
 function loadTimingTables(config: ReplayConfig, configFile: string, io: CliIo): { absolute: string; what: string }[] {
-  const configFolder = path.dirname(path.resolve(io.cwd, configFile));
+  const configFolder = configFolderOf(io.cwd, configFile);
   const read: { absolute: string; what: string }[] = [];
   config.cluster.workers.forEach((role, i) => {
     const table = role.engine.timing.table;

@@ -24,7 +24,7 @@ import { mergeShards, METRICS, runsText, parseSweepDocument, sweepCsv, sweepJson
 import { isSweepChartName, renderChart, sweepCharts, sweepHtml, type SweepChart } from '../sweep/charts';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
-import { isInputError, loadTrace, readTimingTable, shownPath, spinText, traceOf, type TraceFile } from './replay';
+import { configFolderOf, isInputError, loadTrace, readTimingTable, shownPath, spinText, traceOf, type TraceFile } from './replay';
 import { OutputError, planOutputs, writeOutputs } from './outputs';
 import { defaultJobs, PointFailure, runPoints } from './sweepPool';
 import { traceKey, type PointTask, type WorkerNotice } from './sweepWorker';
@@ -197,7 +197,7 @@ class TimingTables {
  * the files read (traces and tables; each once).
  */
 function readPointFiles(expanded: ExpandedSweep, file: string, baseShown: string, roots: readonly string[], io: CliIo): { traces: Map<number, TraceFile | null>; read: InputFile[] } {
-  const tables = new TimingTables(path.dirname(path.resolve(io.cwd, baseShown)), io.cwd);
+  const tables = new TimingTables(configFolderOf(io.cwd, baseShown), io.cwd);
   const traceProblems = new Map<string, Error | null>(); // by traceKey: every trace line is checked once
   const traces = new Map<number, TraceFile | null>();
   const read = new Map<string, InputFile>();
@@ -261,7 +261,7 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
   const sweepPath = path.resolve(io.cwd, file);
   const sweep = parseSweepFile(readTextFile(sweepPath, file, LIMITS.config_bytes, 'sweep file'), file);
   const baseShown = path.isAbsolute(sweep.base) ? sweep.base : path.join(path.dirname(file), sweep.base);
-  const basePath = path.resolve(path.dirname(sweepPath), sweep.base);
+  const basePath = path.resolve(configFolderOf(io.cwd, file), sweep.base);
   let baseText: string;
   try {
     baseText = readTextFile(basePath, baseShown, LIMITS.config_bytes, 'config');

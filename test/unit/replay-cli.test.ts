@@ -4,7 +4,7 @@
 // real `node bin/kvqual.js` process (the process and the in-process run must print the same bytes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import { eventLogOf } from '../../src/fuzz/runCase';
@@ -113,6 +113,23 @@ test('a bad Mooncake row makes replay exit 2 naming its line', () => {
   const run = kvqual('replay', path.join(dir, 'config.yaml'));
   assert.equal(run.status, 2, run.stdout);
   assert.match(run.stderr, /trace\.jsonl: line 2: hash_ids has 1 ids for input_length 600; expected 2 at 512 tokens per id/);
+});
+
+test('a config reached through a symbolic link names its trace relative to where it really is, as the kernel resolves `..`', () => {
+  // real/a/configs/config.yaml names ../../data/trace.jsonl (real/data/trace.jsonl); links/a -> real/a.
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  mkdirSync(path.join(dir, 'real', 'a', 'configs'), { recursive: true });
+  mkdirSync(path.join(dir, 'real', 'data'));
+  mkdirSync(path.join(dir, 'links'));
+  writeFileSync(path.join(dir, 'real', 'data', 'trace.jsonl'), '{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1, 2]}\n');
+  const text = readFileSync(path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml'), 'utf8').replace('trace: ../../../shared/data/mooncake/conversation_trace.jsonl', 'trace: ../../data/trace.jsonl');
+  writeFileSync(path.join(dir, 'real', 'a', 'configs', 'config.yaml'), text);
+  symlinkSync(path.join(dir, 'real', 'a'), path.join(dir, 'links', 'a'));
+  const direct = kvqual('replay', path.join(dir, 'real', 'a', 'configs', 'config.yaml'), '--json', '--trace-root', path.join(dir, 'real'));
+  const linked = kvqual('replay', path.join(dir, 'links', 'a', 'configs', 'config.yaml'), '--json', '--trace-root', path.join(dir, 'real'));
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.equal(linked.status, 0, linked.stderr);
+  assert.equal(JSON.parse(linked.stdout).digest, JSON.parse(direct.stdout).digest);
 });
 
 test('--requests-out writes one record per request as JSON lines or CSV, the same figures as the report', () => {
