@@ -34,6 +34,15 @@ function tsxCacheUsable() {
   }
 }
 
+// A working folder removed under the shell: tsx (and every relative path) asks for it at once, and
+// the answer was Node's stack and exit 1. Said in one line, exit 2, before anything loads.
+try {
+  process.cwd();
+} catch (error) {
+  process.stderr.write(`kvqual: the working folder cannot be read (${error && error.code === 'ENOENT' ? 'it was removed' : error && error.code}); change to an existing folder\n`);
+  process.exit(2);
+}
+
 const build = process.env.KVQUAL_BUILD;
 let cli;
 if (build) {

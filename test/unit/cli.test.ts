@@ -139,3 +139,10 @@ test('a reader that leaves early (`kvqual … | head`) ends the command quietly 
   assert.equal(status, 1, `the violation's status, whatever was left unread: ${stderr}`);
   assert.doesNotMatch(stderr, /EPIPE|at /);
 });
+
+test('a working folder removed under the shell is one line and exit 2, not a stack and exit 1', { skip: !fs.existsSync('/bin/sh') && 'no /bin/sh here' }, () => {
+  const gone = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-gone-'));
+  const script = `cd "$1" && rmdir "$1" && exec "$2" "$3" --version`;
+  const run = spawnSync('/bin/sh', ['-c', script, 'sh', gone, process.execPath, path.join(ROOT, 'bin', 'kvqual.js')], { encoding: 'utf8' });
+  assert.deepEqual({ status: run.status, stdout: run.stdout, stderr: run.stderr }, { status: 2, stdout: '', stderr: 'kvqual: the working folder cannot be read (it was removed); change to an existing folder\n' });
+});
