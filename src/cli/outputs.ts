@@ -58,6 +58,8 @@ export function planOutputs(requests: readonly OutputRequest[], cwd: string, inp
       throw new OutputError(`${option} ${file}: ${problem}`);
     };
     if (file === '') fail('give a file name');
+    // "-" means standard output to most tools: written as a file of that name, it surprised.
+    if (file === '-') fail('names standard output, which kvqual does not write to this way (--json prints the report there); give a file name, or ./- for a file of that name');
     const absolute = path.resolve(cwd, file);
     if (/[\\/]$/.test(file)) fail('names a folder; give a file name');
     const folder = path.dirname(absolute);
