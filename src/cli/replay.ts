@@ -255,7 +255,7 @@ export function traceOf(config: ReplayConfig, configFile: string, roots: readonl
     throw new InputError(`${configFile}: ${named.field}: cannot read ${shown}: ${fileReason(error)}`);
   }
   if (!allowed.some(({ real: root }) => isInside(real, root))) {
-    const folders = allowed.map(({ root, real: rootReal }) => (roots.length > 0 ? root : shownPath(rootReal, io.cwd))).join(', ');
+    const folders = [...new Set(allowed.map(({ root, real: rootReal }) => (roots.length > 0 ? root : shownPath(rootReal, io.cwd))))].join(', ');
     throw new InputError(`${configFile}: ${named.field}: ${shown} is outside the folders a trace may come from (${folders}); pass --trace-root DIR to allow another`);
   }
   return { field: named.field, absolute, shown };
