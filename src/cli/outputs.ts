@@ -60,8 +60,8 @@ export function planOutputs(requests: readonly OutputRequest[], cwd: string, inp
     if (file === '') fail('give a file name');
     // "-" means standard output to most tools: written as a file of that name, it surprised.
     if (file === '-') fail('names standard output, which kvqual does not write to this way (--json prints the report there); give a file name, or ./- for a file of that name');
-    const absolute = path.resolve(cwd, file);
     if (/[\\/]$/.test(file)) fail('names a folder; give a file name');
+    const absolute = throughLink(path.resolve(cwd, file));
     const folder = path.dirname(absolute);
     let folderStats: fs.Stats;
     try {
@@ -90,6 +90,31 @@ export function planOutputs(requests: readonly OutputRequest[], cwd: string, inp
   }
   for (const output of planned) clearStaleTemporaries(output.absolute);
   return planned;
+}
+
+/**
+ * The file an output path names: a symbolic link's target (followed as writing through it would
+ * be; a dangling link's target as the link names it). The output is written there and the link
+ * stays: written beside the link and renamed over it, the link became a file and its target was
+ * left stale, while the check that two outputs differ followed the link (found by an outside audit).
+ */
+function throughLink(absolute: string): string {
+  let stats: fs.Stats;
+  try {
+    stats = fs.lstatSync(absolute);
+  } catch {
+    return absolute;
+  }
+  if (!stats.isSymbolicLink()) return absolute;
+  try {
+    return fs.realpathSync(absolute);
+  } catch {
+    try {
+      return path.resolve(path.dirname(absolute), fs.readlinkSync(absolute));
+    } catch {
+      return absolute;
+    }
+  }
 }
 
 /** A temporary file of `absolute` (see temporaryName): the owner text of the process that wrote it (see ownerTag). */

@@ -208,6 +208,19 @@ test('a key given twice on a trace line is refused, naming it; a colon after an 
   assert.equal(parseMooncakeTrace(row(', "note": "a\\":b", "more": [{"a": 1}, {"a": 2}]'), 't.jsonl', OPTIONS).length, 1, 'equal keys in two objects, and a quoted colon, are fine');
 });
 
+test('an output named by a symbolic link is written to the link\'s target, and the link stays (a dangling one\'s target is made)', () => {
+  const dir = fs.mkdtempSync(path.join(scratch, 'linked-'));
+  fs.writeFileSync(path.join(dir, 'target.json'), 'old');
+  fs.symlinkSync('target.json', path.join(dir, 'link.json'));
+  fs.symlinkSync('later.json', path.join(dir, 'dangling.json'));
+  const outputs = planOutputs([{ option: '--out', file: 'link.json' }, { option: '--events-out', file: 'dangling.json' }], dir, []);
+  writeOutputs(outputs.map((output) => ({ output, text: output.option })));
+  assert.equal(fs.lstatSync(path.join(dir, 'link.json')).isSymbolicLink(), true, 'the link stays a link');
+  assert.equal(fs.readFileSync(path.join(dir, 'target.json'), 'utf8'), '--out', 'the target holds the output');
+  assert.equal(fs.readFileSync(path.join(dir, 'later.json'), 'utf8'), '--events-out', "the dangling link's target is made");
+  assert.deepEqual(fs.readdirSync(dir).sort(), ['dangling.json', 'later.json', 'link.json', 'target.json']);
+});
+
 test('the temporary files a killed run left beside an output are removed by the next run of it; a live process\'s, or another pid namespace\'s, are kept', () => {
   const dir = fs.mkdtempSync(path.join(scratch, 'killed-'));
   const gone = spawnSync(process.execPath, ['-e', '']).pid!;
