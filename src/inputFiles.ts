@@ -47,6 +47,9 @@ export function reason(error: unknown): string {
   if (code === 'EROFS') return 'a read-only file system';
   if (code === 'ENOSPC') return 'no space left on the device';
   if (code === 'EISDIR') return 'it is a folder';
+  if (code === 'EMFILE' || code === 'ENFILE') return 'too many open files';
+  if (code === 'EAGAIN') return 'the system refused for now (a limit of processes?)';
+  if (code === 'ENOMEM') return 'not enough memory';
   return code ?? (error as Error).message;
 }
 

@@ -7,6 +7,7 @@ import { ChildProcess, fork } from 'node:child_process';
 import * as os from 'node:os';
 import type { PointOutcome } from '../sweep/results';
 import { SWEEP_WORKER_ENV, type PointTask, type WorkerNotice, type WorkerReply } from './sweepWorker';
+import { reason } from '../inputFiles';
 
 /** The default --jobs: the cores Node may use. */
 export function defaultJobs(): number {
@@ -25,6 +26,9 @@ export class PointFailure extends Error {
     this.name = 'PointFailure';
   }
 }
+
+/** Errors of a process start that are a limit of the machine: open files, processes, memory. */
+const SYSTEM_LIMITS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 
 /** Starts a worker process running sweepWorker (through tsx when running from the TypeScript sources); it inherits this process's node options. */
 function startWorker(): ChildProcess {
@@ -65,6 +69,8 @@ export function runPoints(
     const feed = (worker: ChildProcess) => {
       if (next >= tasks.length) return;
       handedAt.set(tasks[next].index, wallMs());
+      // A worker the system would not start (too many open files, no memory) has no channel: its 'error' says why.
+      if (typeof worker.send !== 'function' || !worker.connected) return;
       running.set(worker, tasks[next].index);
       worker.send(tasks[next++]);
     };
@@ -85,7 +91,11 @@ export function runPoints(
           resolve(tasks.map((task) => outcomes.get(task.index)!));
         } else feed(worker);
       });
-      worker.on('error', (error) => fail(new PointFailure(`a sweep worker process failed: ${error.stack ?? error.message}`, true)));
+      worker.on('error', (error: NodeJS.ErrnoException) => {
+        // Refused by the system (a limit of open files or processes, memory): the machine's limit, not a kvqual bug.
+        if (error.code !== undefined && SYSTEM_LIMITS.has(error.code)) return fail(new PointFailure(`could not start a sweep worker process: ${reason(error)}; with fewer --jobs (or a higher limit, ulimit -n / -u) it may`, false));
+        fail(new PointFailure(`a sweep worker process failed: ${error.stack ?? error.message}`, true));
+      });
       worker.on('exit', (code, signal) => {
         if (failed || outcomes.size >= tasks.length) return;
         const point = running.get(worker);
