@@ -18,7 +18,7 @@ import { parseReplayConfig } from '../config/load';
 import type { ReplayConfig } from '../config/schema';
 import type { TablePoints } from '../config/timingCsv';
 import { LIMITS } from '../limits';
-import { InputFileError, readTextFile } from '../inputFiles';
+import { InputFileError, readTextFile, reason } from '../inputFiles';
 import { expandSweep, invalidPointsError, parseShard, parseSweepFile, pointLabel, pointWhere, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
 import { mergeShards, METRICS, runsText, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
 import { isSweepChartName, renderChart, sweepCharts, sweepHtml, type SweepChart } from '../sweep/charts';
@@ -99,7 +99,7 @@ function prepareFolder(out: string, cwd: string, charts: boolean): string {
     // Shards on other machines (or processes) may make the same folder at the same moment: one that appears meanwhile is fine.
     for (const folder of charts ? [absolute, path.join(absolute, 'charts')] : [absolute]) makeFolderUnlessThere(folder);
   } catch (error) {
-    throw new OutputError(`--out ${out}: cannot create it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`);
+    throw new OutputError(`--out ${out}: cannot create it (${reason(error)})`);
   }
   return absolute;
 }
@@ -142,7 +142,7 @@ function checkOutputs(out: string, files: readonly string[], charts: readonly Sw
     try {
       fs.accessSync(path.dirname(folder), fs.constants.W_OK);
     } catch (error) {
-      throw new OutputError(`--out ${out}: cannot create it (${(error as NodeJS.ErrnoException).code})`);
+      throw new OutputError(`--out ${out}: cannot create it (${reason(error)})`);
     }
     return; // nothing can be overwritten in a folder not there yet
   }
