@@ -35,6 +35,8 @@ function replayProgress() {
             // No terminal mode is changed (a hidden cursor, wrapping off): a replay stopped by Ctrl-C,
             // which cannot run a handler while it computes, would leave the user's shell that way.
             // Too long a line is cut to the terminal's width instead.
+            // A short bar, so that the whole line fits 80 columns.
+            barsize: 12,
             hideCursor: false,
             linewrap: true,
             clearOnComplete: true,

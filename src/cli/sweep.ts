@@ -297,7 +297,7 @@ function progressReporter(io: CliIo, total: number, labels: Map<number, string>,
   if (io.stderrIsTty) {
     // Loaded only for a terminal: a piped sweep never draws a bar.
     const { Presets, SingleBar } = require('cli-progress') as typeof import('cli-progress');
-    const bar = new SingleBar({ stream: process.stderr, format: 'sweep [{bar}] {value}/{total} points | {duration_formatted} elapsed | ETA {eta_formatted}', hideCursor: false, linewrap: true }, Presets.shades_classic);
+    const bar = new SingleBar({ stream: process.stderr, format: 'sweep [{bar}] {value}/{total} points | {duration_formatted} elapsed | ETA {eta_formatted}', barsize: 24, hideCursor: false, linewrap: true }, Presets.shades_classic);
     bar.start(total, 0);
     return { done: (_outcome, done) => bar.update(done), stop: () => bar.stop() };
   }
