@@ -87,8 +87,9 @@ export class TierIndex {
 
   private idsOf(rank: number): BlockId[] {
     const ids: BlockId[] = [];
-    if (this.count(rank) === 0) return ids;
-    for (let id = 0; id < this.blockIds.capacity; id++) if (this.holders.has(id, rank)) ids.push(id);
+    const held = this.count(rank);
+    // The walk stops at the rank's last block: a Cleared of a rank holding a few low ids need not read the whole table.
+    for (let id = 0; id < this.blockIds.capacity && ids.length < held; id++) if (this.holders.has(id, rank)) ids.push(id);
     return ids;
   }
 }
