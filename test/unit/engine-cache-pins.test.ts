@@ -119,3 +119,18 @@ test('G2 misuse of a block the pool does not hold is an invariant error naming t
   assert.throws(() => pool.unanchor(absent), invariant(/^G2 p: unanchoring block 41 that is not held$/));
   assert.throws(() => pool.whenComplete(absent, () => {}), invariant(/^G2 p: waiting on block 41 that is not pending$/));
 });
+
+test('G2-6: an entry held only as the parent of a pending cohort (anchored) is not being loaded: a lookup from any rank hits it', () => {
+  const { ids, blockIds } = table();
+  const pool = new HostPool('shared', 4, blockIds);
+  const [parent] = ids(51n);
+  pool.reserve([parent]);
+  pool.complete([parent]);
+  pool.anchor(parent);
+  for (const rank of [0, 1, 2]) assert.deepEqual(pool.lookup([parent], 0, 1, rank), { outcome: 'hit', blocks: 1 }, `rank ${rank}, no load ever`);
+  pool.unanchor(parent);
+  pool.pin([parent], 1);
+  pool.unpin([parent], 1);
+  pool.anchor(parent);
+  for (const rank of [0, 1, 2]) assert.deepEqual(pool.lookup([parent], 0, 1, rank), { outcome: 'hit', blocks: 1 }, `rank ${rank}, after rank 1's load ended`);
+});
