@@ -46,6 +46,13 @@ export class HostPool {
   /** Loads in flight per rank index, for the slots that several ranks load at once. */
   private readonly loaders = new Map<number, Map<number, number>>();
   /**
+   * Anchors by slot (holds without a load: the parent of a pending cohort, see anchor): counted in
+   * `pins`, so the entry is no victim, but never as a rank's load. Counted as one, a rank that had
+   * loaded the entry saw its later lookups deferred as "being loaded" while nothing loaded it (G2-6;
+   * found by mutation testing).
+   */
+  private readonly anchors = new Map<number, number>();
+  /**
    * Who stored each entry, as an index into `originNames`: the cache_id of the storing request's
    * play, or its request id. A number per slot, not a string reference: nothing for the collector
    * to trace; 16 bits until there are more names than that.
@@ -205,12 +212,20 @@ export class HostPool {
   anchor(id: BlockId): void {
     const slot = this.entries.slotOf(id);
     if (slot === NO_SLOT) throw new InvariantError(`G2 ${this.domain_id}: anchoring block ${this.entries.blockIds.hashOf(id)} that is not in the pool`);
+    this.anchors.set(slot, this.anchoredAt(slot) + 1);
     this.addPin(slot);
+  }
+
+  private anchoredAt(slot: number): number {
+    return this.anchors.size === 0 ? 0 : (this.anchors.get(slot) ?? 0);
   }
 
   unanchor(id: BlockId): void {
     const slot = this.entries.slotOf(id);
-    if (slot === NO_SLOT || this.pins[slot] === 0) throw new InvariantError(`G2 ${this.domain_id}: unanchoring block ${this.entries.blockIds.hashOf(id)} that is not held`);
+    const anchored = slot === NO_SLOT ? 0 : this.anchoredAt(slot);
+    if (anchored === 0) throw new InvariantError(`G2 ${this.domain_id}: unanchoring block ${this.entries.blockIds.hashOf(id)} that is not held`);
+    if (anchored === 1) this.anchors.delete(slot);
+    else this.anchors.set(slot, anchored - 1);
     this.pins[slot]--;
   }
 
@@ -254,12 +269,13 @@ export class HostPool {
       }
       const sole = this.soleLoader[slot];
       if (rank_index > INT16_MAX) this.soleLoader = widenedInt32(this.soleLoader);
-      if (this.pins[slot] === 0) this.soleLoader[slot] = rank_index;
+      const loads = this.pins[slot] - this.anchoredAt(slot);
+      if (loads === 0) this.soleLoader[slot] = rank_index;
       else if (sole === SEVERAL_LOADERS) {
         const loaders = this.loaders.get(slot)!;
         loaders.set(rank_index, (loaders.get(rank_index) ?? 0) + 1);
       } else if (sole !== rank_index) {
-        this.loaders.set(slot, new Map([[sole, this.pins[slot]], [rank_index, 1]]));
+        this.loaders.set(slot, new Map([[sole, loads], [rank_index, 1]]));
         this.soleLoader[slot] = SEVERAL_LOADERS;
       }
       this.addPin(slot);
@@ -274,7 +290,7 @@ export class HostPool {
         throw new InvariantError(`G2 ${this.domain_id}: unpinning block ${this.entries.blockIds.hashOf(ids[i])} that rank ${rank_index} is not loading`);
       }
       this.pins[slot]--;
-      if (this.pins[slot] === 0) this.soleLoader[slot] = NO_LOADER;
+      if (this.pins[slot] === this.anchoredAt(slot)) this.soleLoader[slot] = NO_LOADER;
       else if (this.soleLoader[slot] === SEVERAL_LOADERS) this.unpinShared(slot, rank_index, mine);
     }
   }
@@ -283,7 +299,7 @@ export class HostPool {
   private loadsFor(slot: number, rank_index: number): number {
     const sole = this.soleLoader[slot];
     if (sole === SEVERAL_LOADERS) return this.loaders.get(slot)!.get(rank_index) ?? 0;
-    return sole === rank_index ? this.pins[slot] : 0;
+    return sole === rank_index ? this.pins[slot] - this.anchoredAt(slot) : 0;
   }
 
   /** One load fewer for a rank, on an entry several ranks load: back to one counter when one rank is left. */

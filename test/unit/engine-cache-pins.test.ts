@@ -11,6 +11,11 @@ import { SharedBandwidth, TransferLog, type Direction } from '../../src/engine/t
 import { DeviceCache } from '../../src/engine/deviceCache';
 import { HostPool } from '../../src/engine/hostPool';
 import { BlockIds } from '../../src/collections/blockIds';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
+import { parseReplayConfig } from '../../src/config/load';
+import { runReplay } from '../../src/replay';
 
 /** A transfer of `bytes` for rank `rank_index` that records the instant it completes in `done_ns`. */
 function transfer(kernel: Kernel, direction: Direction, rank_index: number, bytes: number, done_ns: number[]) {
@@ -133,4 +138,34 @@ test('G2-6: an entry held only as the parent of a pending cohort (anchored) is n
   pool.unpin([parent], 1);
   pool.anchor(parent);
   for (const rank of [0, 1, 2]) assert.deepEqual(pool.lookup([parent], 0, 1, rank), { outcome: 'hit', blocks: 1 }, `rank ${rank}, after rank 1's load ended`);
+});
+
+test('G2-6: an entry anchored while a rank loads it is, once that load ends, being loaded by no one: the rank\'s lookup hits it, and the rank cannot unpin it again', () => {
+  const blockIds = new BlockIds();
+  const pool = new HostPool('p', 4, blockIds);
+  const e = blockIds.acquire(1n);
+  pool.reserve([e]);
+  pool.complete([e]);
+  pool.pin([e], 0);
+  pool.anchor(e);
+  assert.deepEqual(pool.lookup([e], 0, 1, 0), { outcome: 'deferred', blocks: 1, reason: 'loading' }, 'while rank 0 loads it');
+  pool.unpin([e], 0);
+  assert.deepEqual(pool.lookup([e], 0, 1, 0), { outcome: 'hit', blocks: 1 }, 'the anchor is no load');
+  assert.throws(() => pool.unpin([e], 0), InvariantError, 'rank 0 loads nothing now');
+  pool.pin([e], 1);
+  pool.pin([e], 0);
+  pool.unpin([e], 1);
+  assert.deepEqual(pool.lookup([e], 0, 1, 1), { outcome: 'hit', blocks: 1 }, 'rank 1 loads nothing');
+  assert.deepEqual(pool.lookup([e], 0, 1, 0), { outcome: 'deferred', blocks: 1, reason: 'loading' }, 'rank 0 still does');
+  pool.unpin([e], 0);
+  pool.unanchor(e);
+  assert.throws(() => pool.unanchor(e), InvariantError);
+});
+
+test('G2-6 end to end: a request on the rank whose load of an anchored entry has ended restores it at once (test/fixtures/engine/anchored-parent-after-load.yaml)', () => {
+  const file = path.join(ROOT, 'test', 'fixtures', 'engine', 'anchored-parent-after-load.yaml');
+  const outcome = runReplay(parseReplayConfig(fs.readFileSync(file, 'utf8'), file));
+  const z = outcome.report.per_request.find((r) => r.request_id === 'z')!;
+  assert.deepEqual(z.admission_history.map((a) => [a.time_ns, a.outcome]), [[99_000_000, 'loading'], [103_000_000, 'admitted']]);
+  assert.equal(z.first_token_ms, 104);
 });
