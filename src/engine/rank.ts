@@ -665,11 +665,16 @@ export class RankEngine {
     this.restoresInFlight++;
     const ids = request.block_ids.slice(g1Blocks, g1Blocks + hostBlocks);
     host.pool.pin(ids, this.rank_index);
-    request.host_restore_sources = host.pool.originsOf(ids);
+    // G2-6: like the reuse, the restore's sources and H2D wait are those of the first admission's
+    // restore; a later one (a readmission after preemption, on a decode rank too) replaced them, so
+    // a record told of one restore's reuse and another's wait (found by an outside audit).
+    if (request.first_admission_ns === null) {
+      request.host_restore_sources = host.pool.originsOf(ids);
+      request.h2d_started_ns = this.kernel.now;
+    }
     request.pinned_host_ids = ids;
     request.restore = { g1_blocks: g1Blocks, host_blocks: hostBlocks };
     request.state = 'loading';
-    request.h2d_started_ns = this.kernel.now;
     this.attributeReuse(request, g1Blocks, hostBlocks);
     this.recordAttempt(request, 'loading', g1Blocks, hostBlocks, null);
     host.transfers.submit({
@@ -702,7 +707,7 @@ export class RankEngine {
   private endHostLoad(request: SimRequest): void {
     this.host!.pool.unpin(request.pinned_host_ids, this.rank_index);
     for (const subscriber of this.host!.subscribers) if (subscriber !== this) subscriber.kick();
-    request.h2d_wait_ns = this.kernel.now - request.h2d_started_ns!;
+    if (request.first_admission_ns === null) request.h2d_wait_ns = this.kernel.now - request.h2d_started_ns!;
   }
 
   /** A restored request is admitted: its loaded blocks become G1 cache entries; its G1 room was reserved when the restore started. */

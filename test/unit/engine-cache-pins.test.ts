@@ -169,3 +169,11 @@ test('G2-6 end to end: a request on the rank whose load of an anchored entry has
   assert.deepEqual(z.admission_history.map((a) => [a.time_ns, a.outcome]), [[99_000_000, 'loading'], [103_000_000, 'admitted']]);
   assert.equal(z.first_token_ms, 104);
 });
+
+test('G2-6: a request readmitted after preemption by another restore keeps its first admission\'s restore: its sources, its host tokens and its H2D wait (test/fixtures/engine/restore-then-decode-preemption.yaml)', () => {
+  const file = path.join(ROOT, 'test', 'fixtures', 'engine', 'restore-then-decode-preemption.yaml');
+  const outcome = runReplay(parseReplayConfig(fs.readFileSync(file, 'utf8'), file));
+  const r1 = outcome.report.per_request.find((r) => r.request_id === 'r1')!;
+  assert.ok(r1.admission_history.filter((a) => a.outcome === 'loading').length >= 2, 'restored twice: on the prefill worker, and on the decode worker after its preemption');
+  assert.deepEqual({ preemptions: r1.preemptions, sources: r1.host_restore_sources, host: r1.host_reused_tokens, h2d: r1.h2d_wait_ms, ttft: r1.ttft_ms }, { preemptions: 1, sources: ['r0'], host: 12, h2d: 3, ttft: 5 });
+});
