@@ -127,7 +127,8 @@ export class SimRequest {
   stage: RequestStage = 'whole';
   /** Set on a decode-stage request whose prompt KV comes from its prefill worker, until it is admitted on its decode rank (PD-1). */
   kv_from_prefill = false;
-  kv_transfer_ns = 0;
+  /** How long its KV took to move to its decode worker; null while it has not moved (it never does when it ends at its prefill, or fails on its decode rank first). */
+  kv_transfer_ns: number | null = null;
   decode_routing: Placement | null = null;
   decode_worker_id: number | null = null;
   decode_dp_rank: number | null = null;

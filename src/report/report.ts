@@ -184,7 +184,7 @@ function record(request: SimRequest): RequestRecord {
     failure_reason: request.failure_reason,
     skip_reason: request.skip_reason,
     decode_worker_id: request.decode_worker_id,
-    kv_transfer_ms: request.stage === 'whole' ? null : ms(request.kv_transfer_ns),
+    kv_transfer_ms: request.kv_transfer_ns === null ? null : ms(request.kv_transfer_ns),
     decode_routing: request.decode_routing ? routingRecord(request.decode_routing) : null,
     routing_history: routingRecords(request.routing_history),
     admission_history: request.admission_history,

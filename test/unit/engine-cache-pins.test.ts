@@ -177,3 +177,11 @@ test('G2-6: a request readmitted after preemption by another restore keeps its f
   assert.ok(r1.admission_history.filter((a) => a.outcome === 'loading').length >= 2, 'restored twice: on the prefill worker, and on the decode worker after its preemption');
   assert.deepEqual({ preemptions: r1.preemptions, sources: r1.host_restore_sources, host: r1.host_reused_tokens, h2d: r1.h2d_wait_ms, ttft: r1.ttft_ms }, { preemptions: 1, sources: ['r0'], host: 12, h2d: 3, ttft: 5 });
 });
+
+test('PD-1: a request whose KV never moved (it ended at its prefill) has no KV handoff time (null, not 0); one that moved has its own (test/fixtures/engine/restore-then-decode-preemption.yaml)', () => {
+  const file = path.join(ROOT, 'test', 'fixtures', 'engine', 'restore-then-decode-preemption.yaml');
+  const records = runReplay(parseReplayConfig(fs.readFileSync(file, 'utf8'), file)).report.per_request;
+  const of = (id: string) => records.find((r) => r.request_id === id)!;
+  assert.deepEqual([of('r0').decode_worker_id, of('r0').kv_transfer_ms], [null, null], 'r0 has one output token: it ends at its prefill');
+  assert.deepEqual([of('r1').decode_worker_id, of('r1').kv_transfer_ms], [1, 0.9], '0.5 ms latency and 4 blocks of 1 MB at 10 GB/s');
+});
