@@ -33,7 +33,7 @@ import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked } from '..
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
-import { CURRENT_LINK, newRunDir, publishRun, removeStale, RUNS_DIR } from './write';
+import { CURRENT_LINK, newRunDir, publishRun, removeStale, runFolderGuard, RUNS_DIR } from './write';
 import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 import { ownerTag } from '../processes';
@@ -686,27 +686,6 @@ export function commandOf(options: QualifyOptions, doubles: { perturbation: stri
   const environment = `${set}${doubles.perturbation === null ? '' : `${PERTURB_ENV}=${shellWord(doubles.perturbation)} `}${plantedCommandPrefix(doubles.planted)}`;
   // Each argument as a shell reads it back: a folder with a space, a quote or a $ in its name stays one word, unexpanded.
   return environment + ['npm run qualify', ...(options.argv.length ? ['--', ...options.argv.map(shellWord)] : [])].join(' ');
-}
-
-/**
- * A check that the run's folder is still the one made for it: removed while the suite ran (a CI
- * cleanup, a temporary-folder reaper), the runs' reports went with it, and a verdict built from
- * what is left said "no scenario ran" of a suite that had passed, and was published in a folder made
- * again (found by an outside audit). Throws, so that nothing is published and qualify exits 2.
- */
-function runFolderGuard(runDir: string, outShown: string): () => void {
-  const made = fs.statSync(runDir);
-  return () => {
-    let now: fs.Stats | null = null;
-    try {
-      now = fs.statSync(runDir);
-    } catch {
-      now = null;
-    }
-    if (now === null || now.ino !== made.ino || now.dev !== made.dev) {
-      throw new Error(`--out ${outShown}: the run's folder ${path.join(RUNS_DIR, path.basename(runDir))} was removed while the suite ran, with its reports; nothing was published`);
-    }
-  };
 }
 
 /**

@@ -114,3 +114,45 @@ export function publishRun(out: string, runDir: string, names: string[], others:
   }
   if (previous !== null && previous !== id) fs.rmSync(path.join(out, RUNS_DIR, previous), { recursive: true, force: true });
 }
+
+/**
+ * A check that the run's folder is still the one made for it: removed while the suite ran (a CI
+ * cleanup, a temporary-folder reaper), the runs' reports went with it, and a verdict built from
+ * what is left said "no scenario ran" of a suite that had passed, and was published in a folder made
+ * again (found by an outside audit). The folder is held open from the start: a removed folder's
+ * inode number is given at once to the next new one (cucumber makes the run's folder again to
+ * write its reports), so comparing numbers alone passed a removed folder (found by a flaky test);
+ * a folder held open keeps its number while it is open, and says when it has been removed. The
+ * check throws, so that nothing is published and qualify exits 2; its first call lets the folder go
+ * (later calls compare numbers alone).
+ */
+export function runFolderGuard(runDir: string, outShown: string): () => void {
+  let held = holdFolder(runDir);
+  const made = held === null ? fs.statSync(runDir) : fs.fstatSync(held);
+  return () => {
+    let now: fs.Stats | null = null;
+    try {
+      now = fs.statSync(runDir);
+    } catch {
+      now = null;
+    }
+    let removed = false;
+    if (held !== null) {
+      removed = fs.fstatSync(held).nlink === 0;
+      fs.closeSync(held);
+      held = null;
+    }
+    if (removed || now === null || now.ino !== made.ino || now.dev !== made.dev) {
+      throw new Error(`--out ${outShown}: the run's folder ${path.join(RUNS_DIR, path.basename(runDir))} was removed while the suite ran, with its reports; nothing was published`);
+    }
+  };
+}
+
+/** The folder opened for reading (a descriptor), or null where a folder cannot be opened so (then its number alone is compared). */
+function holdFolder(dir: string): number | null {
+  try {
+    return fs.openSync(dir, 'r');
+  } catch {
+    return null;
+  }
+}

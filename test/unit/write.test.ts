@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { currentRun, newRunDir, publishRun, removeStale } from '../../src/signoff/write';
+import { currentRun, newRunDir, publishRun, removeStale, runFolderGuard } from '../../src/signoff/write';
 import { pidNamespace } from '../../src/processes';
 
 test('a run set is published by one switch of .signoff-current; leftovers of killed runs are removed, the published set is kept', () => {
@@ -54,4 +54,28 @@ test('a run folder of a qualify process still running into the same --out, or of
   assert.ok(fs.existsSync(live), 'the live run (pid 1) keeps its folder');
   assert.ok(fs.existsSync(foreign), 'a run of another pid namespace (a container sharing the volume) keeps its folder: its pid means nothing here');
   fs.rmSync(out, { recursive: true, force: true });
+});
+
+test('a run folder removed and made again at the same path (a reaper, then cucumber writing its reports) fails the guard, however the file system numbers the new folder', () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-guard-'));
+  try {
+    // Removed folders' inode numbers are often given at once to the next new one: many rounds, so that a guard that compared numbers alone is caught.
+    for (let round = 0; round < 40; round++) {
+      const runDir = newRunDir(out, `run-${round}-guard`);
+      const kept = runFolderGuard(runDir, out);
+      fs.rmSync(runDir, { recursive: true, force: true });
+      fs.mkdirSync(runDir, { recursive: true });
+      assert.throws(kept, /the run's folder \.signoff-runs\/run-\d+-guard was removed while the suite ran/, `round ${round}`);
+    }
+    const untouched = newRunDir(out, 'run-untouched-guard');
+    const keptUntouched = runFolderGuard(untouched, out);
+    fs.writeFileSync(path.join(untouched, 'messages.ndjson'), '');
+    assert.doesNotThrow(keptUntouched);
+    const removedOnly = newRunDir(out, 'run-removed-guard');
+    const keptRemoved = runFolderGuard(removedOnly, out);
+    fs.rmSync(removedOnly, { recursive: true, force: true });
+    assert.throws(keptRemoved, /was removed while the suite ran/);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
 });
