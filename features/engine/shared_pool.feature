@@ -28,6 +28,18 @@ Feature: One cluster-shared G2 pool serves every replica
     Then each request's H2D wait is 4 ms, twice the solo wait of 2 ms
     And the shared pool's residency matches the solo run
 
+  @G2-9 @TIME-2
+  Scenario: a restore alone in the shared pool takes its bytes over the pool's bandwidth, rounded up to a whole nanosecond
+    The prefix is 2,000,000 bytes; at 1.0000005 GB/s that is 1,999,999.0000005 ns, which rounds up
+    to 2,000,000 ns, never down to 1,999,999.
+
+    Given the cluster has these settings:
+      | shared pool bandwidth   | 1.0000005 GB/s |
+      | host bandwidth per rank | 32 GB/s        |
+    When conversation "A" resumes at 20 ms with 4 more tokens
+    Then it restores 8 tokens from G2
+    And its H2D wait is 2 ms
+
   @DET-1 @G2-9
   Scenario: two replicas restoring the same shared prefix at once replay identically
     Given the cluster has these settings:

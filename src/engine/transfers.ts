@@ -5,7 +5,7 @@
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { Nanos } from '../time';
 import { formatNs } from '../time';
-import { ceilQuotient } from '../exactDecimal';
+import { ceilQuotient, exactDecimal } from '../exactDecimal';
 
 /** d2h / h2d: G1↔G2 copies; p2d: a prefill worker's KV handed to a decode worker (PD-1). */
 export type Direction = 'd2h' | 'h2d' | 'p2d';
@@ -27,15 +27,54 @@ export function transferNs(bytes: number, gbps: number): Nanos {
 }
 
 /**
- * Ceiling that ignores floating-point dust below a millionth of a nanosecond: the shared pool's
- * finishing times only (its jobs progress at fair shares re-divided as jobs come and go, in
- * floating point); a single transfer's time is exact (transferNs).
+ * A non-negative rational, exactly: `top` over `bottom` (bottom > 0), kept reduced. The shared
+ * pool's bytes left and rates (a decimal cap divided among its moving jobs) are rationals, so its
+ * finishing times are exact ceilings as TIME-2 asks: in floating point with a tolerance for dust,
+ * a job alone at 1.0000001 GB/s finished a nanosecond early.
  */
-function ceilNs(value: number): Nanos {
-  const rounded = Math.round(value);
-  if (Math.abs(value - rounded) < 1e-6) return rounded;
-  return Math.ceil(value);
+interface Ratio {
+  top: bigint;
+  bottom: bigint;
 }
+
+function gcd(a: bigint, b: bigint): bigint {
+  while (b !== 0n) [a, b] = [b, a % b];
+  return a;
+}
+
+function ratio(top: bigint, bottom: bigint): Ratio {
+  const common = gcd(top, bottom);
+  return common > 1n ? { top: top / common, bottom: bottom / common } : { top, bottom };
+}
+
+/** A decimal cap (GB/s = bytes/ns) shared by `sharers` jobs; null when the cap is 0 (unlimited). */
+function shareOf(gbps: number, sharers: number): Ratio | null {
+  if (gbps === 0) return null;
+  const exact = exactDecimal(bytesPerNs(gbps));
+  return ratio(exact.digits, 10n ** BigInt(exact.scale) * BigInt(sharers));
+}
+
+/** The lower of two rates, null being unlimited. */
+function slower(a: Ratio | null, b: Ratio | null): Ratio | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return a.top * b.bottom <= b.top * a.bottom ? a : b;
+}
+
+/** Bytes left after `elapsed` ns at `rate`; never below none (a finish rounded up to a whole ns moves a little more). */
+function bytesLeft(remaining: Ratio, rate: Ratio, elapsed: Nanos): Ratio {
+  const top = remaining.top * rate.bottom - BigInt(elapsed) * rate.top * remaining.bottom;
+  return top <= 0n ? NO_BYTES : ratio(top, remaining.bottom * rate.bottom);
+}
+
+/** Whole nanoseconds (rounded up) to move `remaining` at `rate`. */
+function nsToMove(remaining: Ratio, rate: Ratio): Nanos {
+  const top = remaining.top * rate.bottom;
+  const bottom = remaining.bottom * rate.top;
+  return Number((top + bottom - 1n) / bottom);
+}
+
+const NO_BYTES: Ratio = { top: 0n, bottom: 1n };
 
 export interface TransferRecord {
   transfer_id: number;
@@ -138,8 +177,10 @@ export interface SharedPoolBandwidth {
 interface MovingJob {
   record: TransferRecord;
   request: TransferRequest;
-  remaining_bytes: number;
-  rate_bytes_per_ns: number;
+  /** Bytes still to move, exactly. */
+  remaining: Ratio;
+  /** Bytes per ns now, exactly; null: unlimited (both caps 0). */
+  rate: Ratio | null;
   /** Bumped at each re-division so stale completion checks are ignored. */
   generation: number;
 }
@@ -176,7 +217,8 @@ export class SharedBandwidth implements TransferEngine {
   submit(request: TransferRequest): TransferRecord {
     const start = this.kernel.now + this.lanesOf(request.rank_index).latency_to_first_byte_ns;
     const record = this.log.open(request, start);
-    const job: MovingJob = { record, request, remaining_bytes: request.bytes, rate_bytes_per_ns: 0, generation: 0 };
+    const bytes = exactDecimal(request.bytes);
+    const job: MovingJob = { record, request, remaining: ratio(bytes.digits, 10n ** BigInt(bytes.scale)), rate: null, generation: 0 };
     if (start === this.kernel.now) this.start(job);
     else this.kernel.at(start, Phase.TransferCompletion, TransferLog.order(record), () => this.start(job));
     return record;
@@ -198,9 +240,9 @@ export class SharedBandwidth implements TransferEngine {
     const direction = job.request.direction;
     this.advance(direction);
     // Unlimited bandwidth (0 = no cap, TIME-2): the job moves all its bytes in no time.
-    if (job.rate_bytes_per_ns === Infinity) job.remaining_bytes = 0;
-    if (job.remaining_bytes > 1e-6) {
-      throw new InvariantError(`transfer ${job.record.transfer_id} finished with ${job.remaining_bytes} bytes left at ${formatNs(this.kernel.now)}`);
+    if (job.rate === null) job.remaining = NO_BYTES;
+    if (job.remaining.top !== 0n) {
+      throw new InvariantError(`transfer ${job.record.transfer_id} finished with ${job.remaining.top}/${job.remaining.bottom} bytes left at ${formatNs(this.kernel.now)}`);
     }
     this.moving[direction] = this.moving[direction].filter((other) => other !== job);
     job.record.finished_ns = this.kernel.now;
@@ -213,10 +255,7 @@ export class SharedBandwidth implements TransferEngine {
     const elapsed = this.kernel.now - this.lastUpdateNs[direction];
     this.lastUpdateNs[direction] = this.kernel.now;
     if (elapsed === 0) return;
-    for (const job of this.moving[direction]) {
-      job.remaining_bytes = Math.max(0, job.remaining_bytes - elapsed * job.rate_bytes_per_ns);
-      if (job.remaining_bytes < 1e-6) job.remaining_bytes = 0;
-    }
+    for (const job of this.moving[direction]) job.remaining = job.rate === null ? NO_BYTES : bytesLeft(job.remaining, job.rate, elapsed);
   }
 
   private redivide(direction: Direction): void {
@@ -227,12 +266,10 @@ export class SharedBandwidth implements TransferEngine {
     for (const job of jobs) {
       const lanes = this.lanesOf(job.request.rank_index);
       const rankCap = direction === 'd2h' ? lanes.d2h_bandwidth_gbps : lanes.h2d_bandwidth_gbps;
-      const rankShare = rankCap === 0 ? Infinity : bytesPerNs(rankCap) / perRank.get(job.request.rank_index)!;
-      const poolShare = poolCap === 0 ? Infinity : bytesPerNs(poolCap) / jobs.length;
-      job.rate_bytes_per_ns = Math.min(rankShare, poolShare);
+      job.rate = slower(shareOf(rankCap, perRank.get(job.request.rank_index)!), shareOf(poolCap, jobs.length));
       job.generation++;
       const generation = job.generation;
-      const finishAt = job.rate_bytes_per_ns === Infinity ? this.kernel.now : this.kernel.now + ceilNs(job.remaining_bytes / job.rate_bytes_per_ns);
+      const finishAt = job.rate === null ? this.kernel.now : this.kernel.now + nsToMove(job.remaining, job.rate);
       this.kernel.at(finishAt, Phase.TransferCompletion, TransferLog.order(job.record), () => {
         if (job.generation === generation) this.finish(job);
       });

@@ -92,6 +92,27 @@ test('G2-9: shares are re-divided when a job finishes, and the rank cap applies 
   assert.deepEqual(done, [1000, 2000, 4000]);
 });
 
+test('TIME-2/G2-9: a shared pool times its jobs exactly: a job alone takes what a private lane gives, and shares re-divided keep every byte', () => {
+  const runPool = (rankCap: number, jobs: number[]) => {
+    const kernel = new Kernel();
+    const shared = new SharedBandwidth(kernel, new TransferLog(kernel), { shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0 });
+    shared.join(0, { d2h_bandwidth_gbps: rankCap, h2d_bandwidth_gbps: rankCap, latency_to_first_byte_ns: 0 });
+    const done: number[] = [];
+    for (const bytes of jobs) shared.submit(job('h2d', 0, bytes, done, kernel));
+    kernel.run();
+    return done;
+  };
+  // 20,000,000 B at 1.0000001 GB/s are 19,999,998.0000002 ns: 19,999,999 by TIME-2 (a tolerance for
+  // floating-point dust rounded it down to 19,999,998).
+  assert.deepEqual(runPool(1.0000001, [20_000_000]), [19_999_999]);
+  for (const [bytes, gbps] of [[21_609_054_208, 0.7], [1, 0.001], [4096, 0.5], [123_456_789, 3.3333333], [1000, 3], [999_999_937, 12.345678]]) {
+    assert.deepEqual(runPool(gbps, [bytes]), [transferNs(bytes, gbps)], `${bytes} B at ${gbps} GB/s`);
+  }
+  // Two jobs at half of 1.0000001 each: the small one ends at ceil(19,999,998.0000002) = 19,999,999 ns,
+  // when the big one has 9,999,999.50000005 B left, which alone take 9,999,998.5… ns more: 29,999,998.
+  assert.deepEqual(runPool(1.0000001, [10_000_000, 20_000_000]), [19_999_999, 29_999_998]);
+});
+
 test('TIME-2/G2-9: a shared pool with unlimited bandwidth (0) moves every job in no time', () => {
   const kernel = new Kernel();
   const shared = new SharedBandwidth(kernel, new TransferLog(kernel), { shared_d2h_bandwidth_gbps: 0, shared_h2d_bandwidth_gbps: 0 });
