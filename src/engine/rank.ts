@@ -76,7 +76,10 @@ export interface PassObservation {
 }
 
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
-type EventDraft = (stream: RankEventStream) => KvEvent;
+interface EventDraft {
+  tier: 'Device' | 'HostPinned';
+  data: StoredIds | RemovedIds;
+}
 
 /** Planned work for one request in a pass: prefill tokens (≥ 0), or DECODE for one decode step. */
 type PlannedWork = number;
@@ -171,13 +174,47 @@ export class RankEngine {
   }
 
   /**
-   * Engine truth for a prompt: G1 prefix blocks (none with prefix caching off) and the resident G2
-   * run after them (G2 is looked up whatever the prefix-caching setting: see tryAdmit).
+   * Engine truth for a prompt, as the rank's events have told it so far (LAG-3: residency changes
+   * at emission): G1 prefix blocks (none with prefix caching off) as its events say, and the
+   * resident G2 run after them (G2 is looked up whatever the prefix-caching setting: see tryAdmit).
+   * A pass under way changes G1 when it is planned (evictions, blocks restored at admission) and
+   * reports the changes at its end; counted at once, a placement during the pass found the router's
+   * view unlike the truth, and reconciliation put the difference down to lag in a run without lag
+   * (found by the fuzzer's invariant).
    */
   truthOverlap(ids: ArrayLike<BlockId>): EngineTruth {
-    const device_blocks = this.g1.prefixLength(ids);
+    const device_blocks = this.reportedPrefixLength(ids);
     const host_blocks = this.host ? this.host.pool.residentRun(ids, device_blocks) : 0;
     return { device_blocks, host_blocks };
+  }
+
+  /**
+   * The G1 prefix of `ids` as the rank has reported it: a block whose first event still in the
+   * outbox (due at the pass end) is a Removed was held; one whose first is a Stored (a block
+   * restored from G2 at admission, say) was not; any other block is as G1 holds it now.
+   */
+  private reportedPrefixLength(ids: ArrayLike<BlockId>): number {
+    if (!this.settings.enable_prefix_caching) return 0;
+    const pending = this.pendingDeviceChanges();
+    if (pending === null) return this.g1.prefixLength(ids);
+    let length = 0;
+    while (length < ids.length && (pending.get(ids[length]) ?? this.g1.has(ids[length]))) length++;
+    return length;
+  }
+
+  /** Per block with a Device event in the outbox, whether it was held before the first of them (null: none). */
+  private pendingDeviceChanges(): Map<BlockId, boolean> | null {
+    let heldBefore: Map<BlockId, boolean> | null = null;
+    for (const draft of this.outbox) {
+      if (typeof draft === 'number') {
+        heldBefore ??= new Map();
+        if (!heldBefore.has(draft)) heldBefore.set(draft, true);
+      } else if (draft.tier === 'Device' && draft.data instanceof StoredIds) {
+        heldBefore ??= new Map();
+        for (const id of draft.data.block_ids) if (!heldBefore.has(id)) heldBefore.set(id, false);
+      }
+    }
+    return heldBefore;
   }
 
   /** Where an unfinished request is held on this rank, in words ("waiting at position 2 of 3 in the queue"). */
@@ -848,7 +885,7 @@ export class RankEngine {
   /** A Device Stored is due for `length` new cache entries from prompt block `start`. */
   private storedRun(request: SimRequest, start: number, length: number): void {
     const data = this.storedData(request, start, start + length);
-    this.outbox.push((stream) => stream.numbered('Device', data));
+    this.outbox.push({ tier: 'Device', data });
   }
 
   /** A Stored of prompt blocks [from, to) of a request, holding their ids (and the parent's) until the router has it. */
@@ -904,7 +941,7 @@ export class RankEngine {
       const removals = subscribers.map((_, n) => (n === 0 ? RemovedIds.takingHolds(this.blockIds, victims) : new RemovedIds(this.blockIds, victims)));
       subscribers.forEach((subscriber, n) => {
         const data = removals[n];
-        if (subscriber === this) this.outbox.push((stream) => stream.numbered('HostPinned', data));
+        if (subscriber === this) this.outbox.push({ tier: 'HostPinned', data });
         else subscriber.emitNow([subscriber.events.numbered('HostPinned', data)]);
       });
       if (subscribers.length === 0) this.blockIds.releaseAll(victims);
@@ -990,7 +1027,7 @@ export class RankEngine {
     for (let i = 0; i < drafts.length; ) {
       const draft = drafts[i];
       if (typeof draft !== 'number') {
-        events.push(draft(this.events));
+        events.push(this.events.numbered(draft.tier, draft.data));
         i++;
         continue;
       }

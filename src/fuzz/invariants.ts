@@ -2,7 +2,8 @@
 // failed / skipped with a reason); the KV event stream, written as wire lines, passes the strict
 // checker and leaves the mirror equal to every rank's G1 and G2; no pass exceeded G1, G2,
 // max_num_seqs or the token budget; each request's timestamps run forward; transfers move whole
-// blocks; reuse never exceeds the prompt; every reconciliation gives a documented reason. Pure:
+// blocks; reuse never exceeds the prompt; every reconciliation gives a documented reason (lag only
+// in a run with lag). Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
@@ -39,6 +40,8 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'pass-time': 'every pass lasts a whole number of nanoseconds, at least 1, as its timing model gives for its shape',
   'transfer-bytes': 'every transfer moves whole blocks',
   'reuse-within-prompt': 'no request reuses more tokens than its prompt',
+  // Documented as docs/model.md gives them: `lag` says the router's view differed from what the rank
+  // had reported, so a run without lag never gives it.
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
   'failed-play-stops': 'a failed play sends nothing after its failure',
   determinism: 'the same seed gives the same run twice (digest, KV events and passes), the second time stepping every decode pass',
@@ -87,6 +90,8 @@ export interface ObservedRun {
   failures: FailureRecord[];
   /** The batches the router received, in the `--events-out` wire form. */
   event_log: string;
+  /** The router's KV event lag (LAG-1): with none, no disagreement is the lag's. */
+  kv_event_lag_ms: number;
 }
 
 /** Every violation of one observed run (determinism needs two runs: see runCase). */
@@ -109,7 +114,7 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request));
   }
   violations.push(...transferViolations(outcome));
-  violations.push(...reconciliationViolations(outcome));
+  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms));
   violations.push(...failedPlayViolations(requests, run.failures));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
@@ -222,16 +227,19 @@ function transferViolations(outcome: ReplayOutcome): Violation[] {
 
 // ── Reconciliation ──────────────────────────────────────────────────────────────────────────
 
-function reconciliationViolations(outcome: ReplayOutcome): Violation[] {
+function reconciliationViolations(outcome: ReplayOutcome, kv_event_lag_ms: number): Violation[] {
   const violations: Violation[] = [];
   for (const record of outcome.report.per_request) {
     const reconciliation = record.reconciliation;
     if (reconciliation === null || reconciliation.agree) continue;
+    const what = `request ${record.request_id}: predicted ${reconciliation.predicted_tokens} tokens, realised ${reconciliation.realised_tokens}`;
     if (reconciliation.reason === null || !DOCUMENTED_RECONCILIATION_REASONS.includes(reconciliation.reason)) {
       violations.push({
         invariant: 'reconciliation-reason',
-        message: `request ${record.request_id}: predicted ${reconciliation.predicted_tokens} tokens, realised ${reconciliation.realised_tokens}, reason ${JSON.stringify(reconciliation.reason)} is not one of ${DOCUMENTED_RECONCILIATION_REASONS.join(', ')}`,
+        message: `${what}, reason ${JSON.stringify(reconciliation.reason)} is not one of ${DOCUMENTED_RECONCILIATION_REASONS.join(', ')}`,
       });
+    } else if (reconciliation.reason === 'lag' && kv_event_lag_ms === 0) {
+      violations.push({ invariant: 'reconciliation-reason', message: `${what}, put down to lag in a run without KV event lag (LAG-2: the router sees each event as it is emitted)` });
     }
   }
   return violations;

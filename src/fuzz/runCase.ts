@@ -125,7 +125,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
       };
     }
   };
-  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, failures });
+  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, failures, kv_event_lag_ms: config.router.kv_event_lag_ms });
   try {
     let delivered = 0;
     const budget = (batch: { events: readonly unknown[] }) => {

@@ -180,7 +180,7 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], failures: [], event_log: '' };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0 };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
@@ -336,8 +336,19 @@ test('a reconciliation disagreement with a reason the docs do not list is a viol
   const violations = checkRun(run);
   assert.deepEqual(violations.map((v) => v.invariant), ['reconciliation-reason']);
   assert.match(violations[0].message, /reason "cosmic rays" is not one of lag, /);
-  run.outcome!.result.requests[0].reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: 'lag' };
+  run.outcome!.result.requests[0].reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: 'stale entry' };
   assert.deepEqual(checkRun(run), [], 'a documented reason');
+});
+
+test('a disagreement put down to lag in a run without KV event lag is a violation; with a lag it is not', () => {
+  const run = cleanRun();
+  run.outcome!.result.requests[0].reconciliation = { predicted_tokens: 8, realised_tokens: 4, agree: false, reason: 'lag' };
+  run.kv_event_lag_ms = 0;
+  const violations = checkRun(run);
+  assert.deepEqual(violations.map((v) => v.invariant), ['reconciliation-reason']);
+  assert.match(violations[0].message, /predicted 8 tokens, realised 4, put down to lag in a run without KV event lag/);
+  run.kv_event_lag_ms = 0.25;
+  assert.deepEqual(checkRun(run), []);
 });
 
 test("an event log whose G1 or G2 count alone differs from the engine's is a mirror violation, naming both counts", () => {
