@@ -56,8 +56,14 @@ export function parseDefectAreas(text: string): DefectArea[] {
 
 // ── The cluster ─────────────────────────────────────────────────────────────────────────────
 
-/** Decimal GB/s from unlimited (0) to the smallest the schema accepts (a block of 1 MB takes 1 s at 0.001). */
-const BANDWIDTHS_GBPS = [0, 0.001, 0.01, 0.1, 1, 32];
+/**
+ * Decimal GB/s: unlimited (0), the smallest the schema accepts (a block of 1 MB takes 1 s at
+ * 0.001), round ones, and two whose quotients are not
+ * whole: 0.7, and 1.0000005, at which 2,000,000 bytes take 1,999,999.0000005 ns (2,000,000 by
+ * TIME-2; floating point with a tolerance for dust gave 1,999,999, which the transfer-time invariant
+ * now catches).
+ */
+const BANDWIDTHS_GBPS = [0, 0.001, 0.01, 0.1, 1, 32, 0.7, 1.0000005];
 /** Pass durations and lags on a 0.25 ms grid, so they often coincide with arrival gaps. */
 const PASS_MS = [0.25, 0.5, 1, 2];
 

@@ -2,7 +2,7 @@
 // failed / skipped with a reason); the KV event stream, written as wire lines, passes the strict
 // checker and leaves the mirror equal to every rank's G1 and G2; no pass exceeded G1, G2,
 // max_num_seqs or the token budget; each request's timestamps run forward; transfers move whole
-// blocks; reuse never exceeds the prompt; every reconciliation gives a documented reason (lag only
+// blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse never exceeds the prompt; every reconciliation gives a documented reason (lag only
 // in a run with lag). Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
@@ -11,7 +11,9 @@ import type { PassTimeModel } from '../engine/passTime';
 import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog } from '../events/checkLog';
 import { parseWireLog, WireFormatError } from '../events/wire';
-import { formatNs, type Nanos } from '../time';
+import { formatNs, msToNs, type Nanos } from '../time';
+import { transferNs, type TransferRecord } from '../engine/transfers';
+import type { ReplayConfig } from '../config/schema';
 
 export const INVARIANTS = [
   'run-completed',
@@ -22,6 +24,7 @@ export const INVARIANTS = [
   'time-order',
   'pass-time',
   'transfer-bytes',
+  'transfer-time',
   'reuse-within-prompt',
   'reconciliation-reason',
   'failed-play-stops',
@@ -39,6 +42,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'time-order': "every request's timestamps run forward",
   'pass-time': 'every pass lasts a whole number of nanoseconds, at least 1, as its timing model gives for its shape',
   'transfer-bytes': 'every transfer moves whole blocks',
+  'transfer-time': 'every transfer alone on its link takes its bytes over the bandwidth, rounded up to a whole nanosecond',
   'reuse-within-prompt': 'no request reuses more tokens than its prompt',
   // Documented as docs/model.md gives them: `lag` says the router's view differed from what the rank
   // had reported, so a run without lag never gives it.
@@ -92,6 +96,44 @@ export interface ObservedRun {
   event_log: string;
   /** The router's KV event lag (LAG-1): with none, no disagreement is the lag's. */
   kv_event_lag_ms: number;
+  /** The bandwidths the config gives each transfer (TIME-2), read from the config, not the engine. */
+  bandwidths: TransferBandwidths;
+}
+
+/** A worker role's G2 links (GB/s; 0 is unlimited). */
+export interface HostLinks {
+  shared: boolean;
+  d2h_gbps: number;
+  h2d_gbps: number;
+  shared_d2h_gbps: number;
+  shared_h2d_gbps: number;
+}
+
+/** The links of a run, as its config gives them: by worker id (null: no G2), and the KV handoff's. */
+export interface TransferBandwidths {
+  workers: (HostLinks | null)[];
+  kv_transfer: { gbps: number; latency_ns: Nanos } | null;
+}
+
+/** The transfer links of a config, worker ids numbered as the cluster numbers them (roles in order, then replicas). */
+export function transferBandwidthsOf(config: ReplayConfig): TransferBandwidths {
+  const workers: (HostLinks | null)[] = [];
+  for (const role of config.cluster.workers) {
+    const offload = role.host_offload;
+    const links: HostLinks | null =
+      offload === undefined
+        ? null
+        : {
+            shared: offload.scope === 'cluster_shared',
+            d2h_gbps: offload.d2h_bandwidth_gbps,
+            h2d_gbps: offload.h2d_bandwidth_gbps,
+            shared_d2h_gbps: offload.shared_d2h_bandwidth_gbps,
+            shared_h2d_gbps: offload.shared_h2d_bandwidth_gbps,
+          };
+    for (let replica = 0; replica < role.replicas; replica++) workers.push(links);
+  }
+  const gbps = config.cluster.kv_transfer_bandwidth_gbps;
+  return { workers, kv_transfer: gbps === undefined ? null : { gbps, latency_ns: msToNs(config.cluster.kv_transfer_latency_ms) } };
 }
 
 /** Every violation of one observed run (determinism needs two runs: see runCase). */
@@ -113,7 +155,7 @@ export function checkRun(run: ObservedRun): Violation[] {
   for (const request of requests) {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request));
   }
-  violations.push(...transferViolations(outcome));
+  violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
   violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms));
   violations.push(...failedPlayViolations(requests, run.failures));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
@@ -220,6 +262,68 @@ function transferViolations(outcome: ReplayOutcome): Violation[] {
         invariant: 'time-order',
         message: `${what}: submitted ${formatNs(transfer.submitted_ns)}, started ${formatNs(transfer.started_ns)}, finished ${formatNs(transfer.finished_ns)}`,
       });
+    }
+  }
+  return violations;
+}
+
+/** The slower of two links, 0 being unlimited (so 0 only when both are). */
+function slowerLink(a: number, b: number): number {
+  if (a === 0) return b;
+  if (b === 0) return a;
+  return Math.min(a, b);
+}
+
+/**
+ * TIME-2: B bytes at R GB/s take B / R ns, rounded up. A private lane's transfer moves at its
+ * lane's bandwidth from its start (G2-8); a KV handoff takes its latency and then its bytes at the
+ * handoff bandwidth (PD-1); a shared pool's transfer that moved alone in its direction, all its
+ * time, moves at the slower of its rank's cap and the pool's (G2-9). Shared transfers that
+ * overlapped others are not checked here: their shares are re-divided as the others come and go.
+ */
+function transferTimeViolations(transfers: readonly TransferRecord[], bandwidths: TransferBandwidths): Violation[] {
+  const violations: Violation[] = [];
+  const sharedMoving = (direction: string) => transfers.filter((t) => t.direction === direction && t.finished_ns !== null && t.finished_ns > t.started_ns && bandwidths.workers[t.worker_id]?.shared === true);
+  const moving = { d2h: sharedMoving('d2h'), h2d: sharedMoving('h2d') };
+  for (const transfer of transfers) {
+    // Never finished, or its times out of order: the run-completed and time-order checks say so.
+    if (transfer.finished_ns === null || transfer.started_ns < transfer.submitted_ns || transfer.finished_ns < transfer.started_ns) continue;
+    const what = `${transfer.direction} transfer ${transfer.transfer_id} of worker ${transfer.worker_id} dp rank ${transfer.dp_rank} (${transfer.bytes} bytes)`;
+    const took = transfer.finished_ns - transfer.started_ns;
+    let expected: Nanos | null = null;
+    let over = '';
+    if (transfer.direction === 'p2d') {
+      const handoff = bandwidths.kv_transfer;
+      if (handoff === null) {
+        violations.push({ invariant: 'transfer-time', message: `${what}: a KV handoff in a cluster without kv_transfer_bandwidth_gbps` });
+        continue;
+      }
+      expected = handoff.latency_ns + transferNs(transfer.bytes, handoff.gbps);
+      over = `${formatNs(handoff.latency_ns)} of latency and ${handoff.gbps} GB/s`;
+    } else {
+      const links = bandwidths.workers[transfer.worker_id];
+      // A worker the config does not have is the transfer-bytes check's "no such rank".
+      if (links === undefined) continue;
+      if (links === null) {
+        violations.push({ invariant: 'transfer-time', message: `${what}: a G2 copy on a worker without host memory` });
+        continue;
+      }
+      const lane = transfer.direction === 'd2h' ? links.d2h_gbps : links.h2d_gbps;
+      if (!links.shared) {
+        expected = transferNs(transfer.bytes, lane);
+        over = `its lane's ${lane} GB/s`;
+      } else {
+        const finished = transfer.finished_ns;
+        const alone = moving[transfer.direction].every((other) => other === transfer || other.started_ns >= finished || other.finished_ns! <= transfer.started_ns);
+        if (alone) {
+          const gbps = slowerLink(lane, transfer.direction === 'd2h' ? links.shared_d2h_gbps : links.shared_h2d_gbps);
+          expected = transferNs(transfer.bytes, gbps);
+          over = `${gbps === 0 ? 'unlimited' : `${gbps} GB/s`}, alone in the shared pool`;
+        }
+      }
+    }
+    if (expected !== null && took !== expected) {
+      violations.push({ invariant: 'transfer-time', message: `${what} took ${formatNs(took)} (from ${formatNs(transfer.started_ns)}), but ${over} give ${formatNs(expected)}` });
     }
   }
   return violations;

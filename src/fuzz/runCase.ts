@@ -10,7 +10,7 @@ import { fromKvEventBatch, toWireLines } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
 import { UnsettledError } from '../kernel';
 import { formatNs } from '../time';
-import { checkRun, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
+import { checkRun, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
 import { plantedViolations } from './planted';
@@ -125,7 +125,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
       };
     }
   };
-  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, failures, kv_event_lag_ms: config.router.kv_event_lag_ms });
+  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, failures, kv_event_lag_ms: config.router.kv_event_lag_ms, bandwidths: transferBandwidthsOf(config) });
   try {
     let delivered = 0;
     const budget = (batch: { events: readonly unknown[] }) => {

@@ -159,7 +159,8 @@ test('time running backwards in a request is a violation', () => {
 test('a transfer of a partial block, or one that never finished, is a violation', () => {
   const run = cleanRun();
   run.outcome!.result.transfers[0].bytes -= 1;
-  assert.deepEqual(brokenInvariants(run), ['transfer-bytes']);
+  // A byte less would also take less time than the transfer took.
+  assert.deepEqual(brokenInvariants(run), ['transfer-bytes', 'transfer-time']);
   const other = cleanRun();
   other.outcome!.result.transfers[0].finished_ns = null;
   assert.deepEqual(brokenInvariants(other), ['run-completed']);
@@ -180,7 +181,7 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0 };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null } };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
@@ -317,7 +318,7 @@ test('reuse counted below zero, in G1 or in G2, is a violation even within the p
 test('a transfer on no rank, of no block, or whose times run backwards is a violation', () => {
   const breaks: [string, (transfer: NonNullable<ObservedRun['outcome']>['result']['transfers'][number]) => void, string, RegExp][] = [
     ['no such rank', (t) => (t.worker_id = 99), 'transfer-bytes', /of worker 99 dp rank 0: no such rank$/],
-    ['no block', (t) => ((t.blocks = 0), (t.bytes = 0)), 'transfer-bytes', /moved 0 bytes for 0 block\(s\)/],
+    ['no block (in no time, as no bytes take)', (t) => ((t.blocks = 0), (t.bytes = 0), (t.finished_ns = t.started_ns)), 'transfer-bytes', /moved 0 bytes for 0 block\(s\)/],
     ['started before submitted', (t) => (t.started_ns = t.submitted_ns - 1), 'time-order', /submitted .*, started .*, finished /],
     ['finished before started', (t) => (t.finished_ns = t.started_ns - 1), 'time-order', /submitted .*, started .*, finished /],
   ];
@@ -328,6 +329,41 @@ test('a transfer on no rank, of no block, or whose times run backwards is a viol
     assert.deepEqual(violations.map((v) => v.invariant), [invariant], what);
     assert.match(violations[0].message, message, what);
   }
+});
+
+test('TIME-2: a transfer that took a nanosecond more or less than its bytes over its bandwidth is a violation', () => {
+  for (const shift of [1, -1]) {
+    const run = cleanRun();
+    const transfer = run.outcome!.result.transfers[0];
+    transfer.finished_ns! += shift;
+    const violations = checkRun(run);
+    assert.deepEqual(violations.map((v) => v.invariant), ['transfer-time'], `shifted by ${shift} ns`);
+    assert.match(violations[0].message, new RegExp(`^${transfer.direction} transfer ${transfer.transfer_id} of worker \\d+ dp rank 0 \\(\\d+ bytes\\) took .* but its lane's [\\d.]+ GB/s give `));
+  }
+  const withoutHost = cleanRun();
+  withoutHost.bandwidths = { ...withoutHost.bandwidths, workers: withoutHost.bandwidths.workers.map(() => null) };
+  assert.match(checkRun(withoutHost)[0].message, /a G2 copy on a worker without host memory$/);
+});
+
+test('TIME-2 in a shared pool: a transfer alone in its direction is timed at the slower of its caps; one that overlapped another is not checked', () => {
+  const record = (transfer_id: number, worker_id: number, started_ns: number, finished_ns: number, bytes = 2_000_000) => ({ transfer_id, direction: 'h2d' as const, worker_id, dp_rank: 0, bytes, blocks: 2, submitted_ns: started_ns, started_ns, finished_ns, request_id: null });
+  const links = { shared: true, d2h_gbps: 32, h2d_gbps: 32, shared_d2h_gbps: 1.0000005, shared_h2d_gbps: 1.0000005 };
+  const bandwidths = { workers: [links, links], kv_transfer: null };
+  const check = (transfers: ReturnType<typeof record>[]) => {
+    const run = cleanRun();
+    run.outcome!.result.transfers.splice(0, Infinity, ...transfers);
+    run.bandwidths = bandwidths;
+    return checkRun(run);
+  };
+  // 2,000,000 B at 1.0000005 GB/s: 1,999,999.0000005 ns, so 2,000,000 by TIME-2.
+  assert.deepEqual(check([record(0, 0, 0, 2_000_000)]), []);
+  const early = check([record(0, 0, 0, 1_999_999)]);
+  assert.deepEqual(early.map((v) => v.invariant), ['transfer-time']);
+  assert.match(early[0].message, /took 1\.999999 ms \(from 0 ms\), but 1\.0000005 GB\/s, alone in the shared pool give 2 ms$/);
+  // Two at once share the pool: neither is checked against a solo time.
+  assert.deepEqual(check([record(0, 0, 0, 3_999_998), record(1, 1, 0, 3_999_998)]), []);
+  // One after the other, each alone again.
+  assert.deepEqual(check([record(0, 0, 0, 2_000_000), record(1, 1, 2_000_000, 3_999_999)]).map((v) => v.message.replace(/ \(.*/, '')), ['h2d transfer 1 of worker 1 dp rank 0']);
 });
 
 test('a reconciliation disagreement with a reason the docs do not list is a violation', () => {
