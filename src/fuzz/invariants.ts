@@ -2,7 +2,8 @@
 // failed / skipped with a reason); the KV event stream, written as wire lines, passes the strict
 // checker and leaves the mirror equal to every rank's G1 and G2; no pass exceeded G1, G2,
 // max_num_seqs or the token budget; each request's timestamps run forward; transfers move whole
-// blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse never exceeds the prompt; every reconciliation gives a documented reason (lag only
+// blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse is whole
+// blocks within what ENG-4 allows; every reconciliation gives a documented reason (lag only
 // in a run with lag). Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
@@ -19,6 +20,7 @@ export const INVARIANTS = [
   'run-completed',
   'request-ended',
   'event-stream',
+  'event-delivery',
   'mirror-matches-engines',
   'capacity',
   'time-order',
@@ -37,6 +39,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'run-completed': 'the run completes without an internal error',
   'request-ended': 'every request finishes, fails with a reason or is skipped with a reason',
   'event-stream': 'the KV event stream passes the strict check',
+  'event-delivery': 'every KV event batch reaches the router exactly its lag after it was emitted',
   'mirror-matches-engines': "after the last delivery the router's view equals every rank's G1 and G2",
   capacity: 'no rank ever exceeds its G1 blocks, host blocks, running requests or tokens per pass',
   'time-order': "every request's timestamps run forward",
@@ -91,6 +94,8 @@ export interface ObservedRun {
   pass_digest: string;
   /** The violations of the passes not kept whole, found as each was observed. */
   unkept_pass_violations: Violation[];
+  /** KV event batches that reached the router at another time than their emission + the config's lag (LAG-1), found as each was delivered. */
+  delivery_violations: Violation[];
   failures: FailureRecord[];
   /** The batches the router received, in the `--events-out` wire form. */
   event_log: string;
@@ -147,13 +152,13 @@ export function checkRun(run: ObservedRun): Violation[] {
     });
   }
   for (const pass of run.passes) violations.push(...passViolations(pass));
-  violations.push(...run.unkept_pass_violations);
+  violations.push(...run.unkept_pass_violations, ...run.delivery_violations);
   const outcome = run.outcome;
   if (outcome === null) return violations;
   const requests = outcome.result.requests;
   const end_ns = outcome.result.end_ns;
   for (const request of requests) {
-    violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request));
+    violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
   violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms));
@@ -229,13 +234,22 @@ function timeViolations(request: SimRequest, end_ns: Nanos): Violation[] {
 
 // ── Reuse ───────────────────────────────────────────────────────────────────────────────────
 
-function reuseViolations(request: SimRequest): Violation[] {
+/**
+ * Reuse is whole blocks of the prompt, within what ENG-4 allows: with output to produce, the last
+ * prompt token is always computed again, so at most floor((input − 1) / block) blocks; a
+ * prefill-only request may reuse every complete block. (All roles share one block size.)
+ */
+function reuseViolations(request: SimRequest, block_size: number): Violation[] {
   const reused = request.g1_reused_tokens + request.host_reused_tokens;
-  if (reused <= request.input_length && request.g1_reused_tokens >= 0 && request.host_reused_tokens >= 0) return [];
+  const reusable_tokens = Math.floor((request.output_length > 0 ? request.input_length - 1 : request.input_length) / block_size) * block_size;
+  const whole = request.g1_reused_tokens % block_size === 0 && request.host_reused_tokens % block_size === 0;
+  if (reused <= reusable_tokens && whole && request.g1_reused_tokens >= 0 && request.host_reused_tokens >= 0) return [];
   return [
     {
       invariant: 'reuse-within-prompt',
-      message: `request ${request.request_id} reused ${reused} tokens (G1 ${request.g1_reused_tokens}, G2 ${request.host_reused_tokens}) of a ${request.input_length}-token prompt`,
+      message:
+        `request ${request.request_id} reused ${reused} tokens (G1 ${request.g1_reused_tokens}, G2 ${request.host_reused_tokens}) of a ${request.input_length}-token prompt` +
+        ` with ${request.output_length} output token(s): at most ${reusable_tokens} may be reused (ENG-4), in whole blocks of ${block_size}`,
     },
   ];
 }

@@ -9,7 +9,8 @@ import { runReplay, type ReplayInputs, type ReplayOutcome } from '../replay';
 import { fromKvEventBatch, toWireLines } from '../events/wire';
 import type { Cluster } from '../sim/cluster';
 import { UnsettledError } from '../kernel';
-import { formatNs } from '../time';
+import { formatNs, msToNs } from '../time';
+import { rankLabel, type KvEventBatch } from '../events/model';
 import { checkRun, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
@@ -38,6 +39,8 @@ export const MAX_CHECKED_KV_EVENTS = 500_000;
  * heavy to check. The heaviest seen that settles needs 12.7 M (see the README's fuzzer section).
  */
 const MAX_KERNEL_EVENTS = 20_000_000;
+/** Late or early KV event deliveries kept as violations per run (the first ones name the problem). */
+const MAX_LATE_DELIVERIES_KEPT = 5;
 
 /** The run stopped because it passed the budget of events a checked run keeps, or spun on preemption past its kernel event budget. */
 export class TooHeavyToCheck extends Error {}
@@ -125,10 +128,20 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
       };
     }
   };
-  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, failures, kv_event_lag_ms: config.router.kv_event_lag_ms, bandwidths: transferBandwidthsOf(config) });
+  // LAG-1, from the config: each batch reaches the router exactly its lag after it was emitted (the first few that do not are kept).
+  const lag_ns = msToNs(config.router.kv_event_lag_ms);
+  const late: Violation[] = [];
+  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, delivery_violations: late, failures, kv_event_lag_ms: config.router.kv_event_lag_ms, bandwidths: transferBandwidthsOf(config) });
   try {
     let delivered = 0;
-    const budget = (batch: { events: readonly unknown[] }) => {
+    const budget = (batch: KvEventBatch) => {
+      const now = observedCluster === null ? null : (observedCluster as Cluster).kernel.now;
+      if (now !== batch.emitted_ns + lag_ns && late.length < MAX_LATE_DELIVERIES_KEPT) {
+        late.push({
+          invariant: 'event-delivery',
+          message: `a batch of ${rankLabel(batch)} emitted at ${formatNs(batch.emitted_ns)} reached the router at ${now === null ? 'no time' : formatNs(now)}, not ${formatNs(batch.emitted_ns + lag_ns)} (its lag of ${config.router.kv_event_lag_ms} ms later)`,
+        });
+      }
       delivered += batch.events.length;
       if (delivered > maxEvents) throw new TooHeavyToCheck(`the case delivered more than ${maxEvents.toLocaleString('en-US')} KV events, more than a checked run keeps`);
     };

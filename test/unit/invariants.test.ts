@@ -9,10 +9,11 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseReplayConfig } from '../../src/config/load';
 import { checkRun, passViolations, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
-import { formatNs } from '../../src/time';
+import { formatNs, msToNs } from '../../src/time';
 import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
 import { PassLedger } from '../../src/fuzz/passLedger';
 import { InvariantError } from '../../src/kernel';
+import { EventTransport } from '../../src/events/transport';
 import { ROOT } from '../support/paths';
 import { tightDecodeWorker } from '../support/configs';
 
@@ -173,6 +174,43 @@ test('reuse beyond the prompt is a violation', () => {
   assert.ok(brokenInvariants(run).includes('reuse-within-prompt'));
 });
 
+test('ENG-4: reuse of the last prompt token of a request with output, or of part of a block, is a violation; a prefill-only request may reuse every complete block', () => {
+  const reuse = (input_length: number, output_length: number, g1: number, host = 0) => {
+    const run = cleanRun();
+    const request = run.outcome!.result.requests[0];
+    Object.assign(request, { input_length, output_length, g1_reused_tokens: g1, host_reused_tokens: host });
+    return checkRun(run).filter((v) => v.invariant === 'reuse-within-prompt');
+  };
+  const block = cleanRun().outcome!.result.ranks[0].settings.block_size;
+  // A prompt of exactly two blocks with output: only the first block may be reused.
+  assert.deepEqual(reuse(2 * block, 3, block), []);
+  const lastToken = reuse(2 * block, 3, block, block);
+  assert.equal(lastToken.length, 1);
+  assert.match(lastToken[0].message, new RegExp(`reused ${2 * block} tokens \\(G1 ${block}, G2 ${block}\\) of a ${2 * block}-token prompt with 3 output token\\(s\\): at most ${block} may be reused \\(ENG-4\\)`));
+  assert.deepEqual(reuse(2 * block, 0, block, block), [], 'prefill-only: both blocks');
+  assert.equal(reuse(3 * block, 1, block - 1).length, 1, 'part of a block');
+});
+
+test('LAG-1: a KV event batch that reaches the router at another time than its emission + the config\'s lag is a violation', () => {
+  const lagged = path.join(ROOT, 'examples', 'configs', 'lagged-events.yaml');
+  const config = parseReplayConfig(readFileSync(lagged, 'utf8'), lagged);
+  assert.deepEqual(runObserved(config, {}).delivery_violations, [], 'as the config says');
+  // A transport that applies a nanosecond more than the config's lag (as a defect between the config and the router would).
+  const emit = EventTransport.prototype.emit;
+  EventTransport.prototype.emit = function (this: EventTransport, batch) {
+    Object.defineProperty(this, 'lag_ns', { value: msToNs(config.router.kv_event_lag_ms) + 1, configurable: true });
+    return emit.call(this, batch);
+  };
+  try {
+    const run = runObserved(config, {});
+    assert.ok(run.delivery_violations.length > 0 && run.delivery_violations.length <= 5, `${run.delivery_violations.length} kept`);
+    assert.deepEqual([...new Set(checkRun(run).map((v) => v.invariant))], ['event-delivery']);
+    assert.match(run.delivery_violations[0].message, /^a batch of worker \d+ dp rank \d+ emitted at [\d.]+ ms reached the router at [\d.]+ ms, not [\d.]+ ms \(its lag of [\d.]+ ms later\)$/);
+  } finally {
+    EventTransport.prototype.emit = emit;
+  }
+});
+
 test('a reconciliation disagreement without a documented reason is a violation', () => {
   const run = cleanRun();
   // The report's records are made from the requests when read: the request carries the disagreement.
@@ -181,7 +219,7 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null } };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], delivery_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null } };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
