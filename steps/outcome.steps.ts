@@ -271,6 +271,17 @@ Then("request {word} is admitted at {duration}, the moment request {word}'s KV r
   expect(admitted, `${waiting}'s admission`).to.equal(at);
 });
 
+Then("request {word}'s KV moves to its decode worker as {count} block(s) in {duration}", function (this: KvWorld, request_id: string, blocks: number, took: Nanos) {
+  const handoffs = this.engine.outcome.result.transfers.filter((t) => t.direction === 'p2d' && t.request_id === request_id);
+  expect(handoffs.length, `${request_id}'s KV handoffs`).to.equal(1);
+  const [handoff] = handoffs;
+  const record = recordOf(this, request_id);
+  this.measure(`${request_id}'s KV handed off`, handoff.blocks, 'blocks', `${handoff.bytes} bytes in ${formatNs(handoff.finished_ns! - handoff.started_ns)}`);
+  expect(handoff.blocks, `blocks of ${request_id}'s ${record.input_length}-token prompt handed to its decode worker`).to.equal(blocks);
+  expect(handoff.finished_ns! - handoff.started_ns, `${request_id}'s KV handoff time`).to.equal(took);
+  expect(record.kv_transfer_ms, `${request_id}'s kv_transfer_ms`).to.equal(msOf(took));
+});
+
 Then("no decode worker's KV event reaches the router", function (this: KvWorld) {
   const { result, report } = this.engine.outcome;
   const decodeWorkers = new Set(result.ranks.filter((rank) => rank.role === 'decode').map((rank) => rank.rank.worker_id));

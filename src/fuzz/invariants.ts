@@ -26,6 +26,7 @@ export const INVARIANTS = [
   'time-order',
   'pass-time',
   'transfer-bytes',
+  'handoff-blocks',
   'transfer-time',
   'reuse-within-prompt',
   'reconciliation-reason',
@@ -45,6 +46,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'time-order': "every request's timestamps run forward",
   'pass-time': 'every pass lasts a whole number of nanoseconds, at least 1, as its timing model gives for its shape',
   'transfer-bytes': 'every transfer moves whole blocks',
+  'handoff-blocks': "every KV handoff moves all of its prompt's blocks, the partial last one too",
   'transfer-time': 'every transfer alone on its link takes its bytes over the bandwidth, rounded up to a whole nanosecond',
   'reuse-within-prompt': 'no request reuses more tokens than its prompt',
   // Documented as docs/model.md gives them: `lag` says the router's view differed from what the rank
@@ -259,6 +261,7 @@ function reuseViolations(request: SimRequest, block_size: number): Violation[] {
 function transferViolations(outcome: ReplayOutcome): Violation[] {
   const violations: Violation[] = [];
   const ranks = outcome.result.ranks;
+  const requestsById = new Map(outcome.result.requests.map((request) => [request.request_id, request]));
   for (const transfer of outcome.result.transfers) {
     const what = `${transfer.direction} transfer ${transfer.transfer_id} of worker ${transfer.worker_id} dp rank ${transfer.dp_rank}`;
     const rank = ranks.find((r) => r.rank.worker_id === transfer.worker_id && r.rank.dp_rank === transfer.dp_rank);
@@ -269,6 +272,7 @@ function transferViolations(outcome: ReplayOutcome): Violation[] {
     if (transfer.blocks <= 0 || transfer.bytes !== transfer.blocks * rank.block_bytes) {
       violations.push({ invariant: 'transfer-bytes', message: `${what} moved ${transfer.bytes} bytes for ${transfer.blocks} block(s) of ${rank.block_bytes} bytes` });
     }
+    if (transfer.direction === 'p2d') violations.push(...handoffBlockViolations(transfer, what, rank.settings.block_size, requestsById.get(transfer.request_id ?? '')));
     if (transfer.finished_ns === null) {
       violations.push({ invariant: 'run-completed', message: `${what} (submitted at ${formatNs(transfer.submitted_ns)}) never finished` });
     } else if (transfer.started_ns < transfer.submitted_ns || transfer.finished_ns < transfer.started_ns) {
@@ -279,6 +283,14 @@ function transferViolations(outcome: ReplayOutcome): Violation[] {
     }
   }
   return violations;
+}
+
+/** PD-1: a prefill worker hands its decode worker the KV of the whole prompt, ceil(input / block) blocks. */
+function handoffBlockViolations(transfer: TransferRecord, what: string, block_size: number, request: SimRequest | undefined): Violation[] {
+  if (request === undefined) return [{ invariant: 'handoff-blocks', message: `${what} names request ${JSON.stringify(transfer.request_id)}, which the run does not have` }];
+  const prompt_blocks = Math.ceil(request.input_length / block_size);
+  if (transfer.blocks === prompt_blocks) return [];
+  return [{ invariant: 'handoff-blocks', message: `${what} moved ${transfer.blocks} block(s) of request ${request.request_id}'s ${request.input_length}-token prompt, which fills ${prompt_blocks} of ${block_size} tokens` }];
 }
 
 /** The slower of two links, 0 being unlimited (so 0 only when both are). */

@@ -88,8 +88,10 @@ export class EngineScenario {
   agentic: Raw | null = null;
   /** Disaggregated: prefill workers (this.workers) and this many decode workers. */
   decodeWorkers = 0;
-  /** The prefill-to-decode KV handoff's bandwidth (PD-1), GB/s, when a scenario sets it (else 1); its fixed latency is 0.5 ms. */
+  /** The prefill-to-decode KV handoff's bandwidth (PD-1), GB/s, when a scenario sets it (else 1). */
   kvHandoffBandwidthGbps: number | null = null;
+  /** The handoff's latency before its first byte, ms, when a scenario sets it (else 0.5). */
+  kvHandoffLatencyMs: number | null = null;
   /** The perturbation test double: one extra request, so the run's digest changes. */
   perturbed = false;
   /** Changes applied to the role entries before validation (guard cases). */
@@ -148,6 +150,7 @@ export class EngineScenario {
       },
       'time to first byte': () => (this.hostSettings.latency_to_first_byte_ms = nsToMs(parseDurationNs(value))),
       'KV handoff bandwidth': () => (this.kvHandoffBandwidthGbps = number(value, name)),
+      'KV handoff latency': () => (this.kvHandoffLatencyMs = nsToMs(parseDurationNs(value))),
       'KV event lag': () => (this.setup.lag_ns = parseDurationNs(value)),
       'host block weight': () => (this.setup.router.host_cache_hit_weight = number(value, name)),
       'prefix caching': () => (this.engine.enable_prefix_caching = onOrOff(value, name)),
@@ -202,10 +205,11 @@ export class EngineScenario {
     else if (this.decodeHost.scope !== 'none') throw new Error('host memory of decode workers: the cluster has no decode workers (describe a disaggregated cluster)');
     else if (this.decodeGpuBlocks !== null) throw new Error('GPU blocks per decode rank: the cluster has no decode workers (describe a disaggregated cluster)');
     else if (this.kvHandoffBandwidthGbps !== null) throw new Error('KV handoff bandwidth: the cluster has no decode workers (describe a disaggregated cluster)');
+    else if (this.kvHandoffLatencyMs !== null) throw new Error('KV handoff latency: the cluster has no decode workers (describe a disaggregated cluster)');
     const workers = [...roles, ...this.extraRoles];
     for (const change of this.roleChanges) for (const role of workers) change(role);
     const cluster: Raw = { workers };
-    if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: this.kvHandoffBandwidthGbps ?? 1, kv_transfer_latency_ms: 0.5 });
+    if (this.decodeWorkers > 0) Object.assign(cluster, { kv_transfer_bandwidth_gbps: this.kvHandoffBandwidthGbps ?? 1, kv_transfer_latency_ms: this.kvHandoffLatencyMs ?? 0.5 });
     // An agentic workload takes its probe after validation (see config()): a config file may not mix the two.
     const probe: Raw[] = this.perturbed && !this.agentic ? [structuredClone(PROBE_REQUEST) as Raw] : [];
     const workload: Raw = this.agentic ? { agentic: { trace: 'scenario trace', ...this.agentic } } : { prefixes: this.prefixes, requests: [...this.requests, ...probe] };

@@ -211,6 +211,18 @@ test('LAG-1: a KV event batch that reaches the router at another time than its e
   }
 });
 
+test("PD-1: a KV handoff that moves fewer (or more) blocks than its prompt fills is a violation", () => {
+  const example = path.join(ROOT, 'examples', 'configs', 'prefill-decode.yaml');
+  const run = runObserved(parseReplayConfig(readFileSync(example, 'utf8'), example), {});
+  assert.deepEqual(checkRun(run), []);
+  const handoff = run.outcome!.result.transfers.find((t) => t.direction === 'p2d')!;
+  const blockBytes = handoff.bytes / handoff.blocks;
+  Object.assign(handoff, { blocks: handoff.blocks - 1, bytes: handoff.bytes - blockBytes });
+  const violations = checkRun(run).filter((v) => v.invariant === 'handoff-blocks');
+  assert.equal(violations.length, 1);
+  assert.match(violations[0].message, new RegExp(`^p2d transfer ${handoff.transfer_id} of worker \\d+ dp rank 0 moved ${handoff.blocks} block\\(s\\) of request ${handoff.request_id}'s \\d+-token prompt, which fills ${handoff.blocks + 1} of \\d+ tokens$`));
+});
+
 test('a reconciliation disagreement without a documented reason is a violation', () => {
   const run = cleanRun();
   // The report's records are made from the requests when read: the request carries the disagreement.
