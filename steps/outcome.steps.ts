@@ -542,6 +542,14 @@ Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (
   this.measure(`prefill passes of worker ${worker}`, passes.length, 'passes');
 });
 
+Then(/^worker (\d+) decoded it in passes over ([\d, and]+) context tokens, lasting (.+)$/, function (this: KvWorld, worker: string, contextList: string, durationList: string) {
+  const list = (text: string) => text.split(/,\s*|\s+and\s+/).map((item) => item.trim()).filter(Boolean);
+  const passes = this.engine.passes.filter((p) => p.worker_id === Number(worker) && !p.has_prefill && p.decode_sequences > 0);
+  expect(passes.map((p) => p.decode_context_tokens), `context tokens of each decode pass of worker ${worker}`).to.deep.equal(list(contextList).map(Number));
+  expect(passes.map((p) => p.duration_ns), `duration of each decode pass, ns`).to.deep.equal(list(durationList).map((text) => this.parseDuration(text)));
+  this.measure(`decode passes of worker ${worker}`, passes.length, 'passes');
+});
+
 /** The one request of the last run that arrived at this instant. */
 function requestArrivingAt(world: KvWorld, at: Nanos): RequestRecord {
   const records = world.engine.outcome.report.per_request.filter((r) => r.arrival_ms === msOf(at) && r.request_id !== 'perturbation-probe');

@@ -15,6 +15,13 @@ Given('worker {int} is already serving a {tokens} request', function (this: KvWo
   );
 });
 
+Given('worker {int} is already serving a request starting with {string}', function (this: KvWorld, worker: number, prefix: string) {
+  const { request_id, prompt } = this.newRequest(prefix, this.setup.block_size);
+  this.later((replay) =>
+    replay.busy({ worker_id: worker, dp_rank: 0 }, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(this.setup.block_size) }),
+  );
+});
+
 function sendRequest(world: KvWorld, prefix: string | null, own_tokens: number, at: Nanos): void {
   const { request_id, prompt } = world.newRequest(prefix, own_tokens);
   world.lastRequestId = request_id;

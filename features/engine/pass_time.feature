@@ -64,3 +64,14 @@ Feature: A pass lasts as long as its batch needs, by a measured table or a fitte
     When the replay runs
     Then worker 0 prefilled it in passes of 101 new tokens, lasting 3.010034 ms
     And the 101-token request's time to first token is 3.010034 ms
+
+  Scenario: under a linear model a decode step costs its whole context, the prompt and every token made so far
+    Given a cluster of 1 aggregated worker with the reference rank profile
+    And the workers time their passes by this linear model:
+      | every pass             | 0 ms     |
+      | each new prefill token | 0 ms     |
+      | each decode sequence   | 0 ms     |
+      | each context token     | 0.001 ms |
+    And worker 0 serves a 8-token request with 3 output tokens at 0 ms
+    When the replay runs
+    Then worker 0 decoded it in passes over 9 and 10 context tokens, lasting 0.009 ms and 0.01 ms

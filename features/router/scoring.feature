@@ -38,6 +38,18 @@ Feature: How the router chooses among ranks
     When 4 requests starting with "system prompt" arrive at 11 ms
     Then the requests are placed on workers "0, 1, 0, 1"
 
+  @SCORE-1
+  Scenario: each worker is credited with the blocks of the prompt it holds from the start, and not one more
+    Given the prefix "long prompt" is 12 tokens long
+    And worker 0 finishes storing blocks 1 to 1 of "long prompt" in GPU memory at 0 ms
+    And worker 1 finishes storing blocks 1 to 2 of "long prompt" in GPU memory at 0 ms
+    When a request starting with "long prompt" arrives at 1 ms
+    Then the router scored it as:
+      | worker | GPU blocks | host blocks |
+      | 0      | 1          | 0           |
+      | 1      | 2          | 0           |
+    And it is placed on worker 1
+
   # Dynamo's router counts a prompt's complete blocks only (its active-block hashes stop at the
   # last whole block); the tokens of a partial last block count as prefill.
   @SCORE-2
@@ -50,3 +62,15 @@ Feature: How the router chooses among ranks
       | 0      | 4.5            | 4             | 8.5  |
       | 1      | 5              | 5             | 10   |
     And it is placed on worker 0, the less loaded worker
+
+  # Dynamo's router counts the blocks a worker's active requests use, each block once: a new request
+  # adds only the blocks its worker's active requests do not already use.
+  @SCORE-2
+  Scenario: a request sharing a running request's prefix adds only its own blocks to that worker's decode load
+    Given worker 0 is already serving a request starting with "system prompt"
+    When a request starting with "system prompt" arrives at 1 ms
+    Then the router scored it as:
+      | worker | prefill blocks | decode blocks | cost |
+      | 0      | 6              | 4             | 10   |
+      | 1      | 3              | 3             | 6    |
+    And it is placed on worker 1, the less loaded worker
