@@ -4,7 +4,8 @@
 // max_num_seqs or the token budget; each request's timestamps run forward; transfers move whole
 // blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse is whole
 // blocks within what ENG-4 allows; every reconciliation gives a documented reason (lag only
-// in a run with lag). Pure:
+// in a run with lag); the router's prefill load is bounded by what was placed and not yet
+// prefilled. Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
@@ -30,6 +31,7 @@ export const INVARIANTS = [
   'transfer-time',
   'reuse-within-prompt',
   'reconciliation-reason',
+  'router-load',
   'failed-play-stops',
   'determinism',
 ] as const;
@@ -52,6 +54,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   // Documented as docs/model.md gives them: `lag` says the router's view differed from what the rank
   // had reported, so a run without lag never gives it.
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
+  'router-load': "the router never counts more prefill tokens on a worker than the prompts placed there and not yet prefilled",
   'failed-play-stops': 'a failed play sends nothing after its failure',
   determinism: 'the same seed gives the same run twice (digest, KV events and passes), the second time stepping every decode pass',
 };
@@ -163,7 +166,7 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
-  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms));
+  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests));
   violations.push(...failedPlayViolations(requests, run.failures));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
@@ -370,6 +373,51 @@ function reconciliationViolations(outcome: ReplayOutcome, kv_event_lag_ms: numbe
       });
     } else if (reconciliation.reason === 'lag' && kv_event_lag_ms === 0) {
       violations.push({ invariant: 'reconciliation-reason', message: `${what}, put down to lag in a run without KV event lag (LAG-2: the router sees each event as it is emitted)` });
+    }
+  }
+  return violations;
+}
+
+// ── The router's load (SCORE-2) ─────────────────────────────────────────────────────────────
+
+/**
+ * At each placement, the prefill tokens the router counts on a candidate (its active requests'
+ * uncomputed prompt tokens) are at most the prompts of the other requests placed on that rank by
+ * then whose prefill had not completed (no first token yet): the router adds a request's tokens
+ * when it places it and drains them when its prefill completes, at the pass end that makes its
+ * first token (before arrivals of the same instant, TIME-3). A count that is never drained, or is
+ * drained twice (below zero), breaks it. Recomputed from the requests' own records, not the router.
+ */
+function routerLoadViolations(requests: readonly SimRequest[]): Violation[] {
+  const violations: Violation[] = [];
+  const placedOn = new Map<string, { time_ns: Nanos; request: SimRequest }[]>();
+  const place = (worker_id: number, dp_rank: number, time_ns: Nanos, request: SimRequest) => {
+    const key = `${worker_id}:${dp_rank}`;
+    let list = placedOn.get(key);
+    if (list === undefined) placedOn.set(key, (list = []));
+    list.push({ time_ns, request });
+  };
+  for (const request of requests) {
+    for (const placement of request.routing_history) place(placement.worker_id, placement.dp_rank, placement.time_ns, request);
+    // A request sent to a worker directly (target_worker) is counted without a routing decision, when it is dispatched.
+    if (request.routing_history.length === 0 && request.dispatch_ns !== null && request.worker_id !== null) place(request.worker_id, request.dp_rank ?? 0, request.dispatch_ns, request);
+  }
+  for (const request of requests) {
+    for (const placement of request.routing_history) {
+      for (const candidate of placement.candidates) {
+        const at = placement.time_ns;
+        let bound = 0;
+        for (const other of placedOn.get(`${candidate.worker_id}:${candidate.dp_rank}`) ?? []) {
+          if (other.request === request || other.time_ns > at) continue;
+          if (other.request.first_token_ns === null || other.request.first_token_ns > at) bound += other.request.input_length;
+        }
+        if (candidate.active_prefill_tokens >= 0 && candidate.active_prefill_tokens <= bound) continue;
+        violations.push({
+          invariant: 'router-load',
+          message: `placing request ${request.request_id} at ${formatNs(at)}, the router counted ${candidate.active_prefill_tokens} prefill tokens on worker ${candidate.worker_id} dp rank ${candidate.dp_rank}, where the requests placed and not yet prefilled have ${bound}`,
+        });
+        if (violations.length >= 5) return violations;
+      }
     }
   }
   return violations;

@@ -223,6 +223,22 @@ test("PD-1: a KV handoff that moves fewer (or more) blocks than its prompt fills
   assert.match(violations[0].message, new RegExp(`^p2d transfer ${handoff.transfer_id} of worker \\d+ dp rank 0 moved ${handoff.blocks} block\\(s\\) of request ${handoff.request_id}'s \\d+-token prompt, which fills ${handoff.blocks + 1} of \\d+ tokens$`));
 });
 
+test('SCORE-2: prefill tokens the router counts beyond the prompts placed and not yet prefilled, or below zero, are a violation', () => {
+  const run = cleanRun();
+  const placed = run.outcome!.result.requests.find((r) => r.routing_history.length > 0 && r.routing_history[0].candidates.length > 1)!;
+  assert.ok(placed, 'a placement with two candidates');
+  assert.deepEqual(checkRun(run).filter((v) => v.invariant === 'router-load'), []);
+  const candidate = placed.routing_history[0].candidates[0];
+  const counted = candidate.active_prefill_tokens;
+  for (const [tokens, what] of [[counted + 1_000_000, 'never drained'], [-1, 'drained twice']] as const) {
+    candidate.active_prefill_tokens = tokens;
+    const violations = checkRun(run).filter((v) => v.invariant === 'router-load');
+    assert.equal(violations.length, 1, what);
+    assert.match(violations[0].message, new RegExp(`^placing request ${placed.request_id} at [\\d.]+ ms, the router counted ${tokens} prefill tokens on worker ${candidate.worker_id} dp rank ${candidate.dp_rank}, where the requests placed and not yet prefilled have \\d+$`), what);
+  }
+  candidate.active_prefill_tokens = counted;
+});
+
 test('a reconciliation disagreement without a documented reason is a violation', () => {
   const run = cleanRun();
   // The report's records are made from the requests when read: the request carries the disagreement.
