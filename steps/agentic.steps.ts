@@ -203,6 +203,10 @@ const GUARD_CHANGES: Record<string, (world: KvWorld) => void> = {
     world.engine.roleChanges.push((role) => {
       if (role.role === 'decode') role.backend = 'sglang';
     }),
+  'only the decode role has host memory': (world) =>
+    world.engine.roleChanges.push((role) => {
+      if (role.role !== 'decode') delete role.host_offload;
+    }),
   'every worker has 2 attention data-parallel ranks': (world) => world.engine.roleChanges.push((role) => (role.dp_size = 2)),
   'the workers scale with the "planner" policy': (world) => world.engine.roleChanges.push((role) => (role.scaling_policy = 'planner')),
   'the workers use speculative decoding': (world) => world.engine.roleChanges.push((role) => (role.speculative_decoding = { method: 'eagle', num_speculative_tokens: 3 })),

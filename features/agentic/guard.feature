@@ -36,6 +36,15 @@ Feature: The agentic G2 guard admits any worker counts and rejects what AgentX G
     When the agentic workload is submitted
     Then it is rejected before the run: "AGX-6: agentic G2 requires the vLLM backend on every role, not sglang"
 
+  Scenario: agentic G2 is guarded when only a later role has host memory, and that role breaks a rule
+    Given the cluster is changed to 1 prefill and 1 decode worker
+    And the cluster has these settings:
+      | host memory of decode workers | private, 16 blocks |
+    And the deployment is changed so that only the decode role has host memory
+    And the deployment is changed so that only the decode role uses the sglang backend
+    When the agentic workload is submitted
+    Then it is rejected before the run: "AGX-6: agentic G2 requires the vLLM backend on every role, not sglang"
+
   Scenario Outline: agentic G2 is rejected when <change>
     Given the deployment is changed so that <change>
     When the agentic workload is submitted

@@ -14,6 +14,7 @@ import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog } from '../events/checkLog';
 import { parseWireLog, WireFormatError } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
+import { compareText } from '../order';
 import { transferNs, type TransferRecord } from '../engine/transfers';
 import type { ReplayConfig } from '../config/schema';
 
@@ -32,6 +33,7 @@ export const INVARIANTS = [
   'reuse-within-prompt',
   'reconciliation-reason',
   'router-load',
+  'report-summary',
   'failed-play-stops',
   'determinism',
 ] as const;
@@ -55,6 +57,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   // had reported, so a run without lag never gives it.
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
   'router-load': "the router never counts more prefill tokens on a worker than the prompts placed there and not yet prefilled",
+  'report-summary': "the report's summary adds up its requests: counts, tokens sent and reused, reuse ratio, reconciliations",
   'failed-play-stops': 'a failed play sends nothing after its failure',
   determinism: 'the same seed gives the same run twice (digest, KV events and passes), the second time stepping every decode pass',
 };
@@ -166,7 +169,7 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
-  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests));
+  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...summaryViolations(outcome));
   violations.push(...failedPlayViolations(requests, run.failures));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
@@ -376,6 +379,42 @@ function reconciliationViolations(outcome: ReplayOutcome, kv_event_lag_ms: numbe
     }
   }
   return violations;
+}
+
+// ── The report's summary ────────────────────────────────────────────────────────────────────
+
+/**
+ * The summary's figures recomputed from the report's own per-request records: request counts by
+ * status; input tokens of the requests that were sent (a skipped request's prompt never reached a
+ * worker); G1 and G2 reuse; the reuse ratio over the input sent; reconciliations and their reasons.
+ */
+function summaryViolations(outcome: ReplayOutcome): Violation[] {
+  const { summary, per_request } = outcome.report;
+  const records = [...per_request];
+  const sum = (pick: (r: (typeof records)[number]) => number) => records.reduce((total, r) => total + pick(r), 0);
+  const byStatus = (status: string) => records.filter((r) => r.status === status).length;
+  const input = sum((r) => (r.status === 'skipped' ? 0 : r.input_length));
+  const g1 = sum((r) => r.g1_reused_tokens);
+  const host = sum((r) => r.host_reused_tokens);
+  const reconciled = records.map((r) => r.reconciliation).filter((r) => r !== null);
+  const reasons: Record<string, number> = {};
+  for (const r of reconciled) if (!r.agree) reasons[r.reason ?? 'unexplained'] = (reasons[r.reason ?? 'unexplained'] ?? 0) + 1;
+  const expected: [string, unknown, unknown][] = [
+    ['requests.total', summary.requests.total, records.length],
+    ['requests.finished', summary.requests.finished, byStatus('finished')],
+    ['requests.failed', summary.requests.failed, byStatus('failed')],
+    ['requests.skipped', summary.requests.skipped, byStatus('skipped')],
+    ['tokens.input (the prompts sent)', summary.tokens.input, input],
+    ['tokens.g1_reused', summary.tokens.g1_reused, g1],
+    ['tokens.host_reused', summary.tokens.host_reused, host],
+    ['prefix_reuse_ratio', summary.prefix_reuse_ratio, input === 0 ? 0 : (g1 + host) / input],
+    ['reconciliation.admissions', summary.reconciliation.admissions, reconciled.length],
+    ['reconciliation.agree', summary.reconciliation.agree, reconciled.filter((r) => r.agree).length],
+    ['reconciliation.disagree_by_reason', JSON.stringify(summary.reconciliation.disagree_by_reason, Object.keys(summary.reconciliation.disagree_by_reason).sort(compareText)), JSON.stringify(reasons, Object.keys(reasons).sort(compareText))],
+  ];
+  return expected
+    .filter(([, actual, recomputed]) => actual !== recomputed)
+    .map(([field, actual, recomputed]) => ({ invariant: 'report-summary' as const, message: `the summary's ${field} is ${actual}; its ${records.length} request records give ${recomputed}` }));
 }
 
 // ── The router's load (SCORE-2) ─────────────────────────────────────────────────────────────
