@@ -5,7 +5,7 @@
 // blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse is whole
 // blocks within what ENG-4 allows; every reconciliation gives a documented reason (lag only
 // in a run with lag); the router's prefill load is bounded by what was placed and not yet
-// prefilled. Pure:
+// prefilled; the summary and the request metrics add up the requests' records. Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
@@ -15,6 +15,7 @@ import { checkEventLog } from '../events/checkLog';
 import { parseWireLog, WireFormatError } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
 import { compareText } from '../order';
+import type { Statistics } from '../report/requestMetrics';
 import { transferNs, type TransferRecord } from '../engine/transfers';
 import type { ReplayConfig } from '../config/schema';
 
@@ -34,6 +35,7 @@ export const INVARIANTS = [
   'reconciliation-reason',
   'router-load',
   'report-summary',
+  'request-metrics',
   'failed-play-stops',
   'determinism',
 ] as const;
@@ -58,6 +60,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
   'router-load': "the router never counts more prefill tokens on a worker than the prompts placed there and not yet prefilled",
   'report-summary': "the report's summary adds up its requests: counts, tokens sent and reused, reuse ratio, reconciliations",
+  'request-metrics': "each finished request's metrics fit its token times, and the run's percentiles are the nearest-rank values of its requests'",
   'failed-play-stops': 'a failed play sends nothing after its failure',
   determinism: 'the same seed gives the same run twice (digest, KV events and passes), the second time stepping every decode pass',
 };
@@ -169,7 +172,7 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
-  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...summaryViolations(outcome));
+  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...summaryViolations(outcome), ...metricViolations(outcome));
   violations.push(...failedPlayViolations(requests, run.failures));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
@@ -415,6 +418,47 @@ function summaryViolations(outcome: ReplayOutcome): Violation[] {
   return expected
     .filter(([, actual, recomputed]) => actual !== recomputed)
     .map(([field, actual, recomputed]) => ({ invariant: 'report-summary' as const, message: `the summary's ${field} is ${actual}; its ${records.length} request records give ${recomputed}` }));
+}
+
+// ── Request metrics (RPT-2) ─────────────────────────────────────────────────────────────────
+
+/** The nearest-rank percentile (1-based rank ceil(p/100 × n)) of sorted values. */
+function nearestRankOf(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(Math.max(1, Math.ceil((p / 100) * sorted.length)), sorted.length) - 1];
+}
+
+/**
+ * Per finished request: the second token comes after the first and no later than the last (TTFT +
+ * TTST within E2E), and its ITL (the mean gap between its tokens) equals its TPOT, as the last token
+ * ends a request in kvqual. Over the run: TTFT's and E2E's statistics are the nearest-rank values
+ * of the finished requests' own, recomputed here from the records.
+ */
+function metricViolations(outcome: ReplayOutcome): Violation[] {
+  const violations: Violation[] = [];
+  const finished = [...outcome.report.per_request].filter((r) => r.status === 'finished');
+  for (const r of finished) {
+    const what = `request ${r.request_id}`;
+    if (r.ttft_ms !== null && r.time_to_second_token_ms !== null && r.e2e_ms !== null && (r.time_to_second_token_ms < 0 || r.ttft_ms + r.time_to_second_token_ms > r.e2e_ms + 1e-9)) {
+      violations.push({ invariant: 'request-metrics', message: `${what}: TTFT ${r.ttft_ms} ms + TTST ${r.time_to_second_token_ms} ms is not within its E2E of ${r.e2e_ms} ms` });
+    }
+    if (r.inter_token_latency_ms !== r.time_per_output_token_ms) {
+      violations.push({ invariant: 'request-metrics', message: `${what}: ITL ${r.inter_token_latency_ms} ms, but TPOT ${r.time_per_output_token_ms} ms (the last token ends the request: they are one gap)` });
+    }
+  }
+  const metrics = outcome.report.summary.metrics;
+  const checks: [string, (r: (typeof finished)[number]) => number | null, Statistics][] = [
+    ['time_to_first_token_ms', (r) => r.ttft_ms, metrics.time_to_first_token_ms],
+    ['request_latency_ms', (r) => r.e2e_ms, metrics.request_latency_ms],
+  ];
+  for (const [name, pick, stats] of checks) {
+    const values = finished.map(pick).filter((v): v is number => v !== null).sort((a, b) => a - b);
+    const expected = values.length === 0 ? { count: 0, min: null, p50: null, p90: null, p95: null, p99: null, max: null } : { count: values.length, min: values[0], p50: nearestRankOf(values, 50), p90: nearestRankOf(values, 90), p95: nearestRankOf(values, 95), p99: nearestRankOf(values, 99), max: values[values.length - 1] };
+    for (const [field, value] of Object.entries(expected)) {
+      const actual = stats[field as keyof Statistics];
+      if (actual !== value) violations.push({ invariant: 'request-metrics', message: `the run's ${name}.${field} is ${actual}; the nearest-rank value of its ${values.length} finished requests' is ${value}` });
+    }
+  }
+  return violations.slice(0, 10);
 }
 
 // ── The router's load (SCORE-2) ─────────────────────────────────────────────────────────────
