@@ -48,6 +48,20 @@ Feature: Plays release their requests as the agent would send them
       | huge    | failed   |
       | resume  | skipped  |
 
+  @AGX-2
+  Scenario: a request already released but still waiting out its tool call is skipped when its play fails meanwhile
+    Given an agentic trace with 4-token trace blocks:
+      | play  | request | session | input | output | hash ids            | not before | after | on       | delay |
+      | agent | ask     | main    | 8     | 3      | 1,2                 | 0 ms       |       |          |       |
+      | agent | huge    | tool    | 36    | 1      | 3,4,5,6,7,8,9,10,11 | 0 ms       |       |          |       |
+      | agent | later   | main    | 12    | 2      | 1,2,12              | 0 ms       | ask   | dispatch | 50 ms |
+    When the agentic workload runs
+    Then the requests of play "agent" end as:
+      | request | status   |
+      | ask     | finished |
+      | huge    | failed   |
+      | later   | skipped  |
+
   @AGX-3
   Scenario: lanes take plays by stride and start the next one when the current one has finished
     Given an agentic trace with 4-token trace blocks:
