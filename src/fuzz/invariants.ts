@@ -5,7 +5,8 @@
 // blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse is whole
 // blocks within what ENG-4 allows; every reconciliation gives a documented reason (lag only
 // in a run with lag); the router's prefill load is bounded by what was placed and not yet
-// prefilled; the summary and the request metrics add up the requests' records. Pure:
+// prefilled; the summary and the request metrics add up the requests' records; a play's
+// requests arrive when AGX-1 says. Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
@@ -16,6 +17,8 @@ import { parseWireLog, WireFormatError } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
 import { compareText } from '../order';
 import type { Statistics } from '../report/requestMetrics';
+import type { AgenticTrace } from '../agentic/trace';
+import type { PlayRecord } from '../agentic/driver';
 import { transferNs, type TransferRecord } from '../engine/transfers';
 import type { ReplayConfig } from '../config/schema';
 
@@ -36,6 +39,7 @@ export const INVARIANTS = [
   'router-load',
   'report-summary',
   'request-metrics',
+  'play-release',
   'failed-play-stops',
   'determinism',
 ] as const;
@@ -61,6 +65,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'router-load': "the router never counts more prefill tokens on a worker than the prompts placed there and not yet prefilled",
   'report-summary': "the report's summary adds up its requests: counts, tokens sent and reused, reuse ratio, reconciliations",
   'request-metrics': "each finished request's metrics fit its token times, and the run's percentiles are the nearest-rank values of its requests'",
+  'play-release': 'every request of a play arrives at the later of its authored offset and each dependency it waits for, plus that edge\'s delay',
   'failed-play-stops': 'a failed play sends nothing after its failure',
   determinism: 'the same seed gives the same run twice (digest, KV events and passes), the second time stepping every decode pass',
 };
@@ -114,6 +119,8 @@ export interface ObservedRun {
   kv_event_lag_ms: number;
   /** The bandwidths the config gives each transfer (TIME-2), read from the config, not the engine. */
   bandwidths: TransferBandwidths;
+  /** The agentic trace the run replayed (AGX-1's release times are checked against it), or null. */
+  agentic_trace: AgenticTrace | null;
 }
 
 /** A worker role's G2 links (GB/s; 0 is unlimited). */
@@ -173,7 +180,7 @@ export function checkRun(run: ObservedRun): Violation[] {
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
   violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...summaryViolations(outcome), ...metricViolations(outcome));
-  violations.push(...failedPlayViolations(requests, run.failures));
+  violations.push(...failedPlayViolations(requests, run.failures), ...playReleaseViolations(requests, outcome.plays, run.agentic_trace));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
   return violations;
@@ -501,6 +508,46 @@ function routerLoadViolations(requests: readonly SimRequest[]): Violation[] {
         });
         if (violations.length >= 5) return violations;
       }
+    }
+  }
+  return violations;
+}
+
+// ── Play release times (AGX-1) ──────────────────────────────────────────────────────────────
+
+/**
+ * AGX-1, from the trace: a play's request arrives at the later of its play's start + its authored
+ * not-before offset and, for each dependency, the moment its predecessor was dispatched or
+ * completed (the edge's trigger) + the edge's delay. Requests that were skipped are not checked.
+ */
+function playReleaseViolations(requests: readonly SimRequest[], plays: readonly PlayRecord[], trace: AgenticTrace | null): Violation[] {
+  if (trace === null) return [];
+  const violations: Violation[] = [];
+  const sources = new Map(trace.plays.map((play) => [play.play_id, play]));
+  const byId = new Map(requests.map((request) => [request.request_id, request]));
+  for (const play of plays) {
+    for (const node of sources.get(play.source_play_id)?.nodes ?? []) {
+      const request = byId.get(`${play.play_id}/${node.request_id}`);
+      if (request === undefined || request.state === 'skipped') continue;
+      let expected = play.start_ns + node.not_before_ns;
+      let why = `its play's start ${formatNs(play.start_ns)} + ${formatNs(node.not_before_ns)}`;
+      for (const dependency of node.dependencies) {
+        const predecessor = byId.get(`${play.play_id}/${dependency.predecessor}`);
+        const fired = predecessor === undefined ? null : dependency.trigger === 'dispatch' ? predecessor.dispatch_ns : predecessor.finished_ns;
+        if (fired === null) {
+          violations.push({ invariant: 'play-release', message: `request ${request.request_id} arrived at ${formatNs(request.arrival_ns)}, but its predecessor ${dependency.predecessor} was never ${dependency.trigger === 'dispatch' ? 'dispatched' : 'completed'}` });
+          expected = -1;
+          break;
+        }
+        if (fired + dependency.delay_ns > expected) {
+          expected = fired + dependency.delay_ns;
+          why = `${dependency.predecessor}'s ${dependency.trigger} at ${formatNs(fired)} + ${formatNs(dependency.delay_ns)}`;
+        }
+      }
+      if (expected >= 0 && request.arrival_ns !== expected) {
+        violations.push({ invariant: 'play-release', message: `request ${request.request_id} arrived at ${formatNs(request.arrival_ns)}, not at ${formatNs(expected)} (${why})` });
+      }
+      if (violations.length >= 5) return violations;
     }
   }
   return violations;

@@ -14,6 +14,7 @@ import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
 import { PassLedger } from '../../src/fuzz/passLedger';
 import { InvariantError } from '../../src/kernel';
 import { EventTransport } from '../../src/events/transport';
+import { parseAgenticTrace } from '../../src/agentic/trace';
 import { ROOT } from '../support/paths';
 import { tightDecodeWorker } from '../support/configs';
 
@@ -277,6 +278,23 @@ test("RPT-2: a second token after the last, or a run percentile that is not its 
   assert.ok(metricsOf(percentile).some((m) => /^the run's request_latency_ms\.p50 is [\d.]+; the nearest-rank value of its \d+ finished requests' is [\d.]+$/.test(m)), metricsOf(percentile).join('\n'));
 });
 
+test('AGX-1: a play request that arrives before or after the later of its offset and its dependencies + delays is a violation', () => {
+  const example = path.join(ROOT, 'examples', 'agentic', 'two-lanes-shared.yaml');
+  const config = parseReplayConfig(readFileSync(example, 'utf8'), example);
+  const traceFile = path.resolve(path.dirname(example), config.workload.agentic!.trace);
+  const inputs = { agentic_trace: parseAgenticTrace(readFileSync(traceFile, 'utf8'), traceFile) };
+  const releasesOf = (run: ObservedRun) => checkRun(run).filter((v) => v.invariant === 'play-release').map((v) => v.message);
+  const clean = runObserved(config, inputs);
+  assert.ok(clean.agentic_trace !== null && clean.outcome!.plays.length > 0);
+  assert.deepEqual(releasesOf(clean), []);
+  const run = runObserved(config, inputs);
+  const dependent = run.outcome!.result.requests.find((r) => r.state !== 'skipped' && r.arrival_ns > 0)!;
+  dependent.arrival_ns -= 1;
+  const messages = releasesOf(run);
+  assert.equal(messages.length, 1, messages.join('\n'));
+  assert.match(messages[0], new RegExp(`^request ${dependent.request_id.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} arrived at [\\d.]+ ms, not at [\\d.]+ ms \\(.+\\)$`));
+});
+
 test('a reconciliation disagreement without a documented reason is a violation', () => {
   const run = cleanRun();
   // The report's records are made from the requests when read: the request carries the disagreement.
@@ -285,7 +303,7 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], delivery_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null } };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], delivery_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null }, agentic_trace: null };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
