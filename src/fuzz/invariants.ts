@@ -6,7 +6,8 @@
 // blocks within what ENG-4 allows; every reconciliation gives a documented reason (lag only
 // in a run with lag); the router's prefill load is bounded by what was placed and not yet
 // prefilled; the summary and the request metrics add up the requests' records; a play's
-// requests arrive when AGX-1 says. Pure:
+// requests arrive when AGX-1 says; each placement's costs add up and the cheapest wins without
+// temperature. Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
@@ -37,6 +38,7 @@ export const INVARIANTS = [
   'reuse-within-prompt',
   'reconciliation-reason',
   'router-load',
+  'placement-cost',
   'report-summary',
   'request-metrics',
   'play-release',
@@ -63,6 +65,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   // had reported, so a run without lag never gives it.
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
   'router-load': "the router never counts more prefill tokens on a worker than the prompts placed there and not yet prefilled",
+  'placement-cost': "every candidate's cost is its load and decode blocks as SCORE-2 adds them from its own figures, and without temperature the cheapest candidate is chosen",
   'report-summary': "the report's summary adds up its requests: counts, tokens sent and reused, reuse ratio, reconciliations",
   'request-metrics': "each finished request's metrics fit its token times, and the run's percentiles are the nearest-rank values of its requests'",
   'play-release': 'every request of a play arrives at the later of its authored offset and each dependency it waits for, plus that edge\'s delay',
@@ -121,6 +124,28 @@ export interface ObservedRun {
   bandwidths: TransferBandwidths;
   /** The agentic trace the run replayed (AGX-1's release times are checked against it), or null. */
   agentic_trace: AgenticTrace | null;
+  /** The router's weights and block size from the config (SCORE-2's costs are recomputed with them). */
+  router: RouterWeights;
+}
+
+export interface RouterWeights {
+  block_size: number;
+  overlap_score_credit: number;
+  host_cache_hit_weight: number;
+  prefill_load_scale: number;
+  router_temperature: number;
+}
+
+/** The router's weights of a config. */
+export function routerWeightsOf(config: ReplayConfig): RouterWeights {
+  const router = config.router;
+  return {
+    block_size: config.cluster.workers[0].engine.block_size,
+    overlap_score_credit: router.overlap_score_credit,
+    host_cache_hit_weight: router.host_cache_hit_weight,
+    prefill_load_scale: router.prefill_load_scale,
+    router_temperature: router.router_temperature,
+  };
 }
 
 /** A worker role's G2 links (GB/s; 0 is unlimited). */
@@ -179,7 +204,7 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
-  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...summaryViolations(outcome), ...metricViolations(outcome));
+  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...summaryViolations(outcome), ...metricViolations(outcome));
   violations.push(...failedPlayViolations(requests, run.failures), ...playReleaseViolations(requests, outcome.plays, run.agentic_trace));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
@@ -466,6 +491,45 @@ function metricViolations(outcome: ReplayOutcome): Violation[] {
     }
   }
   return violations.slice(0, 10);
+}
+
+// ── Placement costs (SCORE-2, SCORE-3) ──────────────────────────────────────────────────────
+
+/** Equal up to floating-point dust (the router adds the same terms; a real difference is far larger). */
+function sameCost(a: number, b: number): boolean {
+  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a), Math.abs(b));
+}
+
+/**
+ * Each KV-aware placement's candidates, recomputed from their own recorded figures and the config's
+ * weights: credit = overlap credit × GPU blocks + host weight × host blocks; prefill blocks = (active
+ * prefill tokens + the prompt) ÷ block size; load = prefill scale × max(prefill blocks − credit, 0);
+ * cost = load + decode blocks. Without temperature the chosen candidate costs no more than any other.
+ */
+function placementCostViolations(requests: readonly SimRequest[], weights: RouterWeights): Violation[] {
+  const violations: Violation[] = [];
+  for (const request of requests) {
+    for (const placement of request.routing_history) {
+      if (placement.policy !== 'kv') continue;
+      const where = `placing request ${request.request_id} at ${formatNs(placement.time_ns)}`;
+      for (const c of placement.candidates) {
+        const credit = weights.overlap_score_credit * c.device_blocks + weights.host_cache_hit_weight * c.host_blocks;
+        const prefill_blocks = (c.active_prefill_tokens + request.input_length) / weights.block_size;
+        const load = weights.prefill_load_scale * Math.max(prefill_blocks - credit, 0);
+        const figures: [string, number, number][] = [['credit', c.credit, credit], ['prefill blocks', c.prefill_blocks, prefill_blocks], ['load', c.load, load], ['cost', c.cost, load + c.decode_blocks]];
+        for (const [name, recorded, recomputed] of figures) {
+          if (!sameCost(recorded, recomputed)) violations.push({ invariant: 'placement-cost', message: `${where}: worker ${c.worker_id} dp rank ${c.dp_rank}'s ${name} is ${recorded}; its own figures give ${recomputed}` });
+        }
+      }
+      const chosen = placement.candidates.find((c) => c.worker_id === placement.worker_id && c.dp_rank === placement.dp_rank);
+      const cheaper = chosen === undefined ? undefined : placement.candidates.find((c) => c.cost < chosen.cost && !sameCost(c.cost, chosen.cost));
+      if (weights.router_temperature === 0 && chosen !== undefined && cheaper !== undefined) {
+        violations.push({ invariant: 'placement-cost', message: `${where}: worker ${chosen.worker_id} dp rank ${chosen.dp_rank} (cost ${chosen.cost}) was chosen over worker ${cheaper.worker_id} dp rank ${cheaper.dp_rank} (cost ${cheaper.cost}) without temperature` });
+      }
+      if (violations.length >= 5) return violations;
+    }
+  }
+  return violations;
 }
 
 // ── The router's load (SCORE-2) ─────────────────────────────────────────────────────────────

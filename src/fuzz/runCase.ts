@@ -11,7 +11,7 @@ import type { Cluster } from '../sim/cluster';
 import { UnsettledError } from '../kernel';
 import { formatNs, msToNs } from '../time';
 import { rankLabel, type KvEventBatch } from '../events/model';
-import { checkRun, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
+import { checkRun, routerWeightsOf, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
 import { plantedViolations } from './planted';
@@ -131,7 +131,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
   // LAG-1, from the config: each batch reaches the router exactly its lag after it was emitted (the first few that do not are kept).
   const lag_ns = msToNs(config.router.kv_event_lag_ms);
   const late: Violation[] = [];
-  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, delivery_violations: late, failures, kv_event_lag_ms: config.router.kv_event_lag_ms, bandwidths: transferBandwidthsOf(config), agentic_trace: inputs.agentic_trace ?? null });
+  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, delivery_violations: late, failures, kv_event_lag_ms: config.router.kv_event_lag_ms, bandwidths: transferBandwidthsOf(config), agentic_trace: inputs.agentic_trace ?? null, router: routerWeightsOf(config) });
   try {
     let delivered = 0;
     const budget = (batch: KvEventBatch) => {

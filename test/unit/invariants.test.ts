@@ -295,6 +295,24 @@ test('AGX-1: a play request that arrives before or after the later of its offset
   assert.match(messages[0], new RegExp(`^request ${dependent.request_id.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} arrived at [\\d.]+ ms, not at [\\d.]+ ms \\(.+\\)$`));
 });
 
+test('SCORE-2/3: a candidate whose cost does not add up from its own figures, or a dearer choice without temperature, is a violation', () => {
+  const costsOf = (run: ObservedRun) => checkRun(run).filter((v) => v.invariant === 'placement-cost').map((v) => v.message);
+  assert.deepEqual(costsOf(cleanRun()), []);
+  const run = cleanRun();
+  const placement = run.outcome!.result.requests.flatMap((r) => r.routing_history).find((p) => p.policy === 'kv' && p.candidates.length > 1)!;
+  const other = placement.candidates.find((c) => c.worker_id !== placement.worker_id || c.dp_rank !== placement.dp_rank)!;
+  other.credit += 1;
+  assert.ok(costsOf(run).some((m) => new RegExp(`: worker ${other.worker_id} dp rank ${other.dp_rank}'s credit is [\\d.]+; its own figures give [\\d.]+$`).test(m)), costsOf(run).join('\n'));
+  const dearer = cleanRun();
+  const chosenPlacement = dearer.outcome!.result.requests.flatMap((r) => r.routing_history).find((p) => p.policy === 'kv' && p.candidates.length > 1)!;
+  const loser = chosenPlacement.candidates.find((c) => c.worker_id !== chosenPlacement.worker_id || c.dp_rank !== chosenPlacement.dp_rank)!;
+  // The loser's decode blocks and cost drop together: its figures still add up, but it is now the cheaper one.
+  const cut = loser.cost + 1;
+  loser.decode_blocks -= cut;
+  loser.cost -= cut;
+  assert.ok(costsOf(dearer).some((m) => /\(cost [\d.-]+\) was chosen over worker \d+ dp rank \d+ \(cost [\d.-]+\) without temperature$/.test(m)), costsOf(dearer).join('\n'));
+});
+
 test('a reconciliation disagreement without a documented reason is a violation', () => {
   const run = cleanRun();
   // The report's records are made from the requests when read: the request carries the disagreement.
@@ -303,7 +321,7 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], delivery_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null }, agentic_trace: null };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], delivery_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null }, agentic_trace: null, router: { block_size: 4, overlap_score_credit: 1, host_cache_hit_weight: 1, prefill_load_scale: 1, router_temperature: 0 } };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
