@@ -31,6 +31,14 @@ test('the example config is valid and gets the documented defaults', () => {
   assert.equal(config.router.prefill_load_scale, 1.0);
 });
 
+test("a router given only its policy takes SCORE-2/3's documented weights", () => {
+  const config = parseReplayConfig(BASE.replace('  kv_event_lag_ms: 0\n  host_cache_hit_weight: 1.0\n', ''), 'base.yaml');
+  assert.deepEqual(
+    { ...config.router },
+    { policy: 'kv', kv_event_lag_ms: 0, overlap_score_credit: 1.0, host_cache_hit_weight: 0.75, prefill_load_scale: 1.0, router_temperature: 0 },
+  );
+});
+
 test('an unknown field is rejected with its path and the nearest valid name', () => {
   const problems = problemsOf(BASE.replace('        max_num_seqs: 4\n', '        max_num_seqs: 4\n        max_num_sequences: 4\n'));
   assert.deepEqual(problems, [{ path: 'cluster.workers[0].engine.max_num_sequences', message: 'unknown field; did you mean max_num_seqs?' }]);
