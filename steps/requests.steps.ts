@@ -132,6 +132,28 @@ Then('over seeds 1 to {int} the tied first request goes to each of the tied work
   expect([...chosen.keys()].sort((a, b) => a - b), `workers the draw chose over seeds 1 to ${seeds}`).to.deep.equal([...tiedWorkers].sort((a, b) => a - b));
 });
 
+Then('over seeds 1 to {int} the request is placed on the workers in these shares, each within {int} points:', function (this: KvWorld, seeds: number, points: number, table: DataTable) {
+  const id = this.lastRequestId;
+  if (id === null) throw new Error('no request was sent');
+  const rows = table.hashes().map((row) => ({ worker: Number(row.worker), cost: Number(row.cost), share: Number(row.share.replace(/\s*%$/, '')) }));
+  const placement = lastPlacement(this);
+  for (const row of rows) {
+    const candidate = placement.candidates.find((c) => c.worker_id === row.worker && c.dp_rank === 0);
+    expect(candidate, `worker ${row.worker} was not a kept candidate.\n${describePlacement(placement)}`).to.not.equal(undefined);
+    expect(candidate!.cost, `cost of worker ${row.worker}.\n${describePlacement(placement)}`).to.be.closeTo(row.cost, 1e-9);
+  }
+  const times = new Map<number, number>();
+  for (let seed = 1; seed <= seeds; seed++) {
+    const worker = this.replayAgain(seed).placementOf(id)!.worker_id;
+    times.set(worker, (times.get(worker) ?? 0) + 1);
+  }
+  for (const row of rows) {
+    const share = (100 * (times.get(row.worker) ?? 0)) / seeds;
+    this.measure(`share of worker ${row.worker} (cost ${row.cost})`, share, '%');
+    expect(Math.abs(share - row.share), `worker ${row.worker}'s share over seeds 1 to ${seeds}: ${share.toFixed(1)} % against ${row.share} %`).to.be.at.most(points);
+  }
+});
+
 Then('a second replay with the same seed places every request on the same worker', function (this: KvWorld) {
   const again = this.replayAgain().placements.map((p) => `${p.request_id}→${p.worker_id}`);
   const first = this.replay.placements.map((p) => `${p.request_id}→${p.worker_id}`);
