@@ -532,10 +532,14 @@ Then('every decode pass of {count} sequences lasts {duration}, longer than a pas
   this.measure(`decode pass of ${sequences} sequences`, msOf(passes[0].duration_ns), 'ms');
 });
 
+/** The items of a written list: `512, 512 and 276` → ['512', '512', '276']. */
+function listOf(text: string): string[] {
+  return text.split(/,\s*|\s+and\s+/).map((item) => item.trim()).filter(Boolean);
+}
+
 Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (.+)$/, function (this: KvWorld, worker: string, tokenList: string, durationList: string) {
-  const list = (text: string) => text.split(/,\s*|\s+and\s+/).map((item) => item.trim()).filter(Boolean);
-  const expectedTokens = list(tokenList).map(Number);
-  const expectedNs = list(durationList).map((text) => this.parseDuration(text));
+  const expectedTokens = listOf(tokenList).map(Number);
+  const expectedNs = listOf(durationList).map((text) => this.parseDuration(text));
   const passes = this.engine.passes.filter((p) => p.worker_id === Number(worker) && p.has_prefill);
   expect(passes.map((p) => p.prefill_tokens), `new prefill tokens of each pass of worker ${worker}`).to.deep.equal(expectedTokens);
   expect(passes.map((p) => p.duration_ns), `duration of each prefill pass, ns`).to.deep.equal(expectedNs);
@@ -543,10 +547,9 @@ Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (
 });
 
 Then(/^worker (\d+) decoded it in passes over ([\d, and]+) context tokens, lasting (.+)$/, function (this: KvWorld, worker: string, contextList: string, durationList: string) {
-  const list = (text: string) => text.split(/,\s*|\s+and\s+/).map((item) => item.trim()).filter(Boolean);
   const passes = this.engine.passes.filter((p) => p.worker_id === Number(worker) && !p.has_prefill && p.decode_sequences > 0);
-  expect(passes.map((p) => p.decode_context_tokens), `context tokens of each decode pass of worker ${worker}`).to.deep.equal(list(contextList).map(Number));
-  expect(passes.map((p) => p.duration_ns), `duration of each decode pass, ns`).to.deep.equal(list(durationList).map((text) => this.parseDuration(text)));
+  expect(passes.map((p) => p.decode_context_tokens), `context tokens of each decode pass of worker ${worker}`).to.deep.equal(listOf(contextList).map(Number));
+  expect(passes.map((p) => p.duration_ns), `duration of each decode pass, ns`).to.deep.equal(listOf(durationList).map((text) => this.parseDuration(text)));
   this.measure(`decode passes of worker ${worker}`, passes.length, 'passes');
 });
 

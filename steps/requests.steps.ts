@@ -8,18 +8,20 @@ import type { CandidateScore, Placement } from '../src/router/router';
 import { describePlacement } from '../src/router/explain';
 import { expectChosenByLoad } from './support/placements';
 
-Given('worker {int} is already serving a {tokens} request', function (this: KvWorld, worker: number, tokens: number) {
-  const { request_id, prompt } = this.newRequest(null, tokens);
-  this.later((replay) =>
-    replay.busy({ worker_id: worker, dp_rank: 0 }, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(this.setup.block_size) }),
+/** Work already on a worker when the replay starts: a request of `own_tokens` after the prefix, if any. */
+function alreadyServing(world: KvWorld, worker: number, prefix: string | null, own_tokens: number): void {
+  const { request_id, prompt } = world.newRequest(prefix, own_tokens);
+  world.later((replay) =>
+    replay.busy({ worker_id: worker, dp_rank: 0 }, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(world.setup.block_size) }),
   );
+}
+
+Given('worker {int} is already serving a {tokens} request', function (this: KvWorld, worker: number, tokens: number) {
+  alreadyServing(this, worker, null, tokens);
 });
 
 Given('worker {int} is already serving a request starting with {string}', function (this: KvWorld, worker: number, prefix: string) {
-  const { request_id, prompt } = this.newRequest(prefix, this.setup.block_size);
-  this.later((replay) =>
-    replay.busy({ worker_id: worker, dp_rank: 0 }, { request_id, isl_tokens: prompt.length_tokens, block_hashes: prompt.blockHashes(this.setup.block_size) }),
-  );
+  alreadyServing(this, worker, prefix, this.setup.block_size);
 });
 
 function sendRequest(world: KvWorld, prefix: string | null, own_tokens: number, at: Nanos): void {

@@ -7,7 +7,7 @@ import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { NO_SLOT as IMPORTED_NO_SLOT } from '../collections/blockSlots';
-import type { KvEvent, RankRef } from '../events/model';
+import type { KvEvent, RankRef, Tier } from '../events/model';
 import { RankEventStream, RemovedIds, StoredIds } from '../events/model';
 import type { Nanos } from '../time';
 import { DeviceCache } from './deviceCache';
@@ -77,7 +77,7 @@ export interface PassObservation {
 
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
 interface EventDraft {
-  tier: 'Device' | 'HostPinned';
+  tier: Tier;
   data: StoredIds | RemovedIds;
 }
 

@@ -16,12 +16,13 @@ import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog } from '../events/checkLog';
 import { parseWireLog, WireFormatError } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
-import { compareText } from '../order';
 import type { Statistics } from '../report/requestMetrics';
 import type { AgenticTrace } from '../agentic/trace';
 import type { PlayRecord } from '../agentic/driver';
 import { transferNs, type TransferRecord } from '../engine/transfers';
 import type { ReplayConfig } from '../config/schema';
+import type { RouterSettings } from '../router/router';
+import { canonicalJson } from '../report/canonical';
 
 export const INVARIANTS = [
   'run-completed',
@@ -128,13 +129,8 @@ export interface ObservedRun {
   router: RouterWeights;
 }
 
-export interface RouterWeights {
-  block_size: number;
-  overlap_score_credit: number;
-  host_cache_hit_weight: number;
-  prefill_load_scale: number;
-  router_temperature: number;
-}
+/** The router's settings a placement's costs depend on. */
+export type RouterWeights = Omit<RouterSettings, 'policy' | 'kept_scores'>;
 
 /** The router's weights of a config. */
 export function routerWeightsOf(config: ReplayConfig): RouterWeights {
@@ -445,7 +441,7 @@ function summaryViolations(outcome: ReplayOutcome): Violation[] {
     ['prefix_reuse_ratio', summary.prefix_reuse_ratio, input === 0 ? 0 : (g1 + host) / input],
     ['reconciliation.admissions', summary.reconciliation.admissions, reconciled.length],
     ['reconciliation.agree', summary.reconciliation.agree, reconciled.filter((r) => r.agree).length],
-    ['reconciliation.disagree_by_reason', JSON.stringify(summary.reconciliation.disagree_by_reason, Object.keys(summary.reconciliation.disagree_by_reason).sort(compareText)), JSON.stringify(reasons, Object.keys(reasons).sort(compareText))],
+    ['reconciliation.disagree_by_reason', canonicalJson(summary.reconciliation.disagree_by_reason), canonicalJson(reasons)],
   ];
   return expected
     .filter(([, actual, recomputed]) => actual !== recomputed)
