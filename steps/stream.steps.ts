@@ -6,6 +6,8 @@ import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import type { StreamViolation } from '../src/router/mirror';
 import { formatNs } from '../src/time';
+import { checkDeliveredBatches } from '../src/events/checkLog';
+import type { Tier } from '../src/events/model';
 
 const REASONS: Record<string, StreamViolation> = {
   'the block is already stored on that rank': 'duplicate-store',
@@ -91,4 +93,13 @@ Then("worker {int}'s KV events were, in order:", function (this: KvWorld, worker
   const actual = events.map((event) => Object.fromEntries(columns.map((column) => [column, event[column as keyof typeof event]])));
   this.measure(`KV events of worker ${worker}`, events.length, 'events', `worker ${worker} emitted ${events.length} events: ${events.map((e) => `${e.event} ${e.tier} ${e.what} ${e.blocks}`).join('; ')}`);
   expect(actual, `worker ${worker}'s KV events, in order`).to.deep.equal(expected);
+});
+
+Then("worker {int}'s KV events show, at their fullest, {int} blocks in {tier}", function (this: KvWorld, worker: number, blocks: number, tier: Tier) {
+  const report = checkDeliveredBatches(this.engine.outcome.result.batches);
+  if (report.status !== 'clean') throw new Error(`the KV event stream does not pass the strict check: ${report.violation.message}`);
+  const rank = report.ranks.find((r) => r.worker_id === worker && r.dp_rank === 0);
+  const peak = rank === undefined ? 0 : rank.peak_resident_blocks[tier];
+  this.measure(`most blocks in ${TIER_NAMES[tier]} on worker ${worker} at once, by its KV events`, peak, 'blocks');
+  expect(peak, `the most blocks worker ${worker}'s KV events show in ${TIER_NAMES[tier]} at once`).to.equal(blocks);
 });

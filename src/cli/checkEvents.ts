@@ -123,7 +123,9 @@ function writeCleanText(file: string, report: CleanLogReport, sink: (text: strin
 
 function rankText(rank: RankSummary): string {
   const ids = rank.first_event_id === null ? 'no events' : `${rank.events} event(s), ids ${rank.first_event_id} to ${rank.last_event_id}`;
-  const resident = `resident at the end: Device ${rank.resident_blocks.Device}, HostPinned ${rank.resident_blocks.HostPinned} block(s)`;
+  const resident =
+    `resident at the end: Device ${rank.resident_blocks.Device}, HostPinned ${rank.resident_blocks.HostPinned} block(s)` +
+    ` (at most ${rank.peak_resident_blocks.Device} and ${rank.peak_resident_blocks.HostPinned} at once)`;
   return `${rankLabel(rank)}: ${rank.batches} batch(es), ${ids}; ${resident}; ${timeSpanText(rank.first_timestamp_ns, rank.last_timestamp_ns)}`;
 }
 

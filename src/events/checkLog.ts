@@ -1,12 +1,12 @@
 // The captured-log checker: replays a parsed KV event log through the strict ResidencyMirror
 // (MIR-2, MIR-3) with the first id seen per rank as its start, and also flags a rank whose
 // timestamps go backwards. Reports the first violation with its line, or a summary of a clean
-// log. Pure: parsed lines in, a report out. The lines may be a stream (parseWireLines over a file):
+// log (per rank: what is resident at the end, and the most that was resident at once). Pure: parsed lines in, a report out. The lines may be a stream (parseWireLines over a file):
 // they are read once, in order, and every line is read even after a violation, so that a
 // malformed line anywhere in the log is still reported.
-import { WireFormatError } from './wire';
+import { fromKvEventBatch, WireFormatError } from './wire';
 import { LIMITS, limitText } from '../limits';
-import type { RankRef, Tier } from './model';
+import type { KvEventBatch, RankRef, Tier } from './model';
 import { compareWorkerIds, TIERS, workerIdText } from './model';
 import type { LogLine } from './wire';
 import type { StreamErrorDetail } from '../router/mirror';
@@ -45,6 +45,8 @@ export interface RankSummary extends RankRef {
   last_timestamp_ns: bigint | null;
   /** Blocks the mirror holds for the rank after the last line. */
   resident_blocks: Record<Tier, number>;
+  /** The most blocks the mirror held for the rank at once, after any one event: what the rank's G1 and G2 must have had room for. */
+  peak_resident_blocks: Record<Tier, number>;
   /** Events of what kvqual does not model (Dynamo's disk or external tier, a cache owner's domain), passed over: their ids counted, their blocks not mirrored. */
   passed_over_events: number;
 }
@@ -85,7 +87,7 @@ export function checkEventLog(lines: Iterable<LogLine>): LogReport {
   for (let next = rest.next(); !next.done; next = rest.next()) {
     const line = next.value;
     const rank = progressOf(ranks, mirror, line);
-    const violation = timestampViolation(rank, line) ?? applyLine(mirror, line, rest);
+    const violation = timestampViolation(rank, line) ?? applyLine(mirror, line, rest, rank);
     if (violation) {
       drain(rest);
       return { status: 'violation', violation, events_checked: mirror.appliedEvents };
@@ -93,6 +95,11 @@ export function checkEventLog(lines: Iterable<LogLine>): LogReport {
     recordLine(rank, line);
   }
   return cleanReport(mirror, [...ranks.values()]);
+}
+
+/** A run's delivered batches, in delivery order, through the same check as a captured log of them (each batch a line). */
+export function checkDeliveredBatches(batches: readonly { batch: KvEventBatch }[]): LogReport {
+  return checkEventLog(batches.map(({ batch }, i) => ({ line_number: i + 1, batch: fromKvEventBatch(batch) })));
 }
 
 /** Reads what is left of the log (so a malformed line after a violation still surfaces). */
@@ -124,6 +131,7 @@ function progressOf(ranks: Map<string, RankProgress>, mirror: ResidencyMirror, l
       first_timestamp_ns: null,
       last_timestamp_ns: null,
       resident_blocks: { Device: 0, HostPinned: 0 },
+      peak_resident_blocks: { Device: 0, HostPinned: 0 },
       passed_over_events: 0,
     },
   };
@@ -152,10 +160,17 @@ function timestampViolation(rank: RankProgress, line: LogLine): TimestampViolati
   };
 }
 
-/** Applies every event of the line; a mirror rejection becomes a violation. */
-function applyLine(mirror: ResidencyMirror, line: LogLine, rest: Iterator<LogLine>): StreamViolationAtLine | null {
+/** Applies every event of the line, noting the rank's peak residency after each; a mirror rejection becomes a violation. */
+function applyLine(mirror: ResidencyMirror, line: LogLine, rest: Iterator<LogLine>, rank: RankProgress): StreamViolationAtLine | null {
+  const peaks = rank.summary.peak_resident_blocks;
   try {
-    for (const event of line.batch.events) mirror.apply(event);
+    for (const event of line.batch.events) {
+      mirror.apply(event);
+      if (event.data.type !== 'Stored' || event.passed_over !== undefined) continue;
+      const tier = event.tier;
+      const resident = mirror.tier(tier).count(rank.index);
+      if (resident > peaks[tier]) peaks[tier] = resident;
+    }
     return null;
   } catch (error) {
     if (!(error instanceof EventStreamError)) throw error;

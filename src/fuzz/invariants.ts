@@ -1,7 +1,7 @@
 // The invariants every replay must keep, checked after a run: every request ended (finished, or
 // failed / skipped with a reason); the KV event stream, written as wire lines, passes the strict
 // checker and leaves the mirror equal to every rank's G1 and G2; no pass exceeded G1, G2,
-// max_num_seqs or the token budget; each request's timestamps run forward; transfers move whole
+// max_num_seqs or the token budget, nor do the events ever show more than G1 or G2 holds; each request's timestamps run forward; transfers move whole
 // blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse is whole
 // blocks within what ENG-4 allows; every reconciliation gives a documented reason (lag only
 // in a run with lag); the router's prefill load is bounded by what was placed and not yet
@@ -13,7 +13,7 @@ import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
 import type { PassTimeModel } from '../engine/passTime';
 import type { PassObservation, RankEngine } from '../engine/rank';
-import { checkEventLog } from '../events/checkLog';
+import { checkEventLog, type RankSummary } from '../events/checkLog';
 import { parseWireLog, WireFormatError } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
 import type { Statistics } from '../report/requestMetrics';
@@ -31,6 +31,7 @@ export const INVARIANTS = [
   'event-delivery',
   'mirror-matches-engines',
   'capacity',
+  'reported-capacity',
   'time-order',
   'pass-time',
   'transfer-bytes',
@@ -56,6 +57,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'event-delivery': 'every KV event batch reaches the router exactly its lag after it was emitted',
   'mirror-matches-engines': "after the last delivery the router's view equals every rank's G1 and G2",
   capacity: 'no rank ever exceeds its G1 blocks, host blocks, running requests or tokens per pass',
+  'reported-capacity': "the KV events never show a rank holding more blocks than its G1 or its G2 has, counted from the events alone",
   'time-order': "every request's timestamps run forward",
   'pass-time': 'every pass lasts a whole number of nanoseconds, at least 1, as its timing model gives for its shape',
   'transfer-bytes': 'every transfer moves whole blocks',
@@ -722,8 +724,9 @@ function eventLogViolations(event_log: string, ranks: readonly RankEngine[]): Vi
   }
   const violations: Violation[] = [];
   for (const rank of ranks) {
-    if (rank.role === 'decode') continue;
     const seen = report.ranks.find((r) => r.worker_id === rank.rank.worker_id && r.dp_rank === rank.rank.dp_rank);
+    if (seen !== undefined) violations.push(...reportedCapacityViolations(seen, rank));
+    if (rank.role === 'decode') continue;
     const device = seen?.resident_blocks.Device ?? 0;
     const host = seen?.resident_blocks.HostPinned ?? 0;
     const engineHost = rank.host?.pool.residentBlocks ?? 0;
@@ -733,6 +736,27 @@ function eventLogViolations(event_log: string, ranks: readonly RankEngine[]): Vi
         message: `worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank}: the event log leaves ${device} G1 and ${host} G2 blocks, the engine holds ${rank.g1.cachedBlocks} and ${engineHost}`,
       });
     }
+  }
+  return violations;
+}
+
+/**
+ * The most blocks the events ever showed on a rank (after any one event, as the strict checker
+ * counts them) against its G1's num_gpu_blocks and its G2's capacity (a shared pool's, whose events
+ * every rank of the pool carries): a count apart from the engine's own, which the capacity
+ * invariant reads.
+ */
+function reportedCapacityViolations(seen: RankSummary, rank: RankEngine): Violation[] {
+  const violations: Violation[] = [];
+  const where = `worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank}`;
+  const device = seen.peak_resident_blocks.Device;
+  if (device > rank.g1.capacity_blocks) {
+    violations.push({ invariant: 'reported-capacity', message: `${where}: the KV events show ${device} G1 blocks at once, num_gpu_blocks is ${rank.g1.capacity_blocks}` });
+  }
+  const host = seen.peak_resident_blocks.HostPinned;
+  const hostCapacity = rank.host === null ? 0 : rank.host.pool.capacity_blocks;
+  if (host > hostCapacity) {
+    violations.push({ invariant: 'reported-capacity', message: `${where}: the KV events show ${host} G2 blocks at once, its G2 holds ${hostCapacity}` });
   }
   return violations;
 }

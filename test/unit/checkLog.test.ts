@@ -47,6 +47,15 @@ test('the clean example: three ranks, both tiers, a batch, Cleared, big hashes',
       [2, 0, 3, 4, 0, 3, { Device: 1, HostPinned: 1 }],
     ],
   );
+  // Rank 1/0 held both blocks of its first Stored on each tier before a Removed of one.
+  assert.deepEqual(
+    report.ranks.map((rank) => rank.peak_resident_blocks),
+    [
+      { Device: 2, HostPinned: 2 },
+      { Device: 1, HostPinned: 0 },
+      { Device: 1, HostPinned: 1 },
+    ],
+  );
   assert.deepEqual(
     report.ranks.map((rank) => [rank.first_timestamp_ns, rank.last_timestamp_ns]),
     [
@@ -287,4 +296,23 @@ test('a Stored with a parent at position 0 is a broken chain even when the paren
   const log = storedLog([[1, 0, null, null, 10], [1, 1, 10, 0, 11]]);
   assert.equal(violationOf(checkEventLog(parseWireLog(log))).line_number, 2);
   assert.equal(checkEventLog(parseWireLog(log.replace('"start_position":0', '"start_position":null'))).status, 'clean');
+});
+
+test('the peak residency is counted after each event, inside a batch too, and a Cleared or a Removed does not lower it', () => {
+  const removed = (...hashes: bigint[]): KvEventData => ({ type: 'Removed', block_hashes: hashes });
+  const report = checkEventLog([
+    logLine(1, 0, null, [
+      [0, store(1n)],
+      [1, store(2n)],
+      [2, store(3n)],
+      [3, removed(1n, 2n)],
+    ]),
+    logLine(2, 0, null, [[4, store(4n)]]),
+    logLine(3, 0, null, [[5, { type: 'Cleared' }]]),
+    logLine(4, 0, null, [[6, store(5n), 'HostPinned']]),
+  ]);
+  assert.equal(report.status, 'clean');
+  if (report.status !== 'clean') return;
+  assert.deepEqual(report.ranks[0].peak_resident_blocks, { Device: 3, HostPinned: 1 });
+  assert.deepEqual(report.ranks[0].resident_blocks, { Device: 0, HostPinned: 1 });
 });

@@ -22,7 +22,8 @@ test('a clean log exits 0 with a per-rank summary', () => {
   assert.equal(run.status, 0, run.stderr);
   assert.match(run.stdout, /^examples\/events\/clean\.jsonl: clean — 9 batch\(es\), 11 event\(s\) from 3 rank\(s\)$/m);
   assert.match(run.stdout, /timestamps 10000000 ns to 20000000 ns \(span 10 ms\)/);
-  assert.match(run.stdout, /worker 1 dp rank 1: 3 batch\(es\), 3 event\(s\), ids 0 to 2; resident at the end: Device 1, HostPinned 0 block\(s\)/);
+  assert.match(run.stdout, /worker 1 dp rank 1: 3 batch\(es\), 3 event\(s\), ids 0 to 2; resident at the end: Device 1, HostPinned 0 block\(s\) \(at most 1 and 0 at once\)/);
+  assert.match(run.stdout, /worker 1 dp rank 0: .*resident at the end: Device 1, HostPinned 1 block\(s\) \(at most 2 and 2 at once\)/);
   assert.equal(run.stderr, '');
 });
 

@@ -17,6 +17,8 @@ import { EventTransport } from '../../src/events/transport';
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import { ROOT } from '../support/paths';
 import { tightDecodeWorker } from '../support/configs';
+import { checkEventLog } from '../../src/events/checkLog';
+import { parseWireLog } from '../../src/events/wire';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml');
 
@@ -155,6 +157,27 @@ test('an event log that leaves the mirror different from the engines is a violat
   const lines = run.event_log.trimEnd().split('\n');
   run.event_log = `${lines.slice(0, -1).join('\n')}\n`; // the last batch never delivered
   assert.deepEqual(brokenInvariants(run), ['mirror-matches-engines']);
+});
+
+test('the KV events showing more blocks on a rank than its G1 or G2 holds is a violation, counted from the events alone', () => {
+  const run = cleanRun();
+  const report = checkEventLog(parseWireLog(run.event_log));
+  assert.equal(report.status, 'clean');
+  if (report.status !== 'clean') return;
+  const rank = run.outcome!.result.ranks[0];
+  const seen = report.ranks.find((r) => r.worker_id === rank.rank.worker_id && r.dp_rank === rank.rank.dp_rank)!;
+  assert.ok(seen.peak_resident_blocks.Device > 0 && seen.peak_resident_blocks.HostPinned > 0, 'the example stores on both tiers');
+  // The engines' own counts (the capacity invariant's) are left as they were: only the events' count is checked here.
+  (rank.g1 as { capacity_blocks: number }).capacity_blocks = seen.peak_resident_blocks.Device - 1;
+  (rank.host!.pool as { capacity_blocks: number }).capacity_blocks = seen.peak_resident_blocks.HostPinned - 1;
+  const where = `worker ${rank.rank.worker_id} dp rank ${rank.rank.dp_rank}`;
+  assert.deepEqual(
+    checkChanged(run).filter((v) => v.invariant === 'reported-capacity'),
+    [
+      { invariant: 'reported-capacity', message: `${where}: the KV events show ${seen.peak_resident_blocks.Device} G1 blocks at once, num_gpu_blocks is ${seen.peak_resident_blocks.Device - 1}` },
+      { invariant: 'reported-capacity', message: `${where}: the KV events show ${seen.peak_resident_blocks.HostPinned} G2 blocks at once, its G2 holds ${seen.peak_resident_blocks.HostPinned - 1}` },
+    ],
+  );
 });
 
 test('time running backwards in a request is a violation', () => {
