@@ -7,7 +7,7 @@
 // in a run with lag); the router's prefill load is bounded by what was placed and not yet
 // prefilled; the summary and the request metrics add up the requests' records; a play's
 // requests arrive when AGX-1 says; each placement's costs add up and the cheapest wins without
-// temperature. Pure:
+// temperature; round robin cycles over the candidates in order. Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
@@ -41,6 +41,7 @@ export const INVARIANTS = [
   'reconciliation-reason',
   'router-load',
   'placement-cost',
+  'round-robin',
   'report-summary',
   'request-metrics',
   'play-release',
@@ -69,6 +70,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
   'router-load': "the router never counts more prefill tokens on a worker than the prompts placed there and not yet prefilled",
   'placement-cost': "every candidate's cost is its load and decode blocks as SCORE-2 adds them from its own figures, and without temperature the cheapest candidate is chosen",
+  'round-robin': 'with the round-robin policy, the placements cycle over the candidates in (worker, dp rank) order, one each in turn from the first',
   'report-summary': "the report's summary adds up its requests: counts, tokens sent and reused, reuse ratio, reconciliations",
   'request-metrics': "each finished request's metrics fit its token times, and the run's percentiles are the nearest-rank values of its requests'",
   'play-release': 'every request of a play arrives at the later of its authored offset and each dependency it waits for, plus that edge\'s delay',
@@ -202,7 +204,7 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
-  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...summaryViolations(outcome), ...metricViolations(outcome));
+  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...roundRobinViolations(requests, outcome.result.ranks), ...summaryViolations(outcome), ...metricViolations(outcome));
   violations.push(...failedPlayViolations(requests, run.failures), ...playReleaseViolations(requests, outcome.plays, run.agentic_trace));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
@@ -528,6 +530,48 @@ function placementCostViolations(requests: readonly SimRequest[], weights: Route
     }
   }
   return violations;
+}
+
+// ── Round robin (SCORE-6) ───────────────────────────────────────────────────────────────────
+
+/**
+ * SCORE-6: the round-robin policy gives the k-th placement (counting from 0) to candidate k mod n of
+ * the n ranks it routes to (aggregated and prefill workers' ranks) in (worker, dp rank) order,
+ * whatever the caches hold. Placements of one instant may have been made in any order among
+ * themselves, so the counts are compared after each instant: after k placements, the first k mod n
+ * candidates have one more than the others. (A placement record keeps the chosen candidate's score
+ * and the runner-up's only, so the candidates are the run's ranks.)
+ */
+function roundRobinViolations(requests: readonly SimRequest[], ranks: readonly RankEngine[]): Violation[] {
+  const placements: { time_ns: Nanos; rank: string }[] = [];
+  for (const request of requests) {
+    for (const placement of request.routing_history) {
+      if (placement.policy === 'round_robin') placements.push({ time_ns: placement.time_ns, rank: `worker ${placement.worker_id} dp rank ${placement.dp_rank}` });
+    }
+  }
+  if (placements.length === 0) return [];
+  const candidates = ranks
+    .filter((rank) => rank.role !== 'decode')
+    .map((rank) => rank.rank)
+    .sort((a, b) => a.worker_id - b.worker_id || a.dp_rank - b.dp_rank)
+    .map((rank) => `worker ${rank.worker_id} dp rank ${rank.dp_rank}`);
+  placements.sort((a, b) => a.time_ns - b.time_ns);
+  const counts = new Map<string, number>(candidates.map((rank) => [rank, 0]));
+  const n = candidates.length;
+  for (let k = 0; k < placements.length; ) {
+    const at = placements[k].time_ns;
+    for (; k < placements.length && placements[k].time_ns === at; k++) {
+      const rank = placements[k].rank;
+      if (!counts.has(rank)) return [{ invariant: 'round-robin', message: `a placement at ${formatNs(at)} went to ${rank}, which no routed role has` }];
+      counts.set(rank, counts.get(rank)! + 1);
+    }
+    const wrong = candidates.find((rank, i) => counts.get(rank) !== Math.floor(k / n) + (i < k % n ? 1 : 0));
+    if (wrong !== undefined) {
+      const held = candidates.map((rank) => `${rank}: ${counts.get(rank)}`).join(', ');
+      return [{ invariant: 'round-robin', message: `after the ${k} placement(s) made by ${formatNs(at)}, ${wrong} had ${counts.get(wrong)}; cycling from the first of ${n} candidates gives ${Math.floor(k / n)} each and one more to the first ${k % n} (${held})` }];
+    }
+  }
+  return [];
 }
 
 // ── The router's load (SCORE-2) ─────────────────────────────────────────────────────────────

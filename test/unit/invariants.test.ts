@@ -180,6 +180,31 @@ test('the KV events showing more blocks on a rank than its G1 or G2 holds is a v
   );
 });
 
+/** The example on three replicas with the round-robin policy. */
+function roundRobinRun(): ObservedRun {
+  const yaml = readFileSync(EXAMPLE, 'utf8').replace('replicas: 2', 'replicas: 3').replace('policy: kv', 'policy: round_robin');
+  const run = runObserved(parseReplayConfig(yaml, EXAMPLE), {});
+  assert.equal(run.error, null);
+  return run;
+}
+
+test('round robin: placements out of turn are a violation; the order among placements of one instant is free', () => {
+  const run = roundRobinRun();
+  assert.deepEqual(checkRun(run), []);
+  const placed = (id: string) => run.outcome!.result.requests.find((r) => r.request_id === id)!.routing_history[0];
+  // a1 at 0 ms, b1 and c1 at 5 ms, a2 at 20 ms over workers 0, 1, 2: 0, then 1 and 2, then 0.
+  assert.deepEqual(['a1', 'b1', 'c1', 'a2'].map((id) => [placed(id).time_ns, placed(id).worker_id]), [[0, 0], [5_000_000, 1], [5_000_000, 2], [20_000_000, 0]]);
+  [placed('b1').worker_id, placed('c1').worker_id] = [2, 1];
+  assert.deepEqual(checkChanged(run).filter((v) => v.invariant === 'round-robin'), [], 'two placements of one instant taken in the other order');
+  placed('a2').worker_id = 1;
+  assert.deepEqual(checkChanged(run).filter((v) => v.invariant === 'round-robin'), [
+    {
+      invariant: 'round-robin',
+      message: 'after the 4 placement(s) made by 20 ms, worker 0 dp rank 0 had 1; cycling from the first of 3 candidates gives 1 each and one more to the first 1 (worker 0 dp rank 0: 1, worker 1 dp rank 0: 2, worker 2 dp rank 0: 1)',
+    },
+  ]);
+});
+
 test('time running backwards in a request is a violation', () => {
   const run = cleanRun();
   const request = run.outcome!.result.requests[0];
