@@ -64,6 +64,21 @@ export function parseDefectAreas(text: string): DefectArea[] {
  * now catches).
  */
 const BANDWIDTHS_GBPS = [0, 0.001, 0.01, 0.1, 1, 32, 0.7, 1.0000005];
+
+/**
+ * A setting the config gives (one of `values`) or leaves out (null, one time in six): left out, the
+ * spec's default applies, and the fuzzer's checks use that default as the spec states it
+ * (invariants.ts, SPEC_DEFAULTS), not as the loader fills it in.
+ */
+function declared<T>(values: fc.Arbitrary<T>): fc.Arbitrary<T | null> {
+  return fc.oneof({ weight: 5, arbitrary: values }, { weight: 1, arbitrary: fc.constant(null) });
+}
+
+/** Writes each setting of `settings` that is not left out (null) into `target`. */
+function putDeclared(target: RawConfig, settings: Record<string, unknown>): RawConfig {
+  for (const [key, value] of Object.entries(settings)) if (value !== null) target[key] = value;
+  return target;
+}
 /** Pass durations and lags on a 0.25 ms grid, so they often coincide with arrival gaps. */
 const PASS_MS = [0.25, 0.5, 1, 2];
 
@@ -128,9 +143,10 @@ interface RoleDraw {
   dp_size: number;
   engine: EngineDraw;
   host: 'none' | 'private' | 'shared';
-  d2h_bandwidth_gbps: number;
-  h2d_bandwidth_gbps: number;
-  latency_to_first_byte_ms: number;
+  /** Null: left out of the config (see declared). */
+  d2h_bandwidth_gbps: number | null;
+  h2d_bandwidth_gbps: number | null;
+  latency_to_first_byte_ms: number | null;
 }
 
 const engineDraw: fc.Arbitrary<EngineDraw> = fc.record({
@@ -148,9 +164,9 @@ const roleDraw: fc.Arbitrary<RoleDraw> = fc.record({
   dp_size: fc.oneof({ weight: 3, arbitrary: fc.constant(1) }, { weight: 1, arbitrary: fc.constant(2) }),
   engine: engineDraw,
   host: fc.constantFrom('none', 'private', 'shared'),
-  d2h_bandwidth_gbps: fc.constantFrom(...BANDWIDTHS_GBPS),
-  h2d_bandwidth_gbps: fc.constantFrom(...BANDWIDTHS_GBPS),
-  latency_to_first_byte_ms: fc.constantFrom(0, 0.25, 1),
+  d2h_bandwidth_gbps: declared(fc.constantFrom(...BANDWIDTHS_GBPS)),
+  h2d_bandwidth_gbps: declared(fc.constantFrom(...BANDWIDTHS_GBPS)),
+  latency_to_first_byte_ms: declared(fc.constantFrom(0, 0.25, 1)),
 });
 
 interface ClusterDraw {
@@ -164,8 +180,8 @@ interface ClusterDraw {
   kv_cache_bytes_per_token: number;
   /** The shared pool's settings, common to every participant (G2-10). */
   shared_blocks: number;
-  shared_d2h_bandwidth_gbps: number;
-  shared_h2d_bandwidth_gbps: number;
+  shared_d2h_bandwidth_gbps: number | null;
+  shared_h2d_bandwidth_gbps: number | null;
   host_blocks: number;
   kv_transfer_bandwidth_gbps: number;
   kv_transfer_latency_ms: number;
@@ -181,8 +197,8 @@ const clusterDraw: fc.Arbitrary<ClusterDraw> = fc.record({
   block_size: fc.constantFrom(2, 4),
   kv_cache_bytes_per_token: fc.constantFrom(1, 1000, 250_000),
   shared_blocks: fc.integer({ min: 1, max: 32 }),
-  shared_d2h_bandwidth_gbps: fc.constantFrom(...BANDWIDTHS_GBPS),
-  shared_h2d_bandwidth_gbps: fc.constantFrom(...BANDWIDTHS_GBPS),
+  shared_d2h_bandwidth_gbps: declared(fc.constantFrom(...BANDWIDTHS_GBPS)),
+  shared_h2d_bandwidth_gbps: declared(fc.constantFrom(...BANDWIDTHS_GBPS)),
   host_blocks: fc.integer({ min: 1, max: 32 }),
   kv_transfer_bandwidth_gbps: fc.constantFrom(0.001, 0.01, 1, 32),
   kv_transfer_latency_ms: fc.constantFrom(0, 0.5),
@@ -196,10 +212,11 @@ type LagDraw = { kind: 'fixed'; ms: number } | { kind: 'pass' } | { kind: 'gap';
 interface RouterDraw {
   policy: 'kv' | 'round_robin';
   lag: LagDraw;
-  overlap_score_credit: number;
-  host_cache_hit_weight: number;
-  prefill_load_scale: number;
-  router_temperature: number;
+  /** Null: left out of the config (see declared). */
+  overlap_score_credit: number | null;
+  host_cache_hit_weight: number | null;
+  prefill_load_scale: number | null;
+  router_temperature: number | null;
 }
 
 const routerDraw: fc.Arbitrary<RouterDraw> = fc.record({
@@ -209,10 +226,10 @@ const routerDraw: fc.Arbitrary<RouterDraw> = fc.record({
     fc.record({ kind: fc.constant('pass' as const) }),
     fc.record({ kind: fc.constant('gap' as const), first: fc.nat(7), second: fc.nat(7) }),
   ),
-  overlap_score_credit: fc.constantFrom(1, 0, 2),
-  host_cache_hit_weight: fc.constantFrom(0.75, 1, 0),
-  prefill_load_scale: fc.constantFrom(1, 0),
-  router_temperature: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(0.5) }),
+  overlap_score_credit: declared(fc.constantFrom(1, 0, 2)),
+  host_cache_hit_weight: declared(fc.constantFrom(0.75, 1, 0)),
+  prefill_load_scale: declared(fc.constantFrom(1, 0)),
+  router_temperature: declared(fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: fc.constant(0.5) })),
 });
 
 // ── Explicit requests ───────────────────────────────────────────────────────────────────────
@@ -366,14 +383,15 @@ function buildCase(draw: CaseDraw, exclude: Set<DefectArea>): FuzzCase {
     config: {
       seed: draw.seed,
       cluster: clusterConfig,
-      router: {
-        policy: router.policy,
-        kv_event_lag_ms,
-        overlap_score_credit: router.overlap_score_credit,
-        host_cache_hit_weight: router.host_cache_hit_weight,
-        prefill_load_scale: router.prefill_load_scale,
-        router_temperature: router.router_temperature,
-      },
+      router: putDeclared(
+        { policy: router.policy, kv_event_lag_ms },
+        {
+          overlap_score_credit: router.overlap_score_credit,
+          host_cache_hit_weight: router.host_cache_hit_weight,
+          prefill_load_scale: router.prefill_load_scale,
+          router_temperature: router.router_temperature,
+        },
+      ),
       workload,
     },
     agentic_trace,
@@ -399,24 +417,23 @@ function roleConfig(draw: RoleDraw, role: 'aggregated' | 'prefill' | 'decode', c
     },
   };
   if (draw.host === 'private') {
-    config.host_offload = {
-      num_host_blocks: cluster.host_blocks,
-      scope: 'dp_rank_local',
-      d2h_bandwidth_gbps: draw.d2h_bandwidth_gbps,
-      h2d_bandwidth_gbps: draw.h2d_bandwidth_gbps,
-      latency_to_first_byte_ms: draw.latency_to_first_byte_ms,
-    };
+    config.host_offload = putDeclared(
+      { num_host_blocks: cluster.host_blocks, scope: 'dp_rank_local' },
+      { d2h_bandwidth_gbps: draw.d2h_bandwidth_gbps, h2d_bandwidth_gbps: draw.h2d_bandwidth_gbps, latency_to_first_byte_ms: draw.latency_to_first_byte_ms },
+    );
   } else if (draw.host === 'shared') {
-    const limited = (gbps: number) => (gbps === 0 && exclude.has('unlimited-shared-bandwidth') ? 1 : gbps);
-    config.host_offload = {
-      num_host_blocks: cluster.shared_blocks,
-      scope: 'cluster_shared',
-      d2h_bandwidth_gbps: limited(draw.d2h_bandwidth_gbps),
-      h2d_bandwidth_gbps: limited(draw.h2d_bandwidth_gbps),
-      latency_to_first_byte_ms: draw.latency_to_first_byte_ms,
-      shared_d2h_bandwidth_gbps: limited(cluster.shared_d2h_bandwidth_gbps),
-      shared_h2d_bandwidth_gbps: limited(cluster.shared_h2d_bandwidth_gbps),
-    };
+    // (A setting left out takes its default, which is never unlimited.)
+    const limited = (gbps: number | null) => (gbps === 0 && exclude.has('unlimited-shared-bandwidth') ? 1 : gbps);
+    config.host_offload = putDeclared(
+      { num_host_blocks: cluster.shared_blocks, scope: 'cluster_shared' },
+      {
+        d2h_bandwidth_gbps: limited(draw.d2h_bandwidth_gbps),
+        h2d_bandwidth_gbps: limited(draw.h2d_bandwidth_gbps),
+        latency_to_first_byte_ms: draw.latency_to_first_byte_ms,
+        shared_d2h_bandwidth_gbps: limited(cluster.shared_d2h_bandwidth_gbps),
+        shared_h2d_bandwidth_gbps: limited(cluster.shared_h2d_bandwidth_gbps),
+      },
+    );
   }
   return config;
 }

@@ -148,6 +148,71 @@ export function routerWeightsOf(config: ReplayConfig): RouterWeights {
   };
 }
 
+/**
+ * The defaults the spec gives settings a config may leave out, as semantics.md states them: the
+ * fuzzer's checks read a generated config's own settings and, where it left one out, these
+ * (declaredRouterWeights, declaredBandwidths), so a loader that filled in another default fails them.
+ */
+export const SPEC_DEFAULTS = {
+  /** SCORE-2. */
+  router: { overlap_score_credit: 1, host_cache_hit_weight: 0.75, prefill_load_scale: 1, router_temperature: 0 },
+  /** LAG-1. */
+  kv_event_lag_ms: 0,
+  /** G2-1: per rank, and the shared pool's caps. */
+  host_offload: { scope: 'dp_rank_local', d2h_bandwidth_gbps: 32, h2d_bandwidth_gbps: 32, shared_d2h_bandwidth_gbps: 80, shared_h2d_bandwidth_gbps: 80 },
+  /** TOPO-1: a role's workers. */
+  replicas: 1,
+  /** PD-1's fixed latency. */
+  kv_transfer_latency_ms: 0,
+} as const;
+
+/** A setting of a config as written (a plain object read from YAML), or the spec's default when it is left out. */
+function setting<T>(section: unknown, key: string, fallback: T): T {
+  const value = typeof section === 'object' && section !== null ? (section as Record<string, unknown>)[key] : undefined;
+  return value === undefined ? fallback : (value as T);
+}
+
+/** The router's weights a config declares, with the spec's defaults for those it leaves out (see SPEC_DEFAULTS). */
+export function declaredRouterWeights(config: Record<string, unknown>, block_size: number): RouterWeights {
+  const router = config.router;
+  const defaults = SPEC_DEFAULTS.router;
+  return {
+    block_size,
+    overlap_score_credit: setting(router, 'overlap_score_credit', defaults.overlap_score_credit),
+    host_cache_hit_weight: setting(router, 'host_cache_hit_weight', defaults.host_cache_hit_weight),
+    prefill_load_scale: setting(router, 'prefill_load_scale', defaults.prefill_load_scale),
+    router_temperature: setting(router, 'router_temperature', defaults.router_temperature),
+  };
+}
+
+/** The KV event lag a config declares (LAG-1's default when left out). */
+export function declaredLagMs(config: Record<string, unknown>): number {
+  return setting(config.router, 'kv_event_lag_ms', SPEC_DEFAULTS.kv_event_lag_ms);
+}
+
+/** The transfer links a config declares, with the spec's defaults for those it leaves out; numbered as transferBandwidthsOf numbers them. */
+export function declaredBandwidths(config: Record<string, unknown>): TransferBandwidths {
+  const workers: (HostLinks | null)[] = [];
+  const cluster = config.cluster as Record<string, unknown>;
+  const defaults = SPEC_DEFAULTS.host_offload;
+  for (const role of cluster.workers as Record<string, unknown>[]) {
+    const offload = role.host_offload;
+    const links: HostLinks | null =
+      offload === undefined
+        ? null
+        : {
+            shared: setting<string>(offload, 'scope', defaults.scope) === 'cluster_shared',
+            d2h_gbps: setting(offload, 'd2h_bandwidth_gbps', defaults.d2h_bandwidth_gbps),
+            h2d_gbps: setting(offload, 'h2d_bandwidth_gbps', defaults.h2d_bandwidth_gbps),
+            shared_d2h_gbps: setting(offload, 'shared_d2h_bandwidth_gbps', defaults.shared_d2h_bandwidth_gbps),
+            shared_h2d_gbps: setting(offload, 'shared_h2d_bandwidth_gbps', defaults.shared_h2d_bandwidth_gbps),
+          };
+    for (let replica = 0; replica < setting(role, 'replicas', SPEC_DEFAULTS.replicas); replica++) workers.push(links);
+  }
+  const gbps = setting<number | undefined>(cluster, 'kv_transfer_bandwidth_gbps', undefined);
+  return { workers, kv_transfer: gbps === undefined ? null : { gbps, latency_ns: msToNs(setting(cluster, 'kv_transfer_latency_ms', SPEC_DEFAULTS.kv_transfer_latency_ms)) } };
+}
+
 /** A worker role's G2 links (GB/s; 0 is unlimited). */
 export interface HostLinks {
   shared: boolean;

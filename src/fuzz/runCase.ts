@@ -11,7 +11,7 @@ import type { Cluster } from '../sim/cluster';
 import { UnsettledError } from '../kernel';
 import { formatNs, msToNs } from '../time';
 import { rankLabel, type KvEventBatch } from '../events/model';
-import { checkRun, routerWeightsOf, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
+import { checkRun, declaredBandwidths, declaredLagMs, declaredRouterWeights, routerWeightsOf, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
 import { plantedViolations } from './planted';
@@ -220,6 +220,11 @@ export function runCase(fuzzCase: FuzzCase, checks: CaseChecks = {}): CaseVerdic
   const inputs = caseInputs(fuzzCase, config);
   const first = runObserved(config, inputs, undefined, checks.max_checked_events ?? MAX_CHECKED_KV_EVENTS, maxKernelEvents);
   if (first.error instanceof TooHeavyToCheck) return { violations: [], digest: null, first, too_heavy: true };
+  // The checks take the settings as the case wrote them, and the spec's defaults for those it left
+  // out, not the loader's reading of them (which the run used).
+  first.router = declaredRouterWeights(fuzzCase.config, first.router.block_size);
+  first.bandwidths = declaredBandwidths(fuzzCase.config);
+  first.kv_event_lag_ms = declaredLagMs(fuzzCase.config);
   const violations = checkRun(first);
   if (checks.planted_defect) violations.push(...plantedViolations(first));
   // A copy of the validated config (validating it again costs more than the copy): the second run shares nothing with the first.

@@ -93,6 +93,24 @@ test('each known-defect area is generated unless excluded, and excluding it remo
   assert.throws(() => parseDefectAreas('everything'), /unknown generator area "everything"/);
 });
 
+test('the generator both gives and leaves out each router weight and G2 link setting, so the checks meet the spec\'s defaults too', () => {
+  const all = fc.sample(fuzzCaseArbitrary({ exclude: [] }), { numRuns: 2000, seed: SEED });
+  const sections = (c: FuzzCase) => {
+    const cluster = c.config.cluster as { workers: { host_offload?: Record<string, unknown> }[] };
+    const offloads = cluster.workers.flatMap((role) => (role.host_offload ? [role.host_offload] : []));
+    return { router: c.config.router as Record<string, unknown>, offloads };
+  };
+  for (const key of ['overlap_score_credit', 'host_cache_hit_weight', 'prefill_load_scale', 'router_temperature']) {
+    assert.ok(all.some((c) => key in sections(c).router), `router.${key} is never given`);
+    assert.ok(all.some((c) => !(key in sections(c).router)), `router.${key} is never left out`);
+  }
+  for (const key of ['d2h_bandwidth_gbps', 'h2d_bandwidth_gbps', 'latency_to_first_byte_ms', 'shared_d2h_bandwidth_gbps', 'shared_h2d_bandwidth_gbps']) {
+    const withKey = (c: FuzzCase, present: boolean) => sections(c).offloads.some((o) => (key.startsWith('shared') ? o.scope === 'cluster_shared' : true) && key in o === present);
+    assert.ok(all.some((c) => withKey(c, true)), `host_offload.${key} is never given`);
+    assert.ok(all.some((c) => withKey(c, false)), `host_offload.${key} is never left out`);
+  }
+});
+
 test('a case written as a config (and trace) and read back replays with the same digest', () => {
   const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: READ_BACK_CASES, seed: SEED + 1 });
   assert.ok(cases.some((fuzzCase) => fuzzCase.agentic_trace !== null));

@@ -8,7 +8,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseReplayConfig } from '../../src/config/load';
-import { checkRun, passViolations, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
+import { checkRun, declaredBandwidths, declaredLagMs, declaredRouterWeights, passViolations, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
+import YAML from 'yaml';
 import { formatNs, msToNs } from '../../src/time';
 import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
 import { PassLedger } from '../../src/fuzz/passLedger';
@@ -203,6 +204,23 @@ test('round robin: placements out of turn are a violation; the order among place
       message: 'after the 4 placement(s) made by 20 ms, worker 0 dp rank 0 had 1; cycling from the first of 3 candidates gives 1 each and one more to the first 1 (worker 0 dp rank 0: 1, worker 1 dp rank 0: 2, worker 2 dp rank 0: 1)',
     },
   ]);
+});
+
+test('the settings a config leaves out are read as the spec\'s defaults, not as the loader fills them in', () => {
+  const config = { cluster: { workers: [{ role: 'aggregated', replicas: 2, host_offload: { num_host_blocks: 4 } }, { role: 'aggregated', host_offload: { num_host_blocks: 4, scope: 'cluster_shared', h2d_bandwidth_gbps: 0 } }, { role: 'aggregated' }] }, router: { policy: 'kv', host_cache_hit_weight: 1 } };
+  assert.deepEqual(declaredRouterWeights(config, 4), { block_size: 4, overlap_score_credit: 1, host_cache_hit_weight: 1, prefill_load_scale: 1, router_temperature: 0 });
+  assert.deepEqual(declaredRouterWeights({ cluster: config.cluster }, 4), { block_size: 4, overlap_score_credit: 1, host_cache_hit_weight: 0.75, prefill_load_scale: 1, router_temperature: 0 });
+  assert.equal(declaredLagMs(config), 0);
+  const privateLinks = { shared: false, d2h_gbps: 32, h2d_gbps: 32, shared_d2h_gbps: 80, shared_h2d_gbps: 80 };
+  assert.deepEqual(declaredBandwidths(config), { workers: [privateLinks, privateLinks, { shared: true, d2h_gbps: 32, h2d_gbps: 0, shared_d2h_gbps: 80, shared_h2d_gbps: 80 }, null], kv_transfer: null });
+  // The example gives host_cache_hit_weight 1.0; had it been left out and the loader defaulted it to
+  // 1.0 instead of SCORE-2's 0.75, the placements' costs are not what the spec's weights give.
+  const run = cleanRun();
+  assert.ok(run.outcome!.result.requests.some((r) => r.routing_history.some((p) => p.candidates.some((c) => c.host_blocks > 0))), 'a placement credits host blocks');
+  const raw = YAML.parse(readFileSync(EXAMPLE, 'utf8')) as Record<string, Record<string, unknown>>;
+  delete raw.router.host_cache_hit_weight;
+  run.router = declaredRouterWeights(raw, run.router.block_size);
+  assert.ok(checkChanged(run).some((v) => v.invariant === 'placement-cost' && /credit is/.test(v.message)));
 });
 
 test('time running backwards in a request is a violation', () => {
