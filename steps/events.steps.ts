@@ -40,10 +40,21 @@ Given(
   },
 );
 
+function remove(world: KvWorld, at: Nanos, worker: number, tier: Tier, name: string, first?: number, last?: number): void {
+  const hashes = blocksOf(world, name, first, last).blocks.map((block) => block.block_hash);
+  world.later((replay) => replay.emitAt(at, rank0(worker), tier, (stream) => [stream.removed(tier, hashes)]));
+}
+
 Given('worker {int} removes {string} from {tier} at {duration}', function (this: KvWorld, worker: number, name: string, tier: Tier, at: Nanos) {
-  const hashes = blocksOf(this, name).blocks.map((block) => block.block_hash);
-  this.later((replay) => replay.emitAt(at, rank0(worker), tier, (stream) => [stream.removed(tier, hashes)]));
+  remove(this, at, worker, tier, name);
 });
+
+Given(
+  'worker {int} removes blocks {int} to {int} of {string} from {tier} at {duration}',
+  function (this: KvWorld, worker: number, first: number, last: number, name: string, tier: Tier, at: Nanos) {
+    remove(this, at, worker, tier, name, first, last);
+  },
+);
 
 Given('worker {int} clears its caches at {duration}', function (this: KvWorld, worker: number, at: Nanos) {
   this.later((replay) => replay.emitAt(at, rank0(worker), 'Device', (stream) => [stream.cleared('Device')]));

@@ -50,6 +50,20 @@ Feature: How the router chooses among ranks
       | 1      | 2          | 0           |
     And it is placed on worker 1
 
+  # Worker 0 holds block 3, so the router looks at block 4 too: worker 1 holds it in host memory, after its gap.
+  @SCORE-1
+  Scenario: host blocks count after the GPU ones only while they follow one another: a block missing from host memory ends the run
+    Given the prefix "long prompt" is 16 tokens long
+    And worker 1 finishes storing blocks 1 to 1 of "long prompt" in GPU memory at 0 ms
+    And worker 1 finishes storing blocks 1 to 4 of "long prompt" in host memory at 0 ms
+    And worker 0 finishes storing blocks 1 to 3 of "long prompt" in host memory at 0 ms
+    And worker 1 removes blocks 3 to 3 of "long prompt" from host memory at 0.5 ms
+    When a request starting with "long prompt" arrives at 1 ms
+    Then the router scored it as:
+      | worker | GPU blocks | host blocks |
+      | 0      | 0          | 3           |
+      | 1      | 1          | 1           |
+
   # Dynamo's router counts a prompt's complete blocks only (its active-block hashes stop at the
   # last whole block); the tokens of a partial last block count as prefill.
   @SCORE-2

@@ -7,13 +7,15 @@
 // in a run with lag); the router's prefill load is bounded by what was placed and not yet
 // prefilled; the summary and the request metrics add up the requests' records; a play's
 // requests arrive when AGX-1 says; each placement's costs add up and the cheapest wins without
-// temperature; round robin cycles over the candidates in order. Pure:
+// temperature; round robin cycles over the candidates in order; each placement's recorded
+// overlaps are what the events the router had applied give. Pure:
 // an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
 import type { PassTimeModel } from '../engine/passTime';
 import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog, type RankSummary } from '../events/checkLog';
+import type { KvEvent } from '../events/model';
 import { parseWireLog, WireFormatError } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
 import type { Statistics } from '../report/requestMetrics';
@@ -21,7 +23,8 @@ import type { AgenticTrace } from '../agentic/trace';
 import type { PlayRecord } from '../agentic/driver';
 import { transferNs, type TransferRecord } from '../engine/transfers';
 import type { ReplayConfig } from '../config/schema';
-import type { RouterSettings } from '../router/router';
+import type { Placement, RouterSettings } from '../router/router';
+import type { BlockHash } from '../hash';
 import { canonicalJson } from '../report/canonical';
 
 export const INVARIANTS = [
@@ -40,6 +43,7 @@ export const INVARIANTS = [
   'reuse-within-prompt',
   'reconciliation-reason',
   'router-load',
+  'router-view',
   'placement-cost',
   'round-robin',
   'report-summary',
@@ -70,6 +74,7 @@ export const INVARIANT_CLAIMS: Record<InvariantName, string> = {
   'reconciliation-reason': 'every reconciliation disagreement gives a documented reason',
   'router-load': "the router never counts more prefill tokens on a worker than the prompts placed there and not yet prefilled",
   'placement-cost': "every candidate's cost is its load and decode blocks as SCORE-2 adds them from its own figures, and without temperature the cheapest candidate is chosen",
+  'router-view': "at every placement, each recorded candidate's GPU and host overlap is what the KV events the router had applied by then give",
   'round-robin': 'with the round-robin policy, the placements cycle over the candidates in (worker, dp rank) order, one each in turn from the first',
   'report-summary': "the report's summary adds up its requests: counts, tokens sent and reused, reuse ratio, reconciliations",
   'request-metrics': "each finished request's metrics fit its token times, and the run's percentiles are the nearest-rank values of its requests'",
@@ -121,6 +126,8 @@ export interface ObservedRun {
   /** KV event batches that reached the router at another time than their emission + the config's lag (LAG-1), found as each was delivered. */
   delivery_violations: Violation[];
   failures: FailureRecord[];
+  /** Every KV-aware router placement, in the order made, with what it scored (see PlacementView). */
+  placement_views: PlacementView[];
   /** The batches the router received, in the `--events-out` wire form. */
   event_log: string;
   /** The router's KV event lag (LAG-1): with none, no disagreement is the lag's. */
@@ -131,6 +138,13 @@ export interface ObservedRun {
   agentic_trace: AgenticTrace | null;
   /** The router's weights and block size from the config (SCORE-2's costs are recomputed with them). */
   router: RouterWeights;
+}
+
+/** A placement as the router made it: the prompt blocks it scored (their hashes) and how many KV events the router had applied then. */
+export interface PlacementView {
+  placement: Placement;
+  applied_events: number;
+  block_hashes: BlockHash[];
 }
 
 /** The router's settings a placement's costs depend on. */
@@ -272,7 +286,7 @@ export function checkRun(run: ObservedRun): Violation[] {
   violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...roundRobinViolations(requests, outcome.result.ranks), ...summaryViolations(outcome), ...metricViolations(outcome));
   violations.push(...failedPlayViolations(requests, run.failures), ...playReleaseViolations(requests, outcome.plays, run.agentic_trace));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
-  violations.push(...eventLogViolations(run.event_log, outcome.result.ranks));
+  violations.push(...eventLogViolations(run.event_log, outcome.result.ranks), ...routerViewViolations(run.placement_views, run.event_log));
   return violations;
 }
 
@@ -595,6 +609,73 @@ function placementCostViolations(requests: readonly SimRequest[], weights: Route
     }
   }
   return violations;
+}
+
+// ── The router's view (MIR-1, SCORE-1) ──────────────────────────────────────────────────────
+
+/** One rank's residency, per tier, as an independent reading of the events builds it. */
+interface ViewedRank {
+  Device: Set<BlockHash>;
+  HostPinned: Set<BlockHash>;
+}
+
+/**
+ * SCORE-1 from the events alone: the wire log's events, applied in order to plain sets of hashes per
+ * rank and tier up to the count the router had applied at each placement, give each recorded
+ * candidate's overlap: GPU blocks = the prompt's leading blocks in the rank's Device set; host
+ * blocks = the blocks right after those in its HostPinned set, consecutive. A log that does not
+ * parse is the event-stream check's.
+ */
+function routerViewViolations(views: readonly PlacementView[], event_log: string): Violation[] {
+  if (views.length === 0) return [];
+  let lines;
+  try {
+    lines = parseWireLog(event_log);
+  } catch (error) {
+    if (error instanceof WireFormatError) return [];
+    throw error;
+  }
+  const events = lines.flatMap((line) => line.batch.events);
+  const ranks = new Map<string, ViewedRank>();
+  const rankOf = (worker_id: number, dp_rank: number): ViewedRank => {
+    const key = `${worker_id}/${dp_rank}`;
+    let rank = ranks.get(key);
+    if (rank === undefined) ranks.set(key, (rank = { Device: new Set(), HostPinned: new Set() }));
+    return rank;
+  };
+  const violations: Violation[] = [];
+  let applied = 0;
+  for (const view of [...views].sort((a, b) => a.applied_events - b.applied_events)) {
+    for (; applied < view.applied_events && applied < events.length; applied++) applyToView(rankOf, events[applied]);
+    const { placement, block_hashes } = view;
+    for (const candidate of placement.candidates) {
+      const rank = rankOf(candidate.worker_id, candidate.dp_rank);
+      let device = 0;
+      while (device < block_hashes.length && rank.Device.has(block_hashes[device])) device++;
+      let host = 0;
+      while (device + host < block_hashes.length && rank.HostPinned.has(block_hashes[device + host])) host++;
+      if (candidate.device_blocks === device && candidate.host_blocks === host) continue;
+      violations.push({
+        invariant: 'router-view',
+        message:
+          `placing request ${placement.request_id} at ${formatNs(placement.time_ns)} after ${view.applied_events} KV event(s): worker ${candidate.worker_id} dp rank ${candidate.dp_rank} ` +
+          `was credited ${candidate.device_blocks} GPU and ${candidate.host_blocks} host block(s); those events give ${device} and ${host}`,
+      });
+      if (violations.length >= 5) return violations;
+    }
+  }
+  return violations;
+}
+
+function applyToView(rankOf: (worker_id: number, dp_rank: number) => ViewedRank, event: KvEvent): void {
+  const rank = rankOf(event.worker_id, event.dp_rank);
+  const data = event.data;
+  if (data.type === 'Stored') for (const block of data.blocks) rank[event.tier].add(block.block_hash);
+  else if (data.type === 'Removed') for (const hash of data.block_hashes) rank[event.tier].delete(hash);
+  else {
+    rank.Device.clear();
+    rank.HostPinned.clear();
+  }
 }
 
 // ── Round robin (SCORE-6) ───────────────────────────────────────────────────────────────────

@@ -11,7 +11,7 @@ import type { Cluster } from '../sim/cluster';
 import { UnsettledError } from '../kernel';
 import { formatNs, msToNs } from '../time';
 import { rankLabel, type KvEventBatch } from '../events/model';
-import { checkRun, declaredBandwidths, declaredLagMs, declaredRouterWeights, routerWeightsOf, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type Violation } from './invariants';
+import { checkRun, declaredBandwidths, declaredLagMs, declaredRouterWeights, routerWeightsOf, transferBandwidthsOf, type FailureRecord, type ObservedRun, type PassRecord, type PlacementView, type Violation } from './invariants';
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
 import { plantedViolations } from './planted';
@@ -84,6 +84,7 @@ export function eventLogOf(outcome: ReplayOutcome): string {
 export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPasses?: number, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS): ObservedRun {
   const ledger = new PassLedger(keptPasses);
   const failures: FailureRecord[] = [];
+  const placement_views: PlacementView[] = [];
   let observedCluster: Cluster | null = null;
   // The preemptions made by the time half the kernel event budget was used, and the longest request dispatched (see spinning).
   let preemptionsAtHalf: number | null = null;
@@ -95,6 +96,11 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
     cluster.onFinished = (request) => {
       if (request.state === 'failed') failures.push({ request_id: request.request_id, play_id: request.identity.play_id, time_ns: cluster.kernel.now });
       driver?.(request);
+    };
+    // What each placement scored: its blocks' hashes (while the request holds their ids) and the events applied by then.
+    const router = cluster.router;
+    router.placementObserver = (placement, ids, applied_events) => {
+      placement_views.push({ placement, applied_events, block_hashes: Array.from(ids, (id) => router.blockIds.hashOf(id)) });
     };
     const dispatched = cluster.onDispatched;
     cluster.onDispatched = (request) => {
@@ -131,7 +137,7 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
   // LAG-1, from the config: each batch reaches the router exactly its lag after it was emitted (the first few that do not are kept).
   const lag_ns = msToNs(config.router.kv_event_lag_ms);
   const late: Violation[] = [];
-  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, delivery_violations: late, failures, kv_event_lag_ms: config.router.kv_event_lag_ms, bandwidths: transferBandwidthsOf(config), agentic_trace: inputs.agentic_trace ?? null, router: routerWeightsOf(config) });
+  const observed = () => ({ passes: ledger.kept, pass_count: ledger.count, pass_digest: ledger.digest, unkept_pass_violations: ledger.unkept_violations, delivery_violations: late, failures, placement_views, kv_event_lag_ms: config.router.kv_event_lag_ms, bandwidths: transferBandwidthsOf(config), agentic_trace: inputs.agentic_trace ?? null, router: routerWeightsOf(config) });
   try {
     let delivered = 0;
     const budget = (batch: KvEventBatch) => {

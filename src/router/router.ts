@@ -95,6 +95,12 @@ export class Router {
   private readonly columns = new ScoreColumns();
   private nextRankIndex = 0;
   private roundRobinCursor = 0;
+  /**
+   * Told of each placement with the block ids it scored and how many KV events the mirror had
+   * applied by then (an optional observer: the fuzzer checks the recorded overlaps against the
+   * events themselves).
+   */
+  placementObserver: ((placement: Placement, ids: ArrayLike<BlockId>, applied_events: number) => void) | null = null;
 
   constructor(
     readonly settings: RouterSettings,
@@ -200,6 +206,7 @@ export class Router {
     const columns = this.scoreIds(request, ids);
     const { chosen, tied } = this.choose(columns, request.isl_tokens);
     const placement = this.record(request, now, columns, chosen, tied);
+    if (this.placementObserver !== null) this.placementObserver(placement, ids, this.mirror.appliedEvents);
     this.commit(request, ids, this.candidates[chosen].index, columns, chosen);
     return placement;
   }

@@ -223,6 +223,21 @@ test('the settings a config leaves out are read as the spec\'s defaults, not as 
   assert.ok(checkChanged(run).some((v) => v.invariant === 'placement-cost' && /credit is/.test(v.message)));
 });
 
+test('a placement credited with other blocks than the KV events the router had applied give is a violation', () => {
+  const run = cleanRun();
+  const credited = run.placement_views.find((view) => view.placement.candidates.some((c) => c.device_blocks + c.host_blocks > 0));
+  assert.ok(credited !== undefined, 'some placement credits cached blocks');
+  assert.ok(run.placement_views.every((view) => view.block_hashes.length > 0 && view.applied_events >= 0));
+  const candidate = credited.placement.candidates.find((c) => c.device_blocks + c.host_blocks > 0)!;
+  // As if the router had scored before applying any event: the events applied by then give nothing.
+  credited.applied_events = 0;
+  const at = `placing request ${credited.placement.request_id} at ${formatNs(credited.placement.time_ns)} after 0 KV event(s)`;
+  assert.deepEqual(
+    checkChanged(run).filter((v) => v.invariant === 'router-view'),
+    [{ invariant: 'router-view', message: `${at}: worker ${candidate.worker_id} dp rank ${candidate.dp_rank} was credited ${candidate.device_blocks} GPU and ${candidate.host_blocks} host block(s); those events give 0 and 0` }],
+  );
+});
+
 test('time running backwards in a request is a violation', () => {
   const run = cleanRun();
   const request = run.outcome!.result.requests[0];
@@ -387,7 +402,7 @@ test('a reconciliation disagreement without a documented reason is a violation',
 });
 
 test('a run that threw is a violation; a mirror mismatch is named as such', () => {
-  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], delivery_violations: [], failures: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null }, agentic_trace: null, router: { block_size: 4, overlap_score_credit: 1, host_cache_hit_weight: 1, prefill_load_scale: 1, router_temperature: 0 } };
+  const crashed: ObservedRun = { outcome: null, error: new InvariantError('transfer 0 finished with 2000000 bytes left at 5 ms'), passes: [], pass_count: 0, pass_digest: '0', unkept_pass_violations: [], delivery_violations: [], failures: [], placement_views: [], event_log: '', kv_event_lag_ms: 0, bandwidths: { workers: [], kv_transfer: null }, agentic_trace: null, router: { block_size: 4, overlap_score_credit: 1, host_cache_hit_weight: 1, prefill_load_scale: 1, router_temperature: 0 } };
   assert.deepEqual(brokenInvariants(crashed), ['run-completed']);
   const mirror: ObservedRun = { ...crashed, error: new InvariantError('router mirror of worker 0 dp rank 0 (Device) holds 2 blocks but the engine holds 3 after every event was delivered') };
   assert.deepEqual(brokenInvariants(mirror), ['mirror-matches-engines']);
