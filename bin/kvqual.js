@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The kvqual executable: loads the TypeScript sources through tsx and runs the command line.
-// KVQUAL_BUILD=<dir> runs the JavaScript that tsc compiled into <dir> instead (the sign-off's
+// KVQUAL_BUILD=<dir> runs the JavaScript compiled into <dir> (by esbuild) instead (the sign-off's
 // coverage run sets it, so the command-line tests measure build/src/cli/).
 // Exit codes: 0 clean, 1 a rule violation found, 2 usage / unreadable file / malformed input,
 // 3 an unexpected error inside kvqual (a bug: its stack is printed).
