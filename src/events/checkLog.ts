@@ -1,9 +1,10 @@
 // The captured-log checker: replays a parsed KV event log through the strict ResidencyMirror
 // (MIR-2, MIR-3) with the first id seen per rank as its start, and also flags a rank whose
 // timestamps go backwards. Reports the first violation with its line, or a summary of a clean
-// log (per rank: what is resident at the end, and the most that was resident at once). Pure: parsed lines in, a report out. The lines may be a stream (parseWireLines over a file):
-// they are read once, in order, and every line is read even after a violation, so that a
-// malformed line anywhere in the log is still reported.
+// log (per rank: what is resident at the end, and the most that was resident at once). Pure:
+// parsed lines in, a report out. The lines may be a stream (parseWireLines over a file): they are
+// read once, in order, and every line is read even after a violation, so that a malformed line
+// anywhere in the log is still reported.
 import { fromKvEventBatch, WireFormatError } from './wire';
 import { LIMITS, limitText } from '../limits';
 import type { KvEventBatch, RankRef, Tier } from './model';

@@ -1,15 +1,15 @@
 // The invariants every replay must keep, checked after a run: every request ended (finished, or
 // failed / skipped with a reason); the KV event stream, written as wire lines, passes the strict
 // checker and leaves the mirror equal to every rank's G1 and G2; no pass exceeded G1, G2,
-// max_num_seqs or the token budget, nor do the events ever show more than G1 or G2 holds; each request's timestamps run forward; transfers move whole
-// blocks, each in the time its bandwidth gives (TIME-2, where it moved alone); reuse is whole
-// blocks within what ENG-4 allows; every reconciliation gives a documented reason (lag only
-// in a run with lag); the router's prefill load is bounded by what was placed and not yet
-// prefilled; the summary and the request metrics add up the requests' records; a play's
-// requests arrive when AGX-1 says; each placement's costs add up and the cheapest wins without
-// temperature; round robin cycles over the candidates in order; each placement's recorded
-// overlaps are what the events the router had applied give. Pure:
-// an observed run in, a list of violations (with the request, rank or line they concern) out.
+// max_num_seqs or the token budget, nor do the events ever show more than G1 or G2 holds; each
+// request's timestamps run forward; transfers move whole blocks, each in the time its bandwidth
+// gives (TIME-2, where it moved alone); reuse is whole blocks within what ENG-4 allows; every
+// reconciliation gives a documented reason (lag only in a run with lag); the router's prefill
+// load is bounded by what was placed and not yet prefilled; the summary and the request metrics
+// add up the requests' records; a play's requests arrive when AGX-1 says; each placement's costs
+// add up and the cheapest wins without temperature; round robin cycles over the candidates in
+// order; each placement's recorded overlaps are what the events the router had applied give.
+// Pure: an observed run in, a list of violations (with the request, rank or line they concern) out.
 import type { ReplayOutcome } from '../replay';
 import type { SimRequest } from '../engine/request';
 import type { PassTimeModel } from '../engine/passTime';
