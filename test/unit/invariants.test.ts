@@ -17,7 +17,7 @@ import { InvariantError } from '../../src/kernel';
 import { EventTransport } from '../../src/events/transport';
 import { parseAgenticTrace } from '../../src/agentic/trace';
 import { ROOT } from '../support/paths';
-import { tightDecodeWorker } from '../support/configs';
+import { aggregated, tightDecodeWorker } from '../support/configs';
 import { checkEventLog } from '../../src/events/checkLog';
 import { parseWireLog } from '../../src/events/wire';
 
@@ -236,6 +236,66 @@ test('a placement credited with other blocks than the KV events the router had a
     checkChanged(run).filter((v) => v.invariant === 'router-view'),
     [{ invariant: 'router-view', message: `${at}: worker ${candidate.worker_id} dp rank ${candidate.dp_rank} was credited ${candidate.device_blocks} GPU and ${candidate.host_blocks} host block(s); those events give 0 and 0` }],
   );
+});
+
+/**
+ * One worker, 6 G1 blocks and private G2: a1's 17-token prompt (4 blocks) is written through to G2, b1
+ * evicts a1's last block from G1, and a2 (extending a1) is placed when the worker holds 3 of a1's
+ * blocks in G1 and the fourth in G2 only: credited 3 GPU and 1 host block.
+ */
+function gpuThenHostRun(): { run: ObservedRun; view: ObservedRun['placement_views'][number] } {
+  const yaml = aggregated({
+    host: 'num_host_blocks: 16, scope: dp_rank_local, d2h_bandwidth_gbps: 1, h2d_bandwidth_gbps: 1',
+    requests: [
+      '{ id: a1, arrival_ms: 0, prompt: [{ tokens: 17 }], output_length: 1 }',
+      '{ id: b1, arrival_ms: 10, prompt: [{ tokens: 11 }], output_length: 1 }',
+      '{ id: a2, arrival_ms: 30, extends: a1, prompt: [{ tokens: 4 }], output_length: 1 }',
+    ],
+  });
+  const run = runObserved(parseReplayConfig(yaml, 'gpu-then-host.yaml'), {});
+  assert.equal(run.error, null);
+  const view = run.placement_views.find((v) => v.placement.request_id === 'a2')!;
+  assert.deepEqual(view.placement.candidates.map((c) => [c.device_blocks, c.host_blocks]), [[3, 1]], 'a2 is credited a GPU run and the host block right after it');
+  return { run, view };
+}
+
+const routerView = (run: ObservedRun) => checkChanged(run).filter((v) => v.invariant === 'router-view');
+
+test('router view: a GPU run and the host run right after it pass; a GPU count one too high, with the host count right, is a violation', () => {
+  const { run, view } = gpuThenHostRun();
+  assert.deepEqual(checkRun(run), []);
+  view.placement.candidates[0].device_blocks = 4;
+  assert.deepEqual(routerView(run), [
+    { invariant: 'router-view', message: `placing request a2 at 30 ms after ${view.applied_events} KV event(s): worker 0 dp rank 0 was credited 4 GPU and 1 host block(s); those events give 3 and 1` },
+  ]);
+});
+
+test('router view: a Cleared event the router had applied before a placement leaves that rank nothing to credit', () => {
+  const { run, view } = gpuThenHostRun();
+  const lines = run.event_log.trimEnd().split('\n');
+  assert.equal(parseWireLog(lines.slice(0, view.applied_events).join('\n')).flatMap((line) => line.batch.events).length, view.applied_events, 'a line per event up to the placement');
+  const cleared = '{"worker_id":0,"storage_tier":"device","timestamp_ns":30000000,"event":{"event_id":99,"data":"cleared","dp_rank":0}}';
+  run.event_log = `${[...lines.slice(0, view.applied_events), cleared, ...lines.slice(view.applied_events)].join('\n')}\n`;
+  view.applied_events += 1;
+  assert.deepEqual(routerView(run), [
+    { invariant: 'router-view', message: `placing request a2 at 30 ms after ${view.applied_events} KV event(s): worker 0 dp rank 0 was credited 3 GPU and 1 host block(s); those events give 0 and 0` },
+  ]);
+});
+
+test('router view: at most five violations are told, the first ones', () => {
+  const { run, view } = gpuThenHostRun();
+  view.applied_events = 0;
+  run.placement_views = Array.from({ length: 7 }, () => view);
+  assert.equal(routerView(run).length, 5);
+});
+
+test('round robin: the ranks are taken in (worker, dp rank) order whatever order the run lists them in; a placement on a rank no routed role has is a violation', () => {
+  const run = roundRobinRun();
+  run.outcome!.result.ranks.reverse();
+  assert.deepEqual(checkChanged(run).filter((v) => v.invariant === 'round-robin'), []);
+  const a2 = run.outcome!.result.requests.find((r) => r.request_id === 'a2')!.routing_history[0];
+  a2.worker_id = 7;
+  assert.deepEqual(checkChanged(run).filter((v) => v.invariant === 'round-robin'), [{ invariant: 'round-robin', message: 'a placement at 20 ms went to worker 7 dp rank 0, which no routed role has' }]);
 });
 
 test('time running backwards in a request is a violation', () => {
