@@ -181,9 +181,9 @@ test('the KV events showing more blocks on a rank than its G1 or G2 holds is a v
   );
 });
 
-/** The example on three replicas with the round-robin policy. */
-function roundRobinRun(): ObservedRun {
-  const yaml = readFileSync(EXAMPLE, 'utf8').replace('replicas: 2', 'replicas: 3').replace('policy: kv', 'policy: round_robin');
+/** The example with the round-robin policy, on three replicas (or the given workers' lines). */
+function roundRobinRun(workers = 'replicas: 3'): ObservedRun {
+  const yaml = readFileSync(EXAMPLE, 'utf8').replace('replicas: 2', workers).replace('policy: kv', 'policy: round_robin');
   const run = runObserved(parseReplayConfig(yaml, EXAMPLE), {});
   assert.equal(run.error, null);
   return run;
@@ -290,6 +290,9 @@ test('router view: at most five violations are told, the first ones', () => {
 });
 
 test('round robin: the ranks are taken in (worker, dp rank) order whatever order the run lists them in; a placement on a rank no routed role has is a violation', () => {
+  const twoByTwo = roundRobinRun('replicas: 2\n      dp_size: 2');
+  twoByTwo.outcome!.result.ranks.reverse();
+  assert.deepEqual(checkChanged(twoByTwo).filter((v) => v.invariant === 'round-robin'), [], 'two workers of two dp ranks each, listed backwards');
   const run = roundRobinRun();
   run.outcome!.result.ranks.reverse();
   assert.deepEqual(checkChanged(run).filter((v) => v.invariant === 'round-robin'), []);
