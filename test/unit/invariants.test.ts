@@ -20,6 +20,7 @@ import { ROOT } from '../support/paths';
 import { aggregated, tightDecodeWorker } from '../support/configs';
 import { checkEventLog } from '../../src/events/checkLog';
 import { parseWireLog } from '../../src/events/wire';
+import type { RequestRecord, RunSummary } from '../../src/report/report';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml');
 
@@ -739,4 +740,54 @@ test("a pass's violations say where it ran, capacity before timing, each with it
     { invariant: 'capacity', message: `${at}: ${pass.g1_occupied_blocks} G1 blocks taken (num_gpu_blocks) > ${pass.num_gpu_blocks}` },
     { invariant: 'pass-time', message: `${at}: lasts 0 ns, not a whole number of at least 1` },
   ]);
+});
+
+test("the summary: each of its counts, told wrong alone, is named by the field it is", () => {
+  const fields: [string, (summary: RunSummary) => void][] = [
+    ['requests.total', (s) => (s.requests.total += 1)],
+    ['requests.finished', (s) => (s.requests.finished += 1)],
+    ['requests.failed', (s) => (s.requests.failed += 1)],
+    ['requests.skipped', (s) => (s.requests.skipped += 1)],
+    ['tokens.input (the prompts sent)', (s) => (s.tokens.input += 1)],
+    ['tokens.g1_reused', (s) => (s.tokens.g1_reused += 1)],
+    ['tokens.host_reused', (s) => (s.tokens.host_reused += 1)],
+    ['prefix_reuse_ratio', (s) => (s.prefix_reuse_ratio += 0.5)],
+    ['reconciliation.admissions', (s) => (s.reconciliation.admissions += 1)],
+    ['reconciliation.agree', (s) => (s.reconciliation.agree += 1)],
+    ['reconciliation.disagree_by_reason', (s) => (s.reconciliation.disagree_by_reason = { ...s.reconciliation.disagree_by_reason, lag: 99 })],
+  ];
+  for (const [field, tell] of fields) {
+    const run = cleanRun();
+    tell(run.outcome!.report.summary);
+    const messages = checkRun(run).map((v) => `${v.invariant}: ${v.message}`);
+    assert.equal(messages.length, 1, `${field}:\n${messages.join('\n')}`);
+    assert.ok(messages[0].startsWith(`report-summary: the summary's ${field} is `), messages[0]);
+  }
+});
+
+/** The run with its report's request records as `change` leaves them (the summary and statistics as they were). */
+function withRecords(run: ObservedRun, change: (record: RequestRecord) => void): ObservedRun {
+  const report = run.outcome!.report;
+  const records = [...report.per_request].map((record) => ({ ...record }));
+  records.forEach(change);
+  return { ...run, outcome: { ...run.outcome!, report: { ...report, per_request: records } } };
+}
+
+test('RPT-2: a request whose ITL is not its TPOT, or whose second token comes before its first, is a violation; at most ten are told', () => {
+  const metricsOf = (run: ObservedRun) => checkRun(run).filter((v) => v.invariant === 'request-metrics').map((v) => v.message);
+  const clean = cleanRun();
+  const target = [...clean.outcome!.report.per_request].find((r) => r.status === 'finished' && r.time_per_output_token_ms !== null)!;
+  const apart = metricsOf(withRecords(clean, (r) => { if (r.request_id === target.request_id) r.inter_token_latency_ms = r.time_per_output_token_ms! + 1; }));
+  assert.equal(apart.length, 1, apart.join('\n'));
+  assert.match(apart[0], new RegExp(`^request ${target.request_id}: ITL [\\d.]+ ms, but TPOT [\\d.]+ ms \\(the last token ends the request: they are one gap\\)$`));
+  const backwards = metricsOf(withRecords(cleanRun(), (r) => { if (r.request_id === target.request_id) r.time_to_second_token_ms = -0.001; }));
+  assert.equal(backwards.length, 1, backwards.join('\n'));
+  assert.match(backwards[0], new RegExp(`^request ${target.request_id}: TTFT [\\d.]+ ms \\+ TTST -0\\.001 ms is not within its E2E`));
+  // Every statistic of TTFT and E2E told wrong: fourteen violations, of which the first ten are told.
+  const many = cleanRun();
+  const metrics = many.outcome!.report.summary.metrics;
+  for (const stats of [metrics.time_to_first_token_ms, metrics.request_latency_ms]) for (const field of Object.keys(stats)) (stats as unknown as Record<string, number>)[field] = -1;
+  const told = metricsOf(many);
+  assert.equal(told.length, 10, told.join('\n'));
+  assert.match(told[0], /^the run's time_to_first_token_ms\.count is -1;/);
 });
