@@ -791,3 +791,74 @@ test('RPT-2: a request whose ITL is not its TPOT, or whose second token comes be
   assert.equal(told.length, 10, told.join('\n'));
   assert.match(told[0], /^the run's time_to_first_token_ms\.count is -1;/);
 });
+
+function agenticRun(): ObservedRun {
+  const example = path.join(ROOT, 'examples', 'agentic', 'two-lanes-shared.yaml');
+  const config = parseReplayConfig(readFileSync(example, 'utf8'), example);
+  const traceFile = path.resolve(path.dirname(example), config.workload.agentic!.trace);
+  return runObserved(config, { agentic_trace: parseAgenticTrace(readFileSync(traceFile, 'utf8'), traceFile) });
+}
+
+test('AGX-1: a request whose predecessor was never completed (or, for a dispatch edge, never dispatched) is named once, with no release time made up', () => {
+  const releasesOf = (run: ObservedRun) => checkRun(run).filter((v) => v.invariant === 'play-release').map((v) => v.message);
+  const unfinished = agenticRun();
+  const plan = unfinished.outcome!.result.requests.find((r) => r.request_id.endsWith('/fb-plan'))!;
+  const play = plan.request_id.slice(0, -'/fb-plan'.length);
+  plan.finished_ns = null;
+  // fb-grep and fb-resume wait on fb-plan's completion.
+  assert.deepEqual(releasesOf(unfinished), [`${play}/fb-grep`, `${play}/fb-resume`].map((id) => `request ${id} arrived at ${formatNs(unfinished.outcome!.result.requests.find((r) => r.request_id === id)!.arrival_ns)}, but its predecessor fb-plan was never completed`));
+  // The same edge fired on dispatch: fb-grep, which came at fb-plan's completion, was due at its play's start, when fb-plan was dispatched.
+  const onDispatch = agenticRun();
+  const grep = onDispatch.agentic_trace!.plays.flatMap((p) => p.nodes).find((n) => n.request_id === 'fb-grep')!;
+  (grep.dependencies[0] as { trigger: string }).trigger = 'dispatch';
+  const messages = releasesOf(onDispatch);
+  assert.ok(messages.length > 0 && messages.every((m) => /\/fb-grep arrived at [\d.]+ ms, not at [\d.]+ ms \(its play's start [\d.]+ ms \+ 0 ms\)$/.test(m)), messages.join('\n'));
+  onDispatch.outcome!.result.requests.filter((r) => r.request_id.endsWith('/fb-plan')).forEach((r) => (r.dispatch_ns = null));
+  const undispatched = releasesOf(onDispatch);
+  assert.ok(undispatched.length === messages.length && undispatched.every((m) => /\/fb-grep arrived at [\d.]+ ms, but its predecessor fb-plan was never dispatched$/.test(m)), undispatched.join('\n'));
+});
+
+test('AGX-1: at most five release violations are told', () => {
+  const run = agenticRun();
+  const late = run.outcome!.result.requests.filter((r) => r.state !== 'skipped');
+  assert.ok(late.length > 5, `${late.length} requests`);
+  for (const request of late) request.arrival_ns += 1;
+  assert.equal(checkRun(run).filter((v) => v.invariant === 'play-release').length, 5);
+});
+
+test('TIME-2 in a shared pool: only a finished transfer of the same direction, on a shared worker, that moved while it did makes a transfer not alone', () => {
+  type Direction = 'h2d' | 'd2h';
+  const record = (transfer_id: number, worker_id: number, started_ns: number, finished_ns: number | null, direction: Direction = 'h2d') => ({ transfer_id, direction, worker_id, dp_rank: 0, bytes: 2_000_000, blocks: 2, submitted_ns: started_ns, started_ns, finished_ns, request_id: null });
+  const shared = { shared: true, d2h_gbps: 32, h2d_gbps: 32, shared_d2h_gbps: 1, shared_h2d_gbps: 1 };
+  const privateLinks = { ...shared, shared: false };
+  // Transfer 0 on worker 0 takes a nanosecond too long for a transfer alone (2,000,000 B at 1 GB/s: 2 ms).
+  const wrong = record(0, 0, 0, 2_000_001);
+  const told = (others: ReturnType<typeof record>[], workers = [shared, shared]) => {
+    const run = cleanRun();
+    run.outcome!.result.transfers.splice(0, Infinity, wrong, ...others);
+    run.bandwidths = { workers, kv_transfer: null };
+    return checkRun(run).filter((v) => v.invariant === 'transfer-time' && v.message.startsWith('h2d transfer 0 ')).length;
+  };
+  assert.equal(told([]), 1, 'alone');
+  assert.equal(told([record(1, 1, 0, 3_000_000)]), 0, 'beside another h2d transfer it is not checked');
+  assert.equal(told([record(1, 1, 0, 3_000_000, 'd2h')]), 1, 'a d2h transfer shares no bandwidth with it');
+  assert.equal(told([record(1, 1, 0, null)]), 1, 'a transfer that never finished moved no bytes beside it');
+  assert.equal(told([record(1, 1, 1_000_000, 1_000_000)]), 1, 'nor did one of no time');
+  assert.equal(told([record(1, 1, 0, 3_000_000)], [shared, privateLinks]), 1, "a private worker's transfer is on its own lane");
+  assert.equal(told([record(1, 1, 2_000_001, 4_000_001)]), 1, 'one starting as it finished');
+  assert.equal(told([record(1, 1, 2_000_000, 4_000_000)]), 0, 'one starting a nanosecond before it finished');
+});
+
+test("SCORE-2: at the run's first placement no rank has prompts in prefill: neither the request being placed nor those placed after it count", () => {
+  const run = cleanRun();
+  const placements = run.outcome!.result.requests.flatMap((r) => r.routing_history.map((placement) => ({ request: r, placement })));
+  const first = placements.reduce((a, b) => (b.placement.time_ns < a.placement.time_ns ? b : a));
+  assert.ok(placements.filter((p) => p.placement.time_ns === first.placement.time_ns).length === 1, 'one placement at the first instant');
+  assert.ok(first.placement.candidates.length > 1);
+  for (const candidate of first.placement.candidates) candidate.active_prefill_tokens = 1;
+  const told = checkRun(run).filter((v) => v.invariant === 'router-load').map((v) => v.message);
+  assert.deepEqual(told, first.placement.candidates.map((c) => `placing request ${first.request.request_id} at ${formatNs(first.placement.time_ns)}, the router counted 1 prefill tokens on worker ${c.worker_id} dp rank ${c.dp_rank}, where the requests placed and not yet prefilled have 0`));  // Every count below zero: at most five are told.
+  for (const { placement } of placements) for (const candidate of placement.candidates) candidate.active_prefill_tokens = -1;
+  assert.ok(placements.flatMap((p) => p.placement.candidates).length > 5);
+  assert.equal(checkRun(run).filter((v) => v.invariant === 'router-load').length, 5);
+});
