@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseReplayConfig } from '../../src/config/load';
-import { checkRun, declaredBandwidths, declaredLagMs, declaredRouterWeights, passViolations, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
+import { checkRun, declaredBandwidths, declaredLagMs, declaredRouterWeights, passViolations, transferBandwidthsOf, type InvariantName, type ObservedRun } from '../../src/fuzz/invariants';
 import YAML from 'yaml';
 import { formatNs, msToNs } from '../../src/time';
 import { determinismViolations, runObserved } from '../../src/fuzz/runCase';
@@ -861,4 +861,27 @@ test("SCORE-2: at the run's first placement no rank has prompts in prefill: neit
   for (const { placement } of placements) for (const candidate of placement.candidates) candidate.active_prefill_tokens = -1;
   assert.ok(placements.flatMap((p) => p.placement.candidates).length > 5);
   assert.equal(checkRun(run).filter((v) => v.invariant === 'router-load').length, 5);
+});
+
+test("the loaded config's transfer links are the ones the config declares: one per replica, shared where the pool is, the KV handoff where it has a bandwidth", () => {
+  const declared = {
+    cluster: {
+      workers: [
+        { role: 'prefill', replicas: 2, engine: { block_size: 4, num_gpu_blocks: 16, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }, host_offload: { num_host_blocks: 4, d2h_bandwidth_gbps: 8 } },
+        { role: 'decode', replicas: 3, engine: { block_size: 4, num_gpu_blocks: 16, kv_cache_bytes_per_token: 250, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }, host_offload: { num_host_blocks: 4, scope: 'cluster_shared', shared_h2d_bandwidth_gbps: 0 } },
+      ],
+      kv_transfer_bandwidth_gbps: 25,
+      kv_transfer_latency_ms: 0.5,
+    },
+    workload: { requests: [{ id: 'a', arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 1 }] },
+  };
+  const yaml = YAML.stringify(declared);
+  const loaded = transferBandwidthsOf(parseReplayConfig(yaml, 'declared.yaml'));
+  assert.deepEqual(loaded, declaredBandwidths(declared));
+  assert.deepEqual(loaded.workers.map((links) => links?.shared), [false, false, true, true, true]);
+  assert.deepEqual(loaded.kv_transfer, { gbps: 25, latency_ns: 500_000 });
+  delete (declared.cluster as { kv_transfer_bandwidth_gbps?: number }).kv_transfer_bandwidth_gbps;
+  delete (declared.cluster as { kv_transfer_latency_ms?: number }).kv_transfer_latency_ms;
+  for (const role of declared.cluster.workers) role.role = 'aggregated';
+  assert.equal(transferBandwidthsOf(parseReplayConfig(YAML.stringify(declared), 'declared.yaml')).kv_transfer, null);
 });
