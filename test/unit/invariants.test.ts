@@ -344,6 +344,7 @@ test('ENG-4: reuse of the last prompt token of a request with output, or of part
   assert.match(lastToken[0].message, new RegExp(`reused ${2 * block} tokens \\(G1 ${block}, G2 ${block}\\) of a ${2 * block}-token prompt with 3 output token\\(s\\): at most ${block} may be reused \\(ENG-4\\)`));
   assert.deepEqual(reuse(2 * block, 0, block, block), [], 'prefill-only: both blocks');
   assert.equal(reuse(3 * block, 1, block - 1).length, 1, 'part of a block');
+  assert.equal(reuse(3 * block, 1, 0, block - 1).length, 1, 'part of a block from G2');
 });
 
 test('LAG-1: a KV event batch that reaches the router at another time than its emission + the config\'s lag is a violation', () => {
@@ -375,7 +376,15 @@ test("PD-1: a KV handoff that moves fewer (or more) blocks than its prompt fills
   Object.assign(handoff, { blocks: handoff.blocks - 1, bytes: handoff.bytes - blockBytes });
   const violations = checkRun(run).filter((v) => v.invariant === 'handoff-blocks');
   assert.equal(violations.length, 1);
-  assert.match(violations[0].message, new RegExp(`^p2d transfer ${handoff.transfer_id} of worker \\d+ dp rank 0 moved ${handoff.blocks} block\\(s\\) of request ${handoff.request_id}'s \\d+-token prompt, which fills ${handoff.blocks + 1} of \\d+ tokens$`));
+  assert.match(violations[0].message, new RegExp(`^p2d transfer ${handoff.transfer_id} of worker \\d+ dp rank 0 moved ${handoff.blocks} block\\(s\\) of request ${handoff.request_id}'s \\d+-token prompt, which fills ${handoff.blocks + 1} of \\d+ tokens$`));  // A handoff for a request the run does not have, or in a cluster that declares no handoff bandwidth.
+  const stranger = runObserved(parseReplayConfig(readFileSync(example, 'utf8'), example), {});
+  const named = stranger.outcome!.result.transfers.find((t) => t.direction === 'p2d')!;
+  named.request_id = 'nobody';
+  assert.deepEqual(checkRun(stranger).map((v) => v.message), [`p2d transfer ${named.transfer_id} of worker ${named.worker_id} dp rank 0 names request "nobody", which the run does not have`]);
+  const unpriced = runObserved(parseReplayConfig(readFileSync(example, 'utf8'), example), {});
+  unpriced.bandwidths = { ...unpriced.bandwidths, kv_transfer: null };
+  const handoffs = unpriced.outcome!.result.transfers.filter((t) => t.direction === 'p2d');
+  assert.deepEqual(checkRun(unpriced).map((v) => v.message), handoffs.map((t) => `p2d transfer ${t.transfer_id} of worker ${t.worker_id} dp rank 0 (${t.bytes} bytes): a KV handoff in a cluster without kv_transfer_bandwidth_gbps`));
 });
 
 test('SCORE-2: prefill tokens the router counts beyond the prompts placed and not yet prefilled, or below zero, are a violation', () => {
@@ -597,12 +606,17 @@ test('reuse counted below zero, in G1 or in G2, is a violation even within the p
     const request = run.outcome!.result.requests[0];
     request[field] = -1;
     assert.deepEqual(brokenInvariants(run), ['reuse-within-prompt'], field);
+    // A whole block below zero, the other count a block above: in whole blocks, and zero in all.
+    const block = run.outcome!.result.ranks[0].settings.block_size;
+    Object.assign(request, { g1_reused_tokens: block, host_reused_tokens: block, [field]: -block });
+    assert.deepEqual(brokenInvariants(run), ['reuse-within-prompt'], `${field}, a whole block`);
   }
 });
 
 test('a transfer on no rank, of no block, or whose times run backwards is a violation', () => {
   const breaks: [string, (transfer: NonNullable<ObservedRun['outcome']>['result']['transfers'][number]) => void, string, RegExp][] = [
     ['no such rank', (t) => (t.worker_id = 99), 'transfer-bytes', /of worker 99 dp rank 0: no such rank$/],
+    ['a dp rank its worker does not have', (t) => (t.dp_rank = 7), 'transfer-bytes', /of worker \d+ dp rank 7: no such rank$/],
     ['no block (in no time, as no bytes take)', (t) => ((t.blocks = 0), (t.bytes = 0), (t.finished_ns = t.started_ns)), 'transfer-bytes', /moved 0 bytes for 0 block\(s\)/],
     ['started before submitted', (t) => (t.started_ns = t.submitted_ns - 1), 'time-order', /submitted .*, started .*, finished /],
     ['finished before started', (t) => (t.finished_ns = t.started_ns - 1), 'time-order', /submitted .*, started .*, finished /],
