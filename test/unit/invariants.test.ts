@@ -60,6 +60,18 @@ test('a request that never ended is named with where it waits', () => {
   assert.match(violations[0].message, new RegExp(`request ${request.request_id} never ended: waiting on worker \\d dp rank 0 since`));
 });
 
+test('a request that never ended on its first rank is named there, waiting since its last admission attempt', () => {
+  const run = cleanRun();
+  const request = run.outcome!.result.requests.find((r) => r.rank_index === 0 && r.admission_history.length > 1)!;
+  assert.ok(request, 'a request on the first rank admitted at its second attempt');
+  request.state = 'waiting';
+  const [first, last] = [request.admission_history[0], request.admission_history.at(-1)!];
+  assert.ok(first.time_ns < last.time_ns);
+  const rank = run.outcome!.result.ranks[0].rank;
+  const violations = checkChanged(run);
+  assert.deepEqual(violations.map((v) => v.message), [`request ${request.request_id} never ended: waiting on worker ${rank.worker_id} dp rank ${rank.dp_rank} since ${formatNs(last.time_ns)} (arrived ${formatNs(request.arrival_ns)}, ${request.output_tokens}/${request.output_length} output tokens; last admission attempt on worker ${last.worker_id} dp rank ${last.dp_rank} at ${formatNs(last.time_ns)}: ${last.outcome})`]);
+});
+
 test('a decode half that never ended is named on its decode worker, waiting since its first attempt there', () => {
   const yaml = tightDecodeWorker(['{ id: p1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 4 }']);
   const run = runObserved(parseReplayConfig(yaml, 'pd.yaml'), {});
@@ -491,6 +503,10 @@ test('a request of a failed play that arrives after the failure and still runs i
   assert.match(violations[0].message, new RegExp(`request ${second.request_id} arrived at .* and was finished, after its play failed at`));
   run.failures[0].time_ns = second.arrival_ns; // a request arriving at the very instant of the failure was already sent
   assert.deepEqual(checkRun(run), []);
+  run.failures[0].time_ns = second.arrival_ns - 1;
+  second.state = 'skipped'; // as it should be, with its reason
+  second.skip_reason = 'its play failed';
+  assert.deepEqual(checkRun(run).filter((v) => v.invariant === 'failed-play-stops'), []);
 });
 
 test('two runs of one seed with different digests or event logs break determinism', () => {
