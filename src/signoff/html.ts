@@ -412,6 +412,7 @@ export function renderHtml(model: SignoffModel): string {
   out.push('<h3>Scenarios without a requirement tag</h3>', list(model.untraced.map((v) => `${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));
   out.push('<h3>Tags naming no registered requirement</h3>', list(model.unknownTags.map(({ view, tag }) => `${h(tag)} on ${link(view)}`)));
   out.push('<h3>Scenarios that did not pass</h3>', list(model.notPassed.map((v) => `${statusBadge(v.scenario.status)} ${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));
+  out.push('<h3>Passed scenarios that checked nothing</h3>', list(model.checkedNothing.map(({ view, why }) => `${link(view)} <span class="mono muted">${h(view.scenario.key)}</span> — ${h(why)}`)));
   out.push('<h3>Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)</h3>');
   out.push(
     model.stepsNotPassed.length

@@ -66,6 +66,7 @@ export function toSignoffJson(model: SignoffModel): SignoffJson {
       untraced_scenarios: model.untraced.map((v) => v.scenario.key),
       unknown_tags: model.unknownTags.map(({ view, tag }) => ({ key: view.scenario.key, tag })),
       not_passed: model.notPassed.map((v) => v.scenario.key),
+      checked_nothing: model.checkedNothing.map(({ view, why }) => ({ key: view.scenario.key, why })),
       run_errors: [...input.run.runErrors],
     },
     coverage: input.coverage === null ? null : structuredClone(input.coverage),

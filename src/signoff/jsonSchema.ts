@@ -105,6 +105,8 @@ export const SignoffJsonSchema = z
       untraced_scenarios: z.array(z.string()),
       unknown_tags: z.array(z.strictObject({ key: z.string(), tag: z.string() })),
       not_passed: z.array(z.string()),
+      /** Passed scenarios that checked nothing, and why (absent in sign-offs written before it was reported). */
+      checked_nothing: z.array(z.strictObject({ key: z.string(), why: z.string() })).optional(),
       run_errors: z.array(z.string()),
     }),
     coverage: z

@@ -220,6 +220,8 @@ export function renderMarkdown(model: SignoffModel): string {
   push(...(model.unknownTags.length ? model.unknownTags.map(({ view, tag }) => `- ${md(tag)} on ${scenarioLink(view)}`) : ['None.']), '');
   push('### Scenarios that did not pass', '');
   push(...(model.notPassed.length ? model.notPassed.map((v) => `- **${statusWord(v.scenario.status)}**: ${scenarioLink(v)} (${code(v.scenario.key)})`) : ['None.']), '');
+  push('### Passed scenarios that checked nothing', '');
+  push(...(model.checkedNothing.length ? model.checkedNothing.map(({ view, why }) => `- ${scenarioLink(view)} (${code(view.scenario.key)}): ${md(why)}`) : ['None.']), '');
   push('### Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)', '');
   push(
     ...(model.stepsNotPassed.length

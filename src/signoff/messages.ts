@@ -15,6 +15,11 @@ const RANK: Record<StepStatus, number> = { PASSED: 0, SKIPPED: 1, PENDING: 3, UN
 export interface RunStep {
   kind: 'step' | 'before hook' | 'after hook';
   keyword: string;
+  /**
+   * What Gherkin made of the step (its pickle step's type): Context (Given), Action (When), Outcome
+   * (Then, and an And or But after it), Unknown (a `*` step); null for a hook, or a stream without it.
+   */
+  type: string | null;
   text: string;
   table: string[][] | null;
   docString: string | null;
@@ -85,6 +90,7 @@ interface GherkinDocument {
 interface PickleStep {
   id: string;
   text: string;
+  type?: string;
   astNodeIds: string[];
   argument?: { dataTable?: { rows: { cells: { value: string }[] }[] }; docString?: { content: string } };
 }
@@ -235,6 +241,7 @@ export function parseRun(ndjson: string): RunModel {
         steps.push({
           kind: 'step',
           keyword: (keywords.get(pickleStep.astNodeIds[0]) ?? '').trim(),
+          type: pickleStep.type ?? null,
           text: pickleStep.text,
           table: pickleStep.argument?.dataTable?.rows.map((row) => row.cells.map((cell) => cell.value)) ?? null,
           docString: pickleStep.argument?.docString?.content ?? null,
@@ -243,12 +250,12 @@ export function parseRun(ndjson: string): RunModel {
         });
       } else if (stepStatus !== 'PASSED') {
         // Hooks are shown only when they did not pass: they are machinery, not the claim.
-        steps.push({ kind: seenStep ? 'after hook' : 'before hook', keyword: '', text: '', table: null, docString: null, status: stepStatus, message });
+        steps.push({ kind: seenStep ? 'after hook' : 'before hook', keyword: '', type: null, text: '', table: null, docString: null, status: stepStatus, message });
       }
     }
     if (!testCase) {
       for (const step of pickle.steps) {
-        steps.push({ kind: 'step', keyword: (keywords.get(step.astNodeIds[0]) ?? '').trim(), text: step.text, table: null, docString: null, status: 'NOT RUN', message: null });
+        steps.push({ kind: 'step', keyword: (keywords.get(step.astNodeIds[0]) ?? '').trim(), type: step.type ?? null, text: step.text, table: null, docString: null, status: 'NOT RUN', message: null });
       }
     }
     const own = started ? attachments.get(started.id) ?? [] : [];

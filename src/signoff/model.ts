@@ -153,6 +153,8 @@ export interface SignoffModel {
   views: ScenarioView[];
   features: { name: string; description: string; uri: string; views: ScenarioView[] }[];
   notPassed: ScenarioView[];
+  /** Scenarios that passed but checked nothing, each with why (see whyCheckedNothing). */
+  checkedNothing: { view: ScenarioView; why: string }[];
   /** Every step that did not pass; an undefined one with the three nearest existing phrases ("did you mean"). */
   stepsNotPassed: { view: ScenarioView; step: RunStep; suggestions: string[] }[];
   untraced: ScenarioView[];
@@ -251,18 +253,19 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const matrix: MatrixRow[] = trace.rows.map((row) => {
     const its = row.scenarios.map((s) => byKey.get(`${s.uri}:${s.line}`)!);
     const failing = its.filter((v) => v.scenario.status !== 'PASSED').length;
+    const empty = its.filter((v) => whyCheckedNothing(v.scenario) !== null).length;
     const status =
       its.length === 0
         ? row.requirement.status === 'planned'
           ? 'NOT COVERED (planned)'
           : 'NOT COVERED'
-        : failing === 0
+        : failing === 0 && empty === 0
           ? `covered: ${its.length}/${its.length} passed`
-          : `${failing} of ${its.length} not passed`;
+          : [failing > 0 ? `${failing} of ${its.length} not passed` : '', empty > 0 ? `${empty} of ${its.length} passed but checked nothing` : ''].filter(Boolean).join('; ');
     return {
       requirement: row.requirement,
       status,
-      ok: its.length > 0 && failing === 0,
+      ok: its.length > 0 && failing === 0 && empty === 0,
       scenarios: its.map((view) => ({ view, measured: (view.scenario.evidence?.measurements ?? []).map((m) => m.text) })),
     };
   });
@@ -294,9 +297,10 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
                 .map((s) => `${counts[s]} ${statusWord(s)}`)
                 .join(', ')})`
             : '') +
-          (vacuous.length > 0
-            ? `; ${countOf(vacuous.length, 'passed scenario')} checked nothing (no simulation ran and no computation was recorded, so nothing its Then steps could have checked): ${vacuous.map((v) => `"${v.scenario.name}"`).join(', ')}`
-            : '') +
+          CHECKED_NOTHING_WHY.map((why) => vacuous.filter((v) => v.why === why))
+            .filter((some) => some.length > 0)
+            .map((some) => `; ${countOf(some.length, 'passed scenario')} ${some[0].why}: ${some.map((v) => `"${v.view.scenario.name}"`).join(', ')}`)
+            .join('') +
           (run.runErrors.length > 0 ? `; the run itself reported ${countOf(run.runErrors.length, 'problem')}` : ''),
   };
   const traceProblems = untraced.length + unknownTags.length + uncovered.length;
@@ -440,6 +444,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     views,
     features,
     notPassed,
+    checkedNothing: vacuous,
     stepsNotPassed,
     untraced,
     unknownTags,
@@ -455,8 +460,34 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
  * recorded no computation (KvWorld.recordComputation), so their Then steps had nothing of kvqual's
  * to check. Every honest scenario of the suite has a digest.
  */
-function checkedNothing(views: readonly ScenarioView[]): ScenarioView[] {
-  return views.filter((view) => view.scenario.status === 'PASSED' && view.scenario.evidence !== null && view.scenario.evidence.digest === null);
+/** Why a passed scenario checked nothing, in the words of the scenarios gate (see whyCheckedNothing). */
+export const CHECKED_NOTHING_WHY = [
+  'had no Then step, so nothing was asserted',
+  'checked nothing (no simulation ran and no computation was recorded, so nothing its Then steps could have checked)',
+] as const;
+
+/**
+ * Why a scenario that passed checked nothing, or null when it did check: it has no Then (no step
+ * Gherkin typed an outcome; by the keyword in a stream without step types), or its evidence has
+ * no digest (it ran no simulation and recorded no computation). The project's steps fail a
+ * scenario without a Then before it runs (steps/support/assertions.ts); this is the sign-off's
+ * own check, which does not trust the steps to.
+ */
+export function whyCheckedNothing(scenario: RunScenario): (typeof CHECKED_NOTHING_WHY)[number] | null {
+  if (scenario.status !== 'PASSED') return null;
+  const steps = scenario.steps.filter((step) => step.kind === 'step');
+  const typed = steps.some((step) => step.type !== null);
+  const hasThen = typed ? steps.some((step) => step.type === 'Outcome') : steps.some((step) => step.keyword === 'Then');
+  if (!hasThen) return CHECKED_NOTHING_WHY[0];
+  if (scenario.evidence !== null && scenario.evidence.digest === null) return CHECKED_NOTHING_WHY[1];
+  return null;
+}
+
+function checkedNothing(views: readonly ScenarioView[]): { view: ScenarioView; why: string }[] {
+  return views.flatMap((view) => {
+    const why = whyCheckedNothing(view.scenario);
+    return why === null ? [] : [{ view, why }];
+  });
 }
 
 /**

@@ -1,10 +1,11 @@
 // Every `Then` checks something, and checks it for real: chai's assertions are counted per step
 // (one hook on Assertion.prototype.assert, through which every expect(…) assertion goes). A `Then`
 // (or an `And` after it) that passed without making an assertion, or passed although one of its
-// assertions failed (caught inside the step), fails, naming which. The sign-off's scenarios gate
-// then says so, as for any failed step.
+// assertions failed (caught inside the step), fails, naming which; so does a scenario with no Then
+// at all (only Givens and Whens, or `*` steps, which are no Then), before any of its steps runs. The
+// sign-off's scenarios gate then says so, as for any failed step.
 import * as chai from 'chai';
-import { AfterStep, BeforeStep, Status } from '@cucumber/cucumber';
+import { AfterStep, Before, BeforeStep, Status } from '@cucumber/cucumber';
 
 /** Assertions made, and failed, since the current step began. */
 const counted = { made: 0, failed: 0 };
@@ -35,6 +36,20 @@ export function uncheckedOutcome(stepType: string | undefined, status: string | 
   if (stepType === 'Outcome' && made === 0) return 'this Then step passed without checking anything: it made no assertion';
   return null;
 }
+
+/**
+ * Why a scenario checks nothing by its shape (its steps' types as Gherkin gives them: Context, Action,
+ * Outcome, Unknown for `*`): null when one of its steps is a Then (or an And or But after one).
+ */
+export function scenarioWithoutOutcome(stepTypes: readonly (string | undefined)[]): string | null {
+  if (stepTypes.includes('Outcome')) return null;
+  return 'this scenario has no Then step, so it checks nothing: a claim needs a Then that asserts it (a `*` step is not a Then)';
+}
+
+Before(function ({ pickle }) {
+  const problem = scenarioWithoutOutcome(pickle.steps.map((step) => step.type));
+  if (problem !== null) throw new Error(problem);
+});
 
 AfterStep(function ({ pickleStep, result }) {
   const problem = uncheckedOutcome(pickleStep.type, result?.status, counted.made, counted.failed);

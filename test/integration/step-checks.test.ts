@@ -1,6 +1,7 @@
 // The project's step hooks (steps/support/assertions.ts) in a real cucumber run of a fixture suite:
 // a Then that asserts nothing fails, a Then that catches its own failed assertion fails, honest ones
-// pass, and a Given or When needs no assertion of its own.
+// pass, a Given or When needs no assertion of its own, and a scenario with no Then (Givens and Whens
+// only, or `*` steps) fails before its steps run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -9,12 +10,15 @@ import { ROOT } from '../support/paths';
 
 const FIXTURE = path.join('test', 'fixtures', 'step-checks');
 
-test('a Then that checks nothing, or swallows its failed check, fails the scenario; honest steps pass', () => {
+test('a Then that checks nothing, or swallows its failed check, fails the scenario, as does a scenario without a Then; honest steps pass', () => {
   const cucumber = path.join(ROOT, 'node_modules', '@cucumber', 'cucumber', 'bin', 'cucumber.js');
   const result = spawnSync(process.execPath, [cucumber, '--profile', 'replay', '--require', path.join(FIXTURE, 'checks.steps.ts'), path.join(FIXTURE, 'checks.feature'), '--format', 'summary'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   const output = `${result.stdout}${result.stderr}`;
   assert.equal(result.status, 1, output);
-  assert.match(output, /^4 scenarios \(2 failed, 2 passed\)$/m);
+  assert.match(output, /^6 scenarios \(4 failed, 2 passed\)$/m);
   assert.match(output, /✖ Then the fixture's sum is claimed without a check[^\n]*\n\s+Error: this Then step passed without checking anything: it made no assertion/);
   assert.match(output, /✖ Then the fixture's sum is 5, or so it says[^\n]*\n\s+Error: an assertion of this step failed and the step passed anyway \(caught inside it\): a step must not swallow its own check/);
+  const noThen = /✖ Before # steps\/support\/assertions\.ts:\d+\n\s+Error: this scenario has no Then step, so it checks nothing/g;
+  assert.equal(output.match(noThen)?.length, 2, `both scenarios without a Then fail in the project's hook:\n${output}`);
+  assert.match(output, /a scenario of bullet steps has no Then and fails # [^\n]*\n\s+✖ Before # steps\/support\/assertions/);
 });

@@ -10,6 +10,20 @@ export interface FakeStep {
   status: StepStatus;
   message?: string;
   table?: string[][];
+  /** Its pickle step's type; by default as Gherkin types the keyword (And and But take the one before); null leaves it out. */
+  type?: string | null;
+}
+
+const KEYWORD_TYPES: Record<string, string> = { Given: 'Context', When: 'Action', Then: 'Outcome', '*': 'Unknown' };
+
+/** The pickle step types Gherkin gives steps with these keywords. */
+function stepTypes(steps: readonly FakeStep[]): (string | null)[] {
+  let previous = 'Unknown';
+  return steps.map((step) => {
+    if (step.type !== undefined) return step.type;
+    previous = KEYWORD_TYPES[step.keyword] ?? (step.keyword === 'And' || step.keyword === 'But' ? previous : 'Unknown');
+    return previous;
+  });
 }
 
 export interface FakeScenario {
@@ -57,6 +71,7 @@ export function fakeMessages(scenarios: FakeScenario[], options: { finished?: bo
     const pickleId = id('pickle');
     const stepIds = s.steps.map(() => id('pstep'));
     const { scenarioId, stepIds: astSteps } = ast.get(s)!;
+    const types = stepTypes(s.steps);
     out.push({
       pickle: {
         id: pickleId,
@@ -69,7 +84,7 @@ export function fakeMessages(scenarios: FakeScenario[], options: { finished?: bo
         steps: s.steps.map((step, i) => ({
           id: stepIds[i],
           text: step.text,
-          type: 'Context',
+          ...(types[i] === null ? {} : { type: types[i] }),
           astNodeIds: [astSteps[i]],
           ...(step.table ? { argument: { dataTable: { rows: step.table.map((row) => ({ cells: row.map((value) => ({ value })) })) } } } : {}),
         })),

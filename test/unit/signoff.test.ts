@@ -89,9 +89,9 @@ test('a run is read from its message stream: steps as written, worst status, evi
       ['features/router/lag.feature:40', 'FAILED'],
     ],
   );
-  assert.deepEqual(run.scenarios[0].steps[0], { kind: 'step', keyword: 'Given', text: 'a cluster of 2 aggregated workers with 4-token blocks', table: null, docString: null, status: 'PASSED', message: null });
+  assert.deepEqual(run.scenarios[0].steps[0], { kind: 'step', keyword: 'Given', type: 'Context', text: 'a cluster of 2 aggregated workers with 4-token blocks', table: null, docString: null, status: 'PASSED', message: null });
   assert.equal(run.scenarios[0].evidence?.digest, evidence.digest);
-  assert.deepEqual(run.scenarios[3].steps.at(-1), { kind: 'after hook', keyword: '', text: '', table: null, docString: null, status: 'FAILED', message: 'boom' });
+  assert.deepEqual(run.scenarios[3].steps.at(-1), { kind: 'after hook', keyword: '', type: null, text: '', table: null, docString: null, status: 'FAILED', message: 'boom' });
   assert.equal(run.cucumberVersion, '12.9.0');
   assert.deepEqual(run.runErrors, []);
 });
@@ -794,6 +794,36 @@ test('a passed scenario that ran no simulation and recorded no computation check
   // One that failed already fails the gate as failed, not as having checked nothing.
   const failedEmpty = scenario('stops early', 20, { evidence: emptyEvidence(1893), steps: [{ keyword: 'Given', text: 'x', status: 'UNDEFINED' }] });
   assert.doesNotMatch(buildSignoff(input([scenario('sees the store', 10), failedEmpty])).gates[0].summary, /checked nothing/);
+});
+
+test('a passed scenario with no Then checked nothing: the gate fails naming it, Gaps and signoff.json list it, its requirements are not covered', () => {
+  const given = { keyword: 'Given', text: 'a cluster of 2 aggregated workers with 4-token blocks', status: 'PASSED' as const };
+  const when = { keyword: 'When', text: 'a request starting with "system prompt" arrives at 15 ms', status: 'PASSED' as const };
+  const noThen = scenario('places a request and claims nothing', 20, { tags: ['@LAG-1'], steps: [given, when] });
+  const model = buildSignoff(input([scenario('sees the store', 10, { tags: ['@AISIM-1893'] }), noThen]));
+  assert.equal(model.verdict, 'NOT QUALIFIED');
+  const gate = model.gates.find((g) => g.title === 'Scenarios')!;
+  assert.equal(gate.passed, false);
+  assert.equal(gate.summary, '2 of 2 scenarios passed; 1 passed scenario had no Then step, so nothing was asserted: "places a request and claims nothing"');
+  assert.deepEqual(model.checkedNothing.map(({ view, why }) => [view.scenario.name, why]), [['places a request and claims nothing', 'had no Then step, so nothing was asserted']]);
+  const lag = model.matrix.find((row) => row.requirement.id === 'LAG-1')!;
+  assert.deepEqual([lag.ok, lag.status], [false, '1 of 1 passed but checked nothing']);
+  assert.equal(model.matrix.find((row) => row.requirement.id === 'AISIM-1893')!.ok, true);
+  const gaps = renderMarkdown(model).split('### Passed scenarios that checked nothing')[1].split('###')[0];
+  assert.match(gaps, /places a request and claims nothing.*features\/router\/lag\.feature:20.*had no Then step, so nothing was asserted/);
+  assert.match(renderHtml(model), /<h3>Passed scenarios that checked nothing<\/h3>\n<ul><li>.*places a request and claims nothing.*had no Then step/);
+  const json = toSignoffJson(model);
+  assert.deepEqual(json.gaps.checked_nothing, [{ key: 'features/router/lag.feature:20', why: 'had no Then step, so nothing was asserted' }]);
+  // `*` steps are no Then either; an And after a Then is one; a stream without step types is read by the keyword.
+  const bullets = scenario('bullets', 30, { steps: [{ ...given, keyword: '*' }, { ...when, keyword: '*' }] });
+  const andAfterThen = scenario('and after then', 40, { steps: [given, { keyword: 'Then', text: 'x', status: 'PASSED' }, { keyword: 'And', text: 'y', status: 'PASSED' }] });
+  const untypedThen = scenario('untyped then', 50, { steps: [{ ...given, type: null }, { keyword: 'Then', text: 'x', status: 'PASSED', type: null }] });
+  const untypedNoThen = scenario('untyped without then', 60, { steps: [{ ...given, type: null }, { ...when, type: null }] });
+  const names = buildSignoff(input([bullets, andAfterThen, untypedThen, untypedNoThen])).checkedNothing.map(({ view }) => view.scenario.name);
+  assert.deepEqual(names, ['bullets', 'untyped without then']);
+  // A scenario without a Then that failed is counted as failed, not as having checked nothing.
+  const failed = scenario('fails early', 20, { steps: [given, { ...when, status: 'FAILED' }] });
+  assert.deepEqual(buildSignoff(input([failed])).checkedNothing, []);
 });
 
 test('evidence attached twice (a step of its own beside the hook) is a problem of the run, and the scenario has no evidence to compare', () => {
