@@ -2,8 +2,9 @@
 // (one hook on Assertion.prototype.assert, through which every expect(…) assertion goes). A `Then`
 // (or an `And` after it) that passed without making an assertion, or passed although one of its
 // assertions failed (caught inside the step), fails, naming which; so does a scenario with no Then
-// at all (only Givens and Whens, or `*` steps, which are no Then), before any of its steps runs. The
-// sign-off's scenarios gate then says so, as for any failed step.
+// at all (only Givens and Whens, or `*` steps, which are no Then), or with a When after its last
+// Then (what that When did is checked by nothing), before any of its steps runs. The sign-off's
+// scenarios gate then says so, as for any failed step.
 import * as chai from 'chai';
 import { AfterStep, Before, BeforeStep, Status } from '@cucumber/cucumber';
 
@@ -38,16 +39,19 @@ export function uncheckedOutcome(stepType: string | undefined, status: string | 
 }
 
 /**
- * Why a scenario checks nothing by its shape (its steps' types as Gherkin gives them: Context, Action,
- * Outcome, Unknown for `*`): null when one of its steps is a Then (or an And or But after one).
+ * Why a scenario leaves what it did unchecked by its shape (its steps' types as Gherkin gives them:
+ * Context, Action, Outcome, Unknown for `*`), or null: it has no Then (or an And or But after one),
+ * or a When comes after its last Then.
  */
-export function scenarioWithoutOutcome(stepTypes: readonly (string | undefined)[]): string | null {
-  if (stepTypes.includes('Outcome')) return null;
-  return 'this scenario has no Then step, so it checks nothing: a claim needs a Then that asserts it (a `*` step is not a Then)';
+export function uncheckedScenario(stepTypes: readonly (string | undefined)[]): string | null {
+  const lastThen = stepTypes.lastIndexOf('Outcome');
+  if (lastThen < 0) return 'this scenario has no Then step, so it checks nothing: a claim needs a Then that asserts it (a `*` step is not a Then)';
+  if (stepTypes.indexOf('Action', lastThen) > lastThen) return 'this scenario has a When after its last Then: nothing checks what that When did (end the scenario with the Then that proves it)';
+  return null;
 }
 
 Before(function ({ pickle }) {
-  const problem = scenarioWithoutOutcome(pickle.steps.map((step) => step.type));
+  const problem = uncheckedScenario(pickle.steps.map((step) => step.type));
   if (problem !== null) throw new Error(problem);
 });
 

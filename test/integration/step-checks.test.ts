@@ -1,7 +1,7 @@
 // The project's step hooks (steps/support/assertions.ts) in a real cucumber run of a fixture suite:
 // a Then that asserts nothing fails, a Then that catches its own failed assertion fails, honest ones
 // pass, a Given or When needs no assertion of its own, and a scenario with no Then (Givens and Whens
-// only, or `*` steps) fails before its steps run.
+// only, or `*` steps) or with a When after its last Then fails before its steps run.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,10 +15,11 @@ test('a Then that checks nothing, or swallows its failed check, fails the scenar
   const result = spawnSync(process.execPath, [cucumber, '--profile', 'replay', '--require', path.join(FIXTURE, 'checks.steps.ts'), path.join(FIXTURE, 'checks.feature'), '--format', 'summary'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   const output = `${result.stdout}${result.stderr}`;
   assert.equal(result.status, 1, output);
-  assert.match(output, /^6 scenarios \(4 failed, 2 passed\)$/m);
+  assert.match(output, /^7 scenarios \(5 failed, 2 passed\)$/m);
   assert.match(output, /✖ Then the fixture's sum is claimed without a check[^\n]*\n\s+Error: this Then step passed without checking anything: it made no assertion/);
   assert.match(output, /✖ Then the fixture's sum is 5, or so it says[^\n]*\n\s+Error: an assertion of this step failed and the step passed anyway \(caught inside it\): a step must not swallow its own check/);
   const noThen = /✖ Before # steps\/support\/assertions\.ts:\d+\n\s+Error: this scenario has no Then step, so it checks nothing/g;
   assert.equal(output.match(noThen)?.length, 2, `both scenarios without a Then fail in the project's hook:\n${output}`);
   assert.match(output, /a scenario of bullet steps has no Then and fails # [^\n]*\n\s+✖ Before # steps\/support\/assertions/);
+  assert.match(output, /a When after the last Then fails before its steps run # [^\n]*\n\s+✖ Before # steps\/support\/assertions\.ts:\d+\n\s+Error: this scenario has a When after its last Then: nothing checks what that When did/);
 });
