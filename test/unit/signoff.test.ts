@@ -826,6 +826,30 @@ test('a passed scenario with no Then checked nothing: the gate fails naming it, 
   assert.deepEqual(buildSignoff(input([failed])).checkedNothing, []);
 });
 
+test('checked nothing for both reasons at once: the gate names each kind with its scenarios, in order; a requirement with a failed and an empty scenario says both; the keyword of another language is read by its type', () => {
+  const given = { keyword: 'Given', text: 'a cluster of 2 aggregated workers with 4-token blocks', status: 'PASSED' as const };
+  const when = { keyword: 'When', text: 'a request starting with "system prompt" arrives at 15 ms', status: 'PASSED' as const };
+  const then = { keyword: 'Then', text: 'it is placed on worker 1, which holds it in G2', status: 'PASSED' as const };
+  const tags = ['@LAG-1'];
+  const scenarios = [
+    scenario('first without then', 10, { tags, steps: [given, when] }),
+    scenario('no digest', 20, { tags, evidence: emptyEvidence(1893) }),
+    scenario('second without then', 30, { tags, steps: [given, when] }),
+    scenario('fails', 40, { tags, steps: [given, when, { ...then, status: 'FAILED' }] }),
+    // Gherkin in French: "Alors" is a Then by its type, though not by its keyword.
+    scenario('en français', 50, { tags: ['@AISIM-1893'], steps: [{ ...given, keyword: 'Soit', type: 'Context' }, { ...when, keyword: 'Quand', type: 'Action' }, { ...then, keyword: 'Alors', type: 'Outcome' }] }),
+  ];
+  const model = buildSignoff(input(scenarios));
+  assert.equal(
+    model.gates.find((g) => g.title === 'Scenarios')!.summary,
+    '4 of 5 scenarios passed (1 failed); 2 passed scenarios had no Then step, so nothing was asserted: "first without then", "second without then"' +
+      '; 1 passed scenario checked nothing (no simulation ran and no computation was recorded, so nothing its Then steps could have checked): "no digest"',
+  );
+  assert.equal(model.matrix.find((row) => row.requirement.id === 'LAG-1')!.status, '1 of 4 not passed; 3 of 4 passed but checked nothing');
+  assert.deepEqual(model.checkedNothing.map(({ view }) => view.scenario.name), ['first without then', 'no digest', 'second without then']);
+  assert.equal(model.matrix.find((row) => row.requirement.id === 'AISIM-1893')!.ok, true);
+});
+
 test('evidence attached twice (a step of its own beside the hook) is a problem of the run, and the scenario has no evidence to compare', () => {
   const run = editedRun([scenario('files its own evidence', 10)], (envelopes) => {
     const at = envelopes.findIndex((e) => e.attachment);
