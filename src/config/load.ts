@@ -214,7 +214,10 @@ function crossFieldProblems(config: ReplayConfig): ConfigProblem[] {
   }
   problems.push(...workloadProblems(config));
   problems.push(...guardViolations(config));
-  if (config.cluster.workers.some((role) => role.role === 'prefill') && config.cluster.kv_transfer_bandwidth_gbps === undefined) {
+  const hasRole = (name: string) => config.cluster.workers.some((role) => role.role === name);
+  if (hasRole('prefill') && !hasRole('decode')) {
+    problems.push({ path: 'cluster.workers', message: 'prefill workers need decode workers to hand their KV to (PD-1)' });
+  } else if (hasRole('prefill') && config.cluster.kv_transfer_bandwidth_gbps === undefined) {
     problems.push({ path: 'cluster.kv_transfer_bandwidth_gbps', message: 'required when the cluster has prefill and decode workers (PD-1)' });
   }
   if (problems.length === 0) {
