@@ -194,7 +194,12 @@ function countFeatures(dir: string, given: string): number {
       const at = path.join(folder, entry.name);
       const stat = entry.isSymbolicLink() ? statOrNull(at) : null;
       if (entry.isDirectory() || stat?.isDirectory()) visit(at, path.join(shown, entry.name));
-      else if (entry.name.endsWith('.feature') && (entry.isFile() || stat?.isFile())) count++;
+      else if (entry.name.endsWith('.feature') && (entry.isFile() || stat?.isFile())) {
+        // Cucumber's glob passes over dot-named files and folders: their scenarios would be left out without a word.
+        const hidden = path.relative(dir, at).split(path.sep).find((part) => part.startsWith('.'));
+        if (hidden !== undefined) throw new UsageError(`--features ${given}: ${path.join(shown, entry.name)} is under ${hidden}, a name starting with "." that cucumber's file patterns pass over: its scenarios would not run; rename it`);
+        count++;
+      }
     }
   };
   visit(dir, given);

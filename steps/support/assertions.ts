@@ -41,12 +41,12 @@ export function uncheckedOutcome(stepType: string | undefined, status: string | 
 /**
  * Why a scenario leaves what it did unchecked by its shape (its steps' types as Gherkin gives them:
  * Context, Action, Outcome, Unknown for `*`), or null: it has no Then (or an And or But after one),
- * or a When comes after its last Then.
+ * or a step that is not a Then (a When, a Given, a `*` step) comes after its last Then.
  */
 export function uncheckedScenario(stepTypes: readonly (string | undefined)[]): string | null {
   const lastThen = stepTypes.lastIndexOf('Outcome');
   if (lastThen < 0) return 'this scenario has no Then step, so it checks nothing: a claim needs a Then that asserts it (a `*` step is not a Then)';
-  if (stepTypes.indexOf('Action', lastThen) > lastThen) return 'this scenario has a When after its last Then: nothing checks what that When did (end the scenario with the Then that proves it)';
+  if (stepTypes.slice(lastThen + 1).some((type) => type !== 'Outcome')) return 'this scenario has a step after its last Then that is not a Then (a When, a Given or a `*` step): nothing checks what it did (end the scenario with the Then that proves it)';
   return null;
 }
 

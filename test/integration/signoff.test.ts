@@ -288,6 +288,11 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
   fs.mkdirSync(path.join(looped, 'inner'), { recursive: true });
   fs.copyFileSync(path.join(ROOT, 'features', 'config', 'virtual_time.feature'), path.join(looped, 'inner', 'virtual_time.feature'));
   fs.symlinkSync('..', path.join(looped, 'inner', 'again'));
+  // A feature file under a dot-named folder: cucumber's glob passes over it, so it would be left out without a word.
+  const hidden = path.join(scratch, 'hidden-features');
+  fs.mkdirSync(path.join(hidden, '.wip'), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'features', 'config', 'virtual_time.feature'), path.join(hidden, 'virtual_time.feature'));
+  fs.copyFileSync(path.join(ROOT, 'features', 'config', 'virtual_time.feature'), path.join(hidden, '.wip', 'failing.feature'));
   const cases: [string[], RegExp][] = [
     [[...base, '--requirements', path.join(scratch, 'no-such.yaml')], /^qualify: --requirements .*no-such\.yaml: no such file$/],
     [[...base, '--requirements', badRegistry], /^qualify: .*bad-requirements\.yaml: invalid requirement registry: requirements\.0\.id: an id looks like AISIM-1893 or LAG-1$/],
@@ -295,6 +300,7 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
     [[...base, '--features', 'no/such/folder'], /^qualify: --features no\/such\/folder: no such folder$/],
     [[...base, '--features', 'test/fixtures/signoff/feat[ue]res'], /^qualify: --features test\/fixtures\/signoff\/feat\[ue\]res: "\[" is a wildcard in cucumber's file patterns, which would run the scenarios of other folders or none: rename the folder$/],
     [[...base, '--features', looped], /^qualify: --features .*looped-features: the folder .*looped-features\/inner\/again is .*looped-features again \(through a symbolic link\): its scenarios would run twice; remove the link$/],
+    [[...base, '--features', hidden], /^qualify: --features .*hidden-features: .*hidden-features\/\.wip\/failing\.feature is under \.wip, a name starting with "\." that cucumber's file patterns pass over: its scenarios would not run; rename it$/],
     [[...base, '--baseline', path.join(scratch, 'no-such.json')], /^qualify: --baseline .*: no such file$/],
     [[...base, '--out'], /^qualify: --out needs a value/],
   ];

@@ -15,11 +15,12 @@ test('a Then that checks nothing, or swallows its failed check, fails the scenar
   const result = spawnSync(process.execPath, [cucumber, '--profile', 'replay', '--require', path.join(FIXTURE, 'checks.steps.ts'), path.join(FIXTURE, 'checks.feature'), '--format', 'summary'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
   const output = `${result.stdout}${result.stderr}`;
   assert.equal(result.status, 1, output);
-  assert.match(output, /^7 scenarios \(5 failed, 2 passed\)$/m);
+  assert.match(output, /^8 scenarios \(6 failed, 2 passed\)$/m);
   assert.match(output, /✖ Then the fixture's sum is claimed without a check[^\n]*\n\s+Error: this Then step passed without checking anything: it made no assertion/);
   assert.match(output, /✖ Then the fixture's sum is 5, or so it says[^\n]*\n\s+Error: an assertion of this step failed and the step passed anyway \(caught inside it\): a step must not swallow its own check/);
   const noThen = /✖ Before # steps\/support\/assertions\.ts:\d+\n\s+Error: this scenario has no Then step, so it checks nothing/g;
   assert.equal(output.match(noThen)?.length, 2, `both scenarios without a Then fail in the project's hook:\n${output}`);
   assert.match(output, /a scenario of bullet steps has no Then and fails # [^\n]*\n\s+✖ Before # steps\/support\/assertions/);
-  assert.match(output, /a When after the last Then fails before its steps run # [^\n]*\n\s+✖ Before # steps\/support\/assertions\.ts:\d+\n\s+Error: this scenario has a When after its last Then: nothing checks what that When did/);
+  assert.match(output, /a When after the last Then fails before its steps run # [^\n]*\n\s+✖ Before # steps\/support\/assertions\.ts:\d+\n\s+Error: this scenario has a step after its last Then that is not a Then/);
+  assert.match(output, /a bullet step after the last Then fails before its steps run # [^\n]*\n\s+✖ Before # steps\/support\/assertions\.ts:\d+\n\s+Error: this scenario has a step after its last Then that is not a Then/);
 });
