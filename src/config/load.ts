@@ -214,10 +214,9 @@ function crossFieldProblems(config: ReplayConfig): ConfigProblem[] {
   }
   problems.push(...workloadProblems(config));
   problems.push(...guardViolations(config));
+  // Without a decode role the bandwidth is not the problem: checkRoles below names the missing role.
   const hasRole = (name: string) => config.cluster.workers.some((role) => role.role === name);
-  if (hasRole('prefill') && !hasRole('decode')) {
-    problems.push({ path: 'cluster.workers', message: 'prefill workers need decode workers to hand their KV to (PD-1)' });
-  } else if (hasRole('prefill') && config.cluster.kv_transfer_bandwidth_gbps === undefined) {
+  if (hasRole('prefill') && hasRole('decode') && config.cluster.kv_transfer_bandwidth_gbps === undefined) {
     problems.push({ path: 'cluster.kv_transfer_bandwidth_gbps', message: 'required when the cluster has prefill and decode workers (PD-1)' });
   }
   if (problems.length === 0) {

@@ -250,10 +250,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<ScenarioStatus, number>;
   for (const view of views) counts[view.scenario.status]++;
 
+  const vacuous = checkedNothing(views);
+  const checkedNothingViews = new Set(vacuous.map(({ view }) => view));
   const matrix: MatrixRow[] = trace.rows.map((row) => {
     const its = row.scenarios.map((s) => byKey.get(`${s.uri}:${s.line}`)!);
     const failing = its.filter((v) => v.scenario.status !== 'PASSED').length;
-    const empty = its.filter((v) => whyCheckedNothing(v.scenario) !== null).length;
+    const empty = its.filter((v) => checkedNothingViews.has(v)).length;
     const status =
       its.length === 0
         ? row.requirement.status === 'planned'
@@ -284,7 +286,6 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const uncovered = uncoveredRequirements(trace);
 
   const total = views.length;
-  const vacuous = checkedNothing(views);
   const scenariosGate: Gate = {
     title: 'Scenarios',
     passed: total > 0 && counts.PASSED === total && vacuous.length === 0 && run.runErrors.length === 0,
@@ -455,11 +456,6 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   };
 }
 
-/**
- * Passed scenarios whose evidence has no digest: they ran no simulation, set up no cluster and
- * recorded no computation (KvWorld.recordComputation), so their Then steps had nothing of kvqual's
- * to check. Every honest scenario of the suite has a digest.
- */
 /** Why a passed scenario checked nothing, in the words of the scenarios gate (see whyCheckedNothing). */
 export const CHECKED_NOTHING_WHY = [
   'had no Then step, so nothing was asserted',
@@ -469,7 +465,8 @@ export const CHECKED_NOTHING_WHY = [
 /**
  * Why a scenario that passed checked nothing, or null when it did check: it has no Then (no step
  * Gherkin typed an outcome; by the keyword in a stream without step types), or its evidence has
- * no digest (it ran no simulation and recorded no computation). The project's steps fail a
+ * no digest (it ran no simulation, set up no cluster and recorded no computation with
+ * KvWorld.recordComputation; every honest scenario of the suite has one). The project's steps fail a
  * scenario without a Then before it runs (steps/support/assertions.ts); this is the sign-off's
  * own check, which does not trust the steps to.
  */

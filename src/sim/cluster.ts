@@ -163,7 +163,7 @@ function checkDisaggregation(spec: ClusterSpec): void {
   if (!has('prefill') && !has('decode')) return;
   if (has('aggregated')) throw new ClusterSetupError('cluster.workers', 'aggregated workers cannot be mixed with prefill/decode workers');
   if (!has('prefill')) throw new ClusterSetupError('cluster.workers', 'decode workers need prefill workers in front of them');
-  if (!has('decode')) throw new ClusterSetupError('cluster.workers', 'prefill workers need decode workers to hand their KV to');
+  if (!has('decode')) throw new ClusterSetupError('cluster.workers', 'prefill workers need decode workers to hand their KV to (PD-1)');
   if (!spec.kv_transfer) throw new ClusterSetupError('cluster.kv_transfer_bandwidth_gbps', 'a prefill/decode cluster needs the KV transfer bandwidth');
 }
 

@@ -2,8 +2,8 @@
 // (one hook on Assertion.prototype.assert, through which every expect(…) assertion goes). A `Then`
 // (or an `And` after it) that passed without making an assertion, or passed although one of its
 // assertions failed (caught inside the step), fails, naming which; so does a scenario with no Then
-// at all (only Givens and Whens, or `*` steps, which are no Then), or with a When after its last
-// Then (what that When did is checked by nothing), before any of its steps runs. The sign-off's
+// at all (only Givens and Whens, or `*` steps, which are no Then), or with any other step after its
+// last Then (what that step did is checked by nothing), before any of its steps runs. The sign-off's
 // scenarios gate then says so, as for any failed step.
 import * as chai from 'chai';
 import { AfterStep, Before, BeforeStep, Status } from '@cucumber/cucumber';
@@ -46,7 +46,7 @@ export function uncheckedOutcome(stepType: string | undefined, status: string | 
 export function uncheckedScenario(stepTypes: readonly (string | undefined)[]): string | null {
   const lastThen = stepTypes.lastIndexOf('Outcome');
   if (lastThen < 0) return 'this scenario has no Then step, so it checks nothing: a claim needs a Then that asserts it (a `*` step is not a Then)';
-  if (stepTypes.slice(lastThen + 1).some((type) => type !== 'Outcome')) return 'this scenario has a step after its last Then that is not a Then (a When, a Given or a `*` step): nothing checks what it did (end the scenario with the Then that proves it)';
+  if (lastThen < stepTypes.length - 1) return 'this scenario has a step after its last Then that is not a Then (a When, a Given or a `*` step): nothing checks what it did (end the scenario with the Then that proves it)';
   return null;
 }
 
