@@ -65,7 +65,13 @@ const { performance } = require('node:perf_hooks');
 // exit 1 (kvqual's status for a rule violation); it finishes its work, and a standard output it
 // could not write makes the status 2.
 // The clock is read here, never under src/: progress bars and reported wall times only.
-const io = Object.assign(processIo(), { progress: replayProgress, wallMs: () => performance.now() });
+// `kvqual qualify` is `npm run qualify` (scripts/qualify.ts, loaded only for it: it brings cucumber's
+// report formatters); it writes to the process's own streams, and its status is the verdict's.
+const qualify = (args) => {
+  if (build) require('tsx/cjs');
+  return require('../scripts/qualify.ts').runQualify(args);
+};
+const io = Object.assign(processIo(), { progress: replayProgress, wallMs: () => performance.now(), qualify });
 runCliAsync(process.argv.slice(2), io).then(
   (code) => {
     process.exitCode = statusAfterOutput(io, code, 'kvqual');

@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCheckEvents } from './checkEvents';
+import { registerQualify } from './qualify';
 import { registerReplay } from './replay';
 import { registerSchema } from './schema';
 import { registerSweep } from './sweep';
@@ -28,7 +29,7 @@ export function kvqualVersion(): string {
   }
 }
 
-/** Runs kvqual with the arguments after the program name; returns the exit code (synchronous commands only: not sweep). */
+/** Runs kvqual with the arguments after the program name; returns the exit code (synchronous commands only: not sweep, not qualify). */
 export function runCli(args: readonly string[], io: CliIo): ExitCode {
   const { program, exitCode } = buildProgram(io);
   try {
@@ -40,7 +41,7 @@ export function runCli(args: readonly string[], io: CliIo): ExitCode {
   return exitCode();
 }
 
-/** Runs kvqual with the arguments after the program name, awaiting asynchronous commands (sweep); resolves with the exit code. */
+/** Runs kvqual with the arguments after the program name, awaiting asynchronous commands (sweep, qualify); resolves with the exit code. */
 export async function runCliAsync(args: readonly string[], io: CliIo): Promise<ExitCode> {
   const { program, exitCode } = buildProgram(io);
   try {
@@ -65,6 +66,7 @@ function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode }
     exitCode = code;
   };
   registerCheckEvents(program, io, finish);
+  registerQualify(program, io, finish);
   registerReplay(program, io, finish);
   registerSchema(program, io, finish);
   registerSweep(program, io, finish);
