@@ -53,6 +53,12 @@ export async function runCliAsync(args: readonly string[], io: CliIo): Promise<E
   return exitCode();
 }
 
+const PROGRAM_HELP_AFTER = `
+Run \`kvqual <command> --help\` for a command's options.
+
+Exit status: 0 clean (qualify: QUALIFIED), 1 a rule violation found (qualify: NOT QUALIFIED),
+2 a usage error or bad input, 3 an internal error in kvqual (please report it).`;
+
 function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode } {
   let exitCode: ExitCode = ExitCode.clean;
   const program = new Command('kvqual')
@@ -61,7 +67,8 @@ function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode }
     .exitOverride()
     // A subcommand's options are its own wherever they stand (`sweep merge … --out DIR` is merge's --out, not sweep's).
     .enablePositionalOptions()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .addHelpText('after', PROGRAM_HELP_AFTER);
   const finish = (code: ExitCode): void => {
     exitCode = code;
   };

@@ -42,9 +42,9 @@ workloads, the coverage run, then publishes the sign-off (signoff.md, signoff.ht
 Exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 a usage or input error (nothing is deleted then).
 
 Examples:
-  kvqual qualify                            the whole sign-off into reports/
-  kvqual qualify --no-coverage --fuzz-runs 0   a quicker check, without coverage or generated workloads
-  kvqual qualify --shard 1/2 --out shard-1  one half of the scenarios (then --merge shard-1 shard-2)`;
+  kvqual qualify                              the whole sign-off into reports/
+  kvqual qualify --no-coverage --fuzz-runs 0  a quicker check: no coverage run, no generated workloads
+  kvqual qualify --shard 1/2 --out shard-1    half of the scenarios (then --merge shard-1 shard-2)`;
 
 export function registerQualify(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
   const command = program.command('qualify').description('run the qualification and publish the sign-off (what `npm run qualify` runs)');

@@ -47,10 +47,19 @@ export interface ReplayOptions {
   scores?: string;
 }
 
+const REPLAY_HELP_AFTER = `
+Prints a summary (AIPerf-style metrics, prefix reuse, transfers, the router's agreement) and the
+report's digest; when it wrote files (--out, --events-out, --requests-out, --plot) it ends by naming
+each with what it holds (on standard error with --json, whose standard output is the report alone).
+
+Exit status: 0 a clean run, 1 the router rejected the event stream or a request never ended,
+2 a bad config, trace, option or output path (found before the run; nothing is written then).`;
+
 export function registerReplay(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
   program
     .command('replay')
     .description('run a cluster replay from a YAML config and report it (see examples/configs/)')
+    .addHelpText('after', REPLAY_HELP_AFTER)
     .argument('<config>', 'the replay configuration (YAML or JSON); its JSON Schema is schema/kvqual-config.schema.json')
     .option('--out <file>', 'write the canonical report JSON to this file (atomically)')
     .option('--json', 'print the canonical report JSON instead of the summary', false)
