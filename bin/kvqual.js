@@ -65,10 +65,20 @@ const { performance } = require('node:perf_hooks');
 // exit 1 (kvqual's status for a rule violation); it finishes its work, and a standard output it
 // could not write makes the status 2.
 // The clock is read here, never under src/: progress bars and reported wall times only.
-const io = Object.assign(processIo(), { progress: replayProgress, wallMs: () => performance.now() });
+// `kvqual qualify` is `npm run qualify` (scripts/qualify.ts, loaded only for it: it brings cucumber's
+// report formatters); it writes to the process's own streams, its status is the verdict's, and
+// the process exits once it is done, as `npm run qualify` does (nothing it started keeps it alive).
+let qualifyRan = false;
+const qualify = (args) => {
+  qualifyRan = true;
+  if (build) require('tsx/cjs');
+  return require('../scripts/qualify.ts').runQualify(args);
+};
+const io = Object.assign(processIo(), { progress: replayProgress, wallMs: () => performance.now(), qualify });
 runCliAsync(process.argv.slice(2), io).then(
   (code) => {
     process.exitCode = statusAfterOutput(io, code, 'kvqual');
+    if (qualifyRan) process.exit();
   },
   (error) => {
     io.err.write(`kvqual: internal error (please report): ${error && error.stack ? error.stack : error}\n`);

@@ -1,4 +1,4 @@
-// `npm run qualify`: the main job. Checks its arguments and inputs first (a usage or registry
+// `npm run qualify` (and `kvqual qualify`): the main job. Checks its arguments and inputs first (a usage or registry
 // error prints one line and exits 2 before anything is deleted), runs the feature suite twice
 // with cucumber's HTML, JUnit and message reports, runs generated workloads against the
 // simulator's invariants (as `npm run fuzz`), measures c8 coverage of src/ over the
@@ -104,16 +104,20 @@ for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
   });
 }
 
-main(process.argv.slice(2)).then(
+/** The sign-off with these arguments, resolved with its exit status: `npm run qualify` (below) and `kvqual qualify` (bin/kvqual.js) run it. */
+export const runQualify = (argv: string[]): Promise<number> =>
+  main(argv).then(
   (code) => {
     // The sign-off is published and its status is the verdict's; a console that could not be written is said, not counted.
     if (out.failure !== null) err.write(`qualify: standard output: cannot write it (${reason(out.failure)}); what was printed is incomplete\n`);
-    process.exit(code);
+    return code;
   },
   (error: Error) => {
     const message = error instanceof UsageError ? `qualify: ${error.message}` : `qualify could not complete: ${error.message.split('\n')[0]}`;
     err.write(`${message}\n`);
     if (!(error instanceof UsageError) && process.env.KVQUAL_DEBUG) err.write(`${error.stack}\n`);
-    process.exit(2);
+    return 2;
   },
 );
+
+if (require.main === module) void runQualify(process.argv.slice(2)).then((code) => process.exit(code));

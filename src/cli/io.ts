@@ -26,6 +26,12 @@ export interface CliIo {
    * given by bin/kvqual.js, so nothing under src/ reads the clock. Absent: wall times read 0.
    */
   wallMs?: () => number;
+  /**
+   * Runs the sign-off with `npm run qualify`'s arguments and resolves with its exit status (0
+   * QUALIFIED, 1 NOT QUALIFIED, 2 usage or input); given by bin/kvqual.js (scripts/qualify.ts), which
+   * writes to the process's own streams. Absent: `kvqual qualify` cannot run.
+   */
+  qualify?: (args: string[]) => Promise<number>;
 }
 
 export interface ProgressDisplay {

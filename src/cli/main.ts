@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCheckEvents } from './checkEvents';
+import { registerQualify } from './qualify';
 import { registerReplay } from './replay';
 import { registerSchema } from './schema';
 import { registerSweep } from './sweep';
@@ -28,7 +29,7 @@ export function kvqualVersion(): string {
   }
 }
 
-/** Runs kvqual with the arguments after the program name; returns the exit code (synchronous commands only: not sweep). */
+/** Runs kvqual with the arguments after the program name; returns the exit code (synchronous commands only: not sweep, not qualify). */
 export function runCli(args: readonly string[], io: CliIo): ExitCode {
   const { program, exitCode } = buildProgram(io);
   try {
@@ -40,7 +41,7 @@ export function runCli(args: readonly string[], io: CliIo): ExitCode {
   return exitCode();
 }
 
-/** Runs kvqual with the arguments after the program name, awaiting asynchronous commands (sweep); resolves with the exit code. */
+/** Runs kvqual with the arguments after the program name, awaiting asynchronous commands (sweep, qualify); resolves with the exit code. */
 export async function runCliAsync(args: readonly string[], io: CliIo): Promise<ExitCode> {
   const { program, exitCode } = buildProgram(io);
   try {
@@ -52,6 +53,12 @@ export async function runCliAsync(args: readonly string[], io: CliIo): Promise<E
   return exitCode();
 }
 
+const PROGRAM_HELP_AFTER = `
+Run \`kvqual <command> --help\` for a command's options.
+
+Exit status: 0 clean (qualify: QUALIFIED), 1 a rule violation found (qualify: NOT QUALIFIED),
+2 a usage error or bad input, 3 an internal error in kvqual (please report it).`;
+
 function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode } {
   let exitCode: ExitCode = ExitCode.clean;
   const program = new Command('kvqual')
@@ -60,11 +67,13 @@ function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode }
     .exitOverride()
     // A subcommand's options are its own wherever they stand (`sweep merge … --out DIR` is merge's --out, not sweep's).
     .enablePositionalOptions()
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .addHelpText('after', PROGRAM_HELP_AFTER);
   const finish = (code: ExitCode): void => {
     exitCode = code;
   };
   registerCheckEvents(program, io, finish);
+  registerQualify(program, io, finish);
   registerReplay(program, io, finish);
   registerSchema(program, io, finish);
   registerSweep(program, io, finish);

@@ -18,7 +18,7 @@ import type { RunReport } from '../report/report';
 import type { RunMetrics, Statistics } from '../report/requestMetrics';
 import type { KeptScores } from '../router/router';
 import { writeCanonicalPretty } from '../report/canonical';
-import { renderRunChart, runCharts } from '../report/runCharts';
+import { renderRunChart, RUN_CHART_FILES, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
 import { DurationError, formatNs, plainDecimal, VirtualClockError } from '../time';
 import type { SpinNotice } from '../sim/cluster';
@@ -28,7 +28,7 @@ import { LIMITS, limitText } from '../limits';
 import { TraceLineError } from '../traceLineError';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
-import { OutputError, planOutputs, SpooledOutput, writeOutputs, type PlannedOutput } from './outputs';
+import { OutputError, planOutputs, SpooledOutput, writeOutputs, type OutputRequest, type PlannedOutput } from './outputs';
 import type { KvEventBatch } from '../events/model';
 import { compareText } from '../order';
 
@@ -47,10 +47,19 @@ export interface ReplayOptions {
   scores?: string;
 }
 
+const REPLAY_HELP_AFTER = `
+Prints a summary (AIPerf-style metrics, prefix reuse, transfers, the router's agreement) and the
+report's digest; when it wrote files (--out, --events-out, --requests-out, --plot) it ends by naming
+each with what it holds (on standard error with --json, whose standard output is the report alone).
+
+Exit status: 0 a clean run, 1 the router rejected the event stream or a request never ended,
+2 a bad config, trace, option or output path (found before the run; nothing is written then).`;
+
 export function registerReplay(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
   program
     .command('replay')
     .description('run a cluster replay from a YAML config and report it (see examples/configs/)')
+    .addHelpText('after', REPLAY_HELP_AFTER)
     .argument('<config>', 'the replay configuration (YAML or JSON); its JSON Schema is schema/kvqual-config.schema.json')
     .option('--out <file>', 'write the canonical report JSON to this file (atomically)')
     .option('--json', 'print the canonical report JSON instead of the summary', false)
@@ -64,7 +73,7 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
       (dir: string, dirs: string[]) => [...dirs, dir],
       [] as string[],
     )
-    .option('--plot <dir>', 'write SVG charts into this existing folder: TTFT and ITL CDFs, throughput and queue depth over time, G1/G2 reuse per worker')
+    .option('--plot <dir>', 'write SVG charts into this existing folder: TTFT and ITL CDFs; throughput and queue depth (the most requests waiting at once in each time bucket) over time; G1/G2 reuse per worker')
     .action((file: string, options: ReplayOptions) => {
       // Synchronous unless --plot renders charts (then only runCliAsync, which bin/kvqual.js uses, waits for it).
       const result = replayFile(file, options, io);
@@ -142,8 +151,9 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
   );
 }
 
-/** The chart files --plot writes (see src/report/runCharts.ts). */
-const PLOT_FILES = ['ttft-cdf.svg', 'itl-cdf.svg', 'throughput.svg', 'queue-depth.svg', 'g1-reuse.svg', 'g2-reuse.svg'];
+/** The chart files --plot writes, and what each shows (see src/report/runCharts.ts). */
+const PLOT_WHAT = new Map<string, string>(RUN_CHART_FILES.map((chart) => [chart.file, `chart: ${chart.what}`]));
+const PLOT_FILES = [...PLOT_WHAT.keys()];
 
 /** Writes every output of a finished run (all or none), then prints the summary or the report; returns the exit status. */
 function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>, eventLog: SpooledOutput | null): ExitCode {
@@ -167,7 +177,9 @@ function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outc
     return ExitCode.usage;
   }
   if (options.json) writeReport((text) => io.stdout(text));
-  else io.stdout(summaryText(file, report, options.out));
+  else io.stdout(summaryText(file, report));
+  // What was written, last: on standard output after the summary; beside --json's report, on standard error.
+  if (outputs.length > 0) (options.json ? io.stderr : io.stdout)(writtenText(outputs));
   if (eventLog !== null && report.summary.kv_events.batches_delivered === 0) {
     io.stderr(`kvqual replay: warning: --events-out ${options.eventsOut}: no KV event reached the router, so the log is empty; check-events refuses an empty capture\n`);
   }
@@ -378,8 +390,22 @@ function parseSeed(text: string): number {
  */
 const fixed = (value: number) => plainDecimal(Number(value !== 0 && Math.abs(value) < 0.0005 ? value.toPrecision(3) : value.toFixed(3)));
 
+/** What each output option writes, in the words of the list a run ends with. */
+const WRITTEN_WHAT: Record<string, string> = {
+  '--out': 'the canonical report (JSON)',
+  '--events-out': 'the KV events the router received (JSON lines; kvqual check-events reads it)',
+  '--requests-out': 'one record per request',
+};
+
+/** The files a run wrote, one a line, as they were named on the command line, each with what it holds. */
+export function writtenText(outputs: readonly OutputRequest[]): string {
+  const width = Math.max(...outputs.map((output) => output.file.length));
+  const lines = outputs.map((output) => `  ${output.file.padEnd(width)}  ${WRITTEN_WHAT[output.option] ?? PLOT_WHAT.get(path.basename(output.file)) ?? ''}`.trimEnd());
+  return `wrote ${outputs.length === 1 ? '1 file' : `${outputs.length} files`}:\n${lines.join('\n')}\n`;
+}
+
 /** A few lines a person reads after a run. */
-export function summaryText(file: string, report: RunReport, out: string | undefined): string {
+export function summaryText(file: string, report: RunReport): string {
   const s = report.summary;
   const ended = [s.requests.failed > 0 ? `${s.requests.failed} failed` : '', s.requests.skipped > 0 ? `${s.requests.skipped} skipped` : ''].filter(Boolean);
   const lines = [
@@ -404,7 +430,7 @@ export function summaryText(file: string, report: RunReport, out: string | undef
   for (const stuck of s.stuck_requests ?? []) {
     lines.push(`  STUCK (simulator defect): request ${stuck.request_id} never ended: ${stuck.where}, no progress since ${fixed(stuck.last_progress_ms)} ms`);
   }
-  lines.push(`  digest ${report.digest}${out ? `; report written to ${out}` : ''}`);
+  lines.push(`  digest ${report.digest}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -1,6 +1,7 @@
 // `kvqual sweep <sweep.yaml>`: runs every point of a sweep (a base replay config and the field
 // paths it varies) on a pool of worker processes and writes sweep.json, sweep.csv, one SVG chart
-// per metric and varied parameter under charts/, and sweep.html into --out. Every point is
+// per metric and varied parameter under charts/ (none against the seed: its runs fold into each
+// chart as a mean line and a lowest-to-highest band), and sweep.html into --out. Every point is
 // validated, its pass-time tables read and every trace checked (as `kvqual replay` does), and
 // every output checked (none may overwrite an input), before anything runs or is created; the
 // output folder is made only when the results are written. `--shard i/n` runs only
@@ -43,6 +44,7 @@ export function registerSweep(program: Command, io: CliIo, finish: (code: ExitCo
     .enablePositionalOptions()
     .description('run a sweep: a base replay config with field paths varied over a grid, zipped lists and seeds (see examples/sweeps/)')
     .argument('<sweep>', 'the sweep file (YAML): base, grid, zip, seeds')
+    .addHelpText('after', SWEEP_HELP_AFTER)
     .option('--out <dir>', 'the folder to write sweep.json, sweep.csv, sweep.html and charts/ into (created if absent)', 'sweep-results')
     .option('--jobs <n>', `worker processes (default: the core count, ${defaultJobs()} here)`)
     .option('--shard <i/n>', 'run only shard i of n (points whose index modulo n is i − 1) and write shard-<i>-of-<n>.json')
@@ -55,6 +57,15 @@ export function registerSweep(program: Command, io: CliIo, finish: (code: ExitCo
     .option('--out <dir>', 'the folder to write into (created if absent)', 'sweep-results')
     .action(async (files: string[], options: { out: string }) => finish(await mergeFiles(files, options, io)));
 }
+
+const SWEEP_HELP_AFTER = `
+Writes into --out: sweep.json and sweep.csv (every point, with wall times), charts/ (one SVG per
+metric against each varied parameter but the seed: the line is the mean over the seeds and any
+other parameters, the band their lowest to highest value) and sweep.html (the charts two to a row
+and the table of points, at most 1,280 px wide).
+
+Exit status: 0 every point ran clean, 1 a point's event stream was rejected or a request never
+ended (every result is still written), 2 a usage or input error (nothing is written then).`;
 
 class UsageError extends Error {}
 

@@ -1,7 +1,7 @@
 // Pictures of one run (`kvqual replay --plot DIR`): the cumulative distributions of TTFT and of
-// per-request ITL, request throughput and queue depth over virtual time, and G1 and G2 reuse over
-// time per worker, as vega-lite line charts rendered to SVG in Node. Pure functions of the report:
-// the same run gives the same bytes.
+// per-request ITL, request throughput and queue depth (the most requests waiting at once in each
+// time bucket) over virtual time, and G1 and G2 reuse over time per worker, as vega-lite line
+// charts rendered to SVG in Node. Pure functions of the report: the same run gives the same bytes.
 import type { TopLevelSpec } from 'vega-lite';
 import { normaliseSvgIds, vegaRenderer } from './figure';
 import type { RequestRecord, RunReport } from './report';
@@ -69,12 +69,44 @@ function throughputRows(records: readonly RequestRecord[], end_ms: number): obje
   return starts.map((start, i) => ({ time_s: (start + width / 2) / 1000, requests_per_s: done[i] / (width / 1000) }));
 }
 
-/** Requests that have arrived and are not yet admitted into a pass, sampled at each bucket start. */
-function queueRows(records: readonly RequestRecord[], end_ms: number): object[] {
-  return buckets(end_ms).starts.map((at) => ({
-    time_s: at / 1000,
-    waiting: records.filter((r) => r.status !== 'skipped' && r.arrival_ms <= at && (r.first_admission_ms === null ? r.status !== 'failed' : r.first_admission_ms > at)).length,
-  }));
+/**
+ * How many requests wait for admission (arrived, not yet admitted into a pass) changes at these
+ * instants, by these amounts (arrivals +1, first admissions −1; a request skipped, or failed
+ * before any admission, is not counted; one never admitted waits to the end). Instants in order.
+ */
+function waitingChanges(records: readonly RequestRecord[]): [number, number][] {
+  const change = new Map<number, number>();
+  const add = (at_ms: number, by: number) => change.set(at_ms, (change.get(at_ms) ?? 0) + by);
+  for (const r of records) {
+    if (r.status === 'skipped' || (r.first_admission_ms === null && r.status === 'failed')) continue;
+    add(r.arrival_ms, 1);
+    if (r.first_admission_ms !== null) add(r.first_admission_ms, -1);
+  }
+  return [...change.entries()].sort(([a], [b]) => a - b);
+}
+
+/**
+ * The most requests waiting for admission at once in each time bucket (a wait of a few ms inside
+ * a bucket of seconds shows, where a sample at the bucket's start would miss it). Arrivals and
+ * admissions at one instant are taken together: a request admitted as it arrives never waits.
+ * One row per bucket start, and one at the run's end (the last bucket's step drawn to its end).
+ */
+export function queueRows(records: readonly RequestRecord[], end_ms: number): { time_s: number; waiting: number }[] {
+  const { width, starts } = buckets(end_ms);
+  const changes = waitingChanges(records);
+  const peaks: number[] = [];
+  let level = 0;
+  let next = 0;
+  for (let bucket = 0; bucket < starts.length; bucket++) {
+    let peak = level;
+    for (; next < changes.length && bucketOf(changes[next][0], width, starts.length) === bucket; next++) {
+      level += changes[next][1];
+      peak = Math.max(peak, level);
+    }
+    peaks.push(peak);
+  }
+  const rows = starts.map((start, i) => ({ time_s: start / 1000, waiting: peaks[i] }));
+  return [...rows, { time_s: (starts.at(-1)! + width) / 1000, waiting: peaks.at(-1)! }];
 }
 
 /** Reused tokens (G1 or G2) per worker, by the bucket of each request's first admission. */
@@ -91,7 +123,17 @@ function reuseRows(records: readonly RequestRecord[], end_ms: number, tier: 'g1'
   return rows;
 }
 
-/** The charts of a run, in a fixed order. */
+/** The charts of a run, in the order they are made, and what each shows (kvqual replay names them so). */
+export const RUN_CHART_FILES = [
+  { file: 'ttft-cdf.svg', what: 'TTFT, cumulative distribution' },
+  { file: 'itl-cdf.svg', what: 'ITL, cumulative distribution' },
+  { file: 'throughput.svg', what: 'requests finished per second over time' },
+  { file: 'queue-depth.svg', what: 'most requests waiting for admission at once, over time' },
+  { file: 'g1-reuse.svg', what: 'G1 tokens reused per worker over time' },
+  { file: 'g2-reuse.svg', what: 'G2 tokens restored per worker over time' },
+] as const;
+
+/** The charts of a run, in a fixed order (RUN_CHART_FILES). */
 export function runCharts(report: RunReport): RunChart[] {
   // The records once, as an array: the charts walk them many times (a report makes them on each read).
   const records = [...report.per_request];
@@ -99,14 +141,22 @@ export function runCharts(report: RunReport): RunChart[] {
   const finished = records.filter((r) => r.status === 'finished');
   const ttft = finished.map((r) => r.ttft_ms).filter((v): v is number => v !== null);
   const itl = finished.map((r) => r.inter_token_latency_ms).filter((v): v is number => v !== null);
-  return [
-    { file: 'ttft-cdf.svg', spec: lineSpec('TTFT, cumulative distribution over finished requests', cdfRows(ttft), { field: 'value', title: 'TTFT (ms)' }, { field: 'fraction', title: 'fraction of requests' }) },
-    { file: 'itl-cdf.svg', spec: lineSpec('ITL (each request’s mean gap), cumulative distribution', cdfRows(itl), { field: 'value', title: 'ITL (ms)' }, { field: 'fraction', title: 'fraction of requests' }) },
-    { file: 'throughput.svg', spec: lineSpec('Requests finished per second of virtual time', throughputRows(records, end_ms), { field: 'time_s', title: 'virtual time (s)' }, { field: 'requests_per_s', title: 'requests / s' }) },
-    { file: 'queue-depth.svg', spec: lineSpec('Requests waiting for admission', queueRows(records, end_ms), { field: 'time_s', title: 'virtual time (s)' }, { field: 'waiting', title: 'requests waiting' }) },
-    { file: 'g1-reuse.svg', spec: lineSpec('G1 tokens reused at admission, per worker', reuseRows(records, end_ms, 'g1'), { field: 'time_s', title: 'virtual time (s)' }, { field: 'tokens', title: 'tokens' }, { field: 'worker', title: 'worker' }) },
-    { file: 'g2-reuse.svg', spec: lineSpec('G2 tokens restored at admission, per worker', reuseRows(records, end_ms, 'host'), { field: 'time_s', title: 'virtual time (s)' }, { field: 'tokens', title: 'tokens' }, { field: 'worker', title: 'worker' }) },
+  const bucket = `${plainBucketText(buckets(end_ms).width)} buckets`;
+  const time = { field: 'time_s', title: 'virtual time (s)' };
+  const specs = [
+    lineSpec('TTFT, cumulative distribution over finished requests', cdfRows(ttft), { field: 'value', title: 'TTFT (ms)' }, { field: 'fraction', title: 'fraction of requests' }),
+    lineSpec('ITL (each request’s mean gap), cumulative distribution', cdfRows(itl), { field: 'value', title: 'ITL (ms)' }, { field: 'fraction', title: 'fraction of requests' }),
+    lineSpec('Requests finished per second of virtual time', throughputRows(records, end_ms), time, { field: 'requests_per_s', title: 'requests / s' }),
+    lineSpec(`Requests waiting for admission: the most at once in each of ${bucket}`, queueRows(records, end_ms), time, { field: 'waiting', title: 'requests waiting (most at once)' }),
+    lineSpec('G1 tokens reused at admission, per worker', reuseRows(records, end_ms, 'g1'), time, { field: 'tokens', title: 'tokens' }, { field: 'worker', title: 'worker' }),
+    lineSpec('G2 tokens restored at admission, per worker', reuseRows(records, end_ms, 'host'), time, { field: 'tokens', title: 'tokens' }, { field: 'worker', title: 'worker' }),
   ];
+  return RUN_CHART_FILES.map((chart, i) => ({ file: chart.file, spec: specs[i] }));
+}
+
+/** A bucket's span in words: "20 ms", "1.5 s". */
+function plainBucketText(width_ms: number): string {
+  return width_ms >= 1000 ? `${Number((width_ms / 1000).toPrecision(3))} s` : `${Number(width_ms.toPrecision(3))} ms`;
 }
 
 /** Renders one chart to SVG (element ids prefixed by its file name). */

@@ -1,6 +1,7 @@
-// Pictures of a sweep: one vega-lite line chart per metric against each varied parameter (one
-// line per value of a second varied parameter; the mean over seeds and any other parameters),
-// rendered to SVG in Node, and the HTML page that shows them beside the table of points. Same
+// Pictures of a sweep: one vega-lite line chart per metric against each varied parameter but the
+// seed (one line per value of a second varied parameter): the line is the mean over the seeds and
+// any other parameters, a band spans their lowest to highest value. Rendered to SVG in Node, with
+// the HTML page (at most 1,280 px wide) that shows them beside the table of points. Same
 // sweep document (wall times aside, which are never drawn), same bytes. Which charts a sweep has
 // (and that no two varied parameters would give one file name) is known before any point runs.
 import type { TopLevelSpec } from 'vega-lite';
@@ -38,51 +39,106 @@ export function variedParameters(document: ChartedSweep): string[] {
 }
 
 /**
- * Every chart of a sweep: each metric against each varied parameter. Two varied parameters whose
- * file names would be one ("a/b" and "a_b") are a SweepError naming both.
+ * The parameters charts are drawn against: every varied one but the seed. A seed is no setting:
+ * its runs are folded into each chart (their mean as the line, their range as a band).
+ */
+export function chartedParameters(document: ChartedSweep): string[] {
+  return variedParameters(document).filter((path) => path !== 'seed');
+}
+
+/**
+ * Every chart of a sweep: each metric against each charted parameter. Two charted parameters
+ * whose file names would be one ("a/b" and "a_b") are a SweepError naming both.
  */
 export function sweepCharts(document: ChartedSweep): SweepChart[] {
-  const varied = variedParameters(document);
+  const charted = chartedParameters(document);
   const byName = new Map<string, string>();
-  for (const parameter of varied) {
+  for (const parameter of charted) {
     const other = byName.get(safeName(parameter));
     if (other !== undefined) {
       throw new SweepError(`${other} and ${parameter} would have charts of one file name (<metric>--${safeName(parameter)}.svg); vary them in two sweeps`);
     }
     byName.set(safeName(parameter), parameter);
   }
-  return varied.flatMap((parameter) => {
-    const series = varied.find((other) => other !== parameter && other !== 'seed') ?? null;
+  return charted.flatMap((parameter) => {
+    const series = charted.find((other) => other !== parameter) ?? null;
     return document.metrics.map((metric) => ({ metric, parameter, series, file: `${safeName(metric)}--${safeName(parameter)}.svg` }));
   });
 }
 
 const label = (value: ParameterValue) => (typeof value === 'string' ? value : JSON.stringify(value));
 
-/** The vega-lite spec of one chart (x is ordinal in sweep order, so 0, 4096, 65536 are evenly spaced). */
+/** One drawn value of a chart: at an x value (and series value), the mean of the runs there and their lowest and highest. */
+export interface BandRow {
+  x: string;
+  series: string;
+  mean: number;
+  min: number;
+  max: number;
+  /** How many points' values were folded into it. */
+  runs: number;
+}
+
+/**
+ * The rows of one chart: the points grouped by their x value and series value (first seen first),
+ * each group's measured values folded into their mean, lowest and highest. Points with nothing
+ * measured (null) are left out.
+ */
+export function bandRows(document: SweepDocument, chart: SweepChart): BandRow[] {
+  const groups = new Map<string, { x: string; series: string; values: number[] }>();
+  for (const point of document.points) {
+    const value = point.metrics[chart.metric];
+    if (value === null) continue;
+    const x = label(point.parameters[chart.parameter]);
+    const series = chart.series === null ? 'all' : label(point.parameters[chart.series]);
+    const key = JSON.stringify([x, series]);
+    const group = groups.get(key) ?? { x, series, values: [] };
+    group.values.push(value);
+    groups.set(key, group);
+  }
+  return [...groups.values()].map(({ x, series, values }) => ({
+    x,
+    series,
+    mean: Number((values.reduce((sum, value) => sum + value, 0) / values.length).toFixed(6)),
+    min: Math.min(...values),
+    max: Math.max(...values),
+    runs: values.length,
+  }));
+}
+
+/** Width of a chart's plot area (px): with its axes and legend the SVG stays within 600 px, so two sit side by side on a 1,280 px page. */
+const PLOT_WIDTH = 380;
+
+/**
+ * The vega-lite spec of one chart (x is ordinal in sweep order, so 0, 4096, 65536 are evenly
+ * spaced): a line through the mean of the runs at each value and, where several runs fold into
+ * one value (seeds, other parameters), a band from their lowest to their highest.
+ */
 export function chartSpec(document: SweepDocument, chart: SweepChart): TopLevelSpec {
   const order = (path: string) => [...new Set((document.values[path] ?? []).map(label))];
-  const rows = document.points
-    .filter((point) => point.metrics[chart.metric] !== null)
-    .map((point) => ({ x: label(point.parameters[chart.parameter]), series: chart.series === null ? 'all' : label(point.parameters[chart.series]), y: point.metrics[chart.metric] }));
-  const others = document.parameters.filter((p) => p !== chart.parameter && p !== chart.series && (document.values[p]?.length ?? 0) > 1);
+  const rows = bandRows(document, chart);
+  const folded = variedParameters(document).filter((p) => p !== chart.parameter && p !== chart.series);
+  const banded = rows.some((row) => row.runs > 1);
   // Points with nothing measured (null) are left out of the lines, and said to be; every value stays on the x axis.
-  const left = document.points.length - rows.length;
-  const subtitleParts = [others.length > 0 ? `mean over ${others.join(', ')}` : '', left > 0 ? `${left} point(s) with nothing measured left out` : ''].filter(Boolean);
+  const left = document.points.filter((point) => point.metrics[chart.metric] === null).length;
+  const subtitleParts = [folded.length > 0 ? `line: mean over ${folded.join(', ')}${banded ? '; band: lowest to highest' : ''}` : '', left > 0 ? `${left} point(s) with nothing measured left out` : ''].filter(Boolean);
   const subtitle = subtitleParts.length > 0 ? subtitleParts.join('; ') : undefined;
+  const color = chart.series === null ? { value: '#4c78a8' } : { field: 'series', type: 'nominal' as const, sort: order(chart.series), title: chart.series, legend: { titleLimit: PLOT_WIDTH + 100, labelLimit: PLOT_WIDTH, symbolOpacity: 1, orient: 'bottom' as const, direction: 'horizontal' as const } };
+  const y = { type: 'quantitative' as const, title: chart.metric, axis: { format: '~r' } };
+  const line = { mark: { type: 'line' as const, point: true }, encoding: { y: { field: 'mean', ...y } } };
+  const band = { mark: { type: 'area' as const, opacity: 0.18 }, encoding: { y: { field: 'min', ...y }, y2: { field: 'max' } } };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title: { text: `${chart.metric} vs ${chart.parameter}`, ...(subtitle ? { subtitle } : {}) },
-    width: 420,
-    height: 240,
+    title: { text: `${chart.metric} vs ${chart.parameter}`, limit: PLOT_WIDTH + 160, ...(subtitle ? { subtitle, subtitleLimit: PLOT_WIDTH + 160 } : {}) },
+    width: PLOT_WIDTH,
+    height: 220,
     background: 'white',
     data: { values: rows },
-    mark: { type: 'line', point: true },
     encoding: {
-      x: { field: 'x', type: 'ordinal', sort: order(chart.parameter), scale: { domain: order(chart.parameter) }, title: chart.parameter, axis: { labelAngle: 0 } },
-      y: { field: 'y', type: 'quantitative', aggregate: 'mean', title: chart.metric, axis: { format: '~r' } },
-      color: chart.series === null ? { value: '#4c78a8' } : { field: 'series', type: 'nominal', sort: order(chart.series), title: chart.series, legend: { titleLimit: 1000, orient: 'bottom', direction: 'horizontal' } },
+      x: { field: 'x', type: 'ordinal', sort: order(chart.parameter), scale: { domain: order(chart.parameter) }, title: chart.parameter, axis: { labelAngle: 0, titleLimit: PLOT_WIDTH } },
+      color,
     },
+    layer: banded ? [band, line] : [line],
   };
 }
 
@@ -99,34 +155,51 @@ export async function renderChart(document: SweepDocument, chart: SweepChart): P
 
 const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
-/** The HTML page: what varied, the charts (linked from charts/), and every point without wall times. */
+/** A column heading that may wrap after a dot, an underscore or a bracket (long field paths would widen the table past the page). */
+const headingHtml = (text: string) => escapeHtml(text).replace(/([._\]])(?=.)/g, '$1<wbr>');
+
+/** What the page says where there are no charts: why. */
+function noChartsText(document: SweepDocument): string {
+  return variedParameters(document).includes('seed')
+    ? '<p>Only the seed varies, so there is nothing to chart against; the table below gives each run.</p>'
+    : '<p>No parameter takes more than one value, so there is nothing to chart.</p>';
+}
+
+/**
+ * The HTML page, at most 1,280 px wide (charts two to a row, the table of points scrolling inside
+ * the page if it is wider): what varied, the charts (linked from charts/), and every point
+ * without wall times.
+ */
 export function sweepHtml(document: SweepDocument, charts: readonly SweepChart[]): string {
-  const varied = variedParameters(document);
-  const byParameter = varied.map((parameter) => {
+  const byParameter = chartedParameters(document).map((parameter) => {
     const images = charts.filter((chart) => chart.parameter === parameter).map((chart) => `<img src="charts/${escapeHtml(chart.file)}" alt="${escapeHtml(`${chart.metric} vs ${chart.parameter}`)}">`);
     return `<h2>Against ${escapeHtml(parameter)}</h2>\n<div class="charts">\n${images.join('\n')}\n</div>`;
   });
-  const header = ['point', ...document.parameters, 'clean', ...document.metrics, 'digest'].map((cell) => `<th>${escapeHtml(cell)}</th>`).join('');
+  const folded = variedParameters(document).includes('seed') && byParameter.length > 0 ? ' Each chart draws the mean over the seeds as its line and their lowest to highest value as a band.' : '';
+  const header = ['point', ...document.parameters, 'clean', ...document.metrics, 'report digest (sha256)'].map((cell) => `<th>${headingHtml(cell)}</th>`).join('');
   const rows = document.points.map((point) => {
-    const cells = [String(point.index), ...document.parameters.map((p) => label(point.parameters[p])), point.clean ? 'yes' : `no: ${point.problem ?? ''}`, ...document.metrics.map((m) => (point.metrics[m] === null ? '–' : String(point.metrics[m]))), `sha256:${point.digest.replace(/^sha256:/, '').slice(0, 12)}…`];
+    const cells = [String(point.index), ...document.parameters.map((p) => label(point.parameters[p])), point.clean ? 'yes' : `no: ${point.problem ?? ''}`, ...document.metrics.map((m) => (point.metrics[m] === null ? '–' : String(point.metrics[m]))), `${point.digest.replace(/^sha256:/, '').slice(0, 12)}…`];
     return `<tr>${cells.map((cell) => `<td>${escapeHtml(cell)}</td>`).join('')}</tr>`;
   });
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>kvqual sweep of ${escapeHtml(document.base)}</title>
-<style>body{font-family:system-ui,sans-serif;margin:1.5em}img{border:1px solid #ddd;margin:4px}table{border-collapse:collapse;font-size:12px}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}.charts{display:flex;flex-wrap:wrap}</style>
+<style>*{box-sizing:border-box}body{font-family:system-ui,sans-serif;margin:1.5em auto;padding:0 1em;max-width:1280px}p{overflow-wrap:anywhere}img{border:1px solid #ddd;max-width:100%;height:auto}.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(min(100%,560px),1fr));gap:8px}.points{overflow-x:auto}table{border-collapse:collapse;font-size:11px}td,th{border:1px solid #ccc;padding:2px 4px;text-align:right}th{vertical-align:bottom;font-weight:600}</style>
 </head>
 <body>
 <h1>Sweep of ${escapeHtml(document.base)}</h1>
-<p>${document.points_total} points over ${document.parameters.map(escapeHtml).join(', ') || 'nothing'}; ${escapeHtml(runsText(document.points))}. Data: <a href="sweep.csv">sweep.csv</a>, <a href="sweep.json">sweep.json</a> (with wall times). Sweep digest ${document.sweep_digest}.</p>
-${byParameter.join('\n') || '<p>No parameter takes more than one value, so there is nothing to chart.</p>'}
+<p>${document.points_total} points over ${document.parameters.map(escapeHtml).join(', ') || 'nothing'}; ${escapeHtml(runsText(document.points))}.${folded} Data: <a href="sweep.csv">sweep.csv</a>, <a href="sweep.json">sweep.json</a> (with wall times). Sweep digest ${document.sweep_digest}.</p>
+${byParameter.join('\n') || noChartsText(document)}
 <h2>Points</h2>
+<div class="points">
 <table>
 <tr>${header}</tr>
 ${rows.join('\n')}
 </table>
+</div>
 </body>
 </html>
 `;

@@ -9,7 +9,8 @@
 // runs, naming the point; a sweep over a config whose pass times are in a CSV table (the
 // repository's example among them) gives each point the digest `kvqual replay` gives; an output
 // that would overwrite an input (the sweep file, the base config, a table, a trace, a shard result)
-// is refused before anything runs.
+// is refused before anything runs. The charts: none against the seed (its runs fold into each
+// chart's mean line and band), each at most 600 px wide, and sweep.html at most 1,280 px wide in Chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -49,6 +50,30 @@ function kvqualAsync(cwd: string, ...args: string[]): Promise<Run> {
     child.stderr.on('data', (chunk) => (stderr += chunk));
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
+}
+
+const CHROMIUM = '/usr/bin/chromium';
+
+/** How wide a page is in Chromium: the document's scroll width in a 1,280 px window, and its body's width in a 1,920 px one. */
+async function pageWidths(file: string): Promise<{ at1280: number; bodyAt1920: number }> {
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  try {
+    const widthIn = async (width: number, measure: string) => {
+      const context = await browser.newContext({ viewport: { width, height: 800 }, javaScriptEnabled: true });
+      const page = await context.newPage();
+      await page.goto(`file://${file}`);
+      const measured = (await page.evaluate(measure)) as number;
+      await context.close();
+      return measured;
+    };
+    return {
+      at1280: await widthIn(1280, 'document.documentElement.scrollWidth'),
+      bodyAt1920: await widthIn(1920, 'document.body.getBoundingClientRect().width'),
+    };
+  } finally {
+    await browser.close();
+  }
 }
 
 function sweepFolder(): string {
@@ -91,7 +116,19 @@ test('3 shards in separate processes, merged, give what the unsharded sweep give
   const files = listing(path.join(dir, 'whole'));
   assert.deepEqual(listing(path.join(dir, 'merged')), files);
   assert.ok(files.includes('sweep.html') && files.includes('sweep.csv') && files.includes('sweep.json'));
-  assert.ok(files.filter((file) => file.endsWith('.svg')).length >= 15 * 4, 'charts against lag, weight, host blocks and seed');
+  const svgs = files.filter((file) => file.endsWith('.svg'));
+  assert.equal(svgs.length, 15 * 3, 'each metric against the lag, the weight and the host blocks; none against the seed');
+  assert.ok(!svgs.some((file) => file.endsWith('--seed.svg')));
+  for (const file of svgs) {
+    const svg = fs.readFileSync(path.join(dir, 'whole', file), 'utf8');
+    assert.ok(Number(/^<svg[^>]* width="(\d+)"/.exec(svg)![1]) <= 600, `${file}: two charts side by side fit a 1,280 px page`);
+  }
+  assert.match(fs.readFileSync(path.join(dir, 'whole', 'charts', 'ttft_p99_ms--router_kv_event_lag_ms.svg'), 'utf8'), /line: mean over [^;<]*seed; band: lowest to highest/);
+  if (fs.existsSync(CHROMIUM)) {
+    const widths = await pageWidths(path.join(dir, 'whole', 'sweep.html'));
+    assert.ok(widths.at1280 <= 1280, `sweep.html is ${widths.at1280} px wide in a 1,280 px window`);
+    assert.ok(widths.bodyAt1920 <= 1280, `sweep.html's body is ${widths.bodyAt1920} px wide in a 1,920 px window`);
+  }
   for (const file of files) {
     const full = path.join(dir, 'whole', file);
     if (fs.statSync(full).isDirectory()) continue;
@@ -181,6 +218,7 @@ test('a sweep with other parameters into the same folder removes the charts of t
   assert.ok(before.some((name) => name.endsWith('--router_host_cache_hit_weight.svg')), 'the first sweep charts against the zipped weight');
   fs.writeFileSync(path.join(charts, 'notes.txt'), 'mine');
   fs.writeFileSync(path.join(charts, 'my--own.svg'), '<svg/>');
+  fs.writeFileSync(path.join(charts, 'ttft_p99_ms--seed.svg'), '<svg/>');
   fs.writeFileSync(path.join(dir, 'lag-only.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 3]\n  router.host_cache_hit_weight: [0.5, 1]\n');
   const second = kvqual(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '2');
   assert.equal(second.status, 0, second.stderr);

@@ -228,7 +228,7 @@ workload:
 `, 'tiny.yaml');
   const { report } = runReplay(config);
   assert.equal(report.summary.virtual_duration_ms, 0.00001);
-  const text = summaryText('tiny.yaml', report, undefined);
+  const text = summaryText('tiny.yaml', report);
   assert.match(text, /in 0\.00001 ms of virtual time/);
   assert.doesNotMatch(text, /in 0 ms of virtual time/);
 });

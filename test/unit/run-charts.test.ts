@@ -1,5 +1,6 @@
 // `kvqual replay --plot DIR`: six SVG charts of one run, the same bytes for the same run, written
 // with the other outputs (all or none); a folder that does not exist is refused before the run.
+// Queue depth is the most requests waiting at once in each time bucket, so a short spike shows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -7,7 +8,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { runCliAsync } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/io';
-import { renderRunChart, runCharts } from '../../src/report/runCharts';
+import { queueRows, renderRunChart, runCharts } from '../../src/report/runCharts';
+import type { RequestRecord } from '../../src/report/report';
 import { onDemandArray } from '../../src/report/onDemand';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
@@ -116,4 +118,49 @@ workload:
   assert.match(String(itl.spec.title), /: nothing measured$/);
   const svg = await renderRunChart(itl);
   assert.doesNotMatch(svg, /NaN/);
+});
+
+/** A request record with only what the queue-depth chart reads. */
+const waited = (arrival_ms: number, first_admission_ms: number | null, status = 'finished') => ({ arrival_ms, first_admission_ms, status }) as RequestRecord;
+
+test('queue depth is the most requests waiting at once in each bucket: a 2 ms spike inside a 20 ms bucket shows', () => {
+  // A 1,000 ms run (50 buckets of 20 ms): one request every 100 ms admitted as it arrives, and three arriving at 505 ms admitted by 507 ms.
+  const steady = Array.from({ length: 10 }, (_, i) => waited(i * 100, i * 100));
+  const spike = [waited(505, 505.5), waited(505, 506), waited(505, 507)];
+  const rows = queueRows([...steady, ...spike], 1000);
+  assert.equal(rows.length, 51, 'a row per bucket start and one at the end');
+  assert.deepEqual(rows.filter((row) => row.waiting > 0), [{ time_s: 0.5, waiting: 3 }], 'the spike in the bucket from 500 ms, nothing elsewhere');
+  // Sampled at each bucket's start, as the chart once was, the spike was invisible.
+  const sampled = rows.map((row) => [...steady, ...spike].filter((r) => r.arrival_ms <= row.time_s * 1000 && r.first_admission_ms! > row.time_s * 1000).length);
+  assert.ok(sampled.every((count) => count === 0));
+});
+
+test('queue depth: a wait across buckets counts in each; admitted as it arrives never waits; never admitted waits to the end unless it failed or was skipped', () => {
+  const rows = queueRows([waited(10, 65), waited(30, 30), waited(70, null), waited(70, null, 'failed'), waited(70, null, 'skipped')], 100);
+  // 100 ms: 50 buckets of 2 ms. The first request waits from the bucket at 10 ms to the one at 64 ms; the unadmitted one from 70 ms on.
+  const waitingAt = (ms: number) => rows.find((row) => Math.abs(row.time_s * 1000 - ms) < 1e-9)!.waiting;
+  assert.deepEqual([8, 10, 30, 64, 66, 68, 70, 98, 100].map(waitingAt), [0, 1, 1, 1, 0, 0, 1, 1, 1]);
+});
+
+test('queue depth on a run: every bucket holds the most waiting at any instant in it (checked instant by instant)', () => {
+  const requests = [
+    ...Array.from({ length: 8 }, (_, i) => `    - { id: s${i}, arrival_ms: ${i * 120}, prompt: [{ tokens: 8 }], output_length: 2 }`),
+    ...Array.from({ length: 5 }, (_, i) => `    - { id: burst${i}, arrival_ms: 503, prompt: [{ tokens: 8 }], output_length: 3 }`),
+  ].join('\n');
+  const config = `cluster:\n  workers:\n    - role: aggregated\n      engine: { block_size: 4, num_gpu_blocks: 64, max_num_seqs: 1, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }\nworkload:\n  requests:\n${requests}\n`;
+  const report = runReplay(parseReplayConfig(config, 'burst.yaml')).report;
+  const records = [...report.per_request];
+  const end = report.summary.virtual_duration_ms;
+  const rows = queueRows(records, end);
+  const width = rows[1].time_s * 1000;
+  const instants = [...new Set(records.flatMap((r) => [r.arrival_ms, r.first_admission_ms ?? r.arrival_ms]))];
+  const waitingAt = (at: number) => records.filter((r) => r.arrival_ms <= at && r.first_admission_ms! > at).length;
+  for (const [i, row] of rows.slice(0, -1).entries()) {
+    const inBucket = instants.filter((at) => Math.min(Math.floor(at / width), rows.length - 2) === i);
+    const before = i === 0 ? 0 : waitingAt(row.time_s * 1000 - 1e-9);
+    assert.equal(row.waiting, Math.max(before, ...inBucket.map(waitingAt)), `bucket ${i}`);
+  }
+  assert.ok(Math.max(...rows.map((row) => row.waiting)) >= 4, 'the burst shows: four wait while the first runs');
+  const spec = runCharts(report).find((chart) => chart.file === 'queue-depth.svg')!.spec as { title: string };
+  assert.match(spec.title, /the most at once in each of [\d.]+ ms buckets/);
 });

@@ -108,7 +108,7 @@ test('defect 2: the summary of an all-failed run lists each failure with its rea
   ] });
   const { report, result } = replay(yaml);
   assertEveryRequestEnded(result);
-  const text = summaryText('cfg.yaml', report, undefined);
+  const text = summaryText('cfg.yaml', report);
   assert.match(text, /^cfg\.yaml: 0\/2 requests finished \(2 failed\) in /);
   assert.match(text, /metrics: none \(no request finished\)/);
   assert.match(text, /failed: big1: needs 11 G1 blocks for its prompt and output; the rank has 2/);

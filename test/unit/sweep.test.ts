@@ -2,7 +2,8 @@
 // field paths (never through a prototype), naming the invalid point and field, stable shard
 // assignment, reading shard results (every field checked), merging shards (a missing, repeated or
 // foreign shard is an error), each point's metrics (null when nothing was measured), the CSV and
-// the charts (two parameters of one chart file name refused).
+// the charts (none against the seed: its runs fold into a mean line and a lowest-to-highest band;
+// two parameters of one chart file name refused) and the page (at most 1,280 px wide).
 import { test } from 'node:test';
 import { parseJobs } from '../../src/cli/sweep';
 import assert from 'node:assert/strict';
@@ -14,7 +15,7 @@ import { mergeShards, METRICS, parseSweepDocument, pointMetrics, runsText, sweep
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import type { RunReport } from '../../src/report/report';
-import { chartSpec, renderChart, sweepCharts, sweepHtml } from '../../src/sweep/charts';
+import { bandRows, chartSpec, renderChart, sweepCharts, sweepHtml } from '../../src/sweep/charts';
 import { ROOT } from '../support/paths';
 
 const BASE = parseDocument(fs.readFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml'), 'utf8')).toJS() as unknown;
@@ -235,24 +236,47 @@ test('the CSV has one row per point and quotes what needs quoting; wall times ar
   assert.deepEqual(withoutWallTimes(document).points.map((p) => p.wall_ms), [0, 0]);
 });
 
-test('one chart per metric and varied parameter, one line per value of the other; same document, same SVG', async () => {
+test('one chart per metric and varied parameter, none against the seed: the seeds fold into a mean line and a lowest-to-highest band; same document, same SVG', async () => {
   const document = documentOf(4);
   const charts = sweepCharts(document);
-  assert.equal(charts.length, METRICS.length * 2);
+  assert.equal(charts.length, METRICS.length, 'against the lag only');
+  assert.ok(charts.every((chart) => chart.parameter !== 'seed' && chart.series !== 'seed'), 'no chart against the seed, no line per seed');
   const lagChart = charts.find((chart) => chart.parameter === 'router.kv_event_lag_ms' && chart.metric === 'ttft_p99_ms')!;
-  assert.equal(lagChart.series, null, 'seed is never the series of a chart');
-  const seedChart = charts.find((chart) => chart.parameter === 'seed')!;
-  assert.equal(seedChart.series, 'router.kv_event_lag_ms');
-  const spec = chartSpec(document, lagChart) as { data: { values: unknown[] }; title: { subtitle?: string } };
-  assert.equal(spec.data.values.length, 4);
-  assert.equal(spec.title.subtitle, 'mean over seed');
-  const [a, b] = [await renderChart(document, seedChart), await renderChart({ ...document, points: document.points.map((p) => ({ ...p, wall_ms: 1 })) }, seedChart)];
+  assert.equal(lagChart.series, null);
+  // Points 0 and 2 have lag 0 (seeds 1 and 2), points 1 and 3 lag 10; a point's metric m is 10 × index + m.
+  const m = METRICS.indexOf('ttft_p99_ms');
+  assert.deepEqual(bandRows(document, lagChart), [
+    { x: '0', series: 'all', mean: 10 + m, min: m, max: 20 + m, runs: 2 },
+    { x: '10', series: 'all', mean: 20 + m, min: 10 + m, max: 30 + m, runs: 2 },
+  ]);
+  const spec = chartSpec(document, lagChart) as { width: number; data: { values: unknown[] }; title: { subtitle?: string }; layer: { mark: { type: string } }[] };
+  assert.equal(spec.data.values.length, 2);
+  assert.deepEqual(spec.layer.map((layer) => layer.mark.type), ['area', 'line']);
+  assert.equal(spec.title.subtitle, 'line: mean over seed; band: lowest to highest');
+  const [a, b] = [await renderChart(document, lagChart), await renderChart({ ...document, points: document.points.map((p) => ({ ...p, wall_ms: 1 })) }, lagChart)];
   assert.match(a, /^<svg/);
   assert.equal(a, b);
   assert.ok(a.includes('router.kv_event_lag_ms'));
+  assert.ok(Number(/^<svg[^>]* width="(\d+)"/.exec(a)![1]) <= 600, 'two charts side by side fit a 1,280 px page');
   const html = sweepHtml(document, charts);
   assert.equal((html.match(/<img /g) ?? []).length, charts.length);
+  assert.match(html, /body\{[^}]*max-width:1280px/);
+  assert.match(html, /mean over the seeds as its line and their lowest to highest value as a band/);
   assert.ok(!html.includes('wall_ms') && !html.includes('>100<'), 'the page never shows wall times');
+});
+
+test('a sweep of seeds alone has no chart and says why; one run per value draws a line without a band', () => {
+  const seedsOnly = documentOf(4);
+  seedsOnly.values['router.kv_event_lag_ms'] = [0];
+  for (const point of seedsOnly.points) point.parameters['router.kv_event_lag_ms'] = 0;
+  assert.deepEqual(sweepCharts(seedsOnly), []);
+  assert.match(sweepHtml(seedsOnly, []), /Only the seed varies, so there is nothing to chart against; the table below gives each run\./);
+  const oneSeed = documentOf(2);
+  const chart = sweepCharts(oneSeed).find((c) => c.metric === 'ttft_p99_ms')!;
+  const spec = chartSpec(oneSeed, chart) as { title: { subtitle?: string }; layer: { mark: { type: string } }[] };
+  assert.deepEqual(spec.layer.map((layer) => layer.mark.type), ['line']);
+  assert.equal(spec.title.subtitle, undefined);
+  assert.doesNotMatch(sweepHtml(oneSeed, sweepCharts(oneSeed)), /as a band/);
 });
 
 test('two varied parameters whose charts would have one file name are refused, naming both', () => {
@@ -313,8 +337,8 @@ test('a chart leaves points with nothing measured out of its lines but keeps the
   for (const point of document.points) if (point.parameters['router.kv_event_lag_ms'] === 10) point.metrics.ttft_p99_ms = null;
   const chart = sweepCharts(document).find((c) => c.parameter === 'router.kv_event_lag_ms' && c.metric === 'ttft_p99_ms')!;
   const spec = chartSpec(document, chart) as { data: { values: unknown[] }; title: { subtitle?: string }; encoding: { x: { scale: { domain: string[] } } } };
-  assert.equal(spec.data.values.length, 2);
-  assert.equal(spec.title.subtitle, 'mean over seed; 2 point(s) with nothing measured left out');
+  assert.equal(spec.data.values.length, 1, 'the two runs at lag 0, folded');
+  assert.equal(spec.title.subtitle, 'line: mean over seed; band: lowest to highest; 2 point(s) with nothing measured left out');
   assert.deepEqual(spec.encoding.x.scale.domain, ['0', '10']);
   assert.ok((await renderChart(document, chart)).includes('>10<'), 'the value with nothing measured is still on the axis');
 });
