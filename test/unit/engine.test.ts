@@ -215,6 +215,23 @@ test('G2-5: lookups touch keys so the earliest block is most recent; pinned entr
   assert.deepEqual(victimHashes(table, pool.reserve(ids(5n))), [1n]);
 });
 
+// vLLM's tests/v1/kv_offload/cpu/test_manager.py, test_already_stored_block_not_evicted_during_prepare_store.
+test('G2-2: a store never evicts a block it names that the pool holds already, even the least recently used one', () => {
+  const table = new BlockIds();
+  const ids = (...hashes: bigint[]) => hashes.map((hash) => table.acquire(hash));
+  const pool = new HostPool('p', 4, table);
+  pool.reserve(ids(1n, 2n));
+  pool.complete(ids(1n, 2n));
+  pool.touch(ids(1n)); // 2 is now the least recently used entry
+  assert.deepEqual(pool.residentHashes(), [2n, 1n]);
+  // A store naming 2, 3, 4 and 5 copies 3, 4 and 5 (2 is held already) and needs one victim.
+  const named = ids(2n, 3n, 4n, 5n);
+  assert.deepEqual(victimHashes(table, pool.reserve(named.slice(1), '', named, 0, named.length)), [1n], 'block 1, not the named block 2');
+  pool.complete(named.slice(1));
+  assert.equal(pool.isResident(named[0]), true);
+  assert.equal(pool.reserve(ids(6n), '', named, 0, named.length), null, 'every resident entry is named: no victim is left');
+});
+
 /** The hashes of a reservation's victims (null: no reservation). */
 function victimHashes(table: BlockIds, reservation: { victims: number[] } | null): bigint[] | null {
   return reservation === null ? null : reservation.victims.map((id) => table.hashOf(id));
