@@ -17,6 +17,8 @@ const SEVERAL_LOADERS = -2;
 /** The largest values of the 16-bit fields (pins and origins, rank indexes in soleLoader) before they widen. */
 const UINT16_MAX = 0xffff;
 const INT16_MAX = 0x7fff;
+/** The blocks a reservation names when its caller names none. */
+const NOTHING_NAMED: readonly BlockId[] = [];
 
 export interface CohortReservation {
   /** Resident entries evicted to make room (HostPinned Removed is due for them). */
@@ -35,6 +37,8 @@ export class HostPool {
   private readonly entries: BlockSlots;
   /** 1 while the entry's D2H copy runs. */
   private pending = new Uint8Array(0);
+  /** 1 while a reservation spares the entry because the store names it (see reserve); 0 otherwise. */
+  private spared = new Uint8Array(0);
   /** Loads in flight from the entry (a pinned entry is never a victim); 16 bits until one needs more. */
   private pins: NarrowInts = new Uint16Array(0);
   /**
@@ -144,18 +148,18 @@ export class HostPool {
   }
 
   /**
-   * G2-2: reserves room for a cohort atomically, evicting LRU resident unpinned entries. Returns
-   * null (and changes nothing) when there are not enough victims; a cohort larger than the pool
-   * never fits.
+   * G2-2: reserves room for a cohort atomically, evicting LRU resident unpinned entries. The blocks
+   * the store names (`named`, [namedFrom, namedTo): the request's blocks it covers, those already in
+   * the pool included) are held while room is made, so a store never evicts part of the prefix it
+   * extends (as vLLM's CPU offloading manager protects every key a store names). Returns null (and
+   * changes nothing) when there are not enough victims; a cohort larger than the pool never fits.
    */
-  reserve(cohort: ArrayLike<BlockId>, origin = ''): CohortReservation | null {
+  reserve(cohort: ArrayLike<BlockId>, origin = '', named: ArrayLike<BlockId> = NOTHING_NAMED, namedFrom = 0, namedTo = 0): CohortReservation | null {
     if (cohort.length === 0 || cohort.length > this.capacity_blocks) return null;
     const shortfall = cohort.length - (this.capacity_blocks - this.entries.size);
-    const victimSlots: number[] = [];
+    let victimSlots: number[] = [];
     if (shortfall > 0) {
-      for (let slot = this.lru.first(); slot !== NO_SLOT && victimSlots.length < shortfall; slot = this.lru.after(slot)) {
-        if (this.pins[slot] === 0) victimSlots.push(slot);
-      }
+      victimSlots = this.victimsSparing(shortfall, named, namedFrom, namedTo);
       if (victimSlots.length < shortfall) return null;
     }
     const victims: BlockId[] = [];
@@ -181,6 +185,23 @@ export class HostPool {
     this.pendingCount += cohort.length;
     this.checkCapacity();
     return { victims, slots };
+  }
+
+  /** Up to `count` LRU-first resident entries that are neither pinned nor among named[from, to). */
+  private victimsSparing(count: number, named: ArrayLike<BlockId>, from: number, to: number): number[] {
+    for (let i = from; i < to; i++) {
+      const slot = this.entries.slotOf(named[i]);
+      if (slot !== NO_SLOT) this.spared[slot] = 1;
+    }
+    const victimSlots: number[] = [];
+    for (let slot = this.lru.first(); slot !== NO_SLOT && victimSlots.length < count; slot = this.lru.after(slot)) {
+      if (this.pins[slot] === 0 && this.spared[slot] === 0) victimSlots.push(slot);
+    }
+    for (let i = from; i < to; i++) {
+      const slot = this.entries.slotOf(named[i]);
+      if (slot !== NO_SLOT) this.spared[slot] = 0;
+    }
+    return victimSlots;
   }
 
   /**
@@ -324,6 +345,7 @@ export class HostPool {
     this.soleLoader = grownNarrow(this.soleLoader, minLength);
     this.soleLoader.fill(NO_LOADER, known);
     this.pending = grownUint8(this.pending, minLength);
+    this.spared = grownUint8(this.spared, minLength);
     this.origins = grownNarrow(this.origins, minLength);
   }
 

@@ -898,6 +898,8 @@ export class RankEngine {
    * G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. The
    * cohort reaches back over evicted blocks just before the new ones, so that every contiguous run
    * of it has its parent in G2; its HostPinned Stored goes out as one parent-linked event per run.
+   * The store names the blocks from where the request's stores stopped (or from where the cohort
+   * reaches back) to the last complete one; none of those G2 holds already is evicted to make room.
    */
   private writeThrough(request: SimRequest): void {
     if (!this.host) return;
@@ -923,7 +925,8 @@ export class RankEngine {
       if (index > 0 && (n === 0 || cohortIndexes[n - 1] !== index - 1)) parents.push(ids[index - 1]);
     }
     for (const parent of parents) pool.anchor(parent);
-    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id);
+    // Every block the store names, those G2 holds already included, is spared while room is made.
+    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id, ids, firstIndex, complete);
     if (!reservation) {
       for (const parent of parents) pool.unanchor(parent);
       return;

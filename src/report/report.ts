@@ -10,7 +10,7 @@ import { onDemandArray } from './onDemand';
 import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
 
-export const REPORT_VERSION = 7;
+export const REPORT_VERSION = 8;
 
 export interface RunReport {
   report_version: number;

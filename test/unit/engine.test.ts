@@ -215,6 +215,42 @@ test('G2-5: lookups touch keys so the earliest block is most recent; pinned entr
   assert.deepEqual(victimHashes(table, pool.reserve(ids(5n))), [1n]);
 });
 
+// vLLM's tests/v1/core/test_prefix_caching.py, test_prefill (10 usable blocks: vLLM's 11 less its null block).
+test('ENG-3: blocks with nothing cached are handed out before any cached block is evicted, then a prefix goes last block first', () => {
+  const table = new BlockIds();
+  const evicted: bigint[] = [];
+  const g1 = new DeviceCache(10, true, (id) => evicted.push(table.hashOf(id)), table);
+  const common = [1n, 2n, 3n].map((hash) => table.acquire(hash));
+  assert.equal(g1.allocate(4), true); // request 0: three complete blocks and a partial one
+  for (const id of common) assert.equal(g1.promote(id), true);
+  g1.acquire(common); // request 1 hits the three blocks and takes one block for its partial one
+  assert.equal(g1.allocate(1), true);
+  g1.release(common, 1);
+  g1.release(common, 1);
+  assert.deepEqual([g1.freeBlocks, g1.cachedBlocks], [7, 3]);
+  assert.equal(g1.allocate(7), true);
+  assert.deepEqual(evicted, [], 'the two partial blocks and the five never used come first');
+  assert.equal(g1.allocate(3), true);
+  assert.deepEqual(evicted, [3n, 2n, 1n]);
+});
+
+// vLLM's tests/v1/kv_offload/cpu/test_manager.py, test_already_stored_block_not_evicted_during_prepare_store.
+test('G2-2: a store never evicts a block it names that the pool holds already, even the least recently used one', () => {
+  const table = new BlockIds();
+  const ids = (...hashes: bigint[]) => hashes.map((hash) => table.acquire(hash));
+  const pool = new HostPool('p', 4, table);
+  pool.reserve(ids(1n, 2n));
+  pool.complete(ids(1n, 2n));
+  pool.touch(ids(1n)); // 2 is now the least recently used entry
+  assert.deepEqual(pool.residentHashes(), [2n, 1n]);
+  // A store naming 2, 3, 4 and 5 copies 3, 4 and 5 (2 is held already) and needs one victim.
+  const named = ids(2n, 3n, 4n, 5n);
+  assert.deepEqual(victimHashes(table, pool.reserve(named.slice(1), '', named, 0, named.length)), [1n], 'block 1, not the named block 2');
+  pool.complete(named.slice(1));
+  assert.equal(pool.isResident(named[0]), true);
+  assert.equal(pool.reserve(ids(6n), '', named, 0, named.length), null, 'every resident entry is named: no victim is left');
+});
+
 /** The hashes of a reservation's victims (null: no reservation). */
 function victimHashes(table: BlockIds, reservation: { victims: number[] } | null): bigint[] | null {
   return reservation === null ? null : reservation.victims.map((id) => table.hashOf(id));

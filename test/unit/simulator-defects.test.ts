@@ -135,9 +135,11 @@ function hostStoredEvents(result: ReturnType<typeof replay>['result']): KvEvent[
 }
 
 test('defect 4: a write-through cohort with a hole goes out as parent-linked runs, and the mirror accepts the chain', () => {
-  const yaml = aggregated({ engine: { num_gpu_blocks: 16, max_num_batched_tokens: 8 }, host: 'num_host_blocks: 4, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0', requests: [
+  // The pool holds a1's four blocks and b's two once b has evicted a1's block 1: a2's store then
+  // finds its two victims in b's blocks (it never evicts a block it names, 0, 2 and 3 included).
+  const yaml = aggregated({ engine: { num_gpu_blocks: 16, max_num_batched_tokens: 8 }, host: 'num_host_blocks: 5, scope: dp_rank_local, d2h_bandwidth_gbps: 0, h2d_bandwidth_gbps: 0', requests: [
     '{ id: a1, session: A, arrival_ms: 0, prompt: [{ tokens: 16 }], output_length: 1 }',
-    '{ id: b, session: B, arrival_ms: 10, prompt: [{ tokens: 4 }], output_length: 1 }',
+    '{ id: b, session: B, arrival_ms: 10, prompt: [{ tokens: 8 }], output_length: 1 }',
     '{ id: a2, session: A, arrival_ms: 20, extends: a1, prompt: [{ tokens: 4 }], output_length: 1 }',
   ] });
   const outcome = replay(yaml);
