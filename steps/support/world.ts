@@ -55,6 +55,10 @@ export class KvWorld extends World {
   arrival_ns: number | null = null;
   /** Numbers the `Then` steps measured, in the order they checked them. */
   readonly measurements: Measurement[] = [];
+  /** The scenario's level, fixed by its first router-level or engine-level step (see catalogue.ts), and that step's text. */
+  scenarioLevel: { level: 'router' | 'engine'; since: string } | null = null;
+  /** The text of the step running now (set before each step), for messages that quote it. */
+  stepText = '';
 
   constructor(options: IWorldOptions) {
     super(options);
