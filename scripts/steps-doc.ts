@@ -85,6 +85,8 @@ export function wordsOf(pattern: string): string {
 }
 
 interface Use {
+  /** The scenario (pickle) it is a step of: its steps, in order, are the uses with this id. */
+  scenario: string;
   uri: string;
   line: number;
   keyword: string;
@@ -124,11 +126,14 @@ interface LoadedSupport {
     expression: { match(text: string): { group: { value?: string }; parameterType: { name?: string }; getValue(world: unknown): unknown }[] | null };
   }[];
   parameterTypeRegistry: { parameterTypes: Iterable<{ name?: string }> };
+  World: new (options: unknown) => unknown;
 }
 
 export interface Catalogue {
   entries: Entry[];
   parameterTypes: string[];
+  /** The World constructor the steps set (a fresh scenario's state). */
+  World: new (options: unknown) => unknown;
 }
 
 /** Loads the step definitions (once per process: cucumber requires them) and the features' uses of each. */
@@ -159,7 +164,7 @@ export async function loadCatalogue(): Promise<Catalogue> {
   for (const use of uses()) entries.find((entry) => entry.matches(use.text) !== null)?.uses.push(use);
   const builtin = new Set(['int', 'float', 'word', 'string', '', 'double', 'bigdecimal', 'byte', 'short', 'long', 'biginteger']);
   const parameterTypes = [...support.parameterTypeRegistry.parameterTypes].map((p) => p.name ?? '').filter((name) => !builtin.has(name));
-  return { entries, parameterTypes };
+  return { entries, parameterTypes, World: support.World };
 }
 
 /** Fails on a step defined without its catalogue info, or with an empty description: the catalogue would not be true. */
@@ -189,7 +194,7 @@ function uses(): Use[] {
       for (const step of pickle.steps) {
         const at = keywords.get(step.astNodeIds[0]) ?? { keyword: '', line: 0 };
         const table = step.argument?.dataTable?.rows.map((row) => row.cells.map((cell) => cell.value)) ?? null;
-        out.push({ uri, line: at.line, keyword: at.keyword, text: step.text, table, docString: step.argument?.docString?.content ?? null });
+        out.push({ scenario: pickle.id, uri, line: at.line, keyword: at.keyword, text: step.text, table, docString: step.argument?.docString?.content ?? null });
       }
     }
   }

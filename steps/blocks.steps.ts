@@ -80,14 +80,15 @@ When('the trace prompt with hash ids {string}, {tokens} per id, is cut into {tok
 });
 
 /** The blocks of each prompt the last `When` cut. */
-function cutBlocks(world: KvWorld): HashedBlock[][] {
-  if (world.cut === null) throw new Error('no prompt has been cut into blocks yet: a `When … cut into … blocks` step does that');
+function cutBlocks(world: KvWorld, prompts_needed: 1 | 2): HashedBlock[][] {
+  if (world.cut === null) throw new Error("no prompt has been cut into blocks yet: a When such as 'When a 9-token prompt is cut into 4-token blocks' does that");
   const { block_size, prompts } = world.cut;
+  if (prompts.length < prompts_needed) throw new Error("this step compares two prompts, and the last When cut one: cut two with a When such as 'When two prompts that start with \"system prompt\" and then differ are cut into 4-token blocks'");
   return prompts.map((prompt) => prompt.blocks(block_size));
 }
 
 Then('it has {int} complete block(s), and its last {int} token(s) are not cached', { domain: 'blocks', level: 'either', says: 'Checks the prompt cut into exactly this many complete blocks, with this many tokens left over (a partial block is never cached).' }, function (this: KvWorld, complete: number, left: number) {
-  const [blocks] = cutBlocks(this);
+  const [blocks] = cutBlocks(this, 1);
   const { block_size, prompts } = this.cut!;
   const leftOver = prompts[0].length_tokens - blocks.length * block_size;
   this.measure('complete blocks', blocks.length, 'block(s)');
@@ -96,7 +97,7 @@ Then('it has {int} complete block(s), and its last {int} token(s) are not cached
 });
 
 Then('their first {int} blocks are the same, and no later block is', { domain: 'blocks', level: 'either', says: 'Checks the two prompts share exactly this many leading blocks (equal sequence hashes) and no block after them.' }, function (this: KvWorld, shared: number) {
-  const [a, b] = cutBlocks(this);
+  const [a, b] = cutBlocks(this, 2);
   const leading = sharedBlocks(a, b);
   this.measure('leading blocks with equal sequence hashes', leading, 'block(s)');
   expect(leading, 'leading blocks with equal sequence hashes').to.equal(shared);
@@ -104,7 +105,7 @@ Then('their first {int} blocks are the same, and no later block is', { domain: '
 });
 
 Then('their last {int} blocks hold the same tokens, yet no block of the two is the same', { domain: 'blocks', level: 'either', says: 'Checks the two prompts\' last blocks hold the same tokens, yet their sequence hashes all differ (a block\'s hash depends on all before it).' }, function (this: KvWorld, count: number) {
-  const [a, b] = cutBlocks(this);
+  const [a, b] = cutBlocks(this, 2);
   expect(a.length, 'blocks of the two prompts').to.equal(b.length);
   const sameTokens = a.slice(-count).filter((block, i) => block.tokens_hash === b[b.length - count + i].tokens_hash).length;
   this.measure('last blocks with equal local (token) hashes', sameTokens, 'block(s)');
@@ -115,7 +116,7 @@ Then('their last {int} blocks hold the same tokens, yet no block of the two is t
 });
 
 Then('they share their first {int} of their {int} blocks', { domain: 'blocks', level: 'either', says: 'Checks both prompts cut into this many blocks and share exactly this many leading ones.' }, function (this: KvWorld, shared: number, total: number) {
-  const [a, b] = cutBlocks(this);
+  const [a, b] = cutBlocks(this, 2);
   const leading = sharedBlocks(a, b);
   this.measure('blocks each prompt has', a.length, 'block(s)');
   this.measure('leading blocks shared', leading, 'block(s)');
@@ -125,7 +126,7 @@ Then('they share their first {int} of their {int} blocks', { domain: 'blocks', l
 });
 
 Then('its blocks have these hashes, on every machine:', { domain: 'blocks', level: 'either', says: 'Checks each block\'s sequence and local hash are exactly the values in the table (pinned, so every machine computes the same).' }, function (this: KvWorld, table: DataTable) {
-  const [blocks] = cutBlocks(this);
+  const [blocks] = cutBlocks(this, 1);
   for (const row of table.hashes()) {
     const index = Number(row.block);
     if (!Number.isInteger(index) || index < 1 || index > blocks.length) throw new Error(`block ${row.block}: the prompt has blocks 1 to ${blocks.length}`);

@@ -42,6 +42,7 @@ When(/^a replay config has a request arrive at (\S+) ms$/, { domain: 'configurat
 
 Then('the request arrives at exactly {count} ns of virtual time', { domain: 'configuration', level: 'either', says: 'Checks the config was read and its request arrives at exactly this many nanoseconds.' }, function (this: KvWorld, nanoseconds: number) {
   expect(this.engine.setupError?.message ?? null, 'the config should have been read').to.equal(null);
+  if (this.arrival_ns === null) throw new Error("this step checks the config a When such as 'When a replay config has a request arrive at 14.999 ms' read, and none was read");
   this.measure('arrival', this.arrival_ns!, 'ns', `arrival = ${this.arrival_ns} ns (${formatNs(this.arrival_ns!)})`);
   expect(this.arrival_ns, 'arrival in ns of virtual time').to.equal(nanoseconds);
 });
@@ -55,7 +56,10 @@ Then('setup is refused at {string}: {string}', { domain: 'configuration', level:
 });
 
 Given("the workers' host memory is given no number of blocks", { domain: 'configuration', level: 'engine', says: 'Leaves the workers\' host memory without its number of blocks, as a config author might.' }, function (this: KvWorld) {
-  this.engine.roleChanges.push((role) => delete (role.host_offload as Raw).num_host_blocks);
+  this.engine.roleChanges.push((role) => {
+    if (!role.host_offload) throw new Error("the workers have no host memory to leave without a number of blocks: give them some first, e.g. 'Given each worker has private host memory of 16 blocks'");
+    delete (role.host_offload as Raw).num_host_blocks;
+  });
 });
 
 Given('the workers are given no KV bytes per token', { domain: 'configuration', level: 'engine', says: 'Leaves the workers without their KV bytes per token, as a config author might.' }, function (this: KvWorld) {

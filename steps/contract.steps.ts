@@ -20,8 +20,15 @@ const CONTRACT_FIELDS: Record<string, (role: Raw, value: string) => void> = {
   'pool H2D bandwidth': (role, value) => ((role.host_offload as Raw).shared_h2d_bandwidth_gbps = Number(value)),
 };
 
+/** The first group's role, which a second group copies: it must have a shared pool to join. */
+function pooledRole(world: KvWorld): Raw {
+  const role = world.engine.role();
+  if ((role.host_offload as Raw | undefined)?.scope !== 'cluster_shared') throw new Error("a second group joins a shared host memory pool, and the workers have none: give them one first with 'Given the workers share one host memory pool of 64 blocks'");
+  return role;
+}
+
 Given('a second group of {int} aggregated workers joins the same pool', { domain: 'cluster', level: 'engine', says: 'Adds a second group of this many workers, set up like the first, to the same shared host memory pool.' }, function (this: KvWorld, replicas: number) {
-  this.engine.extraRoles.push({ ...this.engine.role(), replicas });
+  this.engine.extraRoles.push({ ...pooledRole(this), replicas });
 });
 
 Given(
@@ -29,7 +36,7 @@ Given(
   function (this: KvWorld, replicas: number, field: string, value: string) {
     const change = CONTRACT_FIELDS[field];
     if (!change) throw new Error(`unknown contract field "${field}"; known: ${Object.keys(CONTRACT_FIELDS).join(', ')}`);
-    const role = { ...this.engine.role(), replicas };
+    const role = { ...pooledRole(this), replicas };
     change(role, value);
     this.engine.extraRoles.push(role);
   },
@@ -55,7 +62,8 @@ Then('setup fails with an error naming {string}', { domain: 'configuration', lev
 
 Then('one shared pool serves all {int} ranks', { domain: 'configuration', level: 'engine', says: 'Checks setup succeeded and exactly this many ranks all use one shared pool.' }, function (this: KvWorld, ranks: number) {
   expect(this.engine.setupError?.message ?? null, 'setup error').to.equal(null);
-  const cluster = this.engine.cluster!;
+  const cluster = this.engine.cluster;
+  if (cluster === null) throw new Error("this step checks the cluster as set up, and it was not set up: 'When the cluster is set up' does that");
   const domains = new Set(cluster.ranks.map((rank) => rank.host?.pool.domain_id));
   expect([...domains], 'G2 domains of the ranks').to.deep.equal(['shared-0']);
   expect(cluster.ranks.length, 'ranks').to.equal(ranks);

@@ -25,7 +25,7 @@ interface ReadDocument {
 
 /** The document this scenario read (kept as its computation, so nothing is carried from one scenario to another). */
 function documentOf(world: KvWorld): ReadDocument {
-  expect(world.computation?.kind, 'a document was read ("When the … page … is read")').to.equal('document');
+  if (world.computation?.kind !== 'document') throw new Error("this step checks the document a When such as 'When the shared-pool contract page docs/shared-g2-pool.md is read' read, and none was read");
   return world.computation!.record as unknown as ReadDocument;
 }
 

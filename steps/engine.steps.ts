@@ -122,8 +122,8 @@ When(
     this.engine.run(this.seed, (raw) => {
       const workers = (raw.cluster as { workers: Record<string, unknown>[] }).workers;
       for (const role of workers) {
-        const offload = role.host_offload as Record<string, unknown>;
-        if (offload.scope !== 'dp_rank_local') throw new Error('this step compares against a private (dp_rank_local) baseline');
+        const offload = role.host_offload as Record<string, unknown> | undefined;
+        if (offload?.scope !== 'dp_rank_local') throw new Error("this step compares against private host memory, and the workers have none or share one: give each its own first, e.g. 'Given each worker has private host memory of 16 blocks'");
         // Caps that differ from every rank's own rate, so that applied by mistake they would change the copies.
         for (const rate of ['d2h_bandwidth_gbps', 'h2d_bandwidth_gbps']) {
           if (offload[rate] === gbps) throw new Error(`the shared caps (${gbps} GB/s) must differ from the ranks' ${rate}, or leaking them would change nothing`);

@@ -18,7 +18,9 @@ function recordOf(world: KvWorld, request_id: string): RequestRecord {
 }
 
 function focusRecords(world: KvWorld): RequestRecord[] {
-  return world.engine.focus.map((id) => recordOf(world, id));
+  const records = world.engine.focus.map((id) => recordOf(world, id));
+  if (records.length === 0) throw new Error(`this step checks the resume, and the scenario sent none: send it with a When such as 'When conversation "A" resumes at 20 ms with 4 more tokens'`);
+  return records;
 }
 
 /** When a request was first admitted, in ns (its record keeps milliseconds). */
@@ -307,7 +309,9 @@ Then('request {word} is preempted and readmitted {count} times', { domain: 'engi
 
 /** The passes of a worker, as they computed (start, end), in order. */
 function passSpans(world: KvWorld, worker: number): { start_ns: Nanos; end_ns: Nanos }[] {
-  return world.engine.passes.filter((pass) => pass.worker_id === worker).map((pass) => ({ start_ns: pass.start_ns, end_ns: pass.start_ns + pass.duration_ns })).sort((a, b) => a.start_ns - b.start_ns);
+  const spans = world.engine.passes.filter((pass) => pass.worker_id === worker).map((pass) => ({ start_ns: pass.start_ns, end_ns: pass.start_ns + pass.duration_ns })).sort((a, b) => a.start_ns - b.start_ns);
+  if (spans.length === 0) throw new Error(`worker ${worker} computed no pass in this run: the claim is about a worker that ran requests`);
+  return spans;
 }
 
 Then("worker {int} computes nothing from {duration} until {duration}, when request {word}'s copy to host memory ends", { domain: 'engine', level: 'engine', says: 'Checks no pass of the worker ran in this span, which ends when the request\'s copy to host memory ended.' }, function (this: KvWorld, worker: number, from: Nanos, until: Nanos, request_id: string) {

@@ -49,12 +49,22 @@ When('the router replays the event streams', { domain: 'events', level: 'router'
   this.replay.run();
 });
 
+const NO_REQUEST = "this step checks the request the When sent, and none was sent: send one with a When such as 'When a request starting with \"system prompt\" arrives at 15 ms'";
+
 function lastPlacement(world: KvWorld): Placement {
   if (world.replay.failure) throw new Error(`the replay failed before placing the request: ${world.replay.failure.message}`);
   const id = world.lastRequestId;
-  const placement = id === null ? undefined : world.replay.placementOf(id);
-  if (!placement) throw new Error(`request ${id ?? '(none)'} was never placed`);
+  if (id === null) throw new Error(NO_REQUEST);
+  const placement = world.replay.placementOf(id);
+  if (!placement) throw new Error(`request ${id} was never placed`);
   return placement;
+}
+
+/** The first request the router placed. */
+function firstPlacement(world: KvWorld): Placement {
+  const first = world.replay.placements[0];
+  if (!first) throw new Error(NO_REQUEST);
+  return first;
 }
 
 function expectWorker(world: KvWorld, placement: Placement, worker: number): void {
@@ -117,13 +127,13 @@ Then('the router counted {int} host block(s) on worker {int} for it', { domain: 
 });
 
 Then('the first request was a {int}-way tie broken by a seeded draw', { domain: 'routing', level: 'router', says: 'Checks exactly this many candidates tied at the lowest cost for the first request.' }, function (this: KvWorld, ways: number) {
-  const first = this.replay.placements[0];
+  const first = firstPlacement(this);
   this.measure('candidates tied for the first request', first.tied_candidates, '');
   expect(first.tied_candidates, describePlacement(first)).to.equal(ways);
 });
 
 Then('over seeds 1 to {int} the tied first request goes to each of the tied workers, a seeded draw and not a fixed pick', { domain: 'routing', level: 'router', says: 'Replays with each seed and checks the tied first request went, over the seeds, to every tied worker and no other.' }, function (this: KvWorld, seeds: number) {
-  const first = this.replay.placements[0];
+  const first = firstPlacement(this);
   const tiedWorkers = first.candidates.filter((c) => c.cost === Math.min(...first.candidates.map((o) => o.cost))).map((c) => c.worker_id);
   expect(tiedWorkers.length, `workers tied for the first request: ${describePlacement(first)}`).to.be.greaterThan(1);
   const chosen = new Map<number, number>();
@@ -137,7 +147,7 @@ Then('over seeds 1 to {int} the tied first request goes to each of the tied work
 
 Then('over seeds 1 to {int} the request is placed on the workers in these shares, each within {int} points:', { domain: 'routing', level: 'router', says: 'Checks each worker\'s cost (table: worker, cost, share), then replays with each seed and checks each worker\'s share of the request within this many percentage points.' }, function (this: KvWorld, seeds: number, points: number, table: DataTable) {
   const id = this.lastRequestId;
-  if (id === null) throw new Error('no request was sent');
+  if (id === null) throw new Error(NO_REQUEST);
   const rows = table.hashes().map((row) => ({ worker: Number(row.worker), cost: Number(row.cost), share: Number(row.share.replace(/\s*%$/, '')) }));
   const placement = lastPlacement(this);
   for (const row of rows) {

@@ -67,7 +67,7 @@ Then('the router no longer lists worker {int} as a candidate', { domain: 'events
 
 Then("worker {int}'s store became visible to the router at exactly {duration}", { domain: 'events', level: 'router', says: 'Checks the worker\'s first batch of KV events became visible to the router at exactly this instant.' }, function (this: KvWorld, worker: number, at: number) {
   const batch = this.replay.batches.find((b) => b.rank.worker_id === worker);
-  expect(batch, `a batch from worker ${worker}`).to.not.equal(undefined);
+  if (batch === undefined) throw new Error(`worker ${worker} sent the router no KV event batch: the claim needs a store from it, e.g. 'Given worker ${worker} finishes storing "system prompt" in host memory at 10 ms'`);
   expect(batch!.visible_ns, `worker ${worker}'s batch reached the router`).to.not.equal(null);
   this.measure(`store of worker ${worker} visible to the router at`, batch!.visible_ns! / 1_000_000, 'ms');
   expect(formatNs(batch!.visible_ns!), `visibility of worker ${worker}'s batch emitted at ${formatNs(batch!.emitted_ns)}`).to.equal(formatNs(at));

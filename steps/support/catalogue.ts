@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { Given as cucumberGiven, When as cucumberWhen, Then as cucumberThen, supportCodeLibraryBuilder } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
+import { ConfigError } from '../../src/config/load';
 
 /** The sections of the catalogue, in the order docs/steps.md lists them. */
 export const DOMAINS = {
@@ -59,7 +60,7 @@ export const LEVEL_OPENINGS: Record<Exclude<Level, 'either'>, string> = {
 export function levelConflict(level: Exclude<Level, 'either'>, scenario: { level: Exclude<Level, 'either'>; since: string }): string {
   return (
     `this step is ${LEVEL_NAMES[level]}, but this scenario is ${LEVEL_NAMES[scenario.level]} since "${scenario.since}": ` +
-    `a ${LEVEL_NAMES[level]} scenario begins with ${LEVEL_OPENINGS[level]} (docs/steps.md gives each step's level)`
+    `${level === 'engine' ? 'an' : 'a'} ${LEVEL_NAMES[level]} scenario begins with ${LEVEL_OPENINGS[level]} (docs/steps.md gives each step's level)`
   );
 }
 
@@ -69,6 +70,11 @@ export function enterLevel(world: KvWorld, level: Level): void {
   const current = world.scenarioLevel;
   if (current === null) world.scenarioLevel = { level, since: world.stepText || 'its first step' };
   else if (current.level !== level) throw new Error(levelConflict(level, current));
+}
+
+/** A setup the config loader refused (a step that expects a refusal catches it first), in one sentence. */
+export function refusedSetup(error: ConfigError): string {
+  return `the cluster this scenario describes cannot be set up: ${error.problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`;
 }
 
 /** The place (file and line) of the step file that called Given/When/Then here, as cucumber would record it. */
@@ -87,7 +93,11 @@ function define(register: typeof cucumberGiven, pattern: string | RegExp, info: 
   if (pattern instanceof RegExp && !info.words) throw new Error(`the step /${pattern.source}/ needs its phrase in words (info.words) for docs/steps.md`);
   const wrapped = function (this: KvWorld, ...args: never[]): unknown {
     enterLevel(this, info.level);
-    return code.apply(this, args);
+    try {
+      return code.apply(this, args);
+    } catch (error) {
+      throw error instanceof ConfigError ? new Error(refusedSetup(error)) : error;
+    }
   };
   // Cucumber reads a step function's arity (a data table or doc string is one more parameter): keep it.
   Object.defineProperty(wrapped, 'length', { value: code.length });

@@ -74,7 +74,7 @@ export class KvWorld extends World {
   }
 
   private buildReplay(seed = this.seed): RouterReplay {
-    if (this.setup.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers")');
+    if (this.setup.workers === 0) throw new Error("this step needs a router-level cluster, and none was described: begin with 'Given a cluster of 2 aggregated workers with 16-token blocks'");
     const replay = new RouterReplay({
       seed,
       lag_ns: this.setup.lag_ns,
