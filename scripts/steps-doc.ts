@@ -194,7 +194,7 @@ function uses(): Use[] {
       for (const step of pickle.steps) {
         const at = keywords.get(step.astNodeIds[0]) ?? { keyword: '', line: 0 };
         const table = step.argument?.dataTable?.rows.map((row) => row.cells.map((cell) => cell.value)) ?? null;
-        out.push({ scenario: pickle.id, uri, line: at.line, keyword: at.keyword, text: step.text, table, docString: step.argument?.docString?.content ?? null });
+        out.push({ scenario: `${uri} ${pickle.id}`, uri, line: at.line, keyword: at.keyword, text: step.text, table, docString: step.argument?.docString?.content ?? null });
       }
     }
   }

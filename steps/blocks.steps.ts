@@ -107,6 +107,7 @@ Then('their first {int} blocks are the same, and no later block is', { domain: '
 Then('their last {int} blocks hold the same tokens, yet no block of the two is the same', { domain: 'blocks', level: 'either', says: 'Checks the two prompts\' last blocks hold the same tokens, yet their sequence hashes all differ (a block\'s hash depends on all before it).' }, function (this: KvWorld, count: number) {
   const [a, b] = cutBlocks(this, 2);
   expect(a.length, 'blocks of the two prompts').to.equal(b.length);
+  if (a.length < count) throw new Error(`the prompts have ${a.length} complete block(s) each, fewer than the ${count} the claim is about`);
   const sameTokens = a.slice(-count).filter((block, i) => block.tokens_hash === b[b.length - count + i].tokens_hash).length;
   this.measure('last blocks with equal local (token) hashes', sameTokens, 'block(s)');
   expect(sameTokens, `of the last ${count} blocks, those with equal local hashes`).to.equal(count);

@@ -47,6 +47,21 @@ function decision(record: RequestRecord): string {
 
 const msOf = (ns: Nanos) => ns / 1_000_000;
 
+const DISAGGREGATED = "'Given a disaggregated cluster of 1 prefill and 2 decode workers with these settings:'";
+
+/** Where the router placed a request's decode: only a disaggregated cluster has one. */
+function decodeOf(record: RequestRecord): NonNullable<RequestRecord['decode_routing']> {
+  if (!record.decode_routing) throw new Error(`${record.request_id} was never placed on a decode worker: the claim needs a disaggregated cluster, e.g. ${DISAGGREGATED}`);
+  return record.decode_routing;
+}
+
+/** A request's KV handoff from its prefill worker to its decode worker. */
+function handoffOf(world: KvWorld, request_id: string) {
+  const handoff = world.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === request_id);
+  if (!handoff) throw new Error(`${request_id}'s KV never moved to a decode worker: the claim needs a disaggregated cluster, e.g. ${DISAGGREGATED}`);
+  return handoff;
+}
+
 /** Complete blocks of the earlier turn a resume continues: the prefix a cache can hold for it. */
 function priorPrefixBlocks(world: KvWorld, resume: RequestRecord): number {
   const prior = world.engine.outcome.report.per_request.filter((r) => r.session_id === resume.session_id && r.ordinal < resume.ordinal).at(-1);
@@ -143,7 +158,8 @@ Then('the shared pool holds {int} of its {int} blocks', { domain: 'engine', leve
 });
 
 Then('the report lists no shared G2 domain', { domain: 'engine', level: 'engine', says: 'Checks the run\'s report lists no shared host memory pool.' }, function (this: KvWorld) {
-  expect(this.engine.outcome.report.summary.g2_domains, 'g2_domains of a private-only run').to.equal(undefined);
+  const shared = this.engine.outcome.report.summary.g2_domains ?? [];
+  expect(shared.map((domain) => domain.domain_id), 'shared G2 domains the report lists').to.deep.equal([]);
 });
 
 Then("at every admission the router's reported overlap equals the realised G1 + G2 reuse", { domain: 'routing', level: 'engine', says: 'Checks, for every routed request (each admitted once), the overlap the router reported equals the tokens it then reused from G1 and G2.' }, function (this: KvWorld) {
@@ -217,7 +233,7 @@ Then("the decode worker of conversation {string}'s first turn holds its prefix i
   expect(holder, `${first.request_id}'s decode worker`).to.not.equal(null);
   // Only the first turn ran on the holder, so whatever it holds of the prefix at the end it held since that turn.
   expect(turns.filter((r) => r !== first && r.decode_worker_id === holder).map((r) => r.request_id), `other turns of "${session}" decoded on worker ${holder}`).to.deep.equal([]);
-  const chosenAt = resume.decode_routing!.time_ns;
+  const chosenAt = decodeOf(resume).time_ns;
   const store = result.transfers.find((t) => t.direction === 'd2h' && t.request_id === first.request_id && t.worker_id === holder);
   expect(store, `${first.request_id}'s G2 store on decode worker ${holder}`).to.not.equal(undefined);
   expect(store!.finished_ns, `end of that store vs the resume's decode choice at ${formatNs(chosenAt)}`).to.be.a('number').and.lessThan(chosenAt);
@@ -233,43 +249,41 @@ Then("the decode worker of conversation {string}'s first turn holds its prefix i
 
 Then("request {word}'s decode worker is chosen at {duration}, its first token, before its KV has moved", { domain: 'routing', level: 'engine', says: 'Checks the request\'s decode worker was chosen at exactly this instant, its first token, before its KV handoff ended.' }, function (this: KvWorld, request_id: string, at: Nanos) {
   const record = recordOf(this, request_id);
-  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === request_id);
+  const handoff = handoffOf(this, request_id);
   expect(record.decode_routing, `${request_id}'s decode placement`).to.not.equal(null);
-  this.measure(`${request_id}'s decode worker chosen`, msOf(record.decode_routing!.time_ns), 'ms', `worker ${record.decode_routing!.worker_id}; its KV lands at ${formatNs(handoff!.finished_ns!)}`);
-  expect(record.decode_routing!.time_ns, `when ${request_id}'s decode worker was chosen`).to.equal(at);
+  this.measure(`${request_id}'s decode worker chosen`, msOf(decodeOf(record).time_ns), 'ms', `worker ${decodeOf(record).worker_id}; its KV lands at ${formatNs(handoff.finished_ns!)}`);
+  expect(decodeOf(record).time_ns, `when ${request_id}'s decode worker was chosen`).to.equal(at);
   expect(record.first_token_ms, `${request_id}'s first token, in ms`).to.equal(msOf(at));
-  expect(handoff!.started_ns, `start of ${request_id}'s KV handoff`).to.equal(at);
+  expect(handoff.started_ns, `start of ${request_id}'s KV handoff`).to.equal(at);
 });
 
 Then("request {word} goes to the other decode worker: request {word}, its KV still moving, already counts on its own", { domain: 'routing', level: 'engine', says: 'Checks the later request went to a different decode worker because the earlier one\'s moving KV already counted as load there.' }, function (this: KvWorld, later: string, earlier: string) {
   const [first, second] = [recordOf(this, earlier), recordOf(this, later)];
-  const placement = second.decode_routing!;
-  const firstHandoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === earlier)!;
+  const placement = decodeOf(second);
+  const firstHandoff = handoffOf(this, earlier);
   expect(firstHandoff.finished_ns!, `${earlier}'s KV lands after ${later}'s decode worker is chosen`).to.be.greaterThan(placement.time_ns);
-  expect(placement.worker_id, `${later}'s decode worker`).to.not.equal(first.decode_routing!.worker_id);
+  expect(placement.worker_id, `${later}'s decode worker`).to.not.equal(decodeOf(first).worker_id);
   const load = (worker: number) => placement.candidates.find((c) => c.worker_id === worker)!.cost;
-  this.measure(`decode load seen for ${later}`, load(placement.worker_id), `blocks on its worker, ${load(first.decode_routing!.worker_id)} on ${earlier}'s`);
-  expect(load(placement.worker_id), `load of ${later}'s decode worker vs ${earlier}'s`).to.be.lessThan(load(first.decode_routing!.worker_id));
+  this.measure(`decode load seen for ${later}`, load(placement.worker_id), `blocks on its worker, ${load(decodeOf(first).worker_id)} on ${earlier}'s`);
+  expect(load(placement.worker_id), `load of ${later}'s decode worker vs ${earlier}'s`).to.be.lessThan(load(decodeOf(first).worker_id));
 });
 
 Then("request {word}'s KV starts to move at {duration}, when request {word} has finished on their decode worker and freed its blocks", { domain: 'engine', level: 'engine', says: 'Checks the request\'s KV handoff started at exactly this instant, when the other request finished on their shared decode worker.' }, function (this: KvWorld, later: string, at: Nanos, earlier: string) {
-  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === later);
+  const handoff = handoffOf(this, later);
   const [first, second] = [recordOf(this, earlier), recordOf(this, later)];
-  expect(handoff, `${later}'s KV handoff`).to.not.equal(undefined);
-  this.measure(`${later}'s KV starts to move`, msOf(handoff!.started_ns), 'ms', `${first.decode_routing!.time_ns === second.decode_routing!.time_ns ? '' : `its decode worker was chosen at ${formatNs(second.decode_routing!.time_ns)}; `}${earlier} finished at ${first.last_token_ms} ms`);
+  this.measure(`${later}'s KV starts to move`, msOf(handoff.started_ns), 'ms', `${decodeOf(first).time_ns === decodeOf(second).time_ns ? '' : `its decode worker was chosen at ${formatNs(decodeOf(second).time_ns)}; `}${earlier} finished at ${first.last_token_ms} ms`);
   expect(second.decode_worker_id, `${later}'s decode worker`).to.equal(first.decode_worker_id);
-  expect(second.decode_routing!.time_ns, `${later}'s decode worker is chosen before its KV moves`).to.be.lessThan(handoff!.started_ns);
+  expect(decodeOf(second).time_ns, `${later}'s decode worker is chosen before its KV moves`).to.be.lessThan(handoff.started_ns);
   expect(first.last_token_ms, `${earlier}'s end on the decode worker, in ms`).to.equal(msOf(at));
-  expect(handoff!.started_ns, `start of ${later}'s KV handoff`).to.equal(at);
+  expect(handoff.started_ns, `start of ${later}'s KV handoff`).to.equal(at);
 });
 
 Then("request {word} is admitted at {duration}, the moment request {word}'s KV reaches its decode worker", { domain: 'engine', level: 'engine', says: 'Checks the first request was admitted at exactly this instant, when the other\'s KV handoff ended.' }, function (this: KvWorld, waiting: string, at: Nanos, handedOff: string) {
-  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === handedOff);
-  expect(handoff, `${handedOff}'s KV handoff`).to.not.equal(undefined);
+  const handoff = handoffOf(this, handedOff);
   const admitted = admittedNs(recordOf(this, waiting));
-  this.measure(`${handedOff}'s KV reaches its decode worker`, msOf(handoff!.finished_ns!), 'ms');
+  this.measure(`${handedOff}'s KV reaches its decode worker`, msOf(handoff.finished_ns!), 'ms');
   this.measure(`${waiting} admitted`, msOf(admitted), 'ms', `${waiting} admitted at ${formatNs(admitted)}`);
-  expect(admitted, `${waiting}'s admission vs ${handedOff}'s handoff end (${formatNs(handoff!.finished_ns!)})`).to.equal(handoff!.finished_ns);
+  expect(admitted, `${waiting}'s admission vs ${handedOff}'s handoff end (${formatNs(handoff.finished_ns!)})`).to.equal(handoff.finished_ns);
   expect(admitted, `${waiting}'s admission`).to.equal(at);
 });
 
@@ -460,7 +474,7 @@ Then("worker {int}'s host memory evicted conversation {string}'s prefix at {dura
   expect(resume.session_id, 'the resume continues the conversation').to.equal(session);
   // The prefix as the engine reported it: the HostPinned Stored sent when the first turn's copy into worker's pool completed.
   const copy = result.transfers.find((t) => t.direction === 'd2h' && t.request_id === first.request_id && t.worker_id === worker);
-  expect(copy?.finished_ns, `${first.request_id}'s G2 store on worker ${worker}`).to.be.a('number');
+  if (typeof copy?.finished_ns !== 'number') throw new Error(`${first.request_id} stored nothing in worker ${worker}'s host memory: the claim is about a prefix stored there`);
   const eventsOf = (type: 'Stored' | 'Removed') =>
     result.batches.filter(({ batch }) => batch.worker_id === worker).flatMap(({ batch }) => batch.events.filter((e) => e.tier === 'HostPinned' && e.data.type === type).map((event) => ({ event, emitted_ns: batch.emitted_ns })));
   const prefix = eventsOf('Stored')

@@ -275,6 +275,9 @@ export class EngineScenario {
 
   /** The same scenario with only the first of the focus requests (the solo baseline). */
   soloOutcome(seed: number): ReplayOutcome {
+    if (this.agenticTrace !== null || this.focus.length === 0) {
+      throw new Error("this step compares with a run of the resume alone, and the scenario sent no resume: send it with a When such as 'When conversation \"A\" resumes at 20 ms with 4 more tokens'");
+    }
     const others = new Set(this.focus.slice(1));
     const outcome = runReplay(
       this.config(seed, (raw) => {

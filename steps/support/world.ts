@@ -6,7 +6,7 @@ import { namedChunk, Prompt } from '../../src/prompt';
 import type { TokenChunk } from '../../src/hash';
 import { RouterReplay } from '../../src/sim/routerReplay';
 import { DEFAULT_ROUTER_SETTINGS } from '../../src/router/router';
-import { parseDurationNs, type Nanos } from '../../src/time';
+import { formatNs, parseDurationNs, type Nanos } from '../../src/time';
 import { EngineScenario } from './engineScenario';
 import type { ClusterSetup } from './setup';
 import { Measurement, measurement } from '../../src/report/evidence';
@@ -132,7 +132,17 @@ export class KvWorld extends World {
    */
   later(step: (replay: RouterReplay) => void): void {
     this.deferred.push(step);
-    if (this.replayInstance) step(this.replayInstance);
+    if (!this.replayInstance) return;
+    const ranTo = this.replayInstance.kernel.now;
+    try {
+      step(this.replayInstance);
+    } catch (error) {
+      // Something scheduled before the instant a When already ran the replay to: it cannot happen now.
+      if (error instanceof Error && /the clock is already at/.test(error.message)) {
+        throw new Error(`this step happens before ${formatNs(ranTo)}, where a When has already run the replay: put it before that When, or give it a later time`);
+      }
+      throw error;
+    }
   }
 
   /** Changes the setup; fails if the cluster has already started. */
