@@ -18,71 +18,29 @@ import { featureFiles } from './lint-requirements';
 import { RANK_PROFILES } from '../steps/support/profiles';
 import { EngineScenario } from '../steps/support/engineScenario';
 import { DOMAINS, LEVEL_NAMES, stepInfoOf, type Domain, type StepInfo } from '../steps/support/catalogue';
+import { TYPE_PLACEHOLDERS, wordsOf } from '../steps/support/phraseWords';
 import { DEFAULT_ROUTER_SETTINGS } from '../src/router/router';
+
+export { wordsOf };
 
 const ROOT = path.resolve(__dirname, '..');
 const OUTPUT = path.join(ROOT, 'docs', 'steps.md');
 
-/** Each parameter type: its placeholder in words and what it accepts (a type missing here fails the generator). */
-const PARAMETER_TYPES: Record<string, { placeholder: string; accepts: string }> = {
-  duration: { placeholder: '<time>', accepts: 'a time with its unit: `ns`, `us` (or `µs`), `ms` or `s`, decimals exact (`14.999 ms`, `2.5 ms`, `1 s`)' },
-  count: { placeholder: '<number>', accepts: 'a whole number, in digits or as a word (`one`, `two`, `three`, `four`, `five`, `six`, `eight`, `sixteen`); thousands may be grouped (`13,890`)' },
-  tokens: { placeholder: '<n tokens>', accepts: 'a number of tokens, written `9-token` or `16 tokens` (`1 token`)' },
-  blocks: { placeholder: '<n blocks>', accepts: 'a number of KV blocks: `4 blocks`, `1 block`' },
-  bandwidth: { placeholder: '<n GB/s>', accepts: 'a bandwidth in gigabytes per second: `1 GB/s`, `12.5 GB/s`' },
-  tier: { placeholder: '<tier>', accepts: 'a cache tier: `GPU memory` (also `G1`, `Device`) or `host memory` (also `G2`, `HostPinned`)' },
-  weight: { placeholder: '<decimal>', accepts: 'a decimal number (`0.75`, `1.0`)' },
-  int: { placeholder: '<number>', accepts: 'a whole number in digits (`4`, `-1`)' },
-  float: { placeholder: '<decimal>', accepts: 'a decimal number (`0.5`)' },
-  word: { placeholder: '<word>', accepts: 'one word without spaces' },
-  string: { placeholder: '"<text>"', accepts: 'text in double quotes (`"system prompt"`)' },
-  '': { placeholder: '<text>', accepts: 'free text up to the end of the phrase (see the values each step lists)' },
+/** What each parameter type accepts (a type missing here fails the generator). */
+const ACCEPTS: Record<string, string> = {
+  duration: 'a time with its unit: `ns`, `us` (or `µs`), `ms` or `s`, decimals exact (`14.999 ms`, `2.5 ms`, `1 s`)',
+  count: 'a whole number, in digits or as a word (`one`, `two`, `three`, `four`, `five`, `six`, `eight`, `sixteen`); thousands may be grouped (`13,890`)',
+  tokens: 'a number of tokens, written `9-token` or `16 tokens` (`1 token`)',
+  blocks: 'a number of KV blocks: `4 blocks`, `1 block`',
+  bandwidth: 'a bandwidth in gigabytes per second: `1 GB/s`, `12.5 GB/s`',
+  tier: 'a cache tier: `GPU memory` (also `G1`, `Device`) or `host memory` (also `G2`, `HostPinned`)',
+  weight: 'a decimal number (`0.75`, `1.0`)',
+  int: 'a whole number in digits (`4`, `-1`)',
+  float: 'a decimal number (`0.5`)',
+  word: 'one word without spaces',
+  string: 'text in double quotes (`"system prompt"`)',
+  '': 'free text up to the end of the phrase (see the values each step lists)',
 };
-
-/** Placeholders named by the words before or after them, more telling than the type's own (first match wins). */
-const NAMED_PLACEHOLDERS: { before?: RegExp; after?: RegExp; type: string; placeholder: string }[] = [
-  { before: /\bdp rank $/, type: 'int', placeholder: '<dp rank>' },
-  { before: /\bworkers? (?:\{int\} and )?$/, type: 'int', placeholder: '<worker>' },
-  { before: /\bevent $/, type: 'int', placeholder: '<event id>' },
-  { before: /\bblocks? (?:\{int\} to )?$/, type: 'int', placeholder: '<block number>' },
-  { before: /\bseeds 1 to $/, type: 'int', placeholder: '<last seed>' },
-  { before: /\brequests? $/, type: 'word', placeholder: '<request id>' },
-  { before: /\bthe $/, after: /^ rank profile/, type: 'word', placeholder: '<profile>' },
-  { before: /\bpage $/, type: 'word', placeholder: '<file>' },
-  { before: /\btier $/, type: 'word', placeholder: '<tier>' },
-  { before: /\bset to $/, type: 'word', placeholder: '<value>' },
-  { before: /\bconversation $/, type: 'string', placeholder: '"<conversation>"' },
-  { before: /\beach of $/, type: 'string', placeholder: '"<section, section, …>"' },
-  { before: /\b(?:starting with|start with|prefix|storing|removes|of|prompts) $/, type: 'string', placeholder: '"<prefix>"' },
-  { before: /\bthen $/, type: 'string', placeholder: '"<prefix>"' },
-  { before: /\band $/, after: /^ then /, type: 'string', placeholder: '"<prefix>"' },
-  { before: /\bplay $/, type: 'string', placeholder: '"<play>"' },
-  { before: /(?:\brequest|\beach|\{int\}) $/, type: 'string', placeholder: '"<request name>"' },
-  { before: /\bon workers $/, type: 'string', placeholder: '"<worker, worker, …>"' },
-  { before: /\bhash ids (?:\{string\} and )?$/, type: 'string', placeholder: '"<id, id, …>"' },
-  { before: /\brefused at $/, type: 'string', placeholder: '"<place in the config>"' },
-  { before: /\bat \{string\}: $/, type: 'string', placeholder: '"<message>"' },
-  { before: /\bits $/, type: 'string', placeholder: '"<contract term>"' },
-  { before: /\bsays $/, type: 'string', placeholder: '"<reason>"' },
-  { before: /so that $/, type: '', placeholder: '<change>' },
-];
-
-/** A phrase with its placeholders in words: `worker {int} leaves the cluster at {duration}` → `worker <worker> leaves the cluster at <time>`. */
-export function wordsOf(pattern: string): string {
-  let out = '';
-  let rest = pattern.replace(/\\(.)/g, '$1');
-  for (let match = /\{(\w*)\}/.exec(rest); match !== null; match = /\{(\w*)\}/.exec(rest)) {
-    const before = out + rest.slice(0, match.index);
-    const after = rest.slice(match.index + match[0].length);
-    const type = match[1];
-    const named = NAMED_PLACEHOLDERS.find((n) => n.type === type && (!n.before || n.before.test(before.replace(/<[^>]*>|"<[^>]*>"/g, (p) => (p.startsWith('"') ? '{string}' : '{int}')))) && (!n.after || n.after.test(after)));
-    let placeholder = named?.placeholder ?? PARAMETER_TYPES[type]?.placeholder ?? `<${type}>`;
-    if (type === 'tokens') placeholder = /^ (?:trace )?(?:blocks|prompt|request)/.test(after) ? '<n>-token' : '<n> tokens';
-    out = before + placeholder;
-    rest = after;
-  }
-  return out + rest;
-}
 
 interface Use {
   /** The scenario (pickle) it is a step of: its steps, in order, are the uses with this id. */
@@ -347,8 +305,8 @@ function guide(): string[] {
 
 export async function generate(catalogue?: Catalogue): Promise<string> {
   const { entries, parameterTypes } = catalogue ?? (await loadCatalogue());
-  const missing = parameterTypes.filter((name) => !(name in PARAMETER_TYPES));
-  if (missing.length > 0) throw new Error(`scripts/steps-doc.ts: describe the parameter type(s) ${missing.map((m) => `{${m}}`).join(', ')} in PARAMETER_TYPES`);
+  const missing = parameterTypes.filter((name) => !(name in ACCEPTS) || !(name in TYPE_PLACEHOLDERS));
+  if (missing.length > 0) throw new Error(`scripts/steps-doc.ts: describe the parameter type(s) ${missing.map((m) => `{${m}}`).join(', ')} in ACCEPTS (here) and TYPE_PLACEHOLDERS (steps/support/phraseWords.ts)`);
   const all = entries.flatMap((entry) => entry.uses);
   const settings = new EngineScenario({ workers: 0, dp_size: 1, block_size: 16, lag_ns: 0, router: { ...DEFAULT_ROUTER_SETTINGS } }).settingNames();
   const settingValues = new Map<string, Set<string>>(settings.map((name) => [name, new Set<string>()]));
@@ -382,9 +340,9 @@ export async function generate(catalogue?: Catalogue): Promise<string> {
     '',
     '| placeholder | accepts |',
     '|---|---|',
-    ...Object.entries(PARAMETER_TYPES)
+    ...Object.entries(ACCEPTS)
       .filter(([name]) => ['', 'int', 'float', 'word', 'string'].includes(name) || parameterTypes.includes(name))
-      .map(([name, { placeholder, accepts }]) => `| ${code(name === 'tokens' ? '<n>-token, <n> tokens' : placeholder)} | ${cell(accepts)} |`),
+      .map(([name, accepts]) => `| ${code(name === 'tokens' ? '<n>-token, <n> tokens' : TYPE_PLACEHOLDERS[name])} | ${cell(accepts)} |`),
     '',
     'Named placeholders (`<worker>`, `<dp rank>`, `<request id>`, `"<prefix>"`, `"<conversation>"`, …) are numbers, words or quoted',
     'text as above, named by what they stand for. In a phrase, `(s)` marks optional text (`worker(s)` reads `worker` or `workers`).',

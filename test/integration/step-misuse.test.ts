@@ -8,6 +8,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { ROOT } from '../support/paths';
 import { DataTable } from '@cucumber/cucumber';
 import { loadCatalogue, SKELETONS, type Catalogue, type Entry } from '../../scripts/steps-doc';
 import type { KvWorld } from '../../steps/support/world';
@@ -165,5 +170,32 @@ test('the skeletons docs/steps.md gives pass as written', async () => {
     assert.ok(lines.length >= 4);
     const failure = await firstFailure(entries, lines);
     assert.equal(failure, null, failure ? `"${failure.line.text}": ${(failure.error as Error).message}` : '');
+  }
+});
+
+test("an undefined step's message, in a real run, leads with the nearest steps of its scenario's level in words, cucumber's snippet below", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-undefined-'));
+  try {
+    const feature = path.join(dir, 'undefined.feature');
+    fs.writeFileSync(feature, [
+      '@AISIM-1893',
+      'Feature: misspelt steps',
+      '  Scenario: router-level',
+      '    Given a cluster of 2 aggregated workers with 4-token blocks',
+      '    Then it is placed on worker 1, the less loadd worker',
+      '  Scenario: engine-level',
+      '    Given a cluster of 2 aggregated workers with the reference rank profile',
+      '    Then it is placed on worker 1 by lod',
+      '',
+    ].join('\n'));
+    const cucumber = path.join(ROOT, 'node_modules', '@cucumber', 'cucumber', 'bin', 'cucumber.js');
+    const result = spawnSync(process.execPath, [cucumber, '--profile', 'replay', feature, '--format', 'progress'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const output = `${result.stdout}${result.stderr}`;
+    assert.equal(result.status, 1, output);
+    assert.match(output, /No step matches "it is placed on worker …, the less loadd worker"\. Did you mean \(this scenario is router-level: steps that fit it first\):\n\s+- it is placed on worker <worker>, the less loaded worker {3}\(router-level\)\n/);
+    assert.match(output, /No step matches "it is placed on worker … by lod"\. Did you mean \(this scenario is engine-level: steps that fit it first\):\n\s+- the resume is placed on worker <worker>[^\n]*\(engine-level\)\n/);
+    assert.match(output, /docs\/steps\.md\.\n\s*\n\s*For developers, a new step definition would start as:\n\s*Then\('it is placed on worker \{int\}, the less loadd worker', function \(int\) \{/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
