@@ -1,7 +1,8 @@
 // Steps about agentic workloads (AGX-1..6): plays written as a trace table, lanes that replay
 // them, what each play instance's requests reused and from whom, and the guard that decides
 // whether an agentic G2 deployment may run at all.
-import { DataTable, Given, Then, When } from '@cucumber/cucumber';
+import { DataTable } from '@cucumber/cucumber';
+import { Given, Then, When } from './support/catalogue';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import type { RequestRecord } from '../src/report/report';
@@ -52,44 +53,44 @@ function traceText(blockSize: number, table: DataTable, writer: TraceWriter = 'k
   return `${lines.join('\n')}\n`;
 }
 
-Given('an agentic trace with {tokens} trace blocks:', function (this: KvWorld, blockSize: number, table: DataTable) {
+Given('an agentic trace with {tokens} trace blocks:', { domain: 'agentic', level: 'engine', says: 'Gives the workload as an agentic trace (one row per request: play, session, input and output length, hash ids, dependencies), written as kvqual writes it; one lane plays it once unless a lane step says otherwise.' }, function (this: KvWorld, blockSize: number, table: DataTable) {
   this.engine.agenticTrace = traceText(blockSize, table);
   this.engine.agentic ??= { lanes: 1, assignment: 'stride', iterations: 1 };
 });
 
-Given('an agentic trace with {tokens} trace blocks, as AISimulate writes it:', function (this: KvWorld, blockSize: number, table: DataTable) {
+Given('an agentic trace with {tokens} trace blocks, as AISimulate writes it:', { domain: 'agentic', level: 'engine', says: 'The same trace table, written as AISimulate writes it (its header, model names and 64-bit hash ids).' }, function (this: KvWorld, blockSize: number, table: DataTable) {
   this.engine.agenticTrace = traceText(blockSize, table, 'AISimulate');
   this.engine.agentic ??= { lanes: 1, assignment: 'stride', iterations: 1 };
 });
 
-Given('an agentic trace with {tokens} trace blocks, written once as kvqual writes it and once as AISimulate does:', function (this: KvWorld, blockSize: number, table: DataTable) {
+Given('an agentic trace with {tokens} trace blocks, written once as kvqual writes it and once as AISimulate does:', { domain: 'agentic', level: 'engine', says: 'The same trace table written both ways, for a scenario that runs each and compares them.' }, function (this: KvWorld, blockSize: number, table: DataTable) {
   this.engine.agenticTrace = traceText(blockSize, table);
   this.engine.agenticTraceAsAisimulate = traceText(blockSize, table, 'AISimulate');
   this.engine.agentic ??= { lanes: 1, assignment: 'stride', iterations: 1 };
 });
 
-When('the agentic workload runs from each', function (this: KvWorld) {
+When('the agentic workload runs from each', { domain: 'agentic', level: 'engine', says: 'Runs the agentic workload from the kvqual trace, then from the AISimulate one.' }, function (this: KvWorld) {
   const other = this.engine.agenticTraceAsAisimulate;
-  expect(other, 'the trace as AISimulate writes it').to.be.a('string');
+  if (other === null) throw new Error("this step runs a trace written both ways, and none was given: 'Given an agentic trace with 4-token trace blocks, written once as kvqual writes it and once as AISimulate does:' gives one");
   this.engine.run(this.seed);
   this.engine.agenticTrace = other!;
   this.engine.run(this.seed);
   this.attach(`The trace as AISimulate writes it:\n${other}`, 'text/plain');
 });
 
-Given('{count} snapshot lane(s) replay(s) it {count} time(s)', function (this: KvWorld, lanes: number, iterations: number) {
+Given('{count} snapshot lane(s) replay(s) it {count} time(s)', { domain: 'agentic', level: 'engine', says: 'Lanes that each replay the whole trace this many times, each play instance with identities of its own.' }, function (this: KvWorld, lanes: number, iterations: number) {
   this.engine.agentic = { lanes, assignment: 'snapshot', iterations };
 });
 
-Given('{count} lane(s) take(s) its plays by stride', function (this: KvWorld, lanes: number) {
+Given('{count} lane(s) take(s) its plays by stride', { domain: 'agentic', level: 'engine', says: 'Lanes that share the trace\'s plays, lane i taking plays i, i + lanes, and so on, one after another.' }, function (this: KvWorld, lanes: number) {
   this.engine.agentic = { lanes, assignment: 'stride', iterations: 1 };
 });
 
-When('the agentic workload runs', function (this: KvWorld) {
+When('the agentic workload runs', { domain: 'agentic', level: 'engine', says: 'Runs the cluster on the agentic trace with its lanes.' }, function (this: KvWorld) {
   this.engine.run(this.seed);
 });
 
-When('the agentic workload runs with {count} snapshot lane(s) and again with {count}', function (this: KvWorld, first: number, second: number) {
+When('the agentic workload runs with {count} snapshot lane(s) and again with {count}', { domain: 'agentic', level: 'engine', says: 'Runs the agentic workload twice, with each number of snapshot lanes, to compare the runs.' }, function (this: KvWorld, first: number, second: number) {
   this.engine.agentic = { ...this.engine.agentic, assignment: 'snapshot', lanes: first };
   this.engine.run(this.seed);
   this.engine.agentic = { ...this.engine.agentic, lanes: second };
@@ -102,7 +103,7 @@ function recordsNamed(world: KvWorld, name: string): RequestRecord[] {
   return records;
 }
 
-Then('every play instance has exactly one cache_id, shared by all of its requests and by no other instance', function (this: KvWorld) {
+Then('every play instance has exactly one cache_id, shared by all of its requests and by no other instance', { domain: 'agentic', level: 'engine', says: 'Checks each play instance\'s requests all carry one cache_id, and no two instances share one.' }, function (this: KvWorld) {
   const { report, plays } = this.engine.outcome;
   expect(plays.length, 'play instances').to.be.greaterThan(0);
   expect(new Set(plays.map((p) => p.cache_id)).size, 'distinct cache_ids').to.equal(plays.length);
@@ -113,7 +114,7 @@ Then('every play instance has exactly one cache_id, shared by all of its request
   this.measure('play instances, each with one cache_id', plays.length, '');
 });
 
-Then('each of the {int} {string} requests, one per lane, restores {int} tokens from G2, all stored by its own play', function (this: KvWorld, count: number, name: string, tokens: number) {
+Then('each of the {int} {string} requests, one per lane, restores {int} tokens from G2, all stored by its own play', { domain: 'agentic', level: 'engine', says: 'Checks exactly this many requests of that name ran (one per lane and play instance), each restoring exactly this many tokens from G2, all from entries its own play stored.' }, function (this: KvWorld, count: number, name: string, tokens: number) {
   const records = recordsNamed(this, name);
   this.measure(`"${name}" requests that ran`, records.length, 'requests');
   expect(records.length, `"${name}" requests that ran (one per lane)`).to.equal(count);
@@ -125,7 +126,7 @@ Then('each of the {int} {string} requests, one per lane, restores {int} tokens f
   }
 });
 
-Then('the recycled instance of play {string} shares no identity with the first', function (this: KvWorld, play: string) {
+Then('the recycled instance of play {string} shares no identity with the first', { domain: 'agentic', level: 'engine', says: 'Checks the play ran more than once and its instances share no request id, session id, play id or cache_id.' }, function (this: KvWorld, play: string) {
   const instances = this.engine.outcome.plays.filter((p) => p.source_play_id === play);
   expect(instances.length, `instances of play ${play}`).to.be.greaterThan(1);
   const fields = ['request_id', 'session_id', 'play_id', 'cache_id'] as const;
@@ -137,7 +138,7 @@ Then('the recycled instance of play {string} shares no identity with the first',
   this.measure('instances of the recycled play', instances.length, '');
 });
 
-Then("no request of the recycled instance reuses a block of the first instance's play", function (this: KvWorld) {
+Then("no request of the recycled instance reuses a block of the first instance's play", { domain: 'agentic', level: 'engine', says: 'Checks no request of a later play instance restores a G2 entry the first instance stored, and its first request reuses nothing.' }, function (this: KvWorld) {
   const report = this.engine.outcome.report;
   const firstCaches = new Set(this.engine.outcome.plays.filter((p) => p.ordinal === 0).map((p) => p.cache_id));
   const recycled = report.per_request.filter((r) => r.cache_id !== null && !firstCaches.has(r.cache_id));
@@ -150,7 +151,7 @@ Then("no request of the recycled instance reuses a block of the first instance's
   expect(firstOfRecycled.g1_reused_tokens + firstOfRecycled.host_reused_tokens, `reuse of ${firstOfRecycled.request_id}, the recycled play's first request`).to.equal(0);
 });
 
-Then('the shared pool holds {int} blocks with {count} lane(s) and {int}, as many times more, with {count}', function (this: KvWorld, firstBlocks: number, firstLanes: number, secondBlocks: number, secondLanes: number) {
+Then('the shared pool holds {int} blocks with {count} lane(s) and {int}, as many times more, with {count}', { domain: 'agentic', level: 'engine', says: 'Compares two runs (with the two lane counts): the shared pool\'s resident blocks at the end are exactly these numbers, in proportion to the lanes.' }, function (this: KvWorld, firstBlocks: number, firstLanes: number, secondBlocks: number, secondLanes: number) {
   const runs = this.engine.outcomes.map((outcome) => outcome.report.summary.g2_domains?.[0]);
   expect(runs.length, 'runs compared').to.equal(2);
   const [one, two] = runs;
@@ -165,14 +166,14 @@ Then('the shared pool holds {int} blocks with {count} lane(s) and {int}, as many
   expect(two!.resident_blocks, `${secondLanes}-lane residency (blocks)`).to.equal(secondBlocks);
 });
 
-Then('request {string} of the play arrives at {duration}', function (this: KvWorld, name: string, at: number) {
+Then('request {string} of the play arrives at {duration}', { domain: 'agentic', level: 'engine', says: 'Checks every request of that name arrives at exactly this instant.' }, function (this: KvWorld, name: string, at: number) {
   for (const record of recordsNamed(this, name)) {
     this.measure(`${record.request_id} arrives at`, record.arrival_ms, 'ms');
     expect(record.arrival_ms, `arrival of ${record.request_id} in ms`).to.equal(at / 1_000_000);
   }
 });
 
-Then('the requests of play {string} end as:', function (this: KvWorld, play: string, table: DataTable) {
+Then('the requests of play {string} end as:', { domain: 'agentic', level: 'engine', says: 'Checks the terminal status of each request of the play (a table of request and status).' }, function (this: KvWorld, play: string, table: DataTable) {
   const records = this.engine.outcome.report.per_request.filter((r) => r.play_id?.startsWith(`${play}@`));
   const actual = Object.fromEntries(records.map((r) => [r.request_id.split('/').at(-1)!, r.status]));
   const expected = Object.fromEntries(table.hashes().map((row) => [row.request, row.status]));
@@ -180,7 +181,7 @@ Then('the requests of play {string} end as:', function (this: KvWorld, play: str
   this.measure(`requests of ${play} skipped`, records.filter((r) => r.status === 'skipped').length, '');
 });
 
-Then('the lanes play:', function (this: KvWorld, table: DataTable) {
+Then('the lanes play:', { domain: 'agentic', level: 'engine', says: 'Checks which plays each lane ran, in order, and when each started (at 0 ms or when the named play ended).' }, function (this: KvWorld, table: DataTable) {
   const plays = this.engine.outcome.plays;
   const expected = table.hashes().map((row) => ({ lane: Number(row.lane), play: row.play, starts: row.starts }));
   const actual = plays
@@ -216,23 +217,23 @@ const GUARD_CHANGES: Record<string, (world: KvWorld) => void> = {
     }),
 };
 
-Given('the cluster is changed to {count} aggregated worker(s)', function (this: KvWorld, workers: number) {
+Given('the cluster is changed to {count} aggregated worker(s)', { domain: 'agentic', level: 'engine', says: 'Changes the engine-level cluster to this many aggregated workers.' }, function (this: KvWorld, workers: number) {
   this.engine.workers = workers;
   this.engine.decodeWorkers = 0;
 });
 
-Given('the cluster is changed to {count} prefill and {count} decode worker(s)', function (this: KvWorld, prefill: number, decode: number) {
+Given('the cluster is changed to {count} prefill and {count} decode worker(s)', { domain: 'agentic', level: 'engine', says: 'Changes the engine-level cluster to this many prefill and decode workers.' }, function (this: KvWorld, prefill: number, decode: number) {
   this.engine.workers = prefill;
   this.engine.decodeWorkers = decode;
 });
 
-Given('the deployment is changed so that {}', function (this: KvWorld, change: string) {
+Given('the deployment is changed so that {}', { domain: 'agentic', level: 'engine', says: 'Changes the deployment in one of the named ways the agentic G2 guard judges (the backend, host memory, ranks, scaling, speculative decoding, a disk tier).' }, function (this: KvWorld, change: string) {
   const apply = GUARD_CHANGES[change];
   if (!apply) throw new Error(`unknown change "${change}"; known: ${Object.keys(GUARD_CHANGES).join('; ')}`);
   apply(this);
 });
 
-When('the agentic workload is submitted', function (this: KvWorld) {
+When('the agentic workload is submitted', { domain: 'agentic', level: 'engine', says: 'Submits the agentic workload: runs it if the guard accepts the deployment, keeps the guard\'s refusal otherwise.' }, function (this: KvWorld) {
   try {
     this.engine.run(this.seed);
     this.engine.setupError = null;
@@ -242,14 +243,14 @@ When('the agentic workload is submitted', function (this: KvWorld) {
   }
 });
 
-Then('it is accepted and every request finishes', function (this: KvWorld) {
+Then('it is accepted and every request finishes', { domain: 'agentic', level: 'engine', says: 'Checks the guard accepted the deployment and every request of the run finished.' }, function (this: KvWorld) {
   expect(this.engine.setupError?.message ?? null, 'guard error').to.equal(null);
   const summary = this.engine.outcome.report.summary;
   this.measure('requests finished', summary.requests.finished, '');
   expect(summary.requests.finished, 'finished requests').to.equal(summary.requests.total);
 });
 
-Then('it is rejected before the run: {string}', function (this: KvWorld, message: string) {
+Then('it is rejected before the run: {string}', { domain: 'agentic', level: 'engine', says: 'Checks the guard refused the deployment before any run, with a message containing this text.' }, function (this: KvWorld, message: string) {
   const error = this.engine.setupError;
   expect(error, 'the guard should have rejected the deployment').to.not.equal(null);
   expect(this.engine.outcomes.length, 'runs started').to.equal(0);
@@ -257,7 +258,7 @@ Then('it is rejected before the run: {string}', function (this: KvWorld, message
   this.measure(`rejected: ${error!.problems[0].path}: ${error!.problems[0].message}`, error!.problems.length, 'problem(s)');
 });
 
-Then('each {string} request reuses {int} tokens, and any G2 blocks it restored were stored by its own play', function (this: KvWorld, name: string, tokens: number) {
+Then('each {string} request reuses {int} tokens, and any G2 blocks it restored were stored by its own play', { domain: 'agentic', level: 'engine', says: 'Checks every request of that name reuses exactly this many tokens (G1 + G2) and restores G2 entries of its own play only.' }, function (this: KvWorld, name: string, tokens: number) {
   for (const record of recordsNamed(this, name)) {
     this.measure(`${record.request_id}: tokens reused (G1 ${record.g1_reused_tokens} + G2 ${record.host_reused_tokens})`, record.g1_reused_tokens + record.host_reused_tokens, 'tokens');
     expect(record.g1_reused_tokens + record.host_reused_tokens, `tokens reused by ${record.request_id}`).to.equal(tokens);

@@ -1,6 +1,7 @@
 // Steps about blocks and their hashes (HASH-1, HASH-2): prompts cut into blocks of a block size,
 // which blocks two prompts share, and the hash values themselves, pinned across machines.
-import { DataTable, Then, When } from '@cucumber/cucumber';
+import { DataTable } from '@cucumber/cucumber';
+import { Then, When } from './support/catalogue';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import { namedChunk, Prompt, tracePrompt } from '../src/prompt';
@@ -41,18 +42,18 @@ function cutInto(world: KvWorld, block_size: number, prompts: Prompt[]): void {
   world.recordComputation('blocks', { block_size, prompts: blocks });
 }
 
-When('a {tokens} prompt is cut into {tokens} blocks', function (this: KvWorld, length: number, blockSize: number) {
+When('a {tokens} prompt is cut into {tokens} blocks', { domain: 'blocks', level: 'either', says: 'Cuts a prompt of this many tokens into blocks of this size (no cluster needed).' }, function (this: KvWorld, length: number, blockSize: number) {
   cutInto(this, blockSize, [new Prompt([namedChunk('a prompt of its own', length)])]);
 });
 
-When('two prompts that start with {string} and then differ are cut into {tokens} blocks', function (this: KvWorld, prefix: string, blockSize: number) {
+When('two prompts that start with {string} and then differ are cut into {tokens} blocks', { domain: 'blocks', level: 'either', says: 'Cuts two prompts that share the named prefix and then differ into blocks of this size.' }, function (this: KvWorld, prefix: string, blockSize: number) {
   const start = this.prefix(prefix);
   const prompts = ['first', 'second'].map((which) => new Prompt([start, namedChunk(`the ${which} prompt's own text`, 2 * blockSize)]));
   cutInto(this, blockSize, prompts);
 });
 
 When(
-  'the prompts {string} then {string}, and {string} then {string}, are cut into {tokens} blocks',
+  'the prompts {string} then {string}, and {string} then {string}, are cut into {tokens} blocks', { domain: 'blocks', level: 'either', says: 'Cuts two prompts, each two named prefixes one after the other, into blocks of this size.' },
   function (this: KvWorld, firstStart: string, firstEnd: string, secondStart: string, secondEnd: string, blockSize: number) {
     const prompts = [
       new Prompt([this.prefix(firstStart), this.prefix(firstEnd)]),
@@ -63,7 +64,7 @@ When(
 );
 
 When(
-  'the trace prompts with hash ids {string} and {string}, {tokens} per id, are cut into {tokens} blocks',
+  'the trace prompts with hash ids {string} and {string}, {tokens} per id, are cut into {tokens} blocks', { domain: 'blocks', level: 'either', says: 'Cuts two trace prompts, given as lists of trace hash ids of this many tokens each, into blocks of this size.' },
   function (this: KvWorld, first: string, second: string, traceBlock: number, blockSize: number) {
     const prompts = [first, second].map((list) => {
       const ids = hashIds(list);
@@ -73,20 +74,21 @@ When(
   },
 );
 
-When('the trace prompt with hash ids {string}, {tokens} per id, is cut into {tokens} blocks', function (this: KvWorld, list: string, traceBlock: number, blockSize: number) {
+When('the trace prompt with hash ids {string}, {tokens} per id, is cut into {tokens} blocks', { domain: 'blocks', level: 'either', says: 'Cuts one trace prompt, given as trace hash ids of this many tokens each, into blocks of this size.' }, function (this: KvWorld, list: string, traceBlock: number, blockSize: number) {
   const ids = hashIds(list);
   cutInto(this, blockSize, [tracePrompt(ids, ids.length * traceBlock, traceBlock)]);
 });
 
 /** The blocks of each prompt the last `When` cut. */
-function cutBlocks(world: KvWorld): HashedBlock[][] {
-  if (world.cut === null) throw new Error('no prompt has been cut into blocks yet: a `When … cut into … blocks` step does that');
+function cutBlocks(world: KvWorld, prompts_needed: 1 | 2): HashedBlock[][] {
+  if (world.cut === null) throw new Error("no prompt has been cut into blocks yet: a When such as 'When a 9-token prompt is cut into 4-token blocks' does that");
   const { block_size, prompts } = world.cut;
+  if (prompts.length < prompts_needed) throw new Error("this step compares two prompts, and the last When cut one: cut two with a When such as 'When two prompts that start with \"system prompt\" and then differ are cut into 4-token blocks'");
   return prompts.map((prompt) => prompt.blocks(block_size));
 }
 
-Then('it has {int} complete block(s), and its last {int} token(s) are not cached', function (this: KvWorld, complete: number, left: number) {
-  const [blocks] = cutBlocks(this);
+Then('it has {int} complete block(s), and its last {int} token(s) are not cached', { domain: 'blocks', level: 'either', says: 'Checks the prompt cut into exactly this many complete blocks, with this many tokens left over (a partial block is never cached).' }, function (this: KvWorld, complete: number, left: number) {
+  const [blocks] = cutBlocks(this, 1);
   const { block_size, prompts } = this.cut!;
   const leftOver = prompts[0].length_tokens - blocks.length * block_size;
   this.measure('complete blocks', blocks.length, 'block(s)');
@@ -94,17 +96,18 @@ Then('it has {int} complete block(s), and its last {int} token(s) are not cached
   expect({ complete: blocks.length, left: leftOver }, `a ${prompts[0].length_tokens}-token prompt in ${block_size}-token blocks`).to.deep.equal({ complete, left });
 });
 
-Then('their first {int} blocks are the same, and no later block is', function (this: KvWorld, shared: number) {
-  const [a, b] = cutBlocks(this);
+Then('their first {int} blocks are the same, and no later block is', { domain: 'blocks', level: 'either', says: 'Checks the two prompts share exactly this many leading blocks (equal sequence hashes) and no block after them.' }, function (this: KvWorld, shared: number) {
+  const [a, b] = cutBlocks(this, 2);
   const leading = sharedBlocks(a, b);
   this.measure('leading blocks with equal sequence hashes', leading, 'block(s)');
   expect(leading, 'leading blocks with equal sequence hashes').to.equal(shared);
   expect(equalAfter(a, b, leading), 'later blocks with equal sequence hashes').to.deep.equal([]);
 });
 
-Then('their last {int} blocks hold the same tokens, yet no block of the two is the same', function (this: KvWorld, count: number) {
-  const [a, b] = cutBlocks(this);
+Then('their last {int} blocks hold the same tokens, yet no block of the two is the same', { domain: 'blocks', level: 'either', says: 'Checks the two prompts\' last blocks hold the same tokens, yet their sequence hashes all differ (a block\'s hash depends on all before it).' }, function (this: KvWorld, count: number) {
+  const [a, b] = cutBlocks(this, 2);
   expect(a.length, 'blocks of the two prompts').to.equal(b.length);
+  if (a.length < count) throw new Error(`the prompts have ${a.length} complete block(s) each, fewer than the ${count} the claim is about`);
   const sameTokens = a.slice(-count).filter((block, i) => block.tokens_hash === b[b.length - count + i].tokens_hash).length;
   this.measure('last blocks with equal local (token) hashes', sameTokens, 'block(s)');
   expect(sameTokens, `of the last ${count} blocks, those with equal local hashes`).to.equal(count);
@@ -113,8 +116,8 @@ Then('their last {int} blocks hold the same tokens, yet no block of the two is t
   expect(shared, 'blocks with equal sequence hashes').to.deep.equal([]);
 });
 
-Then('they share their first {int} of their {int} blocks', function (this: KvWorld, shared: number, total: number) {
-  const [a, b] = cutBlocks(this);
+Then('they share their first {int} of their {int} blocks', { domain: 'blocks', level: 'either', says: 'Checks both prompts cut into this many blocks and share exactly this many leading ones.' }, function (this: KvWorld, shared: number, total: number) {
+  const [a, b] = cutBlocks(this, 2);
   const leading = sharedBlocks(a, b);
   this.measure('blocks each prompt has', a.length, 'block(s)');
   this.measure('leading blocks shared', leading, 'block(s)');
@@ -123,8 +126,8 @@ Then('they share their first {int} of their {int} blocks', function (this: KvWor
   expect(equalAfter(a, b, leading), 'later blocks with equal sequence hashes').to.deep.equal([]);
 });
 
-Then('its blocks have these hashes, on every machine:', function (this: KvWorld, table: DataTable) {
-  const [blocks] = cutBlocks(this);
+Then('its blocks have these hashes, on every machine:', { domain: 'blocks', level: 'either', says: 'Checks each block\'s sequence and local hash are exactly the values in the table (pinned, so every machine computes the same).' }, function (this: KvWorld, table: DataTable) {
+  const [blocks] = cutBlocks(this, 1);
   for (const row of table.hashes()) {
     const index = Number(row.block);
     if (!Number.isInteger(index) || index < 1 || index > blocks.length) throw new Error(`block ${row.block}: the prompt has blocks 1 to ${blocks.length}`);

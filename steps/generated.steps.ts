@@ -2,7 +2,7 @@
 // agentic trace as doc strings, one run (twice, for determinism), and one `Then` per invariant,
 // each failing with the violations src/fuzz/invariants.ts found. KVQUAL_FUZZ_PLANT=1 plants the fuzz
 // test double's defect (src/fuzz/planted.ts) here too, so a counterexample it made fails as written.
-import { Given, Then, When } from '@cucumber/cucumber';
+import { Given, Then, When } from './support/catalogue';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import { caseFromYaml } from '../src/fuzz/scenario';
@@ -27,15 +27,15 @@ function generatedCase(world: KvWorld): GeneratedCase {
   return state;
 }
 
-Given('the cluster and workload of this generated case:', function (this: KvWorld, config: string) {
+Given('the cluster and workload of this generated case:', { domain: 'fuzzer', level: 'either', says: 'Gives a generated case\'s whole config as a doc string (written by `npm run fuzz`).' }, function (this: KvWorld, config: string) {
   generatedCase(this).configText = config;
 });
 
-Given('the agentic trace of this generated case:', function (this: KvWorld, trace: string) {
+Given('the agentic trace of this generated case:', { domain: 'fuzzer', level: 'either', says: 'Gives a generated case\'s agentic trace as a doc string.' }, function (this: KvWorld, trace: string) {
   generatedCase(this).traceText = trace;
 });
 
-When('the requests arrive', function (this: KvWorld) {
+When('the requests arrive', { domain: 'fuzzer', level: 'either', says: 'Runs the generated case (twice, for determinism) and checks every invariant.' }, function (this: KvWorld) {
   const state = generatedCase(this);
   if (state.configText === null) throw new Error('give the case first ("Given the cluster and workload of this generated case:")');
   state.verdict = runCase(caseFromYaml(state.configText, state.traceText), { planted_defect: plantedDefectAsked(process.env) });
@@ -50,7 +50,7 @@ function escapeRegExp(text: string): string {
 }
 
 function thenInvariantHolds(invariant: InvariantName): void {
-  Then(new RegExp(`^${escapeRegExp(INVARIANT_CLAIMS[invariant])}$`), function (this: KvWorld) {
+  Then(new RegExp(`^${escapeRegExp(INVARIANT_CLAIMS[invariant])}$`), { domain: 'fuzzer', level: 'either', says: 'Checks the generated case broke this invariant nowhere.', words: INVARIANT_CLAIMS[invariant] }, function (this: KvWorld) {
     const verdict = generatedCase(this).verdict;
     if (verdict === null) throw new Error('the case has not run yet: "When the requests arrive" runs it');
     const broken = verdict.violations.filter((violation) => violation.invariant === invariant);

@@ -2,7 +2,7 @@
 // from G1 and G2, its H2D wait and time to first token, shared-pool residency, reconciliation of
 // router predictions with realised reuse, report digests across runs, and how often a request
 // was preempted and what its admission history keeps.
-import { Then } from '@cucumber/cucumber';
+import { Then } from './support/catalogue';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import type { Nanos } from '../src/time';
@@ -18,7 +18,9 @@ function recordOf(world: KvWorld, request_id: string): RequestRecord {
 }
 
 function focusRecords(world: KvWorld): RequestRecord[] {
-  return world.engine.focus.map((id) => recordOf(world, id));
+  const records = world.engine.focus.map((id) => recordOf(world, id));
+  if (records.length === 0) throw new Error(`this step checks the resume, and the scenario sent none: send it with a When such as 'When conversation "A" resumes at 20 ms with 4 more tokens'`);
+  return records;
 }
 
 /** When a request was first admitted, in ns (its record keeps milliseconds). */
@@ -45,6 +47,21 @@ function decision(record: RequestRecord): string {
 
 const msOf = (ns: Nanos) => ns / 1_000_000;
 
+const DISAGGREGATED = "'Given a disaggregated cluster of 1 prefill and 2 decode workers with these settings:'";
+
+/** Where the router placed a request's decode: only a disaggregated cluster has one. */
+function decodeOf(record: RequestRecord): NonNullable<RequestRecord['decode_routing']> {
+  if (!record.decode_routing) throw new Error(`${record.request_id} was never placed on a decode worker: the claim needs a disaggregated cluster, e.g. ${DISAGGREGATED}`);
+  return record.decode_routing;
+}
+
+/** A request's KV handoff from its prefill worker to its decode worker. */
+function handoffOf(world: KvWorld, request_id: string) {
+  const handoff = world.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === request_id);
+  if (!handoff) throw new Error(`${request_id}'s KV never moved to a decode worker: the claim needs a disaggregated cluster, e.g. ${DISAGGREGATED}`);
+  return handoff;
+}
+
 /** Complete blocks of the earlier turn a resume continues: the prefix a cache can hold for it. */
 function priorPrefixBlocks(world: KvWorld, resume: RequestRecord): number {
   const prior = world.engine.outcome.report.per_request.filter((r) => r.session_id === resume.session_id && r.ordinal < resume.ordinal).at(-1);
@@ -52,7 +69,7 @@ function priorPrefixBlocks(world: KvWorld, resume: RequestRecord): number {
   return Math.floor(prior.input_length / world.engine.blockSize);
 }
 
-Then('the resume is placed on worker {int} by load, the router seeing no cached blocks', function (this: KvWorld, worker: number) {
+Then('the resume is placed on worker {int} by load, the router seeing no cached blocks', { domain: 'routing', level: 'engine', says: 'Checks the resume went to this worker, the router seeing no cached block on any worker and this worker carrying strictly less load than every other (a tie fails).' }, function (this: KvWorld, worker: number) {
   const record = theResume(this);
   const placement = record.routing_history.at(-1)!;
   expect(record.worker_id, decision(record)).to.equal(worker);
@@ -62,7 +79,7 @@ Then('the resume is placed on worker {int} by load, the router seeing no cached 
   this.measure('resume placed on worker', worker, '');
 });
 
-Then('the resume is placed on worker {int}, which holds its prefix in G2', function (this: KvWorld, worker: number) {
+Then('the resume is placed on worker {int}, which holds its prefix in G2', { domain: 'routing', level: 'engine', says: 'Checks the resume went to this worker and the router counted there, in G2, every block of its prefix not in G1.' }, function (this: KvWorld, worker: number) {
   const record = theResume(this);
   const placement = record.routing_history.at(-1)!;
   expect(record.worker_id, decision(record)).to.equal(worker);
@@ -72,7 +89,7 @@ Then('the resume is placed on worker {int}, which holds its prefix in G2', funct
   this.measure('G2 blocks visible on the chosen worker', placement.host_blocks, 'blocks');
 });
 
-Then('the resume is placed on worker {int}, the less loaded of the workers that all see its prefix in G2', function (this: KvWorld, worker: number) {
+Then('the resume is placed on worker {int}, the less loaded of the workers that all see its prefix in G2', { domain: 'routing', level: 'engine', says: 'Checks every candidate saw the whole prefix (some of it in G2) and the resume went to this worker, whose work was strictly less than every other\'s (a tie fails).' }, function (this: KvWorld, worker: number) {
   const record = theResume(this);
   const placement = record.routing_history.at(-1)!;
   expect(record.worker_id, decision(record)).to.equal(worker);
@@ -84,37 +101,37 @@ Then('the resume is placed on worker {int}, the less loaded of the workers that 
   expectChosenByLoad(this, placement.candidates, placement, decision(record), blocksOfWork);
 });
 
-Then('it restores {int} tokens from G2', function (this: KvWorld, tokens: number) {
+Then('it restores {int} tokens from G2', { domain: 'engine', level: 'engine', says: 'Checks the resume restored exactly this many tokens from host memory (G2).' }, function (this: KvWorld, tokens: number) {
   const record = theResume(this);
   expect(record.host_reused_tokens, `host_reused_tokens of ${record.request_id}`).to.equal(tokens);
   this.measure('tokens restored from G2', record.host_reused_tokens, 'tokens');
 });
 
-Then('it reuses {int} tokens from G1', function (this: KvWorld, tokens: number) {
+Then('it reuses {int} tokens from G1', { domain: 'engine', level: 'engine', says: 'Checks the resume reused exactly this many tokens already in GPU memory (G1).' }, function (this: KvWorld, tokens: number) {
   const record = theResume(this);
   expect(record.g1_reused_tokens, `g1_reused_tokens of ${record.request_id}`).to.equal(tokens);
   this.measure('tokens reused from G1', record.g1_reused_tokens, 'tokens');
 });
 
-Then('it recomputes its whole prompt', function (this: KvWorld) {
+Then('it recomputes its whole prompt', { domain: 'engine', level: 'engine', says: 'Checks the resume reused nothing from G1 or G2.' }, function (this: KvWorld) {
   const record = theResume(this);
   expect({ g1: record.g1_reused_tokens, host: record.host_reused_tokens }, `reuse of ${record.request_id}`).to.deep.equal({ g1: 0, host: 0 });
   this.measure('tokens reused (G1 + G2)', 0, 'tokens');
 });
 
-Then('its H2D wait is {duration}', function (this: KvWorld, wait: Nanos) {
+Then('its H2D wait is {duration}', { domain: 'engine', level: 'engine', says: 'Checks the resume waited exactly this long for its copy from host to GPU memory.' }, function (this: KvWorld, wait: Nanos) {
   const record = theResume(this);
   expect(record.h2d_wait_ms, `H2D wait of ${record.request_id} in ms`).to.equal(msOf(wait));
   this.measure('H2D wait', record.h2d_wait_ms, 'ms');
 });
 
-Then('its time to first token is {duration}', function (this: KvWorld, ttft: Nanos) {
+Then('its time to first token is {duration}', { domain: 'engine', level: 'engine', says: 'Checks the resume\'s time to first token is exactly this.' }, function (this: KvWorld, ttft: Nanos) {
   const record = theResume(this);
   expect(record.ttft_ms, `TTFT of ${record.request_id} in ms`).to.equal(msOf(ttft));
   this.measure('time to first token', record.ttft_ms!, 'ms');
 });
 
-Then("each request's H2D wait is {duration}, twice the solo wait of {duration}", function (this: KvWorld, wait: Nanos, solo: Nanos) {
+Then("each request's H2D wait is {duration}, twice the solo wait of {duration}", { domain: 'engine', level: 'engine', says: 'Checks two requests on different workers each waited exactly this long for their H2D copy, twice what one alone waits (a second run).' }, function (this: KvWorld, wait: Nanos, solo: Nanos) {
   const records = focusRecords(this);
   expect(records.length, 'concurrent consumers').to.equal(2);
   expect(new Set(records.map((r) => r.worker_id)).size, 'the two consumers should run on different workers').to.equal(2);
@@ -126,7 +143,7 @@ Then("each request's H2D wait is {duration}, twice the solo wait of {duration}",
   this.measure(`H2D wait ${formatNs(wait)} = 2 × ${formatNs(solo)} solo`, records[0].h2d_wait_ms, 'ms');
 });
 
-Then("the shared pool's residency matches the solo run", function (this: KvWorld) {
+Then("the shared pool's residency matches the solo run", { domain: 'engine', level: 'engine', says: 'Checks the shared pool holds the same blocks at the end as in a run of the resume alone.' }, function (this: KvWorld) {
   const concurrent = this.engine.outcome.report.summary.g2_domains;
   const solo = this.engine.soloOutcome(this.seed).report.summary.g2_domains;
   expect(concurrent, 'g2_domains of the concurrent run').to.not.equal(undefined);
@@ -134,17 +151,18 @@ Then("the shared pool's residency matches the solo run", function (this: KvWorld
   this.measure('shared pool resident blocks', concurrent![0].resident_blocks, 'blocks');
 });
 
-Then('the shared pool holds {int} of its {int} blocks', function (this: KvWorld, resident: number, capacity: number) {
+Then('the shared pool holds {int} of its {int} blocks', { domain: 'engine', level: 'engine', says: 'Checks the shared pool holds exactly this many blocks at the end, of this capacity.' }, function (this: KvWorld, resident: number, capacity: number) {
   const domains = this.engine.outcome.report.summary.g2_domains;
   expect(domains, 'g2_domains').to.not.equal(undefined);
   expect({ resident: domains![0].resident_blocks, capacity: domains![0].capacity_blocks }).to.deep.equal({ resident, capacity });
 });
 
-Then('the report lists no shared G2 domain', function (this: KvWorld) {
-  expect(this.engine.outcome.report.summary.g2_domains, 'g2_domains of a private-only run').to.equal(undefined);
+Then('the report lists no shared G2 domain', { domain: 'engine', level: 'engine', says: 'Checks the run\'s report lists no shared host memory pool.' }, function (this: KvWorld) {
+  const shared = this.engine.outcome.report.summary.g2_domains ?? [];
+  expect(shared.map((domain) => domain.domain_id), 'shared G2 domains the report lists').to.deep.equal([]);
 });
 
-Then("at every admission the router's reported overlap equals the realised G1 + G2 reuse", function (this: KvWorld) {
+Then("at every admission the router's reported overlap equals the realised G1 + G2 reuse", { domain: 'routing', level: 'engine', says: 'Checks, for every routed request (each admitted once), the overlap the router reported equals the tokens it then reused from G1 and G2.' }, function (this: KvWorld) {
   const report = this.engine.outcome.report;
   const routed = report.per_request.filter((r) => r.routed);
   expect(routed.length, 'routed requests').to.be.greaterThan(0);
@@ -159,25 +177,25 @@ Then("at every admission the router's reported overlap equals the realised G1 + 
   }
 });
 
-Then('the reconciliation of the resume says {string}, reported {int} tokens vs realised {int}', function (this: KvWorld, reason: string, predicted: number, realised: number) {
+Then('the reconciliation of the resume says {string}, reported {int} tokens vs realised {int}', { domain: 'routing', level: 'engine', says: 'Checks the resume\'s reconciliation: the reason for the difference, the tokens the router reported and the tokens realised.' }, function (this: KvWorld, reason: string, predicted: number, realised: number) {
   const rec = theResume(this).reconciliation;
   expect(rec, 'reconciliation').to.not.equal(null);
   expect({ reason: rec!.reason, predicted: rec!.predicted_tokens, realised: rec!.realised_tokens }).to.deep.equal({ reason, predicted, realised });
   this.measure(`reported ${predicted} vs realised ${realised} tokens (${reason})`, realised, 'tokens');
 });
 
-Then('both runs produce the same report digest', function (this: KvWorld) {
+Then('both runs produce the same report digest', { domain: 'engine', level: 'engine', says: 'Checks two runs with the same seed gave the same report digest.' }, function (this: KvWorld) {
   const [first, second] = this.engine.outcomes.map((outcome) => outcome.report.digest);
   expect(this.engine.outcomes.length, 'runs').to.equal(2);
   expect(second, 'digest of the second run').to.equal(first);
   this.measure('runs with the same report digest', 2, 'runs', `both runs gave report digest ${first}`);
 });
 
-Then("the router's event-stream check passes", function (this: KvWorld) {
+Then("the router's event-stream check passes", { domain: 'events', level: 'engine', says: 'Checks the router\'s strict check of the KV event streams found nothing wrong.' }, function (this: KvWorld) {
   expect(this.engine.outcome.result.failure?.message ?? null, 'event-stream failure').to.equal(null);
 });
 
-Then("the resume's decode worker is the less loaded one, chosen by load alone", function (this: KvWorld) {
+Then("the resume's decode worker is the less loaded one, chosen by load alone", { domain: 'routing', level: 'engine', says: 'Checks the resume\'s decode worker got no cache credit and carried strictly less load than every other decode worker.' }, function (this: KvWorld) {
   const record = theResume(this);
   const placement = record.decode_routing;
   expect(placement, `${record.request_id} was never placed on a decode worker`).to.not.equal(null);
@@ -204,7 +222,7 @@ Then("the resume's decode worker is the less loaded one, chosen by load alone", 
   this.measure('KV handoff', record.kv_transfer_ms!, 'ms');
 });
 
-Then("the decode worker of conversation {string}'s first turn holds its prefix in host memory, stored there before the resume's decode worker was chosen", function (this: KvWorld, session: string) {
+Then("the decode worker of conversation {string}'s first turn holds its prefix in host memory, stored there before the resume's decode worker was chosen", { domain: 'engine', level: 'engine', says: 'Checks the first turn\'s decode worker stored the prefix in its host memory, and finished before the resume\'s decode worker was chosen.' }, function (this: KvWorld, session: string) {
   const resume = theResume(this);
   const { report, result } = this.engine.outcome;
   const turns = report.per_request.filter((r) => r.session_id === session).sort((a, b) => a.ordinal - b.ordinal);
@@ -215,7 +233,7 @@ Then("the decode worker of conversation {string}'s first turn holds its prefix i
   expect(holder, `${first.request_id}'s decode worker`).to.not.equal(null);
   // Only the first turn ran on the holder, so whatever it holds of the prefix at the end it held since that turn.
   expect(turns.filter((r) => r !== first && r.decode_worker_id === holder).map((r) => r.request_id), `other turns of "${session}" decoded on worker ${holder}`).to.deep.equal([]);
-  const chosenAt = resume.decode_routing!.time_ns;
+  const chosenAt = decodeOf(resume).time_ns;
   const store = result.transfers.find((t) => t.direction === 'd2h' && t.request_id === first.request_id && t.worker_id === holder);
   expect(store, `${first.request_id}'s G2 store on decode worker ${holder}`).to.not.equal(undefined);
   expect(store!.finished_ns, `end of that store vs the resume's decode choice at ${formatNs(chosenAt)}`).to.be.a('number').and.lessThan(chosenAt);
@@ -229,49 +247,47 @@ Then("the decode worker of conversation {string}'s first turn holds its prefix i
   this.measure(`prefix blocks in decode worker ${holder}'s host memory`, held, 'blocks', `stored by ${first.request_id} at ${formatNs(store!.finished_ns!)}; the resume's decode worker chosen at ${formatNs(chosenAt)}`);
 });
 
-Then("request {word}'s decode worker is chosen at {duration}, its first token, before its KV has moved", function (this: KvWorld, request_id: string, at: Nanos) {
+Then("request {word}'s decode worker is chosen at {duration}, its first token, before its KV has moved", { domain: 'routing', level: 'engine', says: 'Checks the request\'s decode worker was chosen at exactly this instant, its first token, before its KV handoff ended.' }, function (this: KvWorld, request_id: string, at: Nanos) {
   const record = recordOf(this, request_id);
-  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === request_id);
+  const handoff = handoffOf(this, request_id);
   expect(record.decode_routing, `${request_id}'s decode placement`).to.not.equal(null);
-  this.measure(`${request_id}'s decode worker chosen`, msOf(record.decode_routing!.time_ns), 'ms', `worker ${record.decode_routing!.worker_id}; its KV lands at ${formatNs(handoff!.finished_ns!)}`);
-  expect(record.decode_routing!.time_ns, `when ${request_id}'s decode worker was chosen`).to.equal(at);
+  this.measure(`${request_id}'s decode worker chosen`, msOf(decodeOf(record).time_ns), 'ms', `worker ${decodeOf(record).worker_id}; its KV lands at ${formatNs(handoff.finished_ns!)}`);
+  expect(decodeOf(record).time_ns, `when ${request_id}'s decode worker was chosen`).to.equal(at);
   expect(record.first_token_ms, `${request_id}'s first token, in ms`).to.equal(msOf(at));
-  expect(handoff!.started_ns, `start of ${request_id}'s KV handoff`).to.equal(at);
+  expect(handoff.started_ns, `start of ${request_id}'s KV handoff`).to.equal(at);
 });
 
-Then("request {word} goes to the other decode worker: request {word}, its KV still moving, already counts on its own", function (this: KvWorld, later: string, earlier: string) {
+Then("request {word} goes to the other decode worker: request {word}, its KV still moving, already counts on its own", { domain: 'routing', level: 'engine', says: 'Checks the later request went to a different decode worker because the earlier one\'s moving KV already counted as load there.' }, function (this: KvWorld, later: string, earlier: string) {
   const [first, second] = [recordOf(this, earlier), recordOf(this, later)];
-  const placement = second.decode_routing!;
-  const firstHandoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === earlier)!;
+  const placement = decodeOf(second);
+  const firstHandoff = handoffOf(this, earlier);
   expect(firstHandoff.finished_ns!, `${earlier}'s KV lands after ${later}'s decode worker is chosen`).to.be.greaterThan(placement.time_ns);
-  expect(placement.worker_id, `${later}'s decode worker`).to.not.equal(first.decode_routing!.worker_id);
+  expect(placement.worker_id, `${later}'s decode worker`).to.not.equal(decodeOf(first).worker_id);
   const load = (worker: number) => placement.candidates.find((c) => c.worker_id === worker)!.cost;
-  this.measure(`decode load seen for ${later}`, load(placement.worker_id), `blocks on its worker, ${load(first.decode_routing!.worker_id)} on ${earlier}'s`);
-  expect(load(placement.worker_id), `load of ${later}'s decode worker vs ${earlier}'s`).to.be.lessThan(load(first.decode_routing!.worker_id));
+  this.measure(`decode load seen for ${later}`, load(placement.worker_id), `blocks on its worker, ${load(decodeOf(first).worker_id)} on ${earlier}'s`);
+  expect(load(placement.worker_id), `load of ${later}'s decode worker vs ${earlier}'s`).to.be.lessThan(load(decodeOf(first).worker_id));
 });
 
-Then("request {word}'s KV starts to move at {duration}, when request {word} has finished on their decode worker and freed its blocks", function (this: KvWorld, later: string, at: Nanos, earlier: string) {
-  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === later);
+Then("request {word}'s KV starts to move at {duration}, when request {word} has finished on their decode worker and freed its blocks", { domain: 'engine', level: 'engine', says: 'Checks the request\'s KV handoff started at exactly this instant, when the other request finished on their shared decode worker.' }, function (this: KvWorld, later: string, at: Nanos, earlier: string) {
+  const handoff = handoffOf(this, later);
   const [first, second] = [recordOf(this, earlier), recordOf(this, later)];
-  expect(handoff, `${later}'s KV handoff`).to.not.equal(undefined);
-  this.measure(`${later}'s KV starts to move`, msOf(handoff!.started_ns), 'ms', `${first.decode_routing!.time_ns === second.decode_routing!.time_ns ? '' : `its decode worker was chosen at ${formatNs(second.decode_routing!.time_ns)}; `}${earlier} finished at ${first.last_token_ms} ms`);
+  this.measure(`${later}'s KV starts to move`, msOf(handoff.started_ns), 'ms', `${decodeOf(first).time_ns === decodeOf(second).time_ns ? '' : `its decode worker was chosen at ${formatNs(decodeOf(second).time_ns)}; `}${earlier} finished at ${first.last_token_ms} ms`);
   expect(second.decode_worker_id, `${later}'s decode worker`).to.equal(first.decode_worker_id);
-  expect(second.decode_routing!.time_ns, `${later}'s decode worker is chosen before its KV moves`).to.be.lessThan(handoff!.started_ns);
+  expect(decodeOf(second).time_ns, `${later}'s decode worker is chosen before its KV moves`).to.be.lessThan(handoff.started_ns);
   expect(first.last_token_ms, `${earlier}'s end on the decode worker, in ms`).to.equal(msOf(at));
-  expect(handoff!.started_ns, `start of ${later}'s KV handoff`).to.equal(at);
+  expect(handoff.started_ns, `start of ${later}'s KV handoff`).to.equal(at);
 });
 
-Then("request {word} is admitted at {duration}, the moment request {word}'s KV reaches its decode worker", function (this: KvWorld, waiting: string, at: Nanos, handedOff: string) {
-  const handoff = this.engine.outcome.result.transfers.find((t) => t.direction === 'p2d' && t.request_id === handedOff);
-  expect(handoff, `${handedOff}'s KV handoff`).to.not.equal(undefined);
+Then("request {word} is admitted at {duration}, the moment request {word}'s KV reaches its decode worker", { domain: 'engine', level: 'engine', says: 'Checks the first request was admitted at exactly this instant, when the other\'s KV handoff ended.' }, function (this: KvWorld, waiting: string, at: Nanos, handedOff: string) {
+  const handoff = handoffOf(this, handedOff);
   const admitted = admittedNs(recordOf(this, waiting));
-  this.measure(`${handedOff}'s KV reaches its decode worker`, msOf(handoff!.finished_ns!), 'ms');
+  this.measure(`${handedOff}'s KV reaches its decode worker`, msOf(handoff.finished_ns!), 'ms');
   this.measure(`${waiting} admitted`, msOf(admitted), 'ms', `${waiting} admitted at ${formatNs(admitted)}`);
-  expect(admitted, `${waiting}'s admission vs ${handedOff}'s handoff end (${formatNs(handoff!.finished_ns!)})`).to.equal(handoff!.finished_ns);
+  expect(admitted, `${waiting}'s admission vs ${handedOff}'s handoff end (${formatNs(handoff.finished_ns!)})`).to.equal(handoff.finished_ns);
   expect(admitted, `${waiting}'s admission`).to.equal(at);
 });
 
-Then("request {word}'s KV moves to its decode worker as {count} block(s) in {duration}", function (this: KvWorld, request_id: string, blocks: number, took: Nanos) {
+Then("request {word}'s KV moves to its decode worker as {count} block(s) in {duration}", { domain: 'engine', level: 'engine', says: 'Checks the request\'s one KV handoff moved exactly this many blocks in exactly this time.' }, function (this: KvWorld, request_id: string, blocks: number, took: Nanos) {
   const handoffs = this.engine.outcome.result.transfers.filter((t) => t.direction === 'p2d' && t.request_id === request_id);
   expect(handoffs.length, `${request_id}'s KV handoffs`).to.equal(1);
   const [handoff] = handoffs;
@@ -282,7 +298,7 @@ Then("request {word}'s KV moves to its decode worker as {count} block(s) in {dur
   expect(record.kv_transfer_ms, `${request_id}'s kv_transfer_ms`).to.equal(msOf(took));
 });
 
-Then("no decode worker's KV event reaches the router", function (this: KvWorld) {
+Then("no decode worker's KV event reaches the router", { domain: 'events', level: 'engine', says: 'Checks the router received no KV event from a decode worker.' }, function (this: KvWorld) {
   const { result, report } = this.engine.outcome;
   const decodeWorkers = new Set(result.ranks.filter((rank) => rank.role === 'decode').map((rank) => rank.rank.worker_id));
   expect(decodeWorkers.size, 'decode workers').to.be.greaterThan(0);
@@ -292,14 +308,14 @@ Then("no decode worker's KV event reaches the router", function (this: KvWorld) 
   expect(report.summary.kv_events.withheld_from_router, 'decode workers emitted events that were withheld').to.be.greaterThan(0);
 });
 
-Then('every request finishes', function (this: KvWorld) {
+Then('every request finishes', { domain: 'engine', level: 'engine', says: 'Checks every request of the run finished.' }, function (this: KvWorld) {
   const records = this.engine.outcome.report.per_request;
   const unfinished = records.filter((record) => record.status !== 'finished');
   this.measure('requests finished', records.length - unfinished.length, `of ${records.length}`);
   expect(unfinished.map((r) => `${r.request_id} ${r.status}${r.failure_reason ? ` (${r.failure_reason})` : ''}`), 'requests that did not finish').to.deep.equal([]);
 });
 
-Then('request {word} is preempted and readmitted {count} times', function (this: KvWorld, request_id: string, times: number) {
+Then('request {word} is preempted and readmitted {count} times', { domain: 'engine', level: 'engine', says: 'Checks the request was preempted and admitted again exactly this many times.' }, function (this: KvWorld, request_id: string, times: number) {
   const record = recordOf(this, request_id);
   this.measure(`preemptions of ${request_id}`, record.preemptions);
   expect(record.preemptions, `preemptions of ${request_id}`).to.equal(times);
@@ -307,10 +323,12 @@ Then('request {word} is preempted and readmitted {count} times', function (this:
 
 /** The passes of a worker, as they computed (start, end), in order. */
 function passSpans(world: KvWorld, worker: number): { start_ns: Nanos; end_ns: Nanos }[] {
-  return world.engine.passes.filter((pass) => pass.worker_id === worker).map((pass) => ({ start_ns: pass.start_ns, end_ns: pass.start_ns + pass.duration_ns })).sort((a, b) => a.start_ns - b.start_ns);
+  const spans = world.engine.passes.filter((pass) => pass.worker_id === worker).map((pass) => ({ start_ns: pass.start_ns, end_ns: pass.start_ns + pass.duration_ns })).sort((a, b) => a.start_ns - b.start_ns);
+  if (spans.length === 0) throw new Error(`worker ${worker} computed no pass in this run: the claim is about a worker that ran requests`);
+  return spans;
 }
 
-Then("worker {int} computes nothing from {duration} until {duration}, when request {word}'s copy to host memory ends", function (this: KvWorld, worker: number, from: Nanos, until: Nanos, request_id: string) {
+Then("worker {int} computes nothing from {duration} until {duration}, when request {word}'s copy to host memory ends", { domain: 'engine', level: 'engine', says: 'Checks no pass of the worker ran in this span, which ends when the request\'s copy to host memory ended.' }, function (this: KvWorld, worker: number, from: Nanos, until: Nanos, request_id: string) {
   const copies = this.engine.outcome.result.transfers.filter((t) => t.direction === 'd2h' && t.request_id === request_id && t.worker_id === worker);
   expect(copies.length, `copies of ${request_id}'s prompt to host memory`).to.be.greaterThan(0);
   const copyEnd = Math.max(...copies.map((copy) => copy.finished_ns!));
@@ -323,14 +341,14 @@ Then("worker {int} computes nothing from {duration} until {duration}, when reque
   expect(copyEnd, `end of ${request_id}'s copy to host memory`).to.equal(until);
 });
 
-Then('worker {int} computes without a gap until its last request finishes', function (this: KvWorld, worker: number) {
+Then('worker {int} computes without a gap until its last request finishes', { domain: 'engine', level: 'engine', says: 'Checks each pass of the worker began the instant the one before it ended.' }, function (this: KvWorld, worker: number) {
   const spans = passSpans(this, worker);
   const gaps = spans.slice(1).filter((pass, i) => pass.start_ns !== spans[i].end_ns);
   this.measure(`passes of worker ${worker}`, spans.length, '', `the last ends at ${formatNs(spans.at(-1)!.end_ns)}`);
   expect(gaps.map((pass) => formatNs(pass.start_ns)), `passes of worker ${worker} that start after a gap`).to.deep.equal([]);
 });
 
-Then("request {word}'s admission history keeps its first {count} attempts and its latest, and counts the other {count}", function (this: KvWorld, request_id: string, first: number, others: number) {
+Then("request {word}'s admission history keeps its first {count} attempts and its latest, and counts the other {count}", { domain: 'engine', level: 'engine', says: 'Checks the request\'s admission history keeps exactly this many first attempts and its latest, and counts the ones it dropped.' }, function (this: KvWorld, request_id: string, first: number, others: number) {
   const record = recordOf(this, request_id);
   const history = record.admission_history;
   this.measure(`admission attempts of ${request_id} kept`, history.length);
@@ -340,14 +358,14 @@ Then("request {word}'s admission history keeps its first {count} attempts and it
   expect(latest.time_ns, 'the last place holds an attempt later than the first ones').to.be.greaterThan(before.time_ns);
 });
 
-Then('each resume restores {int} tokens from G2', function (this: KvWorld, tokens: number) {
+Then('each resume restores {int} tokens from G2', { domain: 'engine', level: 'engine', says: 'Checks every resume the scenario sent restored exactly this many tokens from G2.' }, function (this: KvWorld, tokens: number) {
   for (const record of focusRecords(this)) {
     this.measure(`tokens ${record.request_id} restored from G2`, record.host_reused_tokens, 'tokens');
     expect(record.host_reused_tokens, `host_reused_tokens of ${record.request_id}`).to.equal(tokens);
   }
 });
 
-Then('the resume is admitted the moment its H2D copy completes, {duration} after it arrived', function (this: KvWorld, wait: Nanos) {
+Then('the resume is admitted the moment its H2D copy completes, {duration} after it arrived', { domain: 'engine', level: 'engine', says: 'Checks the resume was admitted exactly when its H2D copy ended, this long after it arrived.' }, function (this: KvWorld, wait: Nanos) {
   const record = theResume(this);
   const load = this.engine.outcome.result.transfers.find((t) => t.direction === 'h2d' && t.request_id === record.request_id);
   if (!load || load.finished_ns === null) throw new Error(`no completed H2D restore for ${record.request_id}`);
@@ -357,7 +375,7 @@ Then('the resume is admitted the moment its H2D copy completes, {duration} after
   expect(admitted, 'admission (ns) vs H2D completion (ns)').to.equal(load.finished_ns);
 });
 
-Then('no two H2D restores on the worker overlap in time', function (this: KvWorld) {
+Then('no two H2D restores on the worker overlap in time', { domain: 'engine', level: 'engine', says: 'Checks the run\'s copies from host to GPU memory never overlap in time.' }, function (this: KvWorld) {
   const loads = h2dLoads(this);
   expect(loads.length, 'H2D restores').to.be.greaterThan(1);
   this.measure('H2D restores', loads.length, 'restores');
@@ -367,7 +385,7 @@ Then('no two H2D restores on the worker overlap in time', function (this: KvWorl
   }
 });
 
-Then("the two resumes' H2D restores overlap in time, and the second is admitted only when the first has finished", function (this: KvWorld) {
+Then("the two resumes' H2D restores overlap in time, and the second is admitted only when the first has finished", { domain: 'engine', level: 'engine', says: 'Checks the two resumes\' H2D copies overlap, and the second was admitted only after the first copy ended.' }, function (this: KvWorld) {
   const loads = h2dLoads(this);
   expect(loads.length, 'H2D restores').to.equal(2);
   const [first, second] = loads;
@@ -381,7 +399,7 @@ Then("the two resumes' H2D restores overlap in time, and the second is admitted 
   expect(secondAdmitted, `${second.request_id} admitted while ${first.request_id} still holds the one running slot`).to.be.at.least(firstRecord.last_token_ms! * 1_000_000);
 });
 
-Then('worker {int} emitted its G2 store at {duration} and the router saw it at {duration}', function (this: KvWorld, worker: number, emitted: Nanos, visible: Nanos) {
+Then('worker {int} emitted its G2 store at {duration} and the router saw it at {duration}', { domain: 'events', level: 'engine', says: 'Checks the worker\'s first G2 store event was emitted at exactly this instant and became visible to the router at exactly the second one.' }, function (this: KvWorld, worker: number, emitted: Nanos, visible: Nanos) {
   const stores = this.engine.outcome.result.batches.filter(
     ({ batch }) => batch.worker_id === worker && batch.events.some((event) => event.tier === 'HostPinned' && event.data.type === 'Stored'),
   );
@@ -392,7 +410,7 @@ Then('worker {int} emitted its G2 store at {duration} and the router saw it at {
   expect([formatNs(first.batch.emitted_ns), formatNs(first.visible_ns)], 'first G2 store: [emitted, visible]').to.deep.equal([formatNs(emitted), formatNs(visible)]);
 });
 
-Then('worker {int}, whose pass computed the prefix, copied it into the pool', function (this: KvWorld, worker: number) {
+Then('worker {int}, whose pass computed the prefix, copied it into the pool', { domain: 'engine', level: 'engine', says: 'Checks the copy into the shared pool was made by this worker, the one whose pass computed the prefix.' }, function (this: KvWorld, worker: number) {
   const resume = theResume(this);
   const prior = this.engine.outcome.report.per_request.filter((r) => r.session_id === resume.session_id && r.ordinal < resume.ordinal).at(-1)!;
   expect(prior.worker_id, `${prior.request_id} ran on`).to.equal(worker);
@@ -404,7 +422,7 @@ Then('worker {int}, whose pass computed the prefix, copied it into the pool', fu
   expect(first.blocks, 'blocks of that copy').to.equal(priorPrefixBlocks(this, resume));
 });
 
-Then('the pool reported the store to workers {int} and {int} at the same instant', function (this: KvWorld, first: number, second: number) {
+Then('the pool reported the store to workers {int} and {int} at the same instant', { domain: 'events', level: 'engine', says: 'Checks the shared pool\'s store was reported on both workers\' streams at the same instant.' }, function (this: KvWorld, first: number, second: number) {
   const storesTo = (worker: number) =>
     this.engine.outcome.result.batches.filter(({ batch }) => batch.worker_id === worker && batch.events.some((e) => e.tier === 'HostPinned' && e.data.type === 'Stored'));
   const [a, b] = [storesTo(first)[0], storesTo(second)[0]];
@@ -416,7 +434,7 @@ Then('the pool reported the store to workers {int} and {int} at the same instant
   expect(blocksOf(b), 'blocks reported on the second stream').to.deep.equal(blocksOf(a));
 });
 
-Then('the pool reported the eviction of conversation {string}\'s {int} blocks to workers {int} and {int} at the same instant', function (this: KvWorld, conversation: string, blocks: number, first: number, second: number) {
+Then('the pool reported the eviction of conversation {string}\'s {int} blocks to workers {int} and {int} at the same instant', { domain: 'events', level: 'engine', says: 'Checks the shared pool evicted exactly this many blocks, the conversation\'s (stored first), and reported it on both workers\' streams at the same instant.' }, function (this: KvWorld, conversation: string, blocks: number, first: number, second: number) {
   const removalsTo = (worker: number) =>
     this.engine.outcome.result.batches.filter(({ batch }) => batch.worker_id === worker && batch.events.some((e) => e.tier === 'HostPinned' && e.data.type === 'Removed'));
   const [a, b] = [removalsTo(first)[0], removalsTo(second)[0]];
@@ -436,7 +454,7 @@ Then('the pool reported the eviction of conversation {string}\'s {int} blocks to
   expect(removedOf(b), 'blocks removed on the second stream').to.deep.equal(removedOf(a));
 });
 
-Then("its H2D restore starts at {duration}, the instant the pool's copy of its prefix completes", function (this: KvWorld, at: Nanos) {
+Then("its H2D restore starts at {duration}, the instant the pool's copy of its prefix completes", { domain: 'engine', level: 'engine', says: 'Checks the resume\'s H2D copy was submitted at exactly this instant, when the pool\'s copy of its prefix ended, after one deferred admission.' }, function (this: KvWorld, at: Nanos) {
   const record = theResume(this);
   const { transfers } = this.engine.outcome.result;
   const load = transfers.find((t) => t.direction === 'h2d' && t.request_id === record.request_id);
@@ -449,14 +467,14 @@ Then("its H2D restore starts at {duration}, the instant the pool's copy of its p
   expect(record.admission_history[0]?.outcome, `first admission attempt of ${record.request_id}`).to.equal('deferred');
 });
 
-Then("worker {int}'s host memory evicted conversation {string}'s prefix at {duration}, after the resume was placed and before it was admitted", function (this: KvWorld, worker: number, session: string, at: Nanos) {
+Then("worker {int}'s host memory evicted conversation {string}'s prefix at {duration}, after the resume was placed and before it was admitted", { domain: 'engine', level: 'engine', says: 'Checks the worker\'s host memory evicted the conversation\'s prefix at exactly this instant, between the resume\'s placement and its admission.' }, function (this: KvWorld, worker: number, session: string, at: Nanos) {
   const resume = theResume(this);
   const { result, report } = this.engine.outcome;
   const first = report.per_request.filter((r) => r.session_id === session).sort((a, b) => a.ordinal - b.ordinal)[0];
   expect(resume.session_id, 'the resume continues the conversation').to.equal(session);
   // The prefix as the engine reported it: the HostPinned Stored sent when the first turn's copy into worker's pool completed.
   const copy = result.transfers.find((t) => t.direction === 'd2h' && t.request_id === first.request_id && t.worker_id === worker);
-  expect(copy?.finished_ns, `${first.request_id}'s G2 store on worker ${worker}`).to.be.a('number');
+  if (typeof copy?.finished_ns !== 'number') throw new Error(`${first.request_id} stored nothing in worker ${worker}'s host memory: the claim is about a prefix stored there`);
   const eventsOf = (type: 'Stored' | 'Removed') =>
     result.batches.filter(({ batch }) => batch.worker_id === worker).flatMap(({ batch }) => batch.events.filter((e) => e.tier === 'HostPinned' && e.data.type === type).map((event) => ({ event, emitted_ns: batch.emitted_ns })));
   const prefix = eventsOf('Stored')
@@ -473,7 +491,7 @@ Then("worker {int}'s host memory evicted conversation {string}'s prefix at {dura
   expect(removal!.emitted_ns, `eviction vs the resume's admission at ${formatNs(admitted)}`).to.be.lessThan(admitted);
 });
 
-Then('no worker ever reported a G2 store', function (this: KvWorld) {
+Then('no worker ever reported a G2 store', { domain: 'events', level: 'engine', says: 'Checks no KV event of the run stored a block in host memory.' }, function (this: KvWorld) {
   const stores = this.engine.outcome.result.batches.flatMap(({ batch }) => batch.events).filter((e) => e.tier === 'HostPinned' && e.data.type === 'Stored');
   this.measure('G2 stores reported', stores.length, 'events');
   expect(stores.length, 'HostPinned Stored events').to.equal(0);
@@ -486,13 +504,13 @@ function requestOfLength(world: KvWorld, tokens: number): RequestRecord {
   return records[0];
 }
 
-Then("the {tokens} request's time to first token is {duration}", function (this: KvWorld, tokens: number, ttft: Nanos) {
+Then("the {tokens} request's time to first token is {duration}", { domain: 'engine', level: 'engine', says: 'Checks the one request with this prompt length has exactly this time to first token.' }, function (this: KvWorld, tokens: number, ttft: Nanos) {
   const record = requestOfLength(this, tokens);
   expect(record.ttft_ms, `TTFT of the ${tokens}-token request in ms`).to.equal(msOf(ttft));
   this.measure(`time to first token of the ${tokens}-token request`, record.ttft_ms!, 'ms');
 });
 
-Then("the {tokens} request's time to first token is {duration}, {duration} more than the {tokens} request's: the table's difference", function (
+Then("the {tokens} request's time to first token is {duration}, {duration} more than the {tokens} request's: the table's difference", { domain: 'engine', level: 'engine', says: 'Checks the two requests\' times to first token differ by exactly the measured table\'s difference between those prompt lengths.' }, function (
   this: KvWorld,
   tokens: number,
   ttft: Nanos,
@@ -512,14 +530,14 @@ Then("the {tokens} request's time to first token is {duration}, {duration} more 
   this.measure(`TTFT ${tokens} tokens − TTFT ${shorter} tokens`, record.ttft_ms! - other.ttft_ms!, 'ms');
 });
 
-Then('every decode pass of {count} sequence(s) lasts {duration}', function (this: KvWorld, sequences: number, duration: Nanos) {
+Then('every decode pass of {count} sequence(s) lasts {duration}', { domain: 'engine', level: 'engine', says: 'Checks every decode-only pass of this many sequences lasted exactly this.' }, function (this: KvWorld, sequences: number, duration: Nanos) {
   const passes = this.engine.passes.filter((p) => !p.has_prefill && p.decode_sequences === sequences);
   expect(passes.length, `decode passes of ${sequences} sequence(s)`).to.be.greaterThan(0);
   for (const pass of passes) expect(pass.duration_ns, `decode pass of ${sequences} sequence(s) at ${formatNs(pass.start_ns)}`).to.equal(duration);
   this.measure(`decode pass of ${sequences} sequence(s)`, msOf(passes[0].duration_ns), 'ms');
 });
 
-Then('every decode pass of {count} sequences lasts {duration}, longer than a pass of {count} sequence(s)', function (this: KvWorld, sequences: number, duration: Nanos, fewer: number) {
+Then('every decode pass of {count} sequences lasts {duration}, longer than a pass of {count} sequence(s)', { domain: 'engine', level: 'engine', says: 'Checks every decode pass of this many sequences lasted exactly this, longer than every pass of the fewer.' }, function (this: KvWorld, sequences: number, duration: Nanos, fewer: number) {
   const of = (n: number) => this.engine.passes.filter((p) => !p.has_prefill && p.decode_sequences === n);
   const passes = of(sequences);
   const smaller = of(fewer);
@@ -537,7 +555,7 @@ function listOf(text: string): string[] {
   return text.split(/,\s*|\s+and\s+/).map((item) => item.trim()).filter(Boolean);
 }
 
-Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (.+)$/, function (this: KvWorld, worker: string, tokenList: string, durationList: string) {
+Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (.+)$/, { domain: 'engine', level: 'engine', says: 'Checks the worker\'s prefill passes computed exactly these new tokens and lasted exactly these times, in order.', words: 'worker <worker> prefilled it in passes of <tokens, tokens and tokens> new tokens, lasting <time, time and time>' }, function (this: KvWorld, worker: string, tokenList: string, durationList: string) {
   const expectedTokens = listOf(tokenList).map(Number);
   const expectedNs = listOf(durationList).map((text) => this.parseDuration(text));
   const passes = this.engine.passes.filter((p) => p.worker_id === Number(worker) && p.has_prefill);
@@ -546,7 +564,7 @@ Then(/^worker (\d+) prefilled it in passes of ([\d, and]+) new tokens, lasting (
   this.measure(`prefill passes of worker ${worker}`, passes.length, 'passes');
 });
 
-Then(/^worker (\d+) decoded it in passes over ([\d, and]+) context tokens, lasting (.+)$/, function (this: KvWorld, worker: string, contextList: string, durationList: string) {
+Then(/^worker (\d+) decoded it in passes over ([\d, and]+) context tokens, lasting (.+)$/, { domain: 'engine', level: 'engine', says: 'Checks the worker\'s decode passes ran over exactly these context tokens and lasted exactly these times, in order.', words: 'worker <worker> decoded it in passes over <tokens, tokens and tokens> context tokens, lasting <time, time and time>' }, function (this: KvWorld, worker: string, contextList: string, durationList: string) {
   const passes = this.engine.passes.filter((p) => p.worker_id === Number(worker) && !p.has_prefill && p.decode_sequences > 0);
   expect(passes.map((p) => p.decode_context_tokens), `context tokens of each decode pass of worker ${worker}`).to.deep.equal(listOf(contextList).map(Number));
   expect(passes.map((p) => p.duration_ns), `duration of each decode pass, ns`).to.deep.equal(listOf(durationList).map((text) => this.parseDuration(text)));
@@ -561,7 +579,7 @@ function requestArrivingAt(world: KvWorld, at: Nanos): RequestRecord {
 }
 
 Then(
-  'the request arriving at {duration} waited {duration} in the queue, prefilled in a pass of {duration}, and its time to first token is {duration}',
+  'the request arriving at {duration} waited {duration} in the queue, prefilled in a pass of {duration}, and its time to first token is {duration}', { domain: 'engine', level: 'engine', says: 'Checks the one request arriving then queued exactly this long, was prefilled in a pass of exactly this, and its time to first token is their sum.' },
   function (this: KvWorld, at: Nanos, queue: Nanos, prefill: Nanos, ttft: Nanos) {
     const record = requestArrivingAt(this, at);
     expect(record.queue_ms, `queue time of ${record.request_id} in ms`).to.equal(msOf(queue));
@@ -577,7 +595,7 @@ Then(
 );
 
 Then(
-  'the request arriving at {duration} has its second token {duration} after its first, and {int} output tokens {duration} apart on average, its inter-token latency',
+  'the request arriving at {duration} has its second token {duration} after its first, and {int} output tokens {duration} apart on average, its inter-token latency', { domain: 'engine', level: 'engine', says: 'Checks the request\'s time to second token, its output length and its inter-token latency, exactly.' },
   function (this: KvWorld, at: Nanos, ttst: Nanos, tokens: number, itl: Nanos) {
     const record = requestArrivingAt(this, at);
     expect(record.time_to_second_token_ms, `time to second token of ${record.request_id} in ms`).to.equal(msOf(ttst));
@@ -589,7 +607,7 @@ Then(
 );
 
 Then(
-  "the run's mean inter-token latency is {duration}, the mean over requests, not {duration}, the mean of all gaps pooled",
+  "the run's mean inter-token latency is {duration}, the mean over requests, not {duration}, the mean of all gaps pooled", { domain: 'engine', level: 'engine', says: 'Checks the run\'s mean inter-token latency over requests, and the pooled mean of every gap, exactly.' },
   function (this: KvWorld, perRequest: Nanos, pooled: Nanos) {
     const summary = this.engine.outcome.report.summary;
     expect(summary.metrics.inter_token_latency_ms.mean, 'mean of per-request ITL, ms').to.equal(msOf(perRequest));
@@ -598,14 +616,14 @@ Then(
   },
 );
 
-Then('the request arriving at {duration} ends {duration} after it arrived, its end-to-end latency', function (this: KvWorld, at: Nanos, e2e: Nanos) {
+Then('the request arriving at {duration} ends {duration} after it arrived, its end-to-end latency', { domain: 'engine', level: 'engine', says: 'Checks the request\'s end-to-end latency exactly.' }, function (this: KvWorld, at: Nanos, e2e: Nanos) {
   const record = requestArrivingAt(this, at);
   expect(record.e2e_ms, `E2E of ${record.request_id} in ms`).to.equal(msOf(e2e));
   this.measure(`end-to-end latency of the request arriving at ${formatNs(at)}`, record.e2e_ms!, 'ms');
 });
 
 Then(
-  'the run served {int} requests and {int} output tokens in {duration}: {float} requests and {float} output tokens per second',
+  'the run served {int} requests and {int} output tokens in {duration}: {float} requests and {float} output tokens per second', { domain: 'engine', level: 'engine', says: 'Checks the run\'s finished requests, output tokens, duration and both throughputs, exactly.' },
   function (this: KvWorld, requests: number, tokens: number, duration: Nanos, requestRate: number, tokenRate: number) {
     const m = this.engine.outcome.report.summary.metrics;
     expect(m.request_count, 'finished requests').to.equal(requests);
@@ -617,7 +635,7 @@ Then(
   },
 );
 
-Then('{int} of the {int} requests meet the objective: a goodput share of {int}%', function (this: KvWorld, meeting: number, total: number, percent: number) {
+Then('{int} of the {int} requests meet the objective: a goodput share of {int}%', { domain: 'slo', level: 'engine', says: 'Checks exactly this many of the run\'s requests met the service-level objective, and the goodput share.' }, function (this: KvWorld, meeting: number, total: number, percent: number) {
   const goodput = this.engine.outcome.report.summary.metrics.goodput;
   if (!goodput) throw new Error('the run has no goodput: the scenario sets no service-level objective');
   expect(goodput.requests_meeting_slo, 'requests meeting every objective').to.equal(meeting);

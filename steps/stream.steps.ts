@@ -1,7 +1,8 @@
 // Steps about KV event streams: what an engine worker's stream held, in order (EVT-2), and the
 // router's strict check of streams: whether the replay failed, why, and what the error names
 // (worker, dp rank, event id, tier, block).
-import { DataTable, Then } from '@cucumber/cucumber';
+import { DataTable } from '@cucumber/cucumber';
+import { Then } from './support/catalogue';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
 import type { StreamViolation } from '../src/router/mirror';
@@ -17,7 +18,7 @@ const REASONS: Record<string, StreamViolation> = {
 };
 
 Then(
-  /^the replay fails because (the block is already stored on that rank|the removed block was never stored on that rank|an event id is out of sequence|the stored blocks continue a block the rank does not hold)$/,
+  /^the replay fails because (the block is already stored on that rank|the removed block was never stored on that rank|an event id is out of sequence|the stored blocks continue a block the rank does not hold)$/, { domain: 'events', level: 'router', says: 'Checks the router\'s strict check rejected a KV event stream for this reason.', words: 'the replay fails because <the block is already stored on that rank, the removed block was never stored on that rank, an event id is out of sequence, or the stored blocks continue a block the rank does not hold>' },
   function (this: KvWorld, reason: string) {
     const failure = this.replay.failure;
     this.measure('stream errors', failure ? 1 : 0, failure ? 'error' : 'errors', failure ? `stream rejected (${failure.detail.violation.replace(/-/g, ' ')})` : 'stream errors = 0');
@@ -27,7 +28,7 @@ Then(
 );
 
 Then(
-  'the error names worker {int}, dp rank {int}, event {int}, tier {word} and block {int} of {string}',
+  'the error names worker {int}, dp rank {int}, event {int}, tier {word} and block {int} of {string}', { domain: 'events', level: 'router', says: 'Checks the stream error names this worker, rank, event id, tier and block of the prefix.' },
   function (this: KvWorld, worker: number, dp_rank: number, event_id: number, tier: string, block: number, prefix: string) {
     const failure = this.replay.failure;
     expect(failure, 'the replay did not fail').to.not.equal(null);
@@ -53,20 +54,20 @@ Then(
   },
 );
 
-Then('the replay completes without a stream error', function (this: KvWorld) {
+Then('the replay completes without a stream error', { domain: 'events', level: 'router', says: 'Checks the router\'s strict check accepted every KV event.' }, function (this: KvWorld) {
   this.measure('stream errors', this.replay.failure ? 1 : 0, 'errors');
   expect(this.replay.failure?.message ?? null, 'stream error').to.equal(null);
 });
 
-Then('the router no longer lists worker {int} as a candidate', function (this: KvWorld, worker: number) {
+Then('the router no longer lists worker {int} as a candidate', { domain: 'events', level: 'router', says: 'Checks the worker is no longer among the router\'s candidates.' }, function (this: KvWorld, worker: number) {
   const workers = [...new Set(this.replay.router.ranks.map((rank) => rank.worker_id))];
   this.measure('candidate workers', workers.length, 'workers', `candidates: ${workers.map((w) => `worker ${w}`).join(', ') || 'none'}`);
   expect(workers).to.not.include(worker);
 });
 
-Then("worker {int}'s store became visible to the router at exactly {duration}", function (this: KvWorld, worker: number, at: number) {
+Then("worker {int}'s store became visible to the router at exactly {duration}", { domain: 'events', level: 'router', says: 'Checks the worker\'s first batch of KV events became visible to the router at exactly this instant.' }, function (this: KvWorld, worker: number, at: number) {
   const batch = this.replay.batches.find((b) => b.rank.worker_id === worker);
-  expect(batch, `a batch from worker ${worker}`).to.not.equal(undefined);
+  if (batch === undefined) throw new Error(`worker ${worker} sent the router no KV event batch: the claim needs a store from it, e.g. 'Given worker ${worker} finishes storing "system prompt" in host memory at 10 ms'`);
   expect(batch!.visible_ns, `worker ${worker}'s batch reached the router`).to.not.equal(null);
   this.measure(`store of worker ${worker} visible to the router at`, batch!.visible_ns! / 1_000_000, 'ms');
   expect(formatNs(batch!.visible_ns!), `visibility of worker ${worker}'s batch emitted at ${formatNs(batch!.emitted_ns)}`).to.equal(formatNs(at));
@@ -75,7 +76,7 @@ Then("worker {int}'s store became visible to the router at exactly {duration}", 
 /** A tier in a reader's words. */
 const TIER_NAMES = { Device: 'GPU memory', HostPinned: 'host memory' } as const;
 
-Then("worker {int}'s KV events were, in order:", function (this: KvWorld, worker: number, table: DataTable) {
+Then("worker {int}'s KV events were, in order:", { domain: 'events', level: 'engine', says: 'Checks the worker\'s KV events, in order (columns: event, emitted, tier, what, blocks).' }, function (this: KvWorld, worker: number, table: DataTable) {
   const events = this.engine.outcome.result.batches
     .filter(({ batch }) => batch.worker_id === worker && batch.dp_rank === 0)
     .flatMap(({ batch }) =>
@@ -95,7 +96,7 @@ Then("worker {int}'s KV events were, in order:", function (this: KvWorld, worker
   expect(actual, `worker ${worker}'s KV events, in order`).to.deep.equal(expected);
 });
 
-Then("worker {int}'s KV events show, at their fullest, {int} blocks in {tier}", function (this: KvWorld, worker: number, blocks: number, tier: Tier) {
+Then("worker {int}'s KV events show, at their fullest, {int} blocks in {tier}", { domain: 'events', level: 'engine', says: 'Checks the most blocks the worker\'s KV events show in this tier at once.' }, function (this: KvWorld, worker: number, blocks: number, tier: Tier) {
   const report = checkDeliveredBatches(this.engine.outcome.result.batches);
   if (report.status !== 'clean') throw new Error(`the KV event stream does not pass the strict check: ${report.violation.message}`);
   const rank = report.ranks.find((r) => r.worker_id === worker && r.dp_rank === 0);

@@ -57,3 +57,42 @@ export function didYouMean(text: string, phrases: string[]): string {
   if (nearest.length === 0) return `No step matches "${text}", and no step is defined at all.`;
   return [`No step matches "${text}". Did you mean:`, ...nearest.map((p) => `  - ${p}`), 'Every phrase, with its parameters and an example, is listed in docs/steps.md.'].join('\n');
 }
+
+/** A step a suggestion can name: its phrase, the phrase in words, and the level of scenario it fits. */
+export interface StepCandidate {
+  phrase: string;
+  words: string;
+  level: 'router' | 'engine' | 'either';
+}
+
+const LEVEL_WORDS = { router: 'router-level', engine: 'engine-level', either: 'either level' } as const;
+
+/**
+ * The `count` steps nearest to a step's text, those that fit the scenario's level (its own or
+ * either) first, each group nearest first; with no level known, nearest first.
+ */
+export function nearestSteps(text: string, candidates: readonly StepCandidate[], level: 'router' | 'engine' | null, count = 3): StepCandidate[] {
+  const fits = (c: StepCandidate) => level === null || c.level === level || c.level === 'either';
+  const seen = new Set<string>();
+  return candidates
+    .filter((c) => !seen.has(c.phrase) && seen.add(c.phrase))
+    .map((candidate, index) => ({ candidate, index, score: phraseDistance(text, candidate.phrase) }))
+    .sort((x, y) => Number(fits(y.candidate)) - Number(fits(x.candidate)) || x.score - y.score || x.index - y.index)
+    .slice(0, count)
+    .map((entry) => entry.candidate);
+}
+
+/**
+ * What an undefined step says, suggestions first in words (those of the scenario's level first),
+ * then, for developers, the definition cucumber would start one from (`snippet`).
+ */
+export function undefinedStepMessage(text: string, suggestions: readonly StepCandidate[], level: 'router' | 'engine' | null, snippet: string): string {
+  const lines = [
+    suggestions.length === 0
+      ? `No step matches "${text}", and no step is defined at all.`
+      : `No step matches "${text}". Did you mean${level === null ? '' : ` (this scenario is ${LEVEL_WORDS[level]}: steps that fit it first)`}:`,
+    ...suggestions.map((s) => `  - ${s.words}   (${LEVEL_WORDS[s.level]})`),
+    'Every step, with its level and a real example, is in docs/steps.md.',
+  ];
+  return snippet === '' ? lines.join('\n') : [...lines, '', 'For developers, a new step definition would start as:', snippet].join('\n');
+}

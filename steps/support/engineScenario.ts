@@ -43,6 +43,11 @@ export function parseHostMemory(text: string): HostMemory {
   return { scope: match[1] === 'private' ? 'dp_rank_local' : 'cluster_shared', blocks: Number(match[2]) };
 }
 
+/** A fixed pass time set after the passes were given a measured table or a linear model: one or the other. */
+function timedOtherwise(setting: string): Raw {
+  return new Proxy({}, { set: () => { throw new Error(`"${setting}" sets a fixed pass time, but the workers already time their passes by a measured table or a linear model: give one or the other`); } });
+}
+
 /** One pass of a run, as it started. */
 export interface PassRecord extends PassShape {
   worker_id: number;
@@ -108,7 +113,7 @@ export class EngineScenario {
 
   get outcome(): ReplayOutcome {
     const last = this.outcomes.at(-1);
-    if (!last) throw new Error('the replay has not run yet: a `When` step runs it');
+    if (!last) throw new Error("this step checks a run, and nothing has run yet: a When such as 'When the replay runs' runs the cluster first");
     return last;
   }
 
@@ -126,7 +131,7 @@ export class EngineScenario {
   }
 
   private settingSetters(name: string, value: string): Record<string, () => void> {
-    const fixed = (this.engine.timing as { fixed: Raw }).fixed;
+    const fixed = (this.engine.timing as { fixed?: Raw }).fixed ?? timedOtherwise(name);
     return {
       'block size': () => (this.engine.block_size = number(value, name)),
       'GPU blocks per rank': () => (this.engine.num_gpu_blocks = number(value, name)),
@@ -168,7 +173,7 @@ export class EngineScenario {
     }
     if (request.continues) {
       const prior = request.session === null ? undefined : this.lastOfSession.get(request.session);
-      if (!prior) throw new Error(`conversation "${request.session}" has not started`);
+      if (!prior) throw new Error(`conversation "${request.session}" has not started: start it first with a Given such as 'Given conversation "${request.session}" starts on worker 0 at 0 ms with a 9-token prompt and 2 output tokens'`);
       raw.extends = prior;
     }
     const parts: Raw[] = [];
@@ -184,7 +189,7 @@ export class EngineScenario {
   /** Sends a conversation's first prompt again, unchanged, as a new routed request. */
   repeatFirst(session: string, arrival_ns: number): string {
     const first = this.requests.find((request) => request.session === session && request.extends === undefined);
-    if (!first) throw new Error(`conversation "${session}" has not started`);
+    if (!first) throw new Error(`conversation "${session}" has not started: start it first with a Given such as 'Given conversation "${session}" starts at 0 ms with a 9-token prompt and 2 output tokens'`);
     const turn = (this.turnsOfSession.get(session) ?? 0) + 1;
     this.turnsOfSession.set(session, turn);
     const id = `${session}${turn}`;
@@ -230,7 +235,7 @@ export class EngineScenario {
   }
 
   role(): Raw {
-    if (this.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers with these settings:")');
+    if (this.workers === 0) throw new Error("this step needs an engine-level cluster, and none was described: begin with 'Given a cluster of 2 aggregated workers with these settings:' and a settings table");
     const role: Raw = { role: this.decodeWorkers > 0 ? 'prefill' : 'aggregated', replicas: this.workers, engine: structuredClone(this.engine) };
     this.offloadTo(role, this.host);
     return role;
@@ -270,6 +275,9 @@ export class EngineScenario {
 
   /** The same scenario with only the first of the focus requests (the solo baseline). */
   soloOutcome(seed: number): ReplayOutcome {
+    if (this.agenticTrace !== null || this.focus.length === 0) {
+      throw new Error("this step compares with a run of the resume alone, and the scenario sent no resume: send it with a When such as 'When conversation \"A\" resumes at 20 ms with 4 more tokens'");
+    }
     const others = new Set(this.focus.slice(1));
     const outcome = runReplay(
       this.config(seed, (raw) => {
@@ -290,6 +298,7 @@ export class EngineScenario {
   inputs(): ReplayInputs {
     // Evidence and figures show every batch; steps may read every candidate's breakdown.
     const history = { keep_event_history: true, kept_scores: 'all' as const };
+    if (this.agentic !== null && this.agenticTrace === null) throw new Error("the lanes replay an agentic trace, and none was given: give it with 'Given an agentic trace with 4-token trace blocks:' and its table");
     return this.agenticTrace === null ? history : { ...history, agentic_trace: parseAgenticTrace(this.agenticTrace, 'scenario trace') };
   }
 

@@ -3,7 +3,7 @@
 // figure (SVG, shown by cucumber's HTML; drawn once per machine, see figureCache.ts) and the
 // router's decisions in plain words; every failing scenario also prints its seed and a one-line
 // command that replays exactly it.
-import { After, Before, setDefaultTimeout, Status } from '@cucumber/cucumber';
+import { After, Before, BeforeStep, setDefaultTimeout, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
 import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromCluster, evidenceFromComputation, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
@@ -19,6 +19,11 @@ setDefaultTimeout(60_000);
 
 Before(function (this: KvWorld, { pickle }) {
   perturbIfAsked(this, pickle.name);
+});
+
+// The step's own words, for a message that quotes the step which fixed the scenario's level (catalogue.ts).
+BeforeStep(function (this: KvWorld, { pickleStep }) {
+  this.stepText = pickleStep.text;
 });
 
 function evidenceOf(world: KvWorld): ScenarioEvidence {

@@ -9,8 +9,10 @@ import type { KvWorld } from './world';
 function plain(error: unknown, world: KvWorld | undefined): unknown {
   if (!(error instanceof Error)) return error;
   const measurements = world?.measurements ?? [];
-  const sentence = plainSentence(error as Error & { actual?: unknown; expected?: unknown }, (measured) => [...measurements].reverse().find((m) => m.value === measured)?.unit ?? '');
-  if (sentence === null) return error;
+  const said = plainSentence(error as Error & { actual?: unknown; expected?: unknown }, (measured) => [...measurements].reverse().find((m) => m.value === measured)?.unit ?? '');
+  if (said === null) return error;
+  // A check that something exists, failed: say it is missing, not that it was "undefined".
+  const sentence = said.replace(/: expected anything but (?:undefined|null|none), measured none\.?$/, ': there is none.');
   const replaced = new Error(sentence);
   replaced.stack = `${sentence}\n\n${error.stack ?? error.message}`;
   return replaced;

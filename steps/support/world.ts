@@ -6,7 +6,7 @@ import { namedChunk, Prompt } from '../../src/prompt';
 import type { TokenChunk } from '../../src/hash';
 import { RouterReplay } from '../../src/sim/routerReplay';
 import { DEFAULT_ROUTER_SETTINGS } from '../../src/router/router';
-import { parseDurationNs, type Nanos } from '../../src/time';
+import { formatNs, parseDurationNs, type Nanos } from '../../src/time';
 import { EngineScenario } from './engineScenario';
 import type { ClusterSetup } from './setup';
 import { Measurement, measurement } from '../../src/report/evidence';
@@ -55,6 +55,10 @@ export class KvWorld extends World {
   arrival_ns: number | null = null;
   /** Numbers the `Then` steps measured, in the order they checked them. */
   readonly measurements: Measurement[] = [];
+  /** The scenario's level, fixed by its first router-level or engine-level step (see catalogue.ts), and that step's text. */
+  scenarioLevel: { level: 'router' | 'engine'; since: string } | null = null;
+  /** The text of the step running now (set before each step), for messages that quote it. */
+  stepText = '';
 
   constructor(options: IWorldOptions) {
     super(options);
@@ -70,7 +74,7 @@ export class KvWorld extends World {
   }
 
   private buildReplay(seed = this.seed): RouterReplay {
-    if (this.setup.workers === 0) throw new Error('describe the cluster first (e.g. "Given a cluster of 2 aggregated workers")');
+    if (this.setup.workers === 0) throw new Error("this step needs a router-level cluster, and none was described: begin with 'Given a cluster of 2 aggregated workers with 16-token blocks'");
     const replay = new RouterReplay({
       seed,
       lag_ns: this.setup.lag_ns,
@@ -128,7 +132,17 @@ export class KvWorld extends World {
    */
   later(step: (replay: RouterReplay) => void): void {
     this.deferred.push(step);
-    if (this.replayInstance) step(this.replayInstance);
+    if (!this.replayInstance) return;
+    const ranTo = this.replayInstance.kernel.now;
+    try {
+      step(this.replayInstance);
+    } catch (error) {
+      // Something scheduled before the instant a When already ran the replay to: it cannot happen now.
+      if (error instanceof Error && /the clock is already at/.test(error.message)) {
+        throw new Error(`this step happens before ${formatNs(ranTo)}, where a When has already run the replay: put it before that When, or give it a later time`);
+      }
+      throw error;
+    }
   }
 
   /** Changes the setup; fails if the cluster has already started. */
