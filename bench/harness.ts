@@ -169,10 +169,11 @@ export function rateTarget(figure: Figure): TargetFigure {
   return { benchmark: figure.name, label: `${figure.unit} per second (median)`, value: figure.medianPerSecond, unit: `${figure.unit}/s`, target: figure.targetPerSecond, better: 'higher' };
 }
 
-/** `npm run bench -- [name …] [--check]`: the benchmarks named (none: the default set) and whether to check. */
+/** `npm run bench -- [name …] [--check] [--write]`: the benchmarks named (none: the default set), whether to check, whether to write the results file. */
 export interface BenchArgs {
   names: string[];
   check: boolean;
+  write: boolean;
 }
 
 /** A bad `npm run bench` argument (an unknown option or benchmark): one line on stderr, exit 2. */
@@ -185,10 +186,12 @@ export class BenchUsageError extends Error {
 
 export const BENCH_USAGE_EXIT = 2;
 
+const BENCH_OPTIONS = ['--check', '--write'];
+
 export function parseBenchArgs(args: readonly string[]): BenchArgs {
-  const unknown = args.filter((arg) => arg.startsWith('-') && arg !== '--check');
-  if (unknown.length > 0) throw new BenchUsageError(`unknown option ${unknown.join(', ')}; usage: npm run bench -- [name …] [--check]`);
-  return { names: args.filter((arg) => arg !== '--check'), check: args.includes('--check') };
+  const unknown = args.filter((arg) => arg.startsWith('-') && !BENCH_OPTIONS.includes(arg));
+  if (unknown.length > 0) throw new BenchUsageError(`unknown option ${unknown.join(', ')}; usage: npm run bench -- [name …] [--check] [--write]`);
+  return { names: args.filter((arg) => !BENCH_OPTIONS.includes(arg)), check: args.includes('--check'), write: args.includes('--write') };
 }
 
 /**
@@ -214,6 +217,16 @@ export function checkOutcome(figures: readonly BenchFigure[], check: boolean): {
     status: 1,
     lines: [`bench --check: ${missed.length} of ${figures.length} target${figures.length === 1 ? '' : 's'} missed:`, ...missed.map((figure) => `  ${describeTarget(figure)}`)],
   };
+}
+
+/** The digest figures apart from the rest (for the results file's two tables). */
+export function splitFigures(figures: readonly BenchFigure[]): { targets: TargetFigure[]; digests: DigestFigure[] } {
+  return { targets: figures.filter((figure): figure is TargetFigure => !isDigest(figure)), digests: figures.filter(isDigest) };
+}
+
+/** A measured value as the results file prints it: grouped digits, the unit after it. */
+export function describeValue(figure: TargetFigure, value = figure.value): string {
+  return `${number(value, figure.decimals)}${Number.isFinite(value) && figure.unit ? ` ${figure.unit}` : ''}`;
 }
 
 /** CPU seconds (user + system) used by finished child processes so far (Linux /proc; null elsewhere). */

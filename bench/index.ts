@@ -1,8 +1,11 @@
-// `npm run bench [-- name …] [--check]`: runs the named benchmarks (the default set when none is
+// `npm run bench [-- name …] [--check] [--write]`: runs the named benchmarks (the default set when none is
 // named) and prints each figure with its target and whether it met it; with --check, exits 1 when
 // any target of the benchmarks run was missed (for people comparing before and after on one
-// machine, not a CI gate: timings are noisy); an unknown option or benchmark exits 2 with one line.
+// machine, not a CI gate: timings are noisy); with --write, also writes them to bench/RESULTS.md
+// with the machine, Node and the date; an unknown option or benchmark exits 2 with one line.
 // Add a benchmark to BENCHMARKS or RUNNERS.
+import os from 'node:os';
+import path from 'node:path';
 import type { BenchFigure, Benchmark } from './harness';
 import { BENCH_USAGE_EXIT, BenchUsageError, checkOutcome, describeFigure, describeTarget, measure, parseBenchArgs, rateTarget, selectBenchmarks } from './harness';
 import { kernelBenchmark } from './kernel';
@@ -12,6 +15,7 @@ import { runScaleBenchmark } from './scale';
 import { runSweepBenchmark } from './sweep';
 import { runTraceBenchmark } from './trace';
 import { runQualifyBenchmark } from './qualify';
+import { describeMachine, resultsMarkdown, writeResults } from './results';
 
 /** Rate benchmarks run by the harness (warm-up, three timed passes): the default set. */
 const BENCHMARKS = new Map<string, () => Benchmark>([
@@ -34,6 +38,7 @@ const KNOWN = new Map<string, unknown>([...BENCHMARKS, ...RUNNERS]);
 function main(argv: string[]): number {
   const args = parseBenchArgs(argv);
   const names = selectBenchmarks(args.names, [...BENCHMARKS.keys()], KNOWN);
+  const loadAtStart = os.loadavg()[0];
   process.stdout.write(`node ${process.version}, ${process.platform} ${process.arch}\n`);
   const figures: BenchFigure[] = [];
   for (const name of names) {
@@ -58,6 +63,11 @@ function main(argv: string[]): number {
   }
   const outcome = checkOutcome(figures, args.check);
   for (const line of outcome.lines) process.stdout.write(`${line}\n`);
+  if (args.write) {
+    const context = { machine: describeMachine(), node: process.version, date: `${new Date().toISOString().slice(0, 16)}Z`, load: [loadAtStart, os.loadavg()[0]] as [number, number], names: args.names };
+    const file = writeResults(path.resolve(__dirname, '..'), resultsMarkdown(context, figures));
+    process.stdout.write(`bench: results written to ${path.relative(process.cwd(), file)}\n`);
+  }
   return outcome.status;
 }
 

@@ -4,7 +4,7 @@
 // killing mutants with the feature suite and the unit tests (scripts/mutation/
 // features-and-units-runner.mjs), then prints the score and the surviving mutants worth a test.
 // Writes reports/mutation/index.html (the browsable report) and mutation.json. Not part of
-// `npm test` or CI: a full run takes tens of minutes (README.md, "Mutation testing").
+// `npm test` or CI: a full run takes tens of minutes (docs/development.md, "Mutation testing").
 // This driver may read the clock (the wall time it reports); the library in src/ may not.
 //
 //   npm run mutation [-- --all] [Stryker options, e.g. --mutate 'src/events/**/*.ts' --incremental --concurrency 1]

@@ -1,6 +1,6 @@
 // The documented upper limits on what kvqual reads: sizes far beyond any real cluster or published
 // trace, so that a small file can never ask for unbounded work. The schema, the trace and event
-// readers and the command line all take their limits from here; the README lists them.
+// readers and the command line all take their limits from here; docs/cli.md lists them.
 
 /** Upper limits, each named after the field or input it bounds. */
 export const LIMITS = {

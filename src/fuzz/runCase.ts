@@ -36,7 +36,7 @@ export const MAX_CHECKED_KV_EVENTS = 500_000;
 /**
  * Generated cases are small: one that needs more kernel events than this does not settle (a
  * livelock), unless it is spinning on preemption (see SPIN_EVENTS_PER_PREEMPTION): then it is too
- * heavy to check. The heaviest seen that settles needs 12.7 M (see the README's fuzzer section).
+ * heavy to check. The heaviest seen that settles needs 12.7 M (docs/development.md, Generated workloads).
  */
 const MAX_KERNEL_EVENTS = 20_000_000;
 /** Late or early KV event deliveries kept as violations per run (the first ones name the problem). */

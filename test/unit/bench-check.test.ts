@@ -1,12 +1,14 @@
 // Unit tests of `npm run bench`'s targets (bench/harness.ts), on figures made up here, never timed:
 // a figure meets its target in its direction (at least, at most; the target itself meets it; an
 // unmeasured value never does), prints its target and met / MISSED, and `--check` exits 1 exactly
-// when a figure missed, naming each miss; without --check the bench exits 0 whatever it measured.
+// when a figure missed, naming each miss; without --check the bench exits 0 whatever it measured;
+// `--write`'s results file names the machine, Node, the date and the command, then every figure.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DigestFigure, TargetFigure } from '../../bench/harness';
 import { spawnSync } from 'node:child_process';
 import { BenchUsageError, checkOutcome, describeTarget, parseBenchArgs, rateTarget, selectBenchmarks, targetMet } from '../../bench/harness';
+import { resultsMarkdown } from '../../bench/results';
 import { ROOT } from '../support/paths';
 
 const rate = (value: number): TargetFigure => ({ benchmark: 'trace', label: 'simulated requests per wall second', value, unit: 'requests/s', target: 7_700, better: 'higher' });
@@ -74,10 +76,11 @@ test('without --check the bench exits 0 whatever was missed', () => {
 });
 
 test('the command line: benchmark names and --check in any order; another option is refused', () => {
-  assert.deepEqual(parseBenchArgs([]), { names: [], check: false });
-  assert.deepEqual(parseBenchArgs(['--check']), { names: [], check: true });
-  assert.deepEqual(parseBenchArgs(['trace', '--check', 'qualify']), { names: ['trace', 'qualify'], check: true });
-  assert.throws(() => parseBenchArgs(['trace', '--chek']), /unknown option --chek; usage: npm run bench -- \[name …\] \[--check\]/);
+  assert.deepEqual(parseBenchArgs([]), { names: [], check: false, write: false });
+  assert.deepEqual(parseBenchArgs(['--check']), { names: [], check: true, write: false });
+  assert.deepEqual(parseBenchArgs(['trace', '--check', 'qualify']), { names: ['trace', 'qualify'], check: true, write: false });
+  assert.deepEqual(parseBenchArgs(['--write', 'kernel']), { names: ['kernel'], check: false, write: true });
+  assert.throws(() => parseBenchArgs(['trace', '--chek']), /unknown option --chek; usage: npm run bench -- \[name …\] \[--check\] \[--write\]/);
 });
 
 test('a benchmark name must be a known one, never a property every object has (toString, constructor, …)', () => {
@@ -99,4 +102,19 @@ test('npm run bench with an unknown benchmark or option prints one line and exit
     assert.match(result.stderr, arg === '--bogus' ? /^bench: unknown option --bogus; usage: / : new RegExp(`^bench: unknown benchmark ${arg}; known: kernel, router, e2e, trace, qualify, scale, sweep\n$`));
     assert.equal(result.stderr.trim().split('\n').length, 1, arg);
   }
+});
+
+test('the results file --write writes: machine, Node, date and command in its header, every figure with its target and verdict, digests apart', () => {
+  const context = { machine: 'Some CPU, 2 cores, 23 GB, linux x64', node: 'v20.20.2', date: '2030-01-02T03:04Z', load: [1.5, 2.25] as [number, number], names: ['trace'] };
+  const moved: DigestFigure = { kind: 'digest', benchmark: 'trace', run: 'whole trace, 16 workers', digest: `sha256:${'b'.repeat(64)}`, recorded: `sha256:${'a'.repeat(64)}` };
+  const text = resultsMarkdown(context, [rate(3_376.4), memory(225), moved]);
+  assert.match(text, /^# Benchmark results\n/);
+  for (const line of ['- machine: Some CPU, 2 cores, 23 GB, linux x64', '- Node: v20.20.2', '- date: 2030-01-02T03:04Z', '- command: `npm run bench -- trace --write`', '- load average (1 min): 1.50 at the start, 2.25 at the end', '- targets: 1 of 3 met']) {
+    assert.ok(text.includes(`${line}\n`), `header line ${line}:\n${text}`);
+  }
+  assert.ok(text.includes('| trace | simulated requests per wall second | 3,376 requests/s | ≥ 7,700 requests/s | MISSED |\n'), text);
+  assert.ok(text.includes('| trace | peak RSS | 225 MB | ≤ 300 MB | met |\n'), text);
+  assert.ok(text.includes('| trace | whole trace, 16 workers | `sha256:bbbbbbbbbbbb…` | MOVED |\n'), text);
+  assert.equal(resultsMarkdown({ ...context, names: [] }, [rate(8_000)]).includes('| run | digest |'), false, 'no digest table without digests');
+  assert.ok(resultsMarkdown({ ...context, names: [] }, [rate(8_000)]).includes('- command: `npm run bench -- --write`\n'));
 });

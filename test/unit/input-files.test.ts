@@ -2,7 +2,7 @@
 // mark is accepted at the start of a config, a trace and an event log alike; lines stream with a
 // length limit; only regular files are read; JSON errors never quote the file; hash ids above
 // 2^53 are refused with file, line and field instead of collapsing into one; outputs are written
-// all or nothing; and the README lists every documented limit.
+// all or nothing; and docs/cli.md lists every documented limit.
 import { test, after, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -233,10 +233,10 @@ test('the temporary files a killed run left beside an output are removed by the 
   assert.deepEqual(fs.readdirSync(dir).sort(), kept.sort(), 'only the gone process\'s temporary files of this output are removed');
 });
 
-test('the README lists every documented limit with its value', () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+test('docs/cli.md lists every documented limit with its value', () => {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs', 'cli.md'), 'utf8');
   for (const [name, value] of Object.entries(LIMITS)) {
-    assert.ok(readme.includes(limitText(value)), `README.md does not give the limit ${name} = ${limitText(value)}`);
+    assert.ok(doc.includes(limitText(value)), `docs/cli.md does not give the limit ${name} = ${limitText(value)}`);
   }
 });
 
