@@ -264,7 +264,11 @@ export interface SearchAnswer {
   /** The evaluated candidates no other beats on both the objective and the front metric, best objective first. */
   pareto_front: CandidateRecord[];
   winner: CandidateRecord | null;
-  /** Places where the runs contradict bisection's assumption (a candidate meets and one further along the axis does not). */
+  /**
+   * Where the runs contradict bisection's assumption: a candidate meets and one further along the
+   * objective's axis does not. Only a grid over a varied parameter can show it (bisection never
+   * runs a candidate that could), so it tells whether bisection would be safe on such a sweep.
+   */
   not_monotone: string[];
 }
 
@@ -422,7 +426,7 @@ export async function runSearch(points: readonly SearchPoint[], spec: SearchSpec
     evaluated: records,
     pareto_front: paretoFront(records, spec),
     winner: winnerOf(records, spec),
-    not_monotone: spec.method === 'bisect' ? monotoneViolations(candidates, evaluated, spec, results) : [],
+    not_monotone: 'parameter' in spec.objective ? monotoneViolations(candidates, evaluated, spec, results) : [],
   };
 }
 

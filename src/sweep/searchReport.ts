@@ -26,7 +26,7 @@ export function searchText(answer: SearchAnswer, winnerFile: string | null): str
     lines.push(`  ${front.has(record.points[0]) ? '*' : ' '} ${labelOf(record)}: ${answer.objective} ${shown(record.objective)}, ${answer.front_metric} ${shown(record.front)}; ${mark}`);
   }
   lines.push(`  * on the Pareto front of ${answer.objective} against ${answer.front_metric} (${answer.pareto_front.length} candidate(s))`);
-  for (const warning of answer.not_monotone) lines.push(`  warning: not monotone, so bisection may have missed a better point: ${warning}`);
+  for (const warning of answer.not_monotone) lines.push(`  not monotone (bisection would not be safe on this sweep): ${warning}`);
   if (answer.winner === null) lines.push(`search: no point meets the constraints (${answer.constraints.join(', ')}); no winner.yaml written`);
   else lines.push(`search: winner ${labelOf(answer.winner)} (point${answer.winner.points.length > 1 ? 's' : ''} ${answer.winner.points.join(', ')}): ${answer.objective} ${shown(answer.winner.objective)}, ${answer.front_metric} ${shown(answer.winner.front)}${winnerFile ? `; its config is ${winnerFile}` : ''}`);
   return `${lines.join('\n')}\n`;
