@@ -8,8 +8,12 @@
 // the points whose index modulo n is i − 1 and writes shard-<i>-of-<n>.json; `kvqual sweep merge
 // <shard files…>` writes what the unsharded sweep writes (same bytes apart from wall times).
 // Charts an earlier sweep left under charts/ that this one does not write are removed (only names
-// a sweep writes). Exit status 0 when every point ran clean, 1 when a point's event stream was
-// rejected or a request never ended (results still written), 2 for bad input.
+// a sweep writes). A sweep file with a `search` (an objective and constraints, src/sweep/search.ts)
+// runs only the points its bisection needs, a round at a time (a sharded one runs every point of
+// its shard, and merge answers the search from them), and writes search.json, winner.yaml and
+// pareto.svg too. Exit status 0 when every point ran clean (and a search found a winner), 1 when a
+// point's event stream was rejected or a request never ended, or no point met a search's
+// constraints (results still written), 2 for bad input.
 // Progress: a bar on a terminal, plain lines otherwise (both on standard error). May read the clock.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -46,7 +50,7 @@ export function registerSweep(program: Command, io: CliIo, finish: (code: ExitCo
     // The options of `sweep` go before `merge`; `merge --out` is merge's own.
     .enablePositionalOptions()
     .description('run a sweep: a base replay config with field paths varied over a grid, zipped lists and seeds (see examples/sweeps/)')
-    .argument('<sweep>', 'the sweep file (YAML): base, grid, zip, seeds')
+    .argument('<sweep>', 'the sweep file (YAML): base, grid, zip, seeds, search')
     .addHelpText('after', SWEEP_HELP_AFTER)
     .option('--out <dir>', 'the folder to write sweep.json, sweep.csv, sweep.html and charts/ into (created if absent)', 'sweep-results')
     .option('--jobs <n>', `worker processes (default: the core count, ${defaultJobs()} here)`)
@@ -67,8 +71,32 @@ metric against each varied parameter but the seed: the line is the mean over the
 other parameters, the band their lowest to highest value) and sweep.html (the charts two to a row
 and the table of points, at most 1,280 px wide).
 
-Exit status: 0 every point ran clean, 1 a point's event stream was rejected or a request never
-ended (every result is still written), 2 a usage or input error (nothing is written then).`;
+A capacity search (the sweep file's search: key) finds the best point instead of running them all:
+  search:
+    minimise: cluster.workers[0].replicas   # or maximise: a field path the grid varies over
+                                            # numbers, or a metric (then method grid: every point)
+    subject_to:                             # "<metric> <operator> <number>", operators <= < >= >
+      - p99 ttft_ms <= 2000
+      - goodput >= 0.95
+    goodput: { ttft_ms: 2000, itl_ms: 100 } # limits a good request meets (else the base's slo)
+    front: p99 ttft_ms                      # the Pareto front's metric (default: the first
+                                            # constraint's)
+    method: bisect                          # bisect (default for a field path) or grid
+Metrics: <statistic> <distribution> with statistic mean, min, p50, p90, p95, p99 or max and
+distribution ttft_ms, ttst_ms, itl_ms, tpot_ms, e2e_ms or queue_ms (over finished requests); or
+goodput (the share of finished requests meeting every goodput limit), goodput_per_s,
+request_throughput_per_s, output_token_throughput_per_s, total_token_throughput_per_s,
+prefix_reuse_ratio, requests_finished, requests_failed. A candidate is a point's parameters but the
+seed: it meets when every seed's run is clean and meets every constraint. Bisection assumes that
+once a value of the objective meets, every more generous one (more replicas) does too, with the
+other parameters fixed, and runs only the values it needs, a round at a time. It also writes
+search.json (the candidates run, the Pareto front, the winner), winner.yaml (the base config with
+the winner's values; its paths are relative to the base config's folder) and pareto.svg. The answer
+is the same on any --jobs and, merged, in any number of shards (each shard runs all its points).
+
+Exit status: 0 every point ran clean (and a search found a winner), 1 a point's event stream was
+rejected or a request never ended, or no point met a search's constraints (every result is still
+written), 2 a usage or input error (nothing is written then).`;
 
 class UsageError extends Error {}
 
