@@ -10,15 +10,16 @@ import fc from 'fast-check';
 import { parseConstraint, parseMetric, paretoFront, resolveSearch, runSearch, winnerConfigText, type CandidateRecord, type PointResult, type SearchPoint, type SearchSpec } from '../../src/sweep/search';
 import { documentResults, mergeSearchSections, type SearchSection } from '../../src/sweep/searchSection';
 import { SweepError } from '../../src/sweep/spec';
+import type { SearchContext } from '../../src/sweep/search';
 
 const REPLICAS = 'cluster.workers[0].replicas';
-const context = { grid: { [REPLICAS]: [1, 2, 3, 4, 5, 6, 7, 8], 'router.kv_event_lag_ms': [0, 10] }, baseHasSlo: false };
+const context: SearchContext = { grid: { [REPLICAS]: [1, 2, 3, 4, 5, 6, 7, 8], 'router.kv_event_lag_ms': [0, 10] }, baseHasSlo: false };
 
-function spec(search: Record<string, unknown>, ctx = context): SearchSpec {
+function spec(search: Record<string, unknown>, ctx: SearchContext = context): SearchSpec {
   return resolveSearch(search, ctx, 'sweep.yaml');
 }
 
-function refused(search: Record<string, unknown>, pattern: RegExp, ctx = context): void {
+function refused(search: Record<string, unknown>, pattern: RegExp, ctx: SearchContext = context): void {
   assert.throws(() => spec(search, ctx), (error: Error) => error instanceof SweepError && pattern.test(error.message), `expected ${pattern}`);
 }
 
@@ -90,7 +91,7 @@ function fakeRuns(all: readonly SearchPoint[], ttft: (parameters: Record<string,
   return { evaluate, rounds };
 }
 
-const within2s = (method: 'bisect' | 'grid', ctx = context) => spec({ minimise: REPLICAS, subject_to: ['p99 ttft_ms <= 2000'], method }, ctx);
+const within2s = (method: 'bisect' | 'grid', ctx: SearchContext = context) => spec({ minimise: REPLICAS, subject_to: ['p99 ttft_ms <= 2000'], method }, ctx);
 
 describe('the search', () => {
   test('bisection finds the smallest replica count meeting the constraint in about log2(n) + 1 rounds', async () => {
