@@ -245,6 +245,8 @@ export interface CandidateRecord {
   objective: number | null;
   /** The front metric's mean over the seeds (null if a run measured none). */
   front: number | null;
+  /** Each metric the search reads (constraints, front, objective), its mean over the seeds (null if a run measured none). */
+  values: Record<string, number | null>;
   /** Every run clean and every constraint met by every run. */
   meets: boolean;
   /** Why not: the first constraint a run missed, with its value, or the unclean run. */
@@ -316,6 +318,7 @@ function recordOf(candidate: Candidate, spec: SearchSpec, results: ReadonlyMap<n
     parameters: Object.fromEntries(candidate.parameters),
     objective,
     front: mean(runs.map(({ result }) => result.values[spec.front.key] ?? null)),
+    values: Object.fromEntries(searchMetricKeys(spec).map((key) => [key, mean(runs.map(({ result }) => result.values[key] ?? null))])),
     meets: unmet === null,
     unmet,
   };

@@ -12,6 +12,12 @@ export const SEARCH_FILES = ['search.json', 'winner.yaml', 'pareto.svg'] as cons
 const labelOf = (record: CandidateRecord) => pointLabel(Object.entries(record.parameters));
 const shown = (value: number | null) => (value === null ? '-' : String(value));
 
+/** "p99 ttft_ms 901, goodput 0.97": the metrics the search read of a candidate (means over its seeds). */
+const valuesText = (record: CandidateRecord) =>
+  Object.entries(record.values)
+    .map(([key, value]) => `${key} ${shown(value)}`)
+    .join(', ');
+
 /** "minimise cluster.workers[0].replicas subject to p99 ttft_ms <= 2000, goodput >= 0.95" */
 export function questionText(answer: SearchAnswer): string {
   return `${answer.direction} ${answer.objective}${answer.constraints.length > 0 ? ` subject to ${answer.constraints.join(', ')}` : ''}`;
@@ -23,12 +29,12 @@ export function searchText(answer: SearchAnswer, winnerFile: string | null): str
   const front = new Set(answer.pareto_front.map((record) => record.points[0]));
   for (const record of answer.evaluated) {
     const mark = record === answer.winner || (answer.winner !== null && record.points[0] === answer.winner.points[0]) ? 'WINNER' : record.meets ? 'meets' : `misses: ${record.unmet}`;
-    lines.push(`  ${front.has(record.points[0]) ? '*' : ' '} ${labelOf(record)}: ${answer.objective} ${shown(record.objective)}, ${answer.front_metric} ${shown(record.front)}; ${mark}`);
+    lines.push(`  ${front.has(record.points[0]) ? '*' : ' '} ${labelOf(record)}: ${valuesText(record)}; ${mark}`);
   }
   lines.push(`  * on the Pareto front of ${answer.objective} against ${answer.front_metric} (${answer.pareto_front.length} candidate(s))`);
   for (const warning of answer.not_monotone) lines.push(`  not monotone (bisection would not be safe on this sweep): ${warning}`);
   if (answer.winner === null) lines.push(`search: no point meets the constraints (${answer.constraints.join(', ')}); no winner.yaml written`);
-  else lines.push(`search: winner ${labelOf(answer.winner)} (point${answer.winner.points.length > 1 ? 's' : ''} ${answer.winner.points.join(', ')}): ${answer.objective} ${shown(answer.winner.objective)}, ${answer.front_metric} ${shown(answer.winner.front)}${winnerFile ? `; its config is ${winnerFile}` : ''}`);
+  else lines.push(`search: winner ${labelOf(answer.winner)} (point${answer.winner.points.length > 1 ? 's' : ''} ${answer.winner.points.join(', ')}): ${valuesText(answer.winner)}${winnerFile ? `; its config is ${winnerFile}` : ''}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -47,13 +53,13 @@ export function paretoSpec(answer: SearchAnswer, frontLimit: number | null): Top
   const y = { field: 'y', type: 'quantitative' as const, title: answer.front_metric, scale: { zero: false } };
   const layers: TopLevelSpec[] = [
     { mark: { type: 'line', color: '#888' }, transform: [{ filter: 'datum.front' }], encoding: { x, y, order: { field: 'x' } } } as unknown as TopLevelSpec,
-    { mark: { type: 'point', filled: true, size: 70 }, encoding: { x, y, color: { field: 'status', type: 'nominal', title: null, scale: { domain: ['meets the constraints', 'misses'], range: ['#54a24b', '#e45756'] }, legend: { orient: 'bottom' } } } } as unknown as TopLevelSpec,
+    { mark: { type: 'point', filled: true, size: 70 }, encoding: { x, y, color: { field: 'status', type: 'nominal', title: null, scale: { domain: ['meets the constraints', 'misses'], range: ['#54a24b', '#e45756'] }, legend: { orient: 'bottom', labelLimit: 200 } } } } as unknown as TopLevelSpec,
     { mark: { type: 'point', size: 300, strokeWidth: 2, color: '#000' }, transform: [{ filter: 'datum.winner' }], encoding: { x, y } } as unknown as TopLevelSpec,
   ];
   if (frontLimit !== null) layers.push({ mark: { type: 'rule', strokeDash: [4, 4], color: '#e45756' }, data: { values: [{ limit: frontLimit }] }, encoding: { y: { field: 'limit', type: 'quantitative' } } } as unknown as TopLevelSpec);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title: { text: `${answer.front_metric} vs ${answer.objective}`, subtitle: `${questionText(answer)}; line: Pareto front; ringed: winner`, subtitleLimit: 540 },
+    title: { text: `${answer.front_metric} vs ${answer.objective}`, subtitle: `line: Pareto front; ring: winner${frontLimit === null ? '' : '; dashed: limit'}`, anchor: 'start', limit: 460, subtitleLimit: 460 },
     width: 380,
     height: 240,
     background: 'white',

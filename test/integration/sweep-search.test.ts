@@ -83,7 +83,7 @@ test('the smallest replica count meeting p99 TTFT and goodput is found, named wi
   ]);
   for (const run of [one, two, shard1, shard2]) assert.equal(run.status, 0, run.stderr);
   assert.match(one.stdout, /search: minimise cluster\.workers\[0\]\.replicas subject to p99 ttft_ms <= 1000, goodput >= 0\.95/);
-  assert.match(one.stdout, /search: winner cluster\.workers\[0\]\.replicas=3 \(point 2\): cluster\.workers\[0\]\.replicas 3, p99 ttft_ms 770; its config is one\/winner\.yaml/);
+  assert.match(one.stdout, /search: winner cluster\.workers\[0\]\.replicas=3 \(point 2\): p99 ttft_ms 770, goodput 1; its config is one\/winner\.yaml/);
   assert.match(one.stdout, /replicas=2: .*misses: p99 ttft_ms was 1070 at point 1, not <= 1000/);
   assert.match(one.stderr, /search: round 1: 1 point\(s\) \(cluster\.workers\[0\]\.replicas=6\)/);
   const merged = await kvqual(dir, 'sweep', 'merge', 'shards/shard-1-of-2.json', 'shards/shard-2-of-2.json', '--out', 'merged');

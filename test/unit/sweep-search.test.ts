@@ -163,7 +163,7 @@ describe('the search', () => {
   });
 
   test('the Pareto front keeps the candidates nothing beats on both the objective and the front metric', () => {
-    const record = (objective: number, front: number): CandidateRecord => ({ points: [objective], parameters: {}, objective, front, meets: true, unmet: null });
+    const record = (objective: number, front: number): CandidateRecord => ({ points: [objective], parameters: {}, objective, front, values: {}, meets: true, unmet: null });
     const front = paretoFront([record(1, 900), record(2, 950), record(3, 700), record(4, 700), record(5, 600)], within2s('grid'));
     assert.deepEqual(
       front.map((r) => r.objective),
