@@ -381,9 +381,11 @@ async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo, 
   const folder = prepareFolder(out, io.cwd, true);
   const files = wholeSweepFiles(charts);
   const searched = document.search ? await searchOutputs(document, points, source) : null;
-  // A search with no winner writes no winner.yaml, and removes one an earlier search left (it would read as this one's).
+  // A search with no winner writes no winner.yaml, and a sweep with no search none of the search's
+  // files: those an earlier search left there are removed (they would read as this sweep's answer).
   const searchFiles = searched ? SEARCH_FILES.filter((file) => file !== 'winner.yaml' || searched.winner !== null) : [];
-  const removed = [...staleCharts(folder, charts), ...(searched && searched.winner === null && fs.existsSync(path.join(folder, 'winner.yaml')) ? ['winner.yaml'] : [])];
+  const staleSearch = SEARCH_FILES.filter((file) => !searchFiles.includes(file) && fs.existsSync(path.join(folder, file)));
+  const removed = [...staleCharts(folder, charts), ...staleSearch];
   const written = [...files, ...searchFiles];
   const planned = planOutputs([...written, ...removed].map((file) => ({ option: '--out', file: path.join(folder, file) })), io.cwd, inputs);
   const searchTexts = searched ? searchFiles.map((file) => searched.texts[file]) : [];
@@ -469,7 +471,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
     prepared = prepareSweep(file, options, io);
     const { document, charts, inputs } = prepared;
     if (document.shard) checkOutputs(options.out, [shardFile(document.shard)], null, inputs, io.cwd);
-    else checkOutputs(options.out, [...wholeSweepFiles(charts), ...(prepared.search ? SEARCH_FILES : [])], charts, inputs, io.cwd);
+    else checkOutputs(options.out, [...wholeSweepFiles(charts), ...SEARCH_FILES], charts, inputs, io.cwd);
   } catch (error) {
     if (error instanceof SweepError || error instanceof UsageError || isInputError(error)) {
       io.stderr(`kvqual sweep: ${(error as Error).message.split('\n').join(' ')}\n`);
@@ -546,7 +548,7 @@ export async function mergeFiles(files: readonly string[], options: { out: strin
     const merged: SweepDocument = section ? { ...pooled, search: section } : pooled;
     const charts = chartsOf(merged, shards[0].file);
     const inputs = files.map((file) => ({ absolute: path.resolve(io.cwd, file), what: 'shard result' }));
-    checkOutputs(options.out, [...wholeSweepFiles(charts), ...(section ? SEARCH_FILES : [])], charts, inputs, io.cwd);
+    checkOutputs(options.out, [...wholeSweepFiles(charts), ...SEARCH_FILES], charts, inputs, io.cwd);
     const answer = await writeWholeSweep(merged, options.out, io, inputs, searchPointsOf(merged), shards[0].file);
     io.stdout(`sweep merge: ${shards.length} shard(s), ${merged.points.length} point(s), ${merged.points.filter((p) => !p.clean).length} not clean; written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/${answer ? ', search.json, pareto.svg' + (answer.winner ? ', winner.yaml' : '') : ''})\n`);
     if (answer) io.stdout(searchText(answer, answer.winner ? path.join(options.out, 'winner.yaml') : null));

@@ -4,7 +4,8 @@
 // (winner.yaml, a config `kvqual replay` runs and gives the winner's p99), charted (pareto.svg) and
 // kept in search.json; the answer is the same on 1 or 2 jobs and in 2 shards merged; a constraint
 // naming an unknown metric or a bad operator exits 2 naming the place before anything runs; a
-// search no point meets says so plainly, exits 1 and writes no winner.yaml.
+// search no point meets says so plainly, exits 1 and writes no winner.yaml; a later sweep without a
+// search into the same folder removes the search's files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -125,7 +126,7 @@ test('an unknown metric or a bad operator in a constraint exits 2 naming the pla
   assert.ok(!fs.existsSync(path.join(dir, 'out')), 'nothing created');
 });
 
-test('a search no point meets says so plainly, exits 1, writes the rest and no winner.yaml (removing one an earlier search left)', async (t) => {
+test('a search no point meets says so plainly, exits 1, writes the rest and no winner.yaml (removing one an earlier search left); a sweep without a search removes the rest', async (t) => {
   const dir = folder(t, ['p99 ttft_ms <= 50']);
   fs.mkdirSync(path.join(dir, 'out'));
   fs.writeFileSync(path.join(dir, 'out', 'winner.yaml'), 'seed: 1\n');
@@ -135,4 +136,9 @@ test('a search no point meets says so plainly, exits 1, writes the rest and no w
   assert.ok(!fs.existsSync(path.join(dir, 'out', 'winner.yaml')));
   assert.equal(JSON.parse(read(dir, 'out/search.json')).winner, null);
   assert.equal(JSON.parse(read(dir, 'out/search.json')).evaluated.length, 1, 'the most generous count missed: nothing else ran');
+  // A sweep without a search into the same folder removes the search's files: they would read as its answer.
+  fs.writeFileSync(path.join(dir, 'plain.yaml'), 'base: base.yaml\ngrid:\n  cluster.workers[0].replicas: [5, 6]\n');
+  const plain = await kvqual(dir, 'sweep', 'plain.yaml', '--out', 'out');
+  assert.equal(plain.status, 0, plain.stderr);
+  assert.deepEqual(fs.readdirSync(path.join(dir, 'out')).sort(), ['charts', 'sweep.csv', 'sweep.html', 'sweep.json']);
 });

@@ -134,6 +134,7 @@ describe('the search', () => {
     const answer = await runSearch(all, within2s('bisect', ctx), fakeRuns(all, ttft).evaluate);
     assert.deepEqual(answer.winner?.parameters, { [REPLICAS]: 3, 'router.kv_event_lag_ms': 0 });
     assert.equal(answer.winner?.points.length, 2, 'both seeds');
+    assert.deepEqual(answer.winner?.values, { 'p99 ttft_ms': 1500 }, 'the mean over its seeds');
     const unmet = answer.evaluated.find((r) => r.parameters[REPLICAS] === 2 && r.parameters['router.kv_event_lag_ms'] === 0)!;
     assert.match(unmet.unmet!, /^p99 ttft_ms was 2500 at point \d+, not <= 2000$/);
   });
