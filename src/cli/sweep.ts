@@ -29,7 +29,7 @@ import { mergeShards, METRICS, runsText, parseSweepDocument, sweepCsv, sweepJson
 import { isSweepChartName, renderChart, sweepCharts, sweepHtml, type SweepChart } from '../sweep/charts';
 import { resolveSearch, runSearch, searchMetricKeys, winnerConfigText, type PointResult, type SearchAnswer, type SearchPoint, type SearchSpec } from '../sweep/search';
 import { documentResults, mergeSearchSections, type SearchSection } from '../sweep/searchSection';
-import { questionText, renderPareto, SEARCH_FILES, searchJsonText, searchText } from '../sweep/searchReport';
+import { questionText, renderPareto, SEARCH_FILES, searchHtml, searchJsonText, searchText } from '../sweep/searchReport';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { configFolderOf, isInputError, loadTrace, readTimingTable, shownPath, spinText, traceOf, type TraceFile } from './replay';
@@ -377,10 +377,10 @@ async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo, 
   const charts = sweepCharts(document);
   const svgs: string[] = [];
   for (const chart of charts) svgs.push(await renderChart(document, chart));
-  const texts = [sweepJsonText(document), sweepCsv(document), sweepHtml(document, charts), ...svgs];
+  const searched = document.search ? await searchOutputs(document, points, source) : null;
+  const texts = [sweepJsonText(document), sweepCsv(document), sweepHtml(document, charts, searched ? searchHtml(searched.answer, document.points.length, document.points_total) : ''), ...svgs];
   const folder = prepareFolder(out, io.cwd, true);
   const files = wholeSweepFiles(charts);
-  const searched = document.search ? await searchOutputs(document, points, source) : null;
   // A search with no winner writes no winner.yaml, and a sweep with no search none of the search's
   // files: those an earlier search left there are removed (they would read as this sweep's answer).
   const searchFiles = searched ? SEARCH_FILES.filter((file) => file !== 'winner.yaml' || searched.winner !== null) : [];
@@ -459,7 +459,9 @@ function shardFile(shard: { index: number; count: number }): string {
 function summaryLine(document: SweepDocument, seconds: number, written: string): string {
   const unclean = document.points.filter((point) => !point.clean);
   const problems = unclean.slice(0, 5).map((point) => `\n  point ${point.index} NOT CLEAN: ${point.problem}`).join('');
-  return `sweep: ${document.points.length} point(s) in ${seconds.toFixed(1)} s, ${runsText(document.points)}; ${written}${problems}\n`;
+  // A search runs only the points it needs: say of how many, where it left some out.
+  const of = document.search && !document.shard && document.points.length < document.points_total ? ` (of ${document.points_total}: the search needed no more)` : '';
+  return `sweep: ${document.points.length} point(s)${of} in ${seconds.toFixed(1)} s, ${runsText(document.points)}; ${written}${problems}\n`;
 }
 
 export async function sweepFile(file: string, options: SweepOptions, io: CliIo): Promise<ExitCode> {

@@ -38,6 +38,20 @@ export function searchText(answer: SearchAnswer, winnerFile: string | null): str
   return `${lines.join('\n')}\n`;
 }
 
+const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** The search's part of sweep.html: the question, the winner (or that none met), how it searched, and the Pareto chart. */
+export function searchHtml(answer: SearchAnswer, pointsRun: number, pointsTotal: number): string {
+  const winner = answer.winner === null ? `<p><strong>No point meets the constraints.</strong></p>` : `<p>Winner: <strong>${escapeHtml(labelOf(answer.winner))}</strong> (${escapeHtml(valuesText(answer.winner))}); its config: <a href="winner.yaml">winner.yaml</a>.</p>`;
+  const how = answer.method === 'bisect' ? answer.assumption! : 'grid: every point run';
+  return `<h2>Capacity search</h2>
+<p>${escapeHtml(questionText(answer))}.</p>
+${winner}
+<p>${escapeHtml(how)}; ${pointsRun} of ${pointsTotal} points run. The answer: <a href="search.json">search.json</a>.</p>
+<img src="pareto.svg" alt="${escapeHtml(`${answer.front_metric} vs ${answer.objective}: the Pareto front`)}">
+`;
+}
+
 /** search.json: the answer, two-space indent, a final newline. */
 export function searchJsonText(answer: SearchAnswer): string {
   return `${JSON.stringify({ format: 'kvqual-search/1', ...answer }, null, 2)}\n`;

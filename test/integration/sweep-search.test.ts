@@ -1,9 +1,9 @@
 // `kvqual sweep` with a capacity search, end to end in separate processes on a small Mooncake-format
 // trace written here (48 requests of 8,192 tokens, 4 at a time): the smallest replica count meeting
 // p99 TTFT ≤ 1 s and a goodput of at least 95 % is found by bisection, named with its config
-// (winner.yaml, a config `kvqual replay` runs and gives the winner's p99), charted (pareto.svg) and
-// kept in search.json; the answer is the same on 1 or 2 jobs and in 2 shards merged; a constraint
-// naming an unknown metric or a bad operator exits 2 naming the place before anything runs; a
+// (winner.yaml, a config `kvqual replay` runs and gives the winner's p99), charted (pareto.svg,
+// shown in sweep.html) and kept in search.json; the answer is the same on 1 or 2 jobs and in 2
+// shards merged; a constraint naming an unknown metric or a bad operator exits 2 naming the place before anything runs; a
 // search no point meets says so plainly, exits 1 and writes no winner.yaml; a later sweep without a
 // search into the same folder removes the search's files.
 import { test } from 'node:test';
@@ -86,6 +86,7 @@ test('the smallest replica count meeting p99 TTFT and goodput is found, named wi
   assert.match(one.stdout, /search: minimise cluster\.workers\[0\]\.replicas subject to p99 ttft_ms <= 1000, goodput >= 0\.95/);
   assert.match(one.stdout, /search: winner cluster\.workers\[0\]\.replicas=3 \(point 2\): p99 ttft_ms 770, goodput 1; its config is one\/winner\.yaml/);
   assert.match(one.stdout, /replicas=2: .*misses: p99 ttft_ms was 1070 at point 1, not <= 1000/);
+  assert.match(one.stdout, /^sweep: 3 point\(s\) \(of 6: the search needed no more\) in /);
   assert.match(one.stderr, /search: round 1: 1 point\(s\) \(cluster\.workers\[0\]\.replicas=6\)/);
   const merged = await kvqual(dir, 'sweep', 'merge', 'shards/shard-1-of-2.json', 'shards/shard-2-of-2.json', '--out', 'merged');
   assert.equal(merged.status, 0, merged.stderr);
@@ -102,6 +103,7 @@ test('the smallest replica count meeting p99 TTFT and goodput is found, named wi
   );
   assert.equal(JSON.parse(read(dir, 'one/sweep.json')).points.length, 3, 'sweep.json holds the points run');
   assert.match(read(dir, 'one/pareto.svg'), /^<svg/);
+  assert.match(read(dir, 'one/sweep.html'), /<h2>Capacity search<\/h2>[\s\S]*Winner: <strong>cluster\.workers\[0\]\.replicas=3<\/strong>[\s\S]*3 of 6 points run[\s\S]*<img src="pareto\.svg"/);
   // The winner's config is one kvqual replays (beside the base config, as its note says) with the winner's p99 TTFT.
   fs.copyFileSync(path.join(dir, 'one', 'winner.yaml'), path.join(dir, 'winner.yaml'));
   assert.match(read(dir, 'winner.yaml'), /replicas: 3\n[\s\S]*slo:\n {2}ttft_ms: 1000\n {2}tpot_ms: 100\n/);
