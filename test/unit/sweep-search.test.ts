@@ -3,13 +3,18 @@
 // finds whenever the constraints are monotone along the objective's axis (a property over random
 // thresholds), in about log2 of the axis's length rounds; every seed of a candidate must meet;
 // "no point meets" is a null winner; a non-monotone line is reported; the Pareto front keeps only
-// points nothing beats on both axes; shards' sections merge, and a document answers as the runs did.
+// points nothing beats on both axes; shards' sections merge, and a document answers as the runs did;
+// the repository's example search reads and expands into valid points.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { parseConstraint, parseMetric, paretoFront, resolveSearch, runSearch, winnerConfigText, type CandidateRecord, type PointResult, type SearchPoint, type SearchSpec } from '../../src/sweep/search';
 import { documentResults, mergeSearchSections, type SearchSection } from '../../src/sweep/searchSection';
-import { SweepError } from '../../src/sweep/spec';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseDocument } from 'yaml';
+import { ROOT } from '../support/paths';
+import { expandSweep, parseSweepFile, SweepError } from '../../src/sweep/spec';
 import type { SearchContext } from '../../src/sweep/search';
 
 const REPLICAS = 'cluster.workers[0].replicas';
@@ -197,5 +202,17 @@ describe('a search answered from a document', () => {
     const answer = await runSearch(all, within2s('grid'), fakeRuns(all, (p) => (p[REPLICAS] === 2 ? 1000 : 3000)).evaluate);
     const text = winnerConfigText('# my cluster\nseed: 7\ncluster:\n  workers:\n    - role: aggregated\n      replicas: 8 # many\n', answer, { ttft_ms: 2000 }, 'the winner');
     assert.equal(text, '# the winner\n# my cluster\nseed: 7\ncluster:\n  workers:\n    - role: aggregated\n      replicas: 2 # many\nslo:\n  ttft_ms: 2000\n');
+  });
+});
+
+describe("the repository's capacity-search example", () => {
+  test('examples/sweeps/mooncake-capacity.yaml reads, its search resolves and every point of it is a valid config', () => {
+    const file = path.join(ROOT, 'examples', 'sweeps', 'mooncake-capacity.yaml');
+    const sweep = parseSweepFile(fs.readFileSync(file, 'utf8'), 'mooncake-capacity.yaml');
+    const baseRaw = parseDocument(fs.readFileSync(path.resolve(path.dirname(file), sweep.base), 'utf8')).toJS() as Record<string, unknown>;
+    const search = resolveSearch(sweep.search, { grid: sweep.grid, baseHasSlo: false }, 'mooncake-capacity.yaml');
+    assert.equal(search.method, 'bisect');
+    assert.deepEqual(search.slo, { ttft_ms: 2000, tpot_ms: 100 });
+    assert.equal(expandSweep(sweep, { ...baseRaw, slo: search.slo }, 'mooncake-capacity.yaml').points.length, 11);
   });
 });
