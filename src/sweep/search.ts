@@ -147,7 +147,7 @@ export function resolveSearch(raw: unknown, context: SearchContext, source: stri
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     if (issue.code === 'unrecognized_keys') throw where(String(issue.keys[0]), `unknown field${didYouMean(issue.keys[0], Object.keys(SearchFileSchema.shape))} (search has minimise or maximise, subject_to, goodput, front and method)`);
-    throw new SweepError(`${source}: search${issue.path.length > 0 ? '.' : ''}${zodIssueText(issue)}`);
+    throw new SweepError(issue.path.length > 0 ? `${source}: search.${zodIssueText(issue)}` : `${source}: search: ${issue.message}; a search is a mapping (minimise or maximise, subject_to, goodput, front, method)`);
   }
   const file = parsed.data;
   if ((file.minimise === undefined) === (file.maximise === undefined)) throw new SweepError(`${source}: search: give exactly one of minimise and maximise`);

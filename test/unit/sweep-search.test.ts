@@ -52,6 +52,8 @@ describe('checking a search before anything runs', () => {
     refused({ subject_to: [] }, /give exactly one of minimise and maximise/);
     refused({ maximise: 'p99 ttft_ms', method: 'bisect' }, /search\.method: bisect searches along a varied field path/);
     refused({ minimise: REPLICAS, budget: 3 }, /^sweep\.yaml: search\.budget: unknown field/);
+    refused({ minimise: REPLICAS, subject_to: 'p99 ttft_ms <= 1' }, /^sweep\.yaml: search\.subject_to: .*expected array/);
+    assert.throws(() => resolveSearch(3, context, 'sweep.yaml'), /^SweepError: sweep\.yaml: search: .*expected object.*; a search is a mapping/);
     assert.equal(spec({ maximise: 'request_throughput_per_s' }).method, 'grid');
     assert.equal(spec({ minimise: REPLICAS }).method, 'bisect');
   });
