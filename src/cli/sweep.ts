@@ -8,8 +8,12 @@
 // the points whose index modulo n is i − 1 and writes shard-<i>-of-<n>.json; `kvqual sweep merge
 // <shard files…>` writes what the unsharded sweep writes (same bytes apart from wall times).
 // Charts an earlier sweep left under charts/ that this one does not write are removed (only names
-// a sweep writes). Exit status 0 when every point ran clean, 1 when a point's event stream was
-// rejected or a request never ended (results still written), 2 for bad input.
+// a sweep writes). A sweep file with a `search` (an objective and constraints, src/sweep/search.ts)
+// runs only the points its bisection needs, a round at a time (a sharded one runs every point of
+// its shard, and merge answers the search from them), and writes search.json, winner.yaml and
+// pareto.svg too. Exit status 0 when every point ran clean (and a search found a winner), 1 when a
+// point's event stream was rejected or a request never ended, or no point met a search's
+// constraints (results still written), 2 for bad input.
 // Progress: a bar on a terminal, plain lines otherwise (both on standard error). May read the clock.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -20,15 +24,18 @@ import type { ReplayConfig } from '../config/schema';
 import type { TablePoints } from '../config/timingCsv';
 import { LIMITS } from '../limits';
 import { InputFileError, readTextFile, reason } from '../inputFiles';
-import { expandSweep, invalidPointsError, parseShard, parseSweepFile, pointLabel, pointWhere, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
+import { expandSweep, invalidPointsError, parseShard, parseSweepFile, pointLabel, pointWhere, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep, type ParameterValue } from '../sweep/spec';
 import { mergeShards, METRICS, runsText, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
 import { isSweepChartName, renderChart, sweepCharts, sweepHtml, type SweepChart } from '../sweep/charts';
+import { resolveSearch, runSearch, searchMetricKeys, winnerConfigText, type PointResult, type SearchAnswer, type SearchPoint, type SearchSpec } from '../sweep/search';
+import { documentResults, mergeSearchSections, type SearchSection } from '../sweep/searchSection';
+import { questionText, renderPareto, SEARCH_FILES, searchHtml, searchJsonText, searchText } from '../sweep/searchReport';
 import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { configFolderOf, isInputError, loadTrace, readTimingTable, shownPath, spinText, traceOf, type TraceFile } from './replay';
 import { OutputError, planOutputs, writeOutputs } from './outputs';
 import { defaultJobs, PointFailure, runPoints } from './sweepPool';
-import { traceKey, type PointTask, type WorkerNotice } from './sweepWorker';
+import { traceKey, type PointTask, type SearchedOutcome, type WorkerNotice } from './sweepWorker';
 
 export interface SweepOptions {
   out: string;
@@ -43,7 +50,7 @@ export function registerSweep(program: Command, io: CliIo, finish: (code: ExitCo
     // The options of `sweep` go before `merge`; `merge --out` is merge's own.
     .enablePositionalOptions()
     .description('run a sweep: a base replay config with field paths varied over a grid, zipped lists and seeds (see examples/sweeps/)')
-    .argument('<sweep>', 'the sweep file (YAML): base, grid, zip, seeds')
+    .argument('<sweep>', 'the sweep file (YAML): base, grid, zip, seeds, search')
     .addHelpText('after', SWEEP_HELP_AFTER)
     .option('--out <dir>', 'the folder to write sweep.json, sweep.csv, sweep.html and charts/ into (created if absent)', 'sweep-results')
     .option('--jobs <n>', `worker processes (default: the core count, ${defaultJobs()} here)`)
@@ -64,8 +71,32 @@ metric against each varied parameter but the seed: the line is the mean over the
 other parameters, the band their lowest to highest value) and sweep.html (the charts two to a row
 and the table of points, at most 1,280 px wide).
 
-Exit status: 0 every point ran clean, 1 a point's event stream was rejected or a request never
-ended (every result is still written), 2 a usage or input error (nothing is written then).`;
+A capacity search (the sweep file's search: key) finds the best point instead of running them all:
+  search:
+    minimise: cluster.workers[0].replicas   # or maximise: a field path the grid varies over
+                                            # numbers, or a metric (then method grid: every point)
+    subject_to:                             # "<metric> <operator> <number>", operators <= < >= >
+      - p99 ttft_ms <= 2000
+      - goodput >= 0.95
+    goodput: { ttft_ms: 2000, itl_ms: 100 } # limits a good request meets (else the base's slo)
+    front: p99 ttft_ms                      # the Pareto front's metric (default: the first
+                                            # constraint's)
+    method: bisect                          # bisect (default for a field path) or grid
+Metrics: <statistic> <distribution> with statistic mean, min, p50, p90, p95, p99 or max and
+distribution ttft_ms, ttst_ms, itl_ms, tpot_ms, e2e_ms or queue_ms (over finished requests); or
+goodput (the share of finished requests meeting every goodput limit), goodput_per_s,
+request_throughput_per_s, output_token_throughput_per_s, total_token_throughput_per_s,
+prefix_reuse_ratio, requests_finished, requests_failed. A candidate is a point's parameters but the
+seed: it meets when every seed's run is clean and meets every constraint. Bisection assumes that
+once a value of the objective meets, every more generous one (more replicas) does too, with the
+other parameters fixed, and runs only the values it needs, a round at a time. It also writes
+search.json (the candidates run, the Pareto front, the winner), winner.yaml (the base config with
+the winner's values; its paths are relative to the base config's folder) and pareto.svg. The answer
+is the same on any --jobs and, merged, in any number of shards (each shard runs all its points).
+
+Exit status: 0 every point ran clean (and a search found a winner), 1 a point's event stream was
+rejected or a request never ended, or no point met a search's constraints (every result is still
+written), 2 a usage or input error (nothing is written then).`;
 
 class UsageError extends Error {}
 
@@ -265,6 +296,20 @@ interface Prepared {
   charts: SweepChart[];
   /** Every file the sweep reads: the sweep file, the base config, every trace and table of a point. */
   inputs: InputFile[];
+  /** The capacity search, if the sweep file has one: what it asks and its section of sweep.json (no values yet). */
+  search?: { spec: SearchSpec; section: SearchSection };
+}
+
+/**
+ * Reads and checks the sweep file's search (before any point is expanded); its goodput limits
+ * become every point's slo, set into the base config's parsed YAML (so the points and the sweep
+ * digest carry them).
+ */
+function prepareSearch(raw: unknown, grid: Record<string, ParameterValue[]>, baseRaw: unknown, baseText: string, file: string): { spec: SearchSpec; section: SearchSection } {
+  const base = baseRaw !== null && typeof baseRaw === 'object' && !Array.isArray(baseRaw) ? (baseRaw as Record<string, unknown>) : null;
+  const spec = resolveSearch(raw, { grid, baseHasSlo: base !== null && base.slo !== undefined && base.slo !== null }, file);
+  if (spec.slo !== null && base !== null) base.slo = { ...spec.slo };
+  return { spec, section: { spec: raw as Record<string, unknown>, base_config: baseText, values: {} } };
 }
 
 /** Reads and checks everything a sweep needs: the sweep file, the base config, every point, every table and trace, the charts. */
@@ -282,12 +327,13 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
   }
   parseReplayConfig(baseText, baseShown); // the base alone first: its own errors name its own fields
   const baseRaw: unknown = parseDocument(baseText, { uniqueKeys: true }).toJS({ maxAliasCount: 100 });
+  const search = sweep.search === undefined ? undefined : prepareSearch(sweep.search, sweep.grid, baseRaw, baseText, file);
   const expanded = expandSweep(sweep, baseRaw, file);
   const shard = options.shard === undefined ? undefined : parseShard(options.shard);
   const { traces, read } = readPointFiles(expanded, file, baseShown, options.traceRoot, io); // before the digest: a point's tables are part of its config
   const tasks: PointTask[] = expanded.points
     .filter((point) => shard === undefined || shardOfPoint(point.index, shard.count) === shard.index)
-    .map((point) => ({ index: point.index, config: point.config, trace: traces.get(point.index)!, configFile: baseShown }));
+    .map((point) => ({ index: point.index, config: point.config, trace: traces.get(point.index)!, configFile: baseShown, ...(search ? { searchMetrics: searchMetricKeys(search.spec) } : {}) }));
   const document: Omit<SweepDocument, 'points'> = {
     format: SWEEP_FORMAT,
     sweep_digest: sweepDigest(expanded),
@@ -299,7 +345,7 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
     ...(shard ? { shard } : {}),
   };
   const inputs = [{ absolute: sweepPath, what: 'sweep file' }, { absolute: basePath, what: 'base config' }, ...read];
-  return { expanded, tasks, document, charts: chartsOf(document, file), inputs };
+  return { expanded, tasks, document, charts: chartsOf(document, file), inputs, ...(search ? { search } : {}) };
 }
 
 /** Progress on standard error: a bar redrawn in place on a terminal, else one line per point. */
@@ -327,17 +373,82 @@ function progressReporter(io: CliIo, total: number, labels: Map<number, string>,
  * the end, and removes the charts an earlier sweep with other parameters left there (they would
  * read as this sweep's). No output, nor any removed chart, may be one of `inputs`.
  */
-async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo, inputs: readonly InputFile[]): Promise<void> {
+async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo, inputs: readonly InputFile[], points: readonly SearchPoint[], source: string): Promise<SearchAnswer | null> {
   const charts = sweepCharts(document);
   const svgs: string[] = [];
   for (const chart of charts) svgs.push(await renderChart(document, chart));
-  const texts = [sweepJsonText(document), sweepCsv(document), sweepHtml(document, charts), ...svgs];
+  const searched = document.search ? await searchOutputs(document, points, source) : null;
+  const texts = [sweepJsonText(document), sweepCsv(document), sweepHtml(document, charts, searched ? searchHtml(searched.answer, document.points.length, document.points_total) : ''), ...svgs];
   const folder = prepareFolder(out, io.cwd, true);
   const files = wholeSweepFiles(charts);
-  const stale = staleCharts(folder, charts);
-  const planned = planOutputs([...files, ...stale].map((file) => ({ option: '--out', file: path.join(folder, file) })), io.cwd, inputs);
-  writeOutputs(planned.slice(0, files.length).map((output, i) => ({ output, text: texts[i] })));
-  for (const file of stale) fs.rmSync(path.join(folder, file));
+  // A search with no winner writes no winner.yaml, and a sweep with no search none of the search's
+  // files: those an earlier search left there are removed (they would read as this sweep's answer).
+  const searchFiles = searched ? SEARCH_FILES.filter((file) => file !== 'winner.yaml' || searched.winner !== null) : [];
+  const staleSearch = SEARCH_FILES.filter((file) => !searchFiles.includes(file) && fs.existsSync(path.join(folder, file)));
+  const removed = [...staleCharts(folder, charts), ...staleSearch];
+  const written = [...files, ...searchFiles];
+  const planned = planOutputs([...written, ...removed].map((file) => ({ option: '--out', file: path.join(folder, file) })), io.cwd, inputs);
+  const searchTexts = searched ? searchFiles.map((file) => searched.texts[file]) : [];
+  writeOutputs(planned.slice(0, written.length).map((output, i) => ({ output, text: [...texts, ...searchTexts][i] })));
+  for (const file of removed) fs.rmSync(path.join(folder, file));
+  return searched?.answer ?? null;
+}
+
+/**
+ * The search's answer from a whole sweep's document (its points' values in its search section:
+ * the same whether the points ran here, a round at a time, or in shards) and its files' texts.
+ */
+async function searchOutputs(document: SweepDocument, points: readonly SearchPoint[], source: string): Promise<{ answer: SearchAnswer; winner: string | null; texts: Record<string, string> }> {
+  const section = document.search!;
+  const spec = resolveSearch(section.spec, { grid: document.values, baseHasSlo: true }, source);
+  const answer = await runSearch(points, spec, documentResults(document.points, section));
+  const frontLimit = spec.constraints.find((c) => c.metric.key === spec.front.key)?.limit ?? null;
+  const winner = answer.winner === null ? null : winnerConfigText(section.base_config, answer, spec.slo, winnerNote(answer, document.base));
+  return { answer, winner, texts: { 'search.json': searchJsonText(answer), 'winner.yaml': winner ?? '', 'pareto.svg': await renderPareto(answer, frontLimit) } };
+}
+
+function winnerNote(answer: SearchAnswer, base: string): string {
+  const seeds = answer.winner!.points.length > 1 ? ` on each of its ${answer.winner!.points.length} seeds` : '';
+  return [
+    `The winner of a capacity search (kvqual sweep): ${questionText(answer)}.`,
+    `It is the base config ${base} with ${pointLabel(Object.entries(answer.winner!.parameters))}${answer.winner!.points.length > 1 ? '' : ''}; it met every constraint${seeds}.`,
+    `Paths in it are relative to the base config's folder (${base}, as the sweep file names it): replay it from there.`,
+  ].join('\n');
+}
+
+/** A sweep's points as the search sees them: index and parameters in sweep order. */
+function searchPointsOf(document: Pick<SweepDocument, 'parameters' | 'points'>): SearchPoint[] {
+  return document.points.map((point) => ({ index: point.index, parameters: document.parameters.map((path): [string, ParameterValue] => [path, point.parameters[path]]) }));
+}
+
+/**
+ * Runs a search's points on the pool a round at a time (each round the candidates the search asks
+ * for, all seeds of each), then returns every outcome run, in index order.
+ */
+async function searchRounds(prepared: Prepared, jobs: number, io: CliIo, labels: Map<number, string>, wallMs: () => number, notice: (notice: WorkerNotice) => void): Promise<SearchedOutcome[]> {
+  const byIndex = new Map(prepared.tasks.map((task) => [task.index, task]));
+  const outcomes = new Map<number, SearchedOutcome>();
+  let round = 0;
+  const evaluate = async (indices: readonly number[]) => {
+    round++;
+    io.stderr(`search: round ${round}: ${indices.length} point(s) (${indices.map((index) => labels.get(index)).join('; ')})\n`);
+    const progress = progressReporter(io, indices.length, labels, wallMs);
+    try {
+      for (const outcome of await runPoints(indices.map((index) => byIndex.get(index)!), jobs, progress.done, wallMs, notice)) outcomes.set(outcome.index, outcome);
+    } finally {
+      progress.stop();
+    }
+    return new Map(indices.map((index): [number, PointResult] => [index, { clean: outcomes.get(index)!.clean, values: outcomes.get(index)!.search_values ?? {} }]));
+  };
+  await runSearch(prepared.expanded.points, prepared.search!.spec, evaluate);
+  return [...outcomes.values()].sort((a, b) => a.index - b.index);
+}
+
+/** The search section with the values of the points run, after the points (the field's place in every sweep.json). */
+function withSearchValues(document: SweepDocument, section: SearchSection | undefined, outcomes: readonly SearchedOutcome[]): SweepDocument {
+  if (section === undefined) return document;
+  const values = Object.fromEntries(outcomes.map((outcome) => [String(outcome.index), outcome.search_values ?? {}]));
+  return { ...document, search: { ...section, values } };
 }
 
 /** The file a shard's results go to, in --out. */
@@ -348,7 +459,9 @@ function shardFile(shard: { index: number; count: number }): string {
 function summaryLine(document: SweepDocument, seconds: number, written: string): string {
   const unclean = document.points.filter((point) => !point.clean);
   const problems = unclean.slice(0, 5).map((point) => `\n  point ${point.index} NOT CLEAN: ${point.problem}`).join('');
-  return `sweep: ${document.points.length} point(s) in ${seconds.toFixed(1)} s, ${runsText(document.points)}; ${written}${problems}\n`;
+  // A search runs only the points it needs: say of how many, where it left some out.
+  const of = document.search && !document.shard && document.points.length < document.points_total ? ` (of ${document.points_total}: the search needed no more)` : '';
+  return `sweep: ${document.points.length} point(s)${of} in ${seconds.toFixed(1)} s, ${runsText(document.points)}; ${written}${problems}\n`;
 }
 
 export async function sweepFile(file: string, options: SweepOptions, io: CliIo): Promise<ExitCode> {
@@ -360,7 +473,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
     prepared = prepareSweep(file, options, io);
     const { document, charts, inputs } = prepared;
     if (document.shard) checkOutputs(options.out, [shardFile(document.shard)], null, inputs, io.cwd);
-    else checkOutputs(options.out, wholeSweepFiles(charts), charts, inputs, io.cwd);
+    else checkOutputs(options.out, [...wholeSweepFiles(charts), ...SEARCH_FILES], charts, inputs, io.cwd);
   } catch (error) {
     if (error instanceof SweepError || error instanceof UsageError || isInputError(error)) {
       io.stderr(`kvqual sweep: ${(error as Error).message.split('\n').join(' ')}\n`);
@@ -372,11 +485,13 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   const labels = new Map(expanded.points.map((point) => [point.index, pointLabel(point.parameters)]));
   const wallMs = io.wallMs ?? (() => 0);
   const started = wallMs();
-  let outcomes: PointOutcome[];
-  const progress = progressReporter(io, tasks.length, labels, wallMs);
+  let outcomes: SearchedOutcome[];
+  // A search runs its points a round at a time (each round with its own progress); a sharded one runs every point of its shard.
+  const searching = prepared.search !== undefined && header.shard === undefined;
+  const progress = searching ? { done: () => undefined, stop: () => undefined } : progressReporter(io, tasks.length, labels, wallMs);
   try {
     const notice = ({ index, notice }: WorkerNotice) => io.stderr(`kvqual sweep: warning: point ${index} (${labels.get(index)}): ${spinText(notice)}\n`);
-    outcomes = await runPoints(tasks, jobs, progress.done, wallMs, notice);
+    outcomes = searching ? await searchRounds(prepared, jobs, io, labels, wallMs, notice) : await runPoints(tasks, jobs, progress.done, wallMs, notice);
   } catch (error) {
     progress.stop();
     if (error instanceof PointFailure && error.killed) {
@@ -391,7 +506,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   }
   progress.stop();
   const byIndex = new Map(expanded.points.map((point) => [point.index, point]));
-  const document: SweepDocument = {
+  const document: SweepDocument = withSearchValues({
     ...header,
     points: outcomes.map((outcome) => ({
       index: outcome.index,
@@ -402,7 +517,8 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
       digest: outcome.digest,
       wall_ms: outcome.wall_ms,
     })),
-  };
+  }, prepared.search?.section, outcomes);
+  let answer: SearchAnswer | null = null;
   try {
     let written: string;
     if (document.shard) {
@@ -412,29 +528,33 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
       writeOutputs([{ output, text: sweepJsonText(document) }]);
       written = `shard ${document.shard.index}/${document.shard.count} of ${document.points_total} points written to ${name}`;
     } else {
-      await writeWholeSweep(document, options.out, io, inputs);
-      written = `written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)`;
+      answer = await writeWholeSweep(document, options.out, io, inputs, expanded.points, file);
+      written = `written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/${answer ? `, ${SEARCH_FILES.filter((f) => f !== 'winner.yaml' || answer!.winner !== null).join(', ')}` : ''})`;
     }
     io.stdout(summaryLine(document, (wallMs() - started) / 1000, written));
+    if (answer) io.stdout(searchText(answer, answer.winner ? path.join(options.out, 'winner.yaml') : null));
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     io.stderr(`kvqual sweep: ${error.message}\n`);
     return ExitCode.usage;
   }
-  return document.points.every((point) => point.clean) ? ExitCode.clean : ExitCode.violation;
+  return document.points.every((point) => point.clean) && answer?.winner !== null ? ExitCode.clean : ExitCode.violation;
 }
 
 export async function mergeFiles(files: readonly string[], options: { out: string }, io: CliIo): Promise<ExitCode> {
   try {
     checkOutName(options.out);
     const shards = files.map((file) => ({ file, document: parseSweepDocument(readTextFile(path.resolve(io.cwd, file), file, 1 << 30, 'shard result'), file) }));
-    const merged = mergeShards(shards);
+    const { search: _firstSearch, ...pooled } = mergeShards(shards);
+    const section = mergeSearchSections(shards.map(({ file, document }) => ({ file, search: document.search })));
+    const merged: SweepDocument = section ? { ...pooled, search: section } : pooled;
     const charts = chartsOf(merged, shards[0].file);
     const inputs = files.map((file) => ({ absolute: path.resolve(io.cwd, file), what: 'shard result' }));
-    checkOutputs(options.out, wholeSweepFiles(charts), charts, inputs, io.cwd);
-    await writeWholeSweep(merged, options.out, io, inputs);
-    io.stdout(`sweep merge: ${shards.length} shard(s), ${merged.points.length} point(s), ${merged.points.filter((p) => !p.clean).length} not clean; written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)\n`);
-    return merged.points.every((point) => point.clean) ? ExitCode.clean : ExitCode.violation;
+    checkOutputs(options.out, [...wholeSweepFiles(charts), ...SEARCH_FILES], charts, inputs, io.cwd);
+    const answer = await writeWholeSweep(merged, options.out, io, inputs, searchPointsOf(merged), shards[0].file);
+    io.stdout(`sweep merge: ${shards.length} shard(s), ${merged.points.length} point(s), ${merged.points.filter((p) => !p.clean).length} not clean; written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/${answer ? ', search.json, pareto.svg' + (answer.winner ? ', winner.yaml' : '') : ''})\n`);
+    if (answer) io.stdout(searchText(answer, answer.winner ? path.join(options.out, 'winner.yaml') : null));
+    return merged.points.every((point) => point.clean) && answer?.winner !== null ? ExitCode.clean : ExitCode.violation;
   } catch (error) {
     if (error instanceof SweepError || error instanceof OutputError || error instanceof UsageError || isInputError(error)) {
       io.stderr(`kvqual sweep merge: ${error.message}\n`);

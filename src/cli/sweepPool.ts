@@ -6,7 +6,7 @@
 import { ChildProcess, fork } from 'node:child_process';
 import * as os from 'node:os';
 import type { PointOutcome } from '../sweep/results';
-import { SWEEP_WORKER_ENV, type PointTask, type WorkerNotice, type WorkerReply } from './sweepWorker';
+import { SWEEP_WORKER_ENV, type PointTask, type SearchedOutcome, type WorkerNotice, type WorkerReply } from './sweepWorker';
 import { reason } from '../inputFiles';
 
 /** The default --jobs: the cores Node may use. */
@@ -49,8 +49,8 @@ export function runPoints(
   onDone: (outcome: PointOutcome, done: number) => void,
   wallMs: () => number,
   onNotice: (notice: WorkerNotice) => void = () => undefined,
-): Promise<PointOutcome[]> {
-  const outcomes = new Map<number, PointOutcome>();
+): Promise<SearchedOutcome[]> {
+  const outcomes = new Map<number, SearchedOutcome>();
   if (tasks.length === 0) return Promise.resolve([]);
   return new Promise((resolve, reject) => {
     const workers: ChildProcess[] = [];

@@ -4,6 +4,7 @@
 // preemption. Parsed traces are kept per worker, so a trace is read once per worker.
 import { runReplay, type ReplayInputs } from '../replay';
 import { pointMetrics, runProblem, type PointOutcome } from '../sweep/results';
+import { metricValue } from '../sweep/search';
 import type { ReplayConfig } from '../config/schema';
 import type { SpinNotice } from '../sim/cluster';
 import { isInputError, loadTrace, type TraceFile } from './replay';
@@ -15,9 +16,14 @@ export interface PointTask {
   trace: TraceFile | null;
   /** The base config as given, for messages and trace paths. */
   configFile: string;
+  /** The metric keys a capacity search reads of this point ("p99 ttft_ms", "goodput"), if the sweep has a search. */
+  searchMetrics?: string[];
 }
 
-export type WorkerReply = { index: number; outcome: PointOutcome } | { index: number; inputError: string } | { index: number; internalError: string };
+/** A point's outcome with the values a capacity search asked for (not part of sweep.json's point record). */
+export type SearchedOutcome = PointOutcome & { search_values?: Record<string, number | null> };
+
+export type WorkerReply = { index: number; outcome: SearchedOutcome } | { index: number; inputError: string } | { index: number; internalError: string };
 
 /** Said while a point runs (it does not end the point): a request of it spins on preemption. */
 export interface WorkerNotice {
@@ -43,7 +49,9 @@ export function runPoint(task: PointTask, notify: (notice: WorkerNotice) => void
     }
     const { report } = runReplay(task.config, { ...inputs, spinning: (notice) => notify({ index: task.index, notice }) });
     const problem = runProblem(report);
-    return { index: task.index, outcome: { index: task.index, clean: problem === null, problem, metrics: pointMetrics(report), digest: report.digest, wall_ms: 0 } };
+    const outcome: SearchedOutcome = { index: task.index, clean: problem === null, problem, metrics: pointMetrics(report), digest: report.digest, wall_ms: 0 };
+    if (task.searchMetrics) outcome.search_values = Object.fromEntries(task.searchMetrics.map((key) => [key, metricValue(report, key)]));
+    return { index: task.index, outcome };
   } catch (error) {
     if (isInputError(error)) return { index: task.index, inputError: error.message };
     return { index: task.index, internalError: error instanceof Error ? (error.stack ?? error.message) : String(error) };

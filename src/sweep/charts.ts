@@ -167,10 +167,11 @@ function noChartsText(document: SweepDocument): string {
 
 /**
  * The HTML page, at most 1,280 px wide (charts two to a row, the table of points scrolling inside
- * the page if it is wider): what varied, the charts (linked from charts/), and every point
+ * the page if it is wider): what varied, a capacity search's answer (`searchHtml`,
+ * see searchReport.ts) if the sweep has one, the charts (linked from charts/), and every point
  * without wall times.
  */
-export function sweepHtml(document: SweepDocument, charts: readonly SweepChart[]): string {
+export function sweepHtml(document: SweepDocument, charts: readonly SweepChart[], searchHtml = ''): string {
   const byParameter = chartedParameters(document).map((parameter) => {
     const images = charts.filter((chart) => chart.parameter === parameter).map((chart) => `<img src="charts/${escapeHtml(chart.file)}" alt="${escapeHtml(`${chart.metric} vs ${chart.parameter}`)}">`);
     return `<h2>Against ${escapeHtml(parameter)}</h2>\n<div class="charts">\n${images.join('\n')}\n</div>`;
@@ -192,7 +193,7 @@ export function sweepHtml(document: SweepDocument, charts: readonly SweepChart[]
 <body>
 <h1>Sweep of ${escapeHtml(document.base)}</h1>
 <p>${document.points_total} points over ${document.parameters.map(escapeHtml).join(', ') || 'nothing'}; ${escapeHtml(runsText(document.points))}.${folded} Data: <a href="sweep.csv">sweep.csv</a>, <a href="sweep.json">sweep.json</a> (with wall times). Sweep digest ${document.sweep_digest}.</p>
-${byParameter.join('\n') || noChartsText(document)}
+${searchHtml}${byParameter.join('\n') || noChartsText(document)}
 <h2>Points</h2>
 <div class="points">
 <table>

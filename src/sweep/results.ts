@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { RunReport } from '../report/report';
 import { MAX_SWEEP_POINTS, ParameterValue, parseFieldPath, shardOfPoint, SweepError, zodIssueText } from './spec';
+import { SearchSectionSchema } from './searchSection';
 
 export const SWEEP_FORMAT = 'kvqual-sweep/1';
 
@@ -97,6 +98,8 @@ export const SweepDocumentSchema = z
       .refine((shard) => shard.index <= shard.count, { message: 'index must be at most count', path: ['index'] })
       .optional(),
     points: z.array(PointRecordSchema),
+    /** Present when the sweep file has a search: what it asked and each run point's values (see searchSection.ts). */
+    search: SearchSectionSchema.optional(),
   })
   .superRefine((document, ctx) => {
     const problem = (path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', path, message, input: document });

@@ -35,6 +35,8 @@ export const SweepFileSchema = z.strictObject({
   zip: z.array(z.record(z.string(), ValueList)).default([]),
   /** Seeds; each point runs once per seed (the last dimension). */
   seeds: z.array(z.number().int().refine(Number.isSafeInteger, 'a whole number within 2^53 − 1')).min(1).optional(),
+  /** A capacity search over the points (objective, constraints): read and checked by search.ts. */
+  search: z.unknown().optional(),
 });
 export type SweepFile = z.infer<typeof SweepFileSchema>;
 export type ParameterValue = z.infer<typeof ParameterValue>;
@@ -108,7 +110,7 @@ export function parseSweepFile(text: string, source: string): SweepFile {
     const issue = parsed.error.issues[0];
     if (issue.code === 'unrecognized_keys') {
       const key = issue.keys[0];
-      throw new SweepError(`${source}: ${formatPath([...issue.path, key])}: unknown field${didYouMean(key, Object.keys(SweepFileSchema.shape))} (a sweep file has base, grid, zip and seeds)`);
+      throw new SweepError(`${source}: ${formatPath([...issue.path, key])}: unknown field${didYouMean(key, Object.keys(SweepFileSchema.shape))} (a sweep file has base, grid, zip, seeds and search)`);
     }
     throw new SweepError(`${source}: ${zodIssueText(issue)}`);
   }
