@@ -10,6 +10,7 @@ import type { Nanos } from '../time';
 import { EventIdStart, ResidencyMirror } from './mirror';
 import { LoadTracker } from './load';
 import { atScale, exactDecimal } from '../exactDecimal';
+import { faultPlanted } from '../fuzz/planted';
 
 export type RoutingPolicy = 'kv' | 'round_robin';
 
@@ -204,7 +205,9 @@ export class Router {
     if (this.candidates.length === 0) throw new Error(`no worker can take request ${request.request_id}: the router has no ranks`);
     const ids = this.idsOf(request);
     const columns = this.scoreIds(request, ids);
-    const { chosen, tied } = this.choose(columns, request.isl_tokens);
+    const choice = this.choose(columns, request.isl_tokens);
+    const tied = choice.tied;
+    const chosen = faultPlanted('placement') ? (choice.chosen + 1) % this.candidates.length : choice.chosen; // planted fault (src/fuzz/planted.ts)
     const placement = this.record(request, now, columns, chosen, tied);
     if (this.placementObserver !== null) this.placementObserver(placement, ids, this.mirror.appliedEvents);
     this.commit(request, ids, this.candidates[chosen].index, columns, chosen);

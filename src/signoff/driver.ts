@@ -29,7 +29,8 @@ import { anchorsOf, buildSignoff, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generate
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
-import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked } from '../fuzz/planted';
+import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked, SIMULATOR_FAULT_ENV } from '../fuzz/planted';
+import { checkFaults, faultSummary, type FaultCheck, type FaultedRun } from './faults';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
@@ -589,7 +590,7 @@ function compiledScenarioFailures(suite: { run: RunModel | null; problem: string
   const scenarios = share === null ? suite.run.scenarios : suite.run.scenarios.filter((s) => share.has(s.key));
   run.scenarios = scenarios.length;
   for (const scenario of scenarios) {
-    if (scenario.status === 'PASSED') continue;
+    if (scenario.status === 'PASSED' || scenario.emptyExamples !== undefined) continue;
     const step = scenario.steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
     const why = step ? `${statusWord(step.status)}${step.message ? `: ${step.message.split('\n')[0]}` : ''}` : statusWord(scenario.status);
     run.failures.push({ kind: 'scenario', name: scenario.name, where: scenario.key, why });
@@ -714,8 +715,10 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const firstEnv = { ...ctx.env };
   delete firstEnv[PERTURB_ENV];
   delete firstEnv[PLANTED_DEFECT_ENV];
+  delete firstEnv[SIMULATOR_FAULT_ENV];
   const secondEnv = { ...ctx.env };
   delete secondEnv[PLANTED_DEFECT_ENV];
+  delete secondEnv[SIMULATOR_FAULT_ENV];
   const glob = `${features}/**/*.feature`;
   const shardArgs = shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`];
   const share = shard === null ? '' : ` (shard ${shard.index} of ${shard.count}: its share of the scenarios)`;
@@ -744,6 +747,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
             `${prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active, a planted defect)` : ''}`,
         )
       : -1;
+  const faultPhase = shard === null ? add('planted faults: the scenarios that passed run 1 again under each planted simulator fault in turn, only those that passed again under the next (src/fuzz/planted.ts)') : -1;
   const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
   const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), in one process') : -1;
   const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
@@ -803,7 +807,20 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   // The first run's figures are drawn as soon as it ends, while the other work goes on.
   const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
   const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
-  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
+  // The planted-fault check starts when run 1 has ended: it reruns what passed there (faults.ts).
+  const faultChecked: Promise<FaultCheck | undefined> =
+    faultPhase < 0
+      ? Promise.resolve(undefined)
+      : firstRead.then((read) =>
+          read.run === null
+            ? undefined
+            : phase(faultPhase, async () => {
+                const check = await checkFaults(read.run!, faultedRun(ctx, firstEnv, compiledRerun));
+                ctx.write(`   ${faultSummary(check)}\n`);
+                return check;
+              }),
+        );
+  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures, faultChecked]);
 
   let measured: Measured | null = compiledMeasured;
   if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
@@ -827,7 +844,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const model = await phase(last, async () => {
     runDirKept();
     const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
-    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures });
+    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, faults: await faultChecked });
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
@@ -899,6 +916,22 @@ interface SignoffParts {
   subject?: Subject;
   /** The features folder the shards ran (a merge), when not this run's --features. */
   features?: string;
+  /** The planted-fault check (faults.ts); null when it did not run (a merge). */
+  faults?: FaultCheck | null;
+}
+
+/** One quiet cucumber run of the given scenarios with a planted simulator fault, its stream written to a folder of its own and read back. */
+function faultedRun(ctx: DriverContext, env: NodeJS.ProcessEnv, beside: boolean): FaultedRun {
+  return async (fault, scenarioArgs) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
+    try {
+      const messages = path.join(dir, 'messages.ndjson');
+      await spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', ...scenarioArgs, '--format', `message:${messages}`], { ...env, [SIMULATOR_FAULT_ENV]: fault }, true, beside);
+      return readRun(messages);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
 }
 
 /** Each scenario's figure (SVG) by its key, from its evidence. */
@@ -947,6 +980,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
     generated: parts.generated,
     glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
     shardProblems: parts.shardProblems,
+    faults: parts.faults,
   });
   // Everything is written into the unpublished run folder, then published in one rename.
   fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
@@ -1044,6 +1078,7 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       shardProblems: check.problems,
       subject: mergedSubject(check.used.map((s) => s.manifest)),
       features: check.reference.suite.features,
+      faults: null,
     }),
   );
   reportVerdict(ctx, model, measured);

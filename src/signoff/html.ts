@@ -413,6 +413,18 @@ export function renderHtml(model: SignoffModel): string {
   out.push('<h3>Tags naming no registered requirement</h3>', list(model.unknownTags.map(({ view, tag }) => `${h(tag)} on ${link(view)}`)));
   out.push('<h3>Scenarios that did not pass</h3>', list(model.notPassed.map((v) => `${statusBadge(v.scenario.status)} ${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));
   out.push('<h3>Passed scenarios that checked nothing</h3>', list(model.checkedNothing.map(({ view, why }) => `${link(view)} <span class="mono muted">${h(view.scenario.key)}</span> — ${h(why)}`)));
+  if (input.faults) {
+    const { trials, exempt, problems } = input.faults;
+    out.push(
+      '<h3>Planted simulator faults</h3>',
+      '<p>The scenarios that passed, run again under each fault in turn; only those that passed again ran under the next.</p>',
+      list([
+        ...trials.map((t) => `<span class="mono">${h(t.fault)}</span> (${h(t.meaning)}): ${t.ran} run, ${t.caught} failed`),
+        ...exempt.map((e) => `not tried: <span class="mono">${h(e.key)}</span> “${h(e.name)}”: ${h(e.why)}`),
+        ...problems.map((p) => `the check could not complete: ${h(p)}`),
+      ]),
+    );
+  }
   out.push('<h3>Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)</h3>');
   out.push(
     model.stepsNotPassed.length

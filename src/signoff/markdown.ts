@@ -222,6 +222,12 @@ export function renderMarkdown(model: SignoffModel): string {
   push(...(model.notPassed.length ? model.notPassed.map((v) => `- **${statusWord(v.scenario.status)}**: ${scenarioLink(v)} (${code(v.scenario.key)})`) : ['None.']), '');
   push('### Passed scenarios that checked nothing', '');
   push(...(model.checkedNothing.length ? model.checkedNothing.map(({ view, why }) => `- ${scenarioLink(view)} (${code(view.scenario.key)}): ${md(why)}`) : ['None.']), '');
+  if (input.faults) {
+    push('### Planted simulator faults', '', 'The scenarios that passed, run again under each fault in turn; only those that passed again ran under the next.', '');
+    push(...input.faults.trials.map((t) => `- ${code(t.fault)} (${md(t.meaning)}): ${t.ran} run, ${t.caught} failed`));
+    push(...input.faults.exempt.map((e) => `- not tried: ${code(e.key)} "${md(e.name)}": ${md(e.why)}`));
+    push(...input.faults.problems.map((p) => `- the check could not complete: ${md(p)}`), '');
+  }
   push('### Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)', '');
   push(
     ...(model.stepsNotPassed.length

@@ -50,6 +50,12 @@ export interface RunScenario {
   attachments: RunAttachment[];
   /** The note of the perturbation test double when it perturbed this scenario, else null. */
   perturbation: string | null;
+  /**
+   * Set on the stand-in for a Scenario Outline's Examples table that has no rows (header only, or no
+   * table): Gherkin makes no scenario of it, so cucumber never mentions it; this record (NOT RUN,
+   * keyed by the Examples line, the outline's steps and tags) says why, so the sign-off can name it.
+   */
+  emptyExamples?: string;
 }
 
 export interface RunModel {
@@ -74,18 +80,20 @@ interface AstStep {
 interface AstScenario {
   id: string;
   name: string;
+  keyword?: string;
+  location?: { line: number };
   tags: Tag[];
-  steps: AstStep[];
-  examples: { tableBody: { id: string }[] }[];
+  steps: (AstStep & { text?: string })[];
+  examples: { keyword?: string; location?: { line: number }; tags?: Tag[]; tableBody?: { id: string }[] }[];
 }
 interface AstChild {
   background?: { steps: AstStep[] };
   scenario?: AstScenario;
-  rule?: { name: string; children: AstChild[] };
+  rule?: { name: string; tags?: Tag[]; children: AstChild[] };
 }
 interface GherkinDocument {
   uri?: string;
-  feature?: { name: string; description: string; children: AstChild[] };
+  feature?: { name: string; description: string; tags?: Tag[]; children: AstChild[] };
 }
 interface PickleStep {
   id: string;
@@ -163,14 +171,16 @@ export function parseRun(ndjson: string): RunModel {
   let cucumberVersion: string | null = null;
   let finished = false;
 
-  const indexChildren = (children: AstChild[], feature: { name: string; description: string }, rule: string | null) => {
+  const emptyExamples: RunScenario[] = [];
+  const indexChildren = (uri: string, children: AstChild[], feature: { name: string; description: string }, rule: string | null, tags: Tag[]) => {
     for (const child of children) {
       for (const step of child.background?.steps ?? []) keywords.set(step.id, step.keyword);
       if (child.scenario) {
         for (const step of child.scenario.steps) keywords.set(step.id, step.keyword);
         context.set(child.scenario.id, { feature, rule });
+        emptyExamples.push(...emptyExamplesOf(uri, child.scenario, feature, rule, tags));
       }
-      if (child.rule) indexChildren(child.rule.children, feature, child.rule.name);
+      if (child.rule) indexChildren(uri, child.rule.children, feature, child.rule.name, [...tags, ...(child.rule.tags ?? [])]);
     }
   };
 
@@ -178,8 +188,8 @@ export function parseRun(ndjson: string): RunModel {
     if (envelope.meta?.implementation) cucumberVersion = envelope.meta.implementation.version;
     if (envelope.source) sources.push({ uri: envelope.source.uri, data: envelope.source.data });
     if (envelope.gherkinDocument?.feature) {
-      const { name, description, children } = envelope.gherkinDocument.feature;
-      indexChildren(children, { name, description: description.trim() }, null);
+      const { name, description, children, tags } = envelope.gherkinDocument.feature;
+      indexChildren(envelope.gherkinDocument.uri ?? '', children, { name, description: description.trim() }, null, tags ?? []);
     }
     if (envelope.pickle) pickles.push(envelope.pickle);
     if (envelope.stepDefinition) phrases.push(envelope.stepDefinition.pattern.source);
@@ -293,7 +303,37 @@ export function parseRun(ndjson: string): RunModel {
       perturbation: own.find((a) => a.fileName === HOOK_ATTACHMENT_FILES.perturbation)?.text ?? null,
     };
   });
+  scenarios.push(...emptyExamples);
   scenarios.sort((a, b) => compareText(a.uri, b.uri) || a.line - b.line);
   sources.sort((a, b) => compareText(a.uri, b.uri));
   return { scenarios, sources, cucumberVersion, phrases, runErrors, finished };
+}
+
+/**
+ * A stand-in (see RunScenario.emptyExamples) for each Examples table of an outline that has no rows:
+ * Gherkin makes no scenario of it. An outline with no Examples at all is a plain scenario to Gherkin.
+ */
+function emptyExamplesOf(uri: string, outline: AstScenario, feature: { name: string; description: string }, rule: string | null, tags: Tag[]): RunScenario[] {
+  return outline.examples
+    .filter((examples) => (examples.tableBody ?? []).length === 0)
+    .map((examples) => {
+      const line = examples.location?.line ?? outline.location?.line ?? 0;
+      const why = `its ${(examples.keyword ?? 'Examples').trim()} table (line ${line}) has no rows, so the outline "${outline.name}" made no scenario of it: nothing it claims was checked`;
+      return {
+        key: `${uri}:${line}`,
+        uri,
+        line,
+        name: outline.name,
+        feature,
+        rule,
+        tags: [...tags, ...outline.tags, ...(examples.tags ?? [])].map((tag) => tag.name),
+        steps: outline.steps.map((step) => ({ kind: 'step' as const, keyword: step.keyword.trim(), type: null, text: step.text ?? '', table: null, docString: null, status: 'NOT RUN' as const, message: null })),
+        status: 'NOT RUN',
+        evidence: null,
+        evidenceError: null,
+        attachments: [],
+        perturbation: null,
+        emptyExamples: why,
+      };
+    });
 }

@@ -23,6 +23,7 @@ import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
 import { fuzzCaseCommand } from '../fuzz/command';
+import { faultSummary, type FaultCheck } from './faults';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -79,6 +80,11 @@ export interface SignoffInput {
    * fails the *Shards* gate, which appears only then. Absent or empty for an unsharded run.
    */
   shardProblems?: string[];
+  /**
+   * The planted-fault check (faults.ts): its survivors checked nothing and cover no requirement; it
+   * is a gate of its own. Null when it did not run (a merge of shards); absent in older callers.
+   */
+  faults?: FaultCheck | null;
 }
 
 export interface SuiteScope {
@@ -250,7 +256,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<ScenarioStatus, number>;
   for (const view of views) counts[view.scenario.status]++;
 
-  const vacuous = checkedNothing(views);
+  const vacuous = checkedNothing(views, new Set(input.faults?.survivors.map((s) => s.key) ?? []));
   const checkedNothingViews = new Set(vacuous.map(({ view }) => view));
   const matrix: MatrixRow[] = trace.rows.map((row) => {
     const its = row.scenarios.map((s) => byKey.get(`${s.uri}:${s.line}`)!);
@@ -356,6 +362,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             : coverageRunPassedSummary(coverageRun),
     });
   }
+  if (input.faults) gates.push({ title: 'Planted faults', passed: input.faults.survivors.length === 0 && input.faults.problems.length === 0, summary: faultSummary(input.faults) });
   const shardProblems = input.shardProblems ?? [];
   if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
   const testDoubles = testDoubleSummaries(input, determinism);
@@ -405,6 +412,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       href: '#qualified',
     });
   }
+  if (input.faults === null) attention.push({ text: 'The planted-fault check did not run (a merge of shards does not run it): nothing shows that each scenario can fail.', href: '#gaps' });
   for (const variable of input.environment ?? []) attention.push({ text: `${variable.name}=${variable.value}: ${variable.meaning}.`, href: '#qualified' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
   if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
@@ -460,6 +468,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
 export const CHECKED_NOTHING_WHY = [
   'had no Then step, so nothing was asserted',
   'checked nothing (no simulation ran and no computation was recorded, so nothing its Then steps could have checked)',
+  'is an outline whose Examples table has no rows, so it made no scenario and checked nothing',
+  'passed under every planted simulator fault, so its Then steps cannot tell a broken simulator from a working one',
 ] as const;
 
 /**
@@ -470,19 +480,21 @@ export const CHECKED_NOTHING_WHY = [
  * scenario without a Then before it runs (steps/support/assertions.ts); this is the sign-off's
  * own check, which does not trust the steps to.
  */
-export function whyCheckedNothing(scenario: RunScenario): (typeof CHECKED_NOTHING_WHY)[number] | null {
+export function whyCheckedNothing(scenario: RunScenario, survivedEveryFault = false): (typeof CHECKED_NOTHING_WHY)[number] | null {
+  if (scenario.emptyExamples !== undefined) return CHECKED_NOTHING_WHY[2];
   if (scenario.status !== 'PASSED') return null;
   const steps = scenario.steps.filter((step) => step.kind === 'step');
   const typed = steps.some((step) => step.type !== null);
   const hasThen = typed ? steps.some((step) => step.type === 'Outcome') : steps.some((step) => step.keyword === 'Then');
   if (!hasThen) return CHECKED_NOTHING_WHY[0];
   if (scenario.evidence !== null && scenario.evidence.digest === null) return CHECKED_NOTHING_WHY[1];
+  if (survivedEveryFault) return CHECKED_NOTHING_WHY[3];
   return null;
 }
 
-function checkedNothing(views: readonly ScenarioView[]): { view: ScenarioView; why: string }[] {
+function checkedNothing(views: readonly ScenarioView[], faultSurvivors: ReadonlySet<string>): { view: ScenarioView; why: string }[] {
   return views.flatMap((view) => {
-    const why = whyCheckedNothing(view.scenario);
+    const why = whyCheckedNothing(view.scenario, faultSurvivors.has(view.scenario.key));
     return why === null ? [] : [{ view, why }];
   });
 }
@@ -588,6 +600,7 @@ const GATE_SECTIONS: Record<string, string> = {
   'Coverage run': '#coverage-run',
   'Generated workloads': '#gaps',
   Shards: '#gaps',
+  'Planted faults': '#gaps',
 };
 
 /** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */
