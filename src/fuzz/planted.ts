@@ -60,6 +60,9 @@ export const SIMULATOR_FAULTS = {
   'mirror-off': "the router's replay forgets the impossible event that stopped it",
   'host-bandwidth': 'host memory (G2) bandwidths are read as twice what is written',
   chain: "a block's sequence hash leaves out the blocks before it",
+  'tie-draw': "the router's draw among tied ranks always takes the first",
+  'pool-split': 'every rank of a shared host memory pool gets a pool of its own',
+  'trace-blocks': "a trace's hash ids are read as blocks of half the trace's block size",
 } as const;
 
 export type SimulatorFault = keyof typeof SIMULATOR_FAULTS;

@@ -270,7 +270,7 @@ export class Router {
 
   /** The position of the draw's pick among `tied` positions that `isTied` accepts, in candidate order (SCORE-3). */
   private draw(tied: number, isTied: (position: number) => boolean): number {
-    let pick = this.random.below(tied);
+    let pick = faultPlanted('tie-draw') ? 0 : this.random.below(tied); // planted fault (src/fuzz/planted.ts)
     for (let i = 0; ; i++) {
       if (isTied(i) && pick-- === 0) return i;
     }

@@ -30,7 +30,7 @@ import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked, SIMULATOR_FAULT_ENV } from '../fuzz/planted';
-import { checkFaults, faultSummary, type FaultCheck, type FaultedRun } from './faults';
+import { faultSummary, type FaultCheck } from './faults';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
@@ -815,7 +815,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
           read.run === null
             ? undefined
             : phase(faultPhase, async () => {
-                const check = await checkFaults(read.run!, faultedRun(ctx, firstEnv, compiledRerun));
+                const check = await runFaultCheck(ctx, firstEnv, path.join(runDir, 'messages.ndjson'), compiledRerun);
                 ctx.write(`   ${faultSummary(check)}\n`);
                 return check;
               }),
@@ -920,18 +920,22 @@ interface SignoffParts {
   faults?: FaultCheck | null;
 }
 
-/** One quiet cucumber run of the given scenarios with a planted simulator fault, its stream written to a folder of its own and read back. */
-function faultedRun(ctx: DriverContext, env: NodeJS.ProcessEnv, beside: boolean): FaultedRun {
-  return async (fault, scenarioArgs) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
-    try {
-      const messages = path.join(dir, 'messages.ndjson');
-      await spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', ...scenarioArgs, '--format', `message:${messages}`], { ...env, [SIMULATOR_FAULT_ENV]: fault }, true, beside);
-      return readRun(messages);
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
-  };
+/**
+ * The planted-fault check (faults.ts) of what passed in run 1's stream, in one process of its own
+ * (scripts/fault-check.ts: the steps loaded once, one cucumber run per fault); what kept it from
+ * completing is a problem of the check.
+ */
+async function runFaultCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, firstMessages: string, beside: boolean): Promise<FaultCheck> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
+  try {
+    const out = path.join(dir, 'faults.json');
+    const done = await spawn(ctx, process.execPath, ['--require', 'tsx/cjs', path.join('scripts', 'fault-check.ts'), firstMessages, out], env, true, beside);
+    if (done.status === 0 && fs.existsSync(out)) return JSON.parse(fs.readFileSync(out, 'utf8')) as FaultCheck;
+    const why = `scripts/fault-check.ts exited with status ${done.status}: ${done.output.split('\n').filter(Boolean).slice(-3).join(' / ')}`;
+    return { trials: [], survivors: [], exempt: [], problems: [why] };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Each scenario's figure (SVG) by its key, from its evidence. */

@@ -19,7 +19,7 @@ import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../collections/valueCounts';
 import { Int32Pool } from '../collections/typedArrays';
 import type { TierIndex } from '../router/residency';
-import { plantedDriftNs } from '../fuzz/planted';
+import { faultPlanted, plantedDriftNs } from '../fuzz/planted';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -272,9 +272,10 @@ export class Cluster implements RankListener {
     const offload = role.host_offload;
     if (!offload) return null;
     if (offload.scope === 'cluster_shared') {
-      if (!this.sharedDomain) {
+      const split = faultPlanted('pool-split'); // planted fault (src/fuzz/planted.ts): each rank a "shared" pool of its own
+      if (!this.sharedDomain || split) {
         const transfers = new SharedBandwidth(this.kernel, this.transferLog, offload);
-        this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, this.blockIds), transfers, subscribers: [] };
+        this.sharedDomain = { pool: new HostPool(split ? `shared-${rank.rank_index}` : 'shared-0', offload.num_host_blocks, this.blockIds), transfers, subscribers: [] };
       }
       (this.sharedDomain.transfers as SharedBandwidth).join(rank.rank_index, offload);
       this.sharedDomain.subscribers.push(rank);
