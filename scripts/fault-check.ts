@@ -1,6 +1,6 @@
 // The planted-fault check of `npm run qualify` in one process (src/signoff/faults.ts says what it
 // checks): the step definitions are loaded once through cucumber's API, then the scenarios run
-// once per planted simulator fault (src/fuzz/planted.ts), the fault switched between the runs,
+// once per planted simulator fault (src/fuzz/simulatorFaults.ts), the fault switched between the runs,
 // each run given only the survivors of the one before. One Node start and one load of the steps,
 // where a cucumber process per fault would pay both fifteen times.
 //
@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import { loadConfiguration, loadSupport, runCucumber } from '@cucumber/cucumber/api';
 import { checkFaults, type FaultedRun } from '../src/signoff/faults';
 import { parseRun } from '../src/signoff/messages';
-import { plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked } from '../src/fuzz/planted';
+import { plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked } from '../src/fuzz/simulatorFaults';
 
 async function main(argv: string[]): Promise<void> {
   const [firstMessages, out, ...only] = argv;

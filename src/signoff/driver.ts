@@ -29,8 +29,10 @@ import { anchorsOf, buildSignoff, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generate
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
-import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked, SIMULATOR_FAULT_ENV } from '../fuzz/planted';
+import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked } from '../fuzz/planted';
+import { SIMULATOR_FAULT_ENV } from '../fuzz/simulatorFaults';
 import { faultSummary, type FaultCheck } from './faults';
+import { checkIsolation, isolationSummary, type AloneRun, type IsolationCheck } from './isolation';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
@@ -59,12 +61,14 @@ export interface QualifyOptions {
   shard: ShardSpec | null;
   /** `--merge DIR…`: the shard folders to build one sign-off from (nothing runs). */
   merge: string[] | null;
+  /** `--isolation`: replay every scenario that passed alone, in a process of its own (isolation.ts). */
+  isolation: boolean;
   argv: string[];
 }
 
 export { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED };
 
-const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --shard i/n, --merge DIR…';
+const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --isolation, --shard i/n, --merge DIR…';
 
 /** What `npm run qualify -- --help` prints (the README's qualification section says more). */
 export const QUALIFY_USAGE = [
@@ -76,6 +80,7 @@ export const QUALIFY_USAGE = [
   '  --baseline FILE      an earlier signoff.json to compare with',
   '  --no-coverage        skip the compiled coverage run',
   `  --fuzz-runs N        generated workloads to check (default ${DEFAULT_FUZZ_RUNS}; 0: none)`,
+  '  --isolation          also replay every scenario alone, each in a process of its own (order independence)',
   '  --shard i/n          run shard i of n (writes shard.json, no sign-off)',
   '  --merge DIR…         build one sign-off from the shard folders',
   'exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error',
@@ -93,6 +98,7 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
     fuzzRuns: DEFAULT_FUZZ_RUNS,
     shard: null,
     merge: null,
+    isolation: false,
     argv,
   };
   const given = new Set<string>();
@@ -110,6 +116,7 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
     else if (arg === '--campaign') options.campaign = value();
     else if (arg === '--baseline') options.baseline = value();
     else if (arg === '--no-coverage') options.coverage = false;
+    else if (arg === '--isolation') options.isolation = true;
     else if (arg === '--fuzz-runs') {
       const text = value();
       if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--fuzz-runs ${text}: expected a whole number`);
@@ -130,6 +137,7 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
     const shardOnly = ['--features', '--no-coverage', '--fuzz-runs'].filter((o) => given.has(o));
     if (shardOnly.length > 0) throw new UsageError(`${shardOnly[0]} belongs to the shard runs, not to --merge (it merges what the shards ran)`);
   }
+  if (options.isolation && (options.shard !== null || options.merge !== null)) throw new UsageError('--isolation is not made by a shard or a merge: run it on the whole suite, unsharded');
   if (options.shard !== null) {
     const mergeOnly = ['--campaign', '--baseline'].filter((o) => given.has(o));
     if (mergeOnly.length > 0) throw new UsageError(`${mergeOnly[0]} belongs to --merge, not to a --shard run (a shard writes no sign-off)`);
@@ -747,7 +755,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
             `${prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active, a planted defect)` : ''}`,
         )
       : -1;
-  const faultPhase = shard === null ? add('planted faults: the scenarios that passed run 1 again under each planted simulator fault in turn, only those that passed again under the next (src/fuzz/planted.ts)') : -1;
+  const faultPhase = shard === null ? add('planted faults: the scenarios that passed run 1 again under each planted simulator fault in turn, only those that passed again under the next (src/fuzz/simulatorFaults.ts)') : -1;
+  const isolationPhase = shard === null && options.isolation ? add('order independence: every scenario that passed run 1 replayed alone, each in a cucumber process of its own, two at a time (--isolation)') : -1;
   const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
   const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), in one process') : -1;
   const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
@@ -820,7 +829,19 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
                 return check;
               }),
         );
-  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures, faultChecked]);
+  const isolated: Promise<IsolationCheck | null | undefined> =
+    isolationPhase < 0
+      ? Promise.resolve(shard === null ? null : undefined)
+      : firstRead.then((read) =>
+          read.run === null
+            ? undefined
+            : phase(isolationPhase, async () => {
+                const check = await checkIsolation(read.run!, aloneRun(ctx, firstEnv, compiledRerun));
+                ctx.write(`   ${isolationSummary(check)}\n`);
+                return check;
+              }),
+        );
+  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures, faultChecked, isolated]);
 
   let measured: Measured | null = compiledMeasured;
   if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
@@ -844,7 +865,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const model = await phase(last, async () => {
     runDirKept();
     const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
-    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, faults: await faultChecked });
+    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, faults: await faultChecked, isolation: await isolated });
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
@@ -918,6 +939,22 @@ interface SignoffParts {
   features?: string;
   /** The planted-fault check (faults.ts); null when it did not run (a merge). */
   faults?: FaultCheck | null;
+  /** The order-independence proof (isolation.ts); null when it was not asked for (--isolation). */
+  isolation?: IsolationCheck | null;
+}
+
+/** One scenario replayed alone: a quiet cucumber process of its own (its replay command), its stream written to a folder of its own and read back. */
+function aloneRun(ctx: DriverContext, env: NodeJS.ProcessEnv, beside: boolean): AloneRun {
+  return async ({ uri, line }) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-alone-'));
+    try {
+      const messages = path.join(dir, 'messages.ndjson');
+      await spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', `${uri}:${line}`, '--format', `message:${messages}`], env, true, beside);
+      return readRun(messages);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
 }
 
 /**
@@ -985,6 +1022,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
     glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
     shardProblems: parts.shardProblems,
     faults: parts.faults,
+    isolation: parts.isolation,
   });
   // Everything is written into the unpublished run folder, then published in one rename.
   fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
@@ -1083,6 +1121,7 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       subject: mergedSubject(check.used.map((s) => s.manifest)),
       features: check.reference.suite.features,
       faults: null,
+      isolation: null,
     }),
   );
   reportVerdict(ctx, model, measured);

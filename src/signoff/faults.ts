@@ -1,6 +1,6 @@
 // The planted-fault check of `npm run qualify` ("scenarios must be able to fail"): a scenario whose
 // Then steps still pass when the simulator is broken checked nothing. The scenarios that passed run
-// again with one planted simulator fault switched on (src/fuzz/planted.ts, SIMULATOR_FAULTS, in
+// again with one planted simulator fault switched on (src/fuzz/simulatorFaults.ts, SIMULATOR_FAULTS, in
 // that order), and only those that passed again run under the next fault; a scenario that passes
 // under every fault is a survivor: the sign-off names it under Gaps and it covers no requirement.
 // Most scenarios fail under the first faults, so the whole check costs about one more suite run.
@@ -10,7 +10,7 @@
 // a fault that broke the document would break the repository, not the simulator. It is listed as
 // exempt, with that reason, never silently. A scenario that only sets up or rejects a configuration
 // is tried like any other: the 'config' and 'host-bandwidth' faults break what it checks.
-import { SIMULATOR_FAULTS, SIMULATOR_FAULT_NAMES, type SimulatorFault } from '../fuzz/planted';
+import { SIMULATOR_FAULTS, SIMULATOR_FAULT_NAMES, type SimulatorFault } from '../fuzz/simulatorFaults';
 import { compareText } from '../order';
 import type { RunModel, RunScenario } from './messages';
 

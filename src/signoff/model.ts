@@ -24,6 +24,7 @@ import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
 import { fuzzCaseCommand } from '../fuzz/command';
 import { faultSummary, type FaultCheck } from './faults';
+import { isolationSummary, type IsolationCheck } from './isolation';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -85,6 +86,11 @@ export interface SignoffInput {
    * is a gate of its own. Null when it did not run (a merge of shards); absent in older callers.
    */
   faults?: FaultCheck | null;
+  /**
+   * The order-independence proof (isolation.ts, `--isolation`): a gate of its own when it ran; null
+   * when it did not (Needs attention says order independence was not proven); absent in older callers.
+   */
+  isolation?: IsolationCheck | null;
 }
 
 export interface SuiteScope {
@@ -363,6 +369,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     });
   }
   if (input.faults) gates.push({ title: 'Planted faults', passed: input.faults.survivors.length === 0 && input.faults.problems.length === 0, summary: faultSummary(input.faults) });
+  if (input.isolation) gates.push({ title: 'Order independence', passed: input.isolation.dependent.length === 0 && input.isolation.problems.length === 0, summary: isolationSummary(input.isolation) });
   const shardProblems = input.shardProblems ?? [];
   if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
   const testDoubles = testDoubleSummaries(input, determinism);
@@ -413,6 +420,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     });
   }
   if (input.faults === null) attention.push({ text: 'The planted-fault check did not run (a merge of shards does not run it): nothing shows that each scenario can fail.', href: '#gaps' });
+  if (input.isolation === null) attention.push({ text: 'Order independence was not proven: no scenario was replayed alone (npm run qualify -- --isolation replays each in a process of its own), so one that passes only after another would not be seen.', href: '#determinism' });
   for (const variable of input.environment ?? []) attention.push({ text: `${variable.name}=${variable.value}: ${variable.meaning}.`, href: '#qualified' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
   if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
@@ -601,6 +609,7 @@ const GATE_SECTIONS: Record<string, string> = {
   'Generated workloads': '#gaps',
   Shards: '#gaps',
   'Planted faults': '#gaps',
+  'Order independence': '#determinism',
 };
 
 /** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */

@@ -19,7 +19,7 @@ import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../collections/valueCounts';
 import { Int32Pool } from '../collections/typedArrays';
 import type { TierIndex } from '../router/residency';
-import { faultPlanted, plantedDriftNs } from '../fuzz/planted';
+import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -227,7 +227,7 @@ export class Cluster implements RankListener {
   /** Called when a request has been dispatched to a rank (for dispatch-triggered dependencies). */
   onDispatched: ((request: SimRequest) => void) | null = null;
 
-  /** 0, or how much later the planted 'drift' fault starts this simulation's requests (src/fuzz/planted.ts). */
+  /** 0, or how much later the planted 'drift' fault starts this simulation's requests (src/fuzz/simulatorFaults.ts). */
   private readonly drift_ns = plantedDriftNs();
 
   constructor(readonly spec: ClusterSpec) {
@@ -272,7 +272,7 @@ export class Cluster implements RankListener {
     const offload = role.host_offload;
     if (!offload) return null;
     if (offload.scope === 'cluster_shared') {
-      const split = faultPlanted('pool-split'); // planted fault (src/fuzz/planted.ts): each rank a "shared" pool of its own
+      const split = faultPlanted('pool-split'); // planted fault (src/fuzz/simulatorFaults.ts): each rank a "shared" pool of its own
       if (!this.sharedDomain || split) {
         const transfers = new SharedBandwidth(this.kernel, this.transferLog, offload);
         this.sharedDomain = { pool: new HostPool(split ? `shared-${rank.rank_index}` : 'shared-0', offload.num_host_blocks, this.blockIds), transfers, subscribers: [] };

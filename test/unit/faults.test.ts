@@ -15,7 +15,7 @@ import { buildSignoff, CHECKED_NOTHING_WHY, type SignoffInput } from '../../src/
 import { compareRuns } from '../../src/signoff/determinism';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { emptyEvidence, evidenceFromComputation } from '../../src/report/evidence';
-import { faultPlanted, plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked, type SimulatorFault } from '../../src/fuzz/planted';
+import { faultPlanted, plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked, type SimulatorFault } from '../../src/fuzz/simulatorFaults';
 
 function scenario(uri: string, line: number, overrides: Partial<RunScenario> = {}): RunScenario {
   return {
