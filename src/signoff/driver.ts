@@ -24,7 +24,7 @@ import { CoverageRun, CoverageSummary, failedTapTests, skippedTapTests, summaris
 import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
-import { parseRun, RunModel } from './messages';
+import { parseRun, RunModel, runLastWords } from './messages';
 import { anchorsOf, buildSignoff, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject, SuiteScope } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
@@ -417,13 +417,18 @@ export function stopChildren(signal: NodeJS.Signals): number {
 
 function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
   return new Promise((resolve, reject) => {
-    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] });
+    // Output is always collected (a run that stops early is explained by its last words); a tool that is not quiet is also printed as it runs.
+    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     runningChildren.add(child);
     child.on('exit', () => runningChildren.delete(child));
     if (beside && child.pid !== undefined) lowerPriority(child.pid);
     let output = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const collect = (chunk: string) => {
+      output += chunk;
+      if (!quiet) ctx.write(chunk);
+    };
+    child.stdout?.setEncoding('utf8').on('data', collect);
+    child.stderr?.setEncoding('utf8').on('data', collect);
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, output }));
   });
@@ -440,6 +445,13 @@ function lowerPriority(pid: number): void {
 
 function tool(ctx: DriverContext, name: string): string {
   return path.join(ctx.root, 'node_modules', '.bin', name);
+}
+
+/** A run whose stream did not finish, with cucumber's own account of what stopped it added to its problems. */
+function withLastWords(read: { run: RunModel | null; problem: string | null }, output: string): { run: RunModel | null; problem: string | null } {
+  const words = read.run !== null && !read.run.finished ? runLastWords(output) : null;
+  if (words !== null) read.run!.runErrors.push(words);
+  return read;
 }
 
 function readRun(file: string): { run: RunModel | null; problem: string | null } {
@@ -814,7 +826,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
           return result;
         });
   // The first run's figures are drawn as soon as it ends, while the other work goes on.
-  const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
+  const firstRead = runOne.then((spawned) => withLastWords(readRun(path.join(runDir, 'messages.ndjson')), spawned.output));
   const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
   // The planted-fault check starts when run 1 has ended: it reruns what passed there (faults.ts).
   const faultChecked: Promise<FaultCheck | undefined> =
