@@ -7,7 +7,7 @@
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
-import { countOf, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
 import { escapeMarkdown as md, markdownCode as code, markdownFence, plainWords } from './text';
 
@@ -61,7 +61,7 @@ function matrixRows(model: SignoffModel): string[][] {
     scenarioLink(view),
     view.requirements.length ? view.requirements.map(md).join(', ') : '❌ none',
     `${mark(view.scenario.status === 'PASSED')} ${statusWord(view.scenario.status)}`,
-    (view.scenario.evidence?.measurements ?? []).map((m) => md(plainWords(m.text))).join('<br>') || '—',
+    (view.scenario.evidence?.measurements ?? []).map((m) => md(plainWords(measuredText(m)))).join('<br>') || '—',
   ]);
 }
 
@@ -101,7 +101,7 @@ function scenarioSection(view: ScenarioView): string {
   for (const { step, phrases } of view.suggestions) {
     parts.push('', `**${md(step.keyword)} ${md(step.text)} — undefined. Did you mean:**`, '', ...phrases.map((p) => `- ${code(p)}`), '', 'Every phrase is listed in `docs/steps.md` of the repository.');
   }
-  if (ev && ev.measurements.length > 0) parts.push('', '**Measured:**', '', ...ev.measurements.map((m) => `- ${md(plainWords(m.text))}`));
+  if (ev && ev.measurements.length > 0) parts.push('', '**Measured:**', '', ...ev.measurements.map((m) => `- ${md(plainWords(measuredText(m)))}`));
   if (ev && ev.timeline.placements.length > 0) {
     parts.push('', '**Routing decisions, in plain words:**', '', ...ev.timeline.placements.map((p) => `- ${md(plainWords(p.sentence))}`));
   }

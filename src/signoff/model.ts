@@ -7,7 +7,7 @@
 // workload kept every invariant, and (when merged from shards) the shards were one complete set. Pure: the date, versions and git facts come from the caller.
 import { createHash } from 'node:crypto';
 import { digestOf } from '../report/canonical';
-import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
+import { HOOK_ATTACHMENT_FILES, type Measurement } from '../report/evidence';
 import type { CoverageRun, CoverageSummary, SkippedTest } from './coverage';
 import { NOT_RUN_IN_EITHER, type Determinism } from './determinism';
 import type { Registry, Requirement, Traceability } from './requirements';
@@ -280,7 +280,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       requirement: row.requirement,
       status,
       ok: its.length > 0 && failing === 0 && empty === 0,
-      scenarios: its.map((view) => ({ view, measured: (view.scenario.evidence?.measurements ?? []).map((m) => m.text) })),
+      scenarios: its.map((view) => ({ view, measured: (view.scenario.evidence?.measurements ?? []).map(measuredText) })),
     };
   });
 
@@ -470,6 +470,14 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     attention,
     baseline,
   };
+}
+
+/**
+ * A measured value as the sign-off shows it: its sentence, or, when the step that recorded it made
+ * no assertion on it (Measurement.asserted false), the sentence marked as recorded, not asserted.
+ */
+export function measuredText(m: Measurement): string {
+  return m.asserted === false ? `${m.text} (recorded by its step, not asserted)` : m.text;
 }
 
 /** Why a passed scenario checked nothing, in the words of the scenarios gate (see whyCheckedNothing). */

@@ -7,6 +7,7 @@
 // scenarios gate then says so, as for any failed step.
 import * as chai from 'chai';
 import { AfterStep, Before, BeforeStep, Status } from '@cucumber/cucumber';
+import { assertedOn, stepBegins } from './measured';
 
 /** Assertions made since the current step began. */
 const counted = { made: 0 };
@@ -16,12 +17,14 @@ chai.use((lib) => {
   const assert = proto.assert;
   proto.assert = function counting(this: unknown, ...args: unknown[]): unknown {
     counted.made++;
+    assertedOn(lib.util.flag(this as object, 'object'));
     return assert.apply(this, args);
   };
 });
 
 BeforeStep(function () {
   counted.made = 0;
+  stepBegins();
 });
 
 /** Why a step that passed did not really check: null when it did (or when it is not an outcome step). */
