@@ -4,7 +4,7 @@
 // the same process (a module's state left over, a cache another filled) fails alone, or does
 // something different, and is named. Run 2's shuffled order cannot prove this: whatever its order,
 // something runs before every scenario but the first. Measured on the suite, a process per scenario
-// costs about sixty suite runs of CPU (a Node start and a load of the steps each), so the proof is
+// costs about fifty suite runs of CPU (1.6 s a scenario: a Node start and a load of the steps), so the proof is
 // its own phase, asked for with --isolation; a sign-off without it says order independence was not
 // proven. Two processes run at once.
 import type { RunModel, RunScenario, ScenarioStatus } from './messages';

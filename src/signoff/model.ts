@@ -4,7 +4,9 @@
 // traces to a registered requirement and every requirement has a scenario, both runs did exactly
 // the same thing, the compiled coverage run (when made) passed every test and scenario again, and
 // the determinism test double was not active, (when a fuzz campaign ran) every generated
-// workload kept every invariant, and (when merged from shards) the shards were one complete set. Pure: the date, versions and git facts come from the caller.
+// workload kept every invariant, (when merged from shards) the shards were one complete set, every
+// scenario that passed failed under some planted simulator fault (faults.ts) and (with --isolation)
+// every scenario passed alone (isolation.ts). Pure: the date, versions and git facts come from the caller.
 import { createHash } from 'node:crypto';
 import { digestOf } from '../report/canonical';
 import { HOOK_ATTACHMENT_FILES, type Measurement } from '../report/evidence';
