@@ -31,7 +31,7 @@ import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked } from '../fuzz/planted';
 import { SIMULATOR_FAULT_ENV } from '../fuzz/simulatorFaults';
-import { faultSummary, type FaultCheck } from './faults';
+import { faultSummary, mergeFaultChecks, type FaultCheck } from './faults';
 import { checkIsolation, isolationSummary, type AloneRun, type IsolationCheck } from './isolation';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
@@ -767,7 +767,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
             `${prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active, a planted defect)` : ''}`,
         )
       : -1;
-  const faultPhase = shard === null ? add('planted faults: the scenarios that passed run 1 again under each planted simulator fault in turn, only those that passed again under the next (src/fuzz/simulatorFaults.ts)') : -1;
+  const faultPhase = add(`planted faults: the scenarios${share} that passed run 1 again under each planted simulator fault in turn, only those that passed again under the next (src/fuzz/simulatorFaults.ts)`);
   const isolationPhase = shard === null && options.isolation ? add('order independence: every scenario that passed run 1 replayed alone, each in a cucumber process of its own, two at a time (--isolation)') : -1;
   const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
   const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), in one process') : -1;
@@ -866,9 +866,10 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   }
 
   if (shard !== null) {
+    const faults = (await faultChecked) ?? null;
     await phase(last, () => {
       runDirKept();
-      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured });
+      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, faults });
     });
     ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
     return { status: 0, model: null };
@@ -901,7 +902,7 @@ function publishShard(
   prepared: Prepared,
   ctx: DriverContext,
   runDir: string,
-  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null },
+  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null; faults: FaultCheck | null },
 ): void {
   const { shard } = made;
   const firstFile = path.join(runDir, 'messages.ndjson');
@@ -917,6 +918,7 @@ function publishShard(
     command: commandOf(prepared.options, { perturbation: made.perturbation, planted: prepared.plantedDefect }),
     generated: made.generated,
     coverage: made.measured === null ? null : { summary: made.measured.summary, run: made.measured.run, note: made.measured.note },
+    faults: made.faults,
   };
   fs.writeFileSync(path.join(runDir, SHARD_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
   publishRun(prepared.out, runDir, SHARD_SET_NAMES, SET_NAMES);
@@ -949,7 +951,7 @@ interface SignoffParts {
   subject?: Subject;
   /** The features folder the shards ran (a merge), when not this run's --features. */
   features?: string;
-  /** The planted-fault check (faults.ts); null when it did not run (a merge). */
+  /** The planted-fault check (faults.ts; a merge's: its shards' merged). */
   faults?: FaultCheck | null;
   /** The order-independence proof (isolation.ts); null when it was not asked for (--isolation). */
   isolation?: IsolationCheck | null;
@@ -1132,7 +1134,7 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       shardProblems: check.problems,
       subject: mergedSubject(check.used.map((s) => s.manifest)),
       features: check.reference.suite.features,
-      faults: null,
+      faults: mergeFaultChecks(check.used.map((s) => ({ index: s.manifest.shard.index, count: s.manifest.shard.count, faults: s.manifest.faults }))),
       isolation: null,
     }),
   );

@@ -4,6 +4,7 @@
 // that order), and only those that passed again run under the next fault; a scenario that passes
 // under every fault is a survivor: the sign-off names it under Gaps and it covers no requirement.
 // Most scenarios fail under the first faults, so the whole check costs about one more suite run.
+// A shard checks its share; the merge adds the shards' checks up (mergeFaultChecks).
 //
 // Which scenarios are tried: every scenario that passed, except one whose evidence says it checked a
 // document of the repository (steps/docs.steps.ts): no simulator fault can reach what it reads, and
@@ -85,4 +86,36 @@ export function faultSummary(check: FaultCheck): string {
   const exempt = check.exempt.length > 0 ? `; ${check.exempt.length} exempt (a document, not the simulator)` : '';
   const problems = check.problems.length > 0 ? `; could not complete: ${check.problems.join('; ')}` : '';
   return `${tried} passed scenario${tried === 1 ? '' : 's'} run again under ${faults} planted simulator fault${faults === 1 ? '' : 's'} in turn: ${survivors}${exempt}${problems}`;
+}
+
+/**
+ * The check of a sharded run, from each shard's check of its share: each fault's scenarios run and
+ * caught summed (a scenario's fate under a fault does not depend on the others), the survivors,
+ * exemptions and problems of all, in the suite's order; a shard that recorded no check is a problem.
+ * The same as the unsharded run's check of the whole suite.
+ */
+export function mergeFaultChecks(shards: readonly { index: number; count: number; faults: FaultCheck | null | undefined }[]): FaultCheck {
+  const trials: FaultTrial[] = [];
+  for (const fault of SIMULATOR_FAULT_NAMES) {
+    const mine = shards.flatMap((s) => s.faults?.trials.filter((t) => t.fault === fault) ?? []);
+    if (mine.length > 0) trials.push({ fault, meaning: SIMULATOR_FAULTS[fault], ran: mine.reduce((n, t) => n + t.ran, 0), caught: mine.reduce((n, t) => n + t.caught, 0) });
+  }
+  const inOrder = <T extends { key: string }>(items: T[]) => items.sort((a, b) => compareKeys(a.key, b.key));
+  return {
+    trials,
+    survivors: inOrder(shards.flatMap((s) => s.faults?.survivors ?? [])),
+    exempt: inOrder(shards.flatMap((s) => s.faults?.exempt ?? [])),
+    problems: [
+      ...shards.filter((s) => !s.faults).map((s) => `shard ${s.index} of ${s.count} recorded no planted-fault check`),
+      ...shards.flatMap((s) => s.faults?.problems ?? []),
+    ],
+  };
+}
+
+/** Scenario keys (`uri:line`) in the suite's order: by file, then by line. */
+function compareKeys(a: string, b: string): number {
+  const split = (key: string) => [key.slice(0, key.lastIndexOf(':')), Number(key.slice(key.lastIndexOf(':') + 1))] as const;
+  const [ua, la] = split(a);
+  const [ub, lb] = split(b);
+  return compareText(ua, ub) || la - lb;
 }

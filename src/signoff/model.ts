@@ -85,7 +85,7 @@ export interface SignoffInput {
   shardProblems?: string[];
   /**
    * The planted-fault check (faults.ts): its survivors checked nothing and cover no requirement; it
-   * is a gate of its own. Null when it did not run (a merge of shards); absent in older callers.
+   * is a gate of its own (a merge's is its shards' checks merged). Null when it did not run; absent in older callers.
    */
   faults?: FaultCheck | null;
   /**
@@ -421,7 +421,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       href: '#qualified',
     });
   }
-  if (input.faults === null) attention.push({ text: 'The planted-fault check did not run (a merge of shards does not run it): nothing shows that each scenario can fail.', href: '#gaps' });
+  if (input.faults === null) attention.push({ text: 'The planted-fault check did not run: nothing shows that each scenario can fail.', href: '#gaps' });
   if (input.isolation === null) attention.push({ text: 'Order independence was not proven: no scenario was replayed alone (npm run qualify -- --isolation replays each in a process of its own), so one that passes only after another would not be seen.', href: '#determinism' });
   for (const variable of input.environment ?? []) attention.push({ text: `${variable.name}=${variable.value}: ${variable.meaning}.`, href: '#qualified' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateMessages } from '@cucumber/gherkin';
 import { IdGenerator, SourceMediaType } from '@cucumber/messages';
-import { checkFaults, DOCUMENT_EXEMPTION, faultCandidates, faultSummary, scenarioArguments, type FaultedRun } from '../../src/signoff/faults';
+import { checkFaults, DOCUMENT_EXEMPTION, faultCandidates, faultSummary, mergeFaultChecks, scenarioArguments, type FaultedRun } from '../../src/signoff/faults';
 import { parseRun, type RunModel, type RunScenario } from '../../src/signoff/messages';
 import { buildSignoff, CHECKED_NOTHING_WHY, type SignoffInput } from '../../src/signoff/model';
 import { compareRuns } from '../../src/signoff/determinism';
@@ -231,4 +231,19 @@ test('an Examples table without rows (or without a table) is a NOT RUN stand-in 
 test('the empty evidence of a scenario that drove nothing is no document: it is tried like any other', () => {
   const nothing = scenario('features/n.feature', 2, { evidence: emptyEvidence(1893) });
   assert.deepEqual(faultCandidates(runOf([nothing])).tried.map((s) => s.key), [nothing.key]);
+});
+
+test("a merge adds up its shards' checks into the check of the whole suite, and names a shard that recorded none", async () => {
+  const a = scenario('features/a.feature', 3);
+  const b = scenario('features/a.feature', 10);
+  const c = scenario('features/b.feature', 4);
+  const doc = scenario('features/d.feature', 2, { evidence: evidenceFromComputation('document', {}, 1893) });
+  const dies = { placement: [a.key], reuse: [c.key] };
+  const faults: SimulatorFault[] = ['placement', 'reuse', 'lag'];
+  const whole = await checkFaults(runOf([a, b, c, doc]), fakeRuns(dies, [], [a, b, c, doc]), faults);
+  const one = await checkFaults(runOf([b, c]), fakeRuns(dies, [], [b, c]), faults);
+  const two = await checkFaults(runOf([a, doc]), fakeRuns(dies, [], [a, doc]), faults);
+  assert.deepEqual(mergeFaultChecks([{ index: 1, count: 2, faults: one }, { index: 2, count: 2, faults: two }]), whole);
+  const missing = mergeFaultChecks([{ index: 1, count: 2, faults: one }, { index: 2, count: 2, faults: undefined }]);
+  assert.deepEqual(missing.problems, ['shard 2 of 2 recorded no planted-fault check']);
 });
