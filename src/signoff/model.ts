@@ -314,7 +314,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             : '') +
           CHECKED_NOTHING_WHY.map((why) => vacuous.filter((v) => v.why === why))
             .filter((some) => some.length > 0)
-            .map((some) => `; ${countOf(some.length, 'passed scenario')} ${some[0].why}: ${some.map((v) => `"${v.view.scenario.name}"`).join(', ')}`)
+            .map((some) => `; ${countOf(some.length, some[0].why === CHECKED_NOTHING_WHY[2] ? 'Examples table' : 'passed scenario')} ${some[0].why}: ${some.map((v) => `"${v.view.scenario.name}"`).join(', ')}`)
             .join('') +
           (run.runErrors.length > 0 ? `; the run itself reported ${countOf(run.runErrors.length, 'problem')}` : ''),
   };
@@ -486,8 +486,8 @@ export function measuredText(m: Measurement): string {
 export const CHECKED_NOTHING_WHY = [
   'had no Then step, so nothing was asserted',
   'checked nothing (no simulation ran and no computation was recorded, so nothing its Then steps could have checked)',
-  'is an outline whose Examples table has no rows, so it made no scenario and checked nothing',
-  'passed under every planted simulator fault, so its Then steps cannot tell a broken simulator from a working one',
+  'of an outline has no rows, so the outline made no scenario of it and checked nothing',
+  'passed under every planted simulator fault: Then steps that cannot tell a broken simulator from a working one',
 ] as const;
 
 /**

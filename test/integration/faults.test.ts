@@ -50,7 +50,7 @@ test('qualify runs the check as a phase: every fault given, the gate passes when
     const gate = json.gates.find((g: { title: string }) => g.title === 'Planted faults');
     assert.equal(gate.passed, true, gate.summary);
     assert.match(gate.summary, /^2 passed scenarios run again under \d+ planted simulator faults in turn: every one failed under at least one$/);
-    assert.deepEqual(json.gaps.checked_nothing, [{ key: `${FEATURE}:33`, why: 'is an outline whose Examples table has no rows, so it made no scenario and checked nothing' }]);
+    assert.deepEqual(json.gaps.checked_nothing, [{ key: `${FEATURE}:33`, why: 'of an outline has no rows, so the outline made no scenario of it and checked nothing' }]);
     const markdown = fs.readFileSync(path.join(out, 'signoff.md'), 'utf8');
     assert.match(markdown, /### Planted simulator faults\n\nThe scenarios that passed, run again under each fault in turn; only those that passed again ran under the next\.\n\n- `event-ids` \(/);
     assert.match(markdown, /Order independence was not proven/);
