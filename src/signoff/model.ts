@@ -300,9 +300,11 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const uncovered = uncoveredRequirements(trace);
 
   const total = views.length;
+  // A survivor of every planted fault fails the Planted faults gate, which names it: not this one again.
+  const emptyHere = vacuous.filter((v) => v.why !== CHECKED_NOTHING_WHY[3]);
   const scenariosGate: Gate = {
     title: 'Scenarios',
-    passed: total > 0 && counts.PASSED === total && vacuous.length === 0 && run.runErrors.length === 0,
+    passed: total > 0 && counts.PASSED === total && emptyHere.length === 0 && run.runErrors.length === 0,
     summary:
       total === 0
         ? 'no scenario ran'
@@ -312,7 +314,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
                 .map((s) => `${counts[s]} ${statusWord(s)}`)
                 .join(', ')})`
             : '') +
-          CHECKED_NOTHING_WHY.map((why) => vacuous.filter((v) => v.why === why))
+          CHECKED_NOTHING_WHY.map((why) => emptyHere.filter((v) => v.why === why))
             .filter((some) => some.length > 0)
             .map((some) => `; ${countOf(some.length, some[0].why === CHECKED_NOTHING_WHY[2] ? 'Examples table' : 'passed scenario')} ${some[0].why}: ${some.map((v) => `"${v.view.scenario.name}"`).join(', ')}`)
             .join('') +
@@ -370,7 +372,10 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             : coverageRunPassedSummary(coverageRun),
     });
   }
-  if (input.faults) gates.push({ title: 'Planted faults', passed: input.faults.survivors.length === 0 && input.faults.problems.length === 0, summary: faultSummary(input.faults) });
+  if (input.faults) {
+    const survivors = input.faults.survivors.length > 0 ? `: ${input.faults.survivors.map((s) => `"${s.name}"`).join(', ')}` : '';
+    gates.push({ title: 'Planted faults', passed: input.faults.survivors.length === 0 && input.faults.problems.length === 0, summary: faultSummary(input.faults) + survivors });
+  }
   if (input.isolation) gates.push({ title: 'Order independence', passed: input.isolation.dependent.length === 0 && input.isolation.problems.length === 0, summary: isolationSummary(input.isolation) });
   const shardProblems = input.shardProblems ?? [];
   if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
@@ -422,7 +427,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     });
   }
   if (input.faults === null) attention.push({ text: 'The planted-fault check did not run: nothing shows that each scenario can fail.', href: '#gaps' });
-  if (input.isolation === null) attention.push({ text: 'Order independence was not proven: no scenario was replayed alone (npm run qualify -- --isolation replays each in a process of its own), so one that passes only after another would not be seen.', href: '#determinism' });
+  if (input.isolation === null) attention.push({ text: 'Order independence was not proven: no scenario was replayed alone (--isolation).', href: '#determinism' });
   for (const variable of input.environment ?? []) attention.push({ text: `${variable.name}=${variable.value}: ${variable.meaning}.`, href: '#qualified' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
   if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
