@@ -90,7 +90,7 @@ export interface SignoffInput {
   faults?: FaultCheck | null;
   /**
    * The order-independence proof (isolation.ts, `--isolation`): a gate of its own when it ran; null
-   * when it did not (Needs attention says order independence was not proven); absent in older callers.
+   * when it did not (the Determinism gate says order independence was not proven); absent in older callers.
    */
   isolation?: IsolationCheck | null;
 }
@@ -351,6 +351,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             .filter(Boolean)
             .join('; '),
   };
+  // Without --isolation the shuffled run 2 is all there is: it says what it does not prove.
+  if (input.isolation === null) determinismGate.summary += '; order independence not proven (no --isolation)';
   const gates = [scenariosGate, traceGate, determinismGate];
   if (input.generated) gates.push({ title: 'Generated workloads', passed: generatedPassed(input.generated), summary: generatedSummary(input.generated) });
   const coverageRun = input.coverageRun;
@@ -427,7 +429,6 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     });
   }
   if (input.faults === null) attention.push({ text: 'The planted-fault check did not run: nothing shows that each scenario can fail.', href: '#gaps' });
-  if (input.isolation === null) attention.push({ text: 'Order independence was not proven: no scenario was replayed alone (--isolation).', href: '#determinism' });
   for (const variable of input.environment ?? []) attention.push({ text: `${variable.name}=${variable.value}: ${variable.meaning}.`, href: '#qualified' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
   if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
