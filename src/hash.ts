@@ -2,6 +2,7 @@
 // sequence hashes of complete blocks. Pure functions of the token sequence, stable across runs:
 // a block inside one chunk is hashed from the chunk key and its place (which fix its tokens), a
 // block across chunks from its tokens.
+import { faultPlanted } from './fuzz/simulatorFaults';
 
 /** A 64-bit block hash (u64 on the wire). */
 export type BlockHash = bigint;
@@ -204,12 +205,14 @@ export function hashPromptBlocks(chunks: readonly TokenChunk[], blockSize: numbe
 }
 
 /** hashPromptBlocks as BlockWords: the same hashes without a bigint or an object per block. */
-export function hashPromptWords(chunks: readonly TokenChunk[], blockSize: number): BlockWords {
-  if (!Number.isInteger(blockSize) || blockSize <= 0) throw new RangeError(`block size ${blockSize} must be a positive integer`);
+export function hashPromptWords(chunks: readonly TokenChunk[], givenBlockSize: number): BlockWords {
+  if (!Number.isInteger(givenBlockSize) || givenBlockSize <= 0) throw new RangeError(`block size ${givenBlockSize} must be a positive integer`);
+  const blockSize = givenBlockSize + (faultPlanted('long-blocks') ? 1 : faultPlanted('short-blocks') && givenBlockSize > 1 ? -1 : 0); // planted fault (src/fuzz/simulatorFaults.ts)
   const words = new Int32Array(Math.floor(promptLength(chunks) / blockSize) * WORDS_PER_BLOCK);
   let written = 0;
   const sequence = new Int32Array([ROOT_LO, ROOT_HI]);
   const appendBlock = (localLo: number, localHi: number) => {
+    if (faultPlanted('chain')) sequence.set([ROOT_LO, ROOT_HI]); // planted fault (src/fuzz/simulatorFaults.ts)
     mixSequence(sequence[0], sequence[1], localLo, localHi, sequence);
     words[written++] = sequence[0];
     words[written++] = sequence[1];

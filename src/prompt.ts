@@ -2,6 +2,7 @@
 // with their block hashes computed once per block size.
 import type { BlockWords } from './hash';
 import { HashedBlock, TokenChunk, hashPromptBlocks, hashPromptWords, idKey, promptLength, stringKey } from './hash';
+import { faultPlanted } from './fuzz/simulatorFaults';
 
 /** Makes a prompt's chunks when they are needed (see tracePrompt). */
 export interface ChunkSource {
@@ -84,7 +85,8 @@ function isChunkSource(chunks: readonly TokenChunk[] | ChunkSource): chunks is C
  * what remains of `inputLength` (it may be a partial trace block).
  */
 export function tracePrompt(hashIds: readonly number[], inputLength: number, traceBlockSize: number, namespace = 'global'): Prompt {
-  return new Prompt(new TraceIds(hashIds, inputLength, traceBlockSize, namespace), inputLength);
+  const blockSize = faultPlanted('trace-blocks') ? Math.max(1, Math.floor(traceBlockSize / 2)) : traceBlockSize; // planted fault (src/fuzz/simulatorFaults.ts)
+  return new Prompt(new TraceIds(hashIds, inputLength, blockSize, namespace), inputLength);
 }
 
 /** Ids of trace prompts, in shared chunks of this many (a chunk lives while a prompt in it does). */

@@ -6,6 +6,7 @@ import { namedChunk, Prompt, tracePrompt } from '../prompt';
 import type { TokenChunk } from '../hash';
 import type { ReplayConfig, RequestConfig, TimingConfig } from './schema';
 import type { PassTimeModel } from '../engine/passTime';
+import { faultPlanted } from '../fuzz/simulatorFaults';
 
 /** How role specs get their pass-time model: built from the config, or a stand-in for checks that never run a pass. */
 export type PassTimeOf = (timing: TimingConfig, at: string) => PassTimeModel;
@@ -116,7 +117,7 @@ export function requestSpecs(config: ReplayConfig): RequestSpec[] {
     prompts.set(request.id, { prompt, output_length: request.output_length });
     return {
       identity: { request_id: request.id, ordinal, session_id: request.session ?? null, play_id: null, cache_id: null, lane: null },
-      arrival_ns: msToNs(request.arrival_ms, `workload.requests[${ordinal}].arrival_ms`),
+      arrival_ns: msToNs(request.arrival_ms, `workload.requests[${ordinal}].arrival_ms`) + (faultPlanted('time') ? 1_000_000 : 0), // planted fault (src/fuzz/simulatorFaults.ts)
       prompt,
       output_length: request.output_length,
       target_worker: request.target_worker ?? null,

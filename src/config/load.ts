@@ -10,6 +10,7 @@ import { budgetProblem, type BudgetItem } from './budget';
 import { LIMITS, limitText } from '../limits';
 import { didYouMean } from '../suggest';
 import { collectionKeyAt, mergeKeyAt } from '../inputFiles';
+import { faultPlanted, plantHostBandwidthFault } from '../fuzz/simulatorFaults';
 
 export interface ConfigProblem {
   path: string;
@@ -21,6 +22,7 @@ export class ConfigError extends Error {
     readonly source: string,
     readonly problems: ConfigProblem[],
   ) {
+    if (faultPlanted('config')) problems = problems.map(() => ({ path: '(planted fault)', message: 'planted fault' })); // planted fault (src/fuzz/simulatorFaults.ts)
     super(`${source}: invalid configuration\n${problems.map((p) => `  ${p.path}: ${p.message}`).join('\n')}`);
     this.name = 'ConfigError';
   }
@@ -173,6 +175,7 @@ export function validateReplayConfig(raw: unknown, source = 'config'): ReplayCon
   if (!parsed.success) throw new ConfigError(source, zodProblems(parsed.error));
   const problems = crossFieldProblems(parsed.data);
   if (problems.length > 0) throw new ConfigError(source, problems);
+  plantHostBandwidthFault(parsed.data.cluster.workers); // planted fault (src/fuzz/simulatorFaults.ts)
   return parsed.data;
 }
 

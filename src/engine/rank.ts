@@ -16,6 +16,7 @@ import type { TransferEngine } from './transfers';
 import { ValueCounts } from '../collections/valueCounts';
 import type { EngineTruth, SimRequest } from './request';
 import { passDurationNs, PassShape, PassTimeModel } from './passTime';
+import { faultPlanted, plantedPassDelayNs } from '../fuzz/simulatorFaults';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
@@ -310,7 +311,7 @@ export class RankEngine {
     }
     this.busy = true;
     const shape = this.passShape();
-    const duration = passDurationNs(this.settings.pass_time, shape);
+    const duration = passDurationNs(this.settings.pass_time, shape) + plantedPassDelayNs(); // planted fault (src/fuzz/simulatorFaults.ts)
     if (this.preemptedWhileCopying.length > 0) {
       this.fencePass(shape, duration);
       return;
@@ -372,7 +373,7 @@ export class RankEngine {
     let end = this.kernel.now + firstDuration;
     ends[0] = end;
     for (let p = 2; p <= passes; p++) {
-      end += passDurationNs(this.settings.pass_time, this.decodeRunShape(p));
+      end += passDurationNs(this.settings.pass_time, this.decodeRunShape(p)) + plantedPassDelayNs(); // planted fault (src/fuzz/simulatorFaults.ts)
       ends[p - 1] = end;
     }
     this.runPasses = passes;
@@ -651,13 +652,13 @@ export class RankEngine {
       return 'failed';
     }
     if (request.kv_from_prefill) return this.startPull(request);
-    const limit = this.reusableBlocks(request);
+    const limit = faultPlanted('reuse') ? 0 : this.reusableBlocks(request); // planted fault (src/fuzz/simulatorFaults.ts)
     const g1Blocks = Math.min(this.g1.prefixLength(request.block_ids), limit);
     // G2 is looked up with prefix caching off too (no G1 prefix then): vLLM hashes a prompt's blocks
     // whenever a KV connector is configured, and its offloading connector looks up and loads CPU
     // blocks without consulting the prefix-caching setting (docs/model.md, Engine).
-    const lookup = this.host ? this.host.pool.lookup(request.block_ids, g1Blocks, limit, this.rank_index) : null;
-    if (this.host) this.host.pool.touch(request.block_ids);
+    const lookup = this.host && !faultPlanted('g2-off') ? this.host.pool.lookup(request.block_ids, g1Blocks, limit, this.rank_index) : null;
+    if (this.host) this.host.pool.touch(request.block_ids); // (G2 lookup above: planted fault 'g2-off', src/fuzz/simulatorFaults.ts)
     if (lookup && lookup.outcome === 'deferred') {
       this.recordAttempt(request, 'deferred', g1Blocks, lookup.blocks, `G2 block ${lookup.reason === 'pending' ? 'still being stored' : 'being loaded by another request on this rank'}`);
       return null;

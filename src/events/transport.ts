@@ -5,6 +5,7 @@ import type { Nanos } from '../time';
 import { formatNs } from '../time';
 import type { KvEventBatch } from './model';
 import { plainEvent } from './model';
+import { faultPlanted } from '../fuzz/simulatorFaults';
 
 export interface DeliveredBatch {
   batch: KvEventBatch;
@@ -41,7 +42,7 @@ export class EventTransport {
         `batch from worker ${batch.worker_id} stamped ${formatNs(batch.emitted_ns)} emitted at ${formatNs(this.kernel.now)}`,
       );
     }
-    const visible_ns = batch.emitted_ns + this.lag_ns;
+    const visible_ns = batch.emitted_ns + (faultPlanted('lag') ? 2 : 1) * this.lag_ns; // planted fault (src/fuzz/simulatorFaults.ts)
     if (visible_ns < this.lastVisibleNs) {
       throw new InvariantError(`FIFO violated: batch visible at ${formatNs(visible_ns)} after one at ${formatNs(this.lastVisibleNs)}`);
     }

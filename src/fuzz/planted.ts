@@ -2,7 +2,8 @@
 // every request that reused cached tokens (G1 or G2) as breaking "no request reuses more tokens
 // than its prompt", so a campaign finds, shrinks, writes and reproduces a counterexample even
 // when the simulator keeps every invariant. The scripts and steps turn it on from the environment
-// (PLANTED_DEFECT_ENV=1); every violation it makes says it was planted.
+// (PLANTED_DEFECT_ENV=1); every violation it makes says it was planted. The sign-off's other test
+// double, planted faults in the simulator itself, is simulatorFaults.ts (a leaf the engine imports).
 import type { ObservedRun, Violation } from './invariants';
 
 /** The environment variable that plants the defect in `npm run fuzz`, the generated scenarios' steps and `npm run qualify`. */
@@ -34,3 +35,4 @@ export function plantedViolations(run: ObservedRun): Violation[] {
       message: `planted defect (test double ${PLANTED_DEFECT_ENV}=1): request ${request.request_id} reused ${request.g1_reused_tokens + request.host_reused_tokens} cached tokens`,
     }));
 }
+

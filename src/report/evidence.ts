@@ -28,6 +28,11 @@ export interface Measurement {
   unit: string;
   /** The sentence a reviewer reads, e.g. "H2D wait 4 ms = 2 × 2 ms solo". */
   text: string;
+  /**
+   * False when the step that recorded it made no assertion on this number (steps/support/measured.ts):
+   * the sign-off then shows it as recorded, not as measured. Absent in evidence made before it was recorded.
+   */
+  asserted?: boolean;
 }
 
 export interface Arrival {

@@ -10,6 +10,7 @@ import type { Nanos } from '../time';
 import { EventIdStart, ResidencyMirror } from './mirror';
 import { LoadTracker } from './load';
 import { atScale, exactDecimal } from '../exactDecimal';
+import { faultPlanted } from '../fuzz/simulatorFaults';
 
 export type RoutingPolicy = 'kv' | 'round_robin';
 
@@ -204,7 +205,9 @@ export class Router {
     if (this.candidates.length === 0) throw new Error(`no worker can take request ${request.request_id}: the router has no ranks`);
     const ids = this.idsOf(request);
     const columns = this.scoreIds(request, ids);
-    const { chosen, tied } = this.choose(columns, request.isl_tokens);
+    const choice = this.choose(columns, request.isl_tokens);
+    const tied = choice.tied;
+    const chosen = faultPlanted('placement') ? (choice.chosen + 1) % this.candidates.length : choice.chosen; // planted fault (src/fuzz/simulatorFaults.ts)
     const placement = this.record(request, now, columns, chosen, tied);
     if (this.placementObserver !== null) this.placementObserver(placement, ids, this.mirror.appliedEvents);
     this.commit(request, ids, this.candidates[chosen].index, columns, chosen);
@@ -267,7 +270,7 @@ export class Router {
 
   /** The position of the draw's pick among `tied` positions that `isTied` accepts, in candidate order (SCORE-3). */
   private draw(tied: number, isTied: (position: number) => boolean): number {
-    let pick = this.random.below(tied);
+    let pick = faultPlanted('tie-draw') ? 0 : this.random.below(tied); // planted fault (src/fuzz/simulatorFaults.ts)
     for (let i = 0; ; i++) {
       if (isTied(i) && pick-- === 0) return i;
     }

@@ -39,9 +39,11 @@ export function compareRuns(first: RunModel, second: RunModel | null, secondProb
     const problem = secondProblem ?? 'the second run produced no message stream';
     return { rerun: false, rows: [], differences: [], identical: false, problem, perturbed: [] };
   }
-  const others = new Map(second.scenarios.map((s) => [s.key, s]));
+  // An empty Examples table's stand-in (messages.ts) ran in neither run: the Scenarios gate names it.
+  const others = new Map(second.scenarios.filter((s) => s.emptyExamples === undefined).map((s) => [s.key, s]));
   const rows: DeterminismRow[] = [];
   for (const a of first.scenarios) {
+    if (a.emptyExamples !== undefined) continue;
     const b = others.get(a.key);
     others.delete(a.key);
     const reasons: string[] = [];

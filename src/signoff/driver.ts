@@ -24,12 +24,15 @@ import { CoverageRun, CoverageSummary, failedTapTests, skippedTapTests, summaris
 import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
-import { parseRun, RunModel } from './messages';
+import { parseRun, RunModel, runLastWords } from './messages';
 import { anchorsOf, buildSignoff, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject, SuiteScope } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { PLANTED_DEFECT_ENV, plantedCommandPrefix, plantedDefectAsked } from '../fuzz/planted';
+import { SIMULATOR_FAULT_ENV } from '../fuzz/simulatorFaults';
+import { faultSummary, mergeFaultChecks, type FaultCheck } from './faults';
+import { checkIsolation, isolationSummary, type AloneRun, type IsolationCheck } from './isolation';
 import { parseRegistry, Registry } from './requirements';
 import { toSignoffJson } from './json';
 import { parseSignoffJson, SignoffJson } from './jsonSchema';
@@ -58,12 +61,14 @@ export interface QualifyOptions {
   shard: ShardSpec | null;
   /** `--merge DIR…`: the shard folders to build one sign-off from (nothing runs). */
   merge: string[] | null;
+  /** `--isolation`: replay every scenario that passed alone, in a process of its own (isolation.ts). */
+  isolation: boolean;
   argv: string[];
 }
 
 export { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED };
 
-const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --shard i/n, --merge DIR…';
+const OPTIONS_HELP = '--features DIR, --requirements FILE, --out DIR, --campaign NAME, --baseline FILE, --no-coverage, --fuzz-runs N, --isolation, --shard i/n, --merge DIR…';
 
 /** What `npm run qualify -- --help` prints (the README's qualification section says more). */
 export const QUALIFY_USAGE = [
@@ -75,6 +80,7 @@ export const QUALIFY_USAGE = [
   '  --baseline FILE      an earlier signoff.json to compare with',
   '  --no-coverage        skip the compiled coverage run',
   `  --fuzz-runs N        generated workloads to check (default ${DEFAULT_FUZZ_RUNS}; 0: none)`,
+  '  --isolation          also replay every scenario alone, each in a process of its own (order independence)',
   '  --shard i/n          run shard i of n (writes shard.json, no sign-off)',
   '  --merge DIR…         build one sign-off from the shard folders',
   'exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error',
@@ -92,6 +98,7 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
     fuzzRuns: DEFAULT_FUZZ_RUNS,
     shard: null,
     merge: null,
+    isolation: false,
     argv,
   };
   const given = new Set<string>();
@@ -109,6 +116,7 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
     else if (arg === '--campaign') options.campaign = value();
     else if (arg === '--baseline') options.baseline = value();
     else if (arg === '--no-coverage') options.coverage = false;
+    else if (arg === '--isolation') options.isolation = true;
     else if (arg === '--fuzz-runs') {
       const text = value();
       if (!/^\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`--fuzz-runs ${text}: expected a whole number`);
@@ -129,6 +137,7 @@ export function parseQualifyArgs(argv: string[]): QualifyOptions {
     const shardOnly = ['--features', '--no-coverage', '--fuzz-runs'].filter((o) => given.has(o));
     if (shardOnly.length > 0) throw new UsageError(`${shardOnly[0]} belongs to the shard runs, not to --merge (it merges what the shards ran)`);
   }
+  if (options.isolation && (options.shard !== null || options.merge !== null)) throw new UsageError('--isolation is not made by a shard or a merge: run it on the whole suite, unsharded');
   if (options.shard !== null) {
     const mergeOnly = ['--campaign', '--baseline'].filter((o) => given.has(o));
     if (mergeOnly.length > 0) throw new UsageError(`${mergeOnly[0]} belongs to --merge, not to a --shard run (a shard writes no sign-off)`);
@@ -408,13 +417,18 @@ export function stopChildren(signal: NodeJS.Signals): number {
 
 function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
   return new Promise((resolve, reject) => {
-    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] });
+    // Output is always collected (a run that stops early is explained by its last words); a tool that is not quiet is also printed as it runs.
+    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     runningChildren.add(child);
     child.on('exit', () => runningChildren.delete(child));
     if (beside && child.pid !== undefined) lowerPriority(child.pid);
     let output = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const collect = (chunk: string) => {
+      output += chunk;
+      if (!quiet) ctx.write(chunk);
+    };
+    child.stdout?.setEncoding('utf8').on('data', collect);
+    child.stderr?.setEncoding('utf8').on('data', collect);
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, output }));
   });
@@ -431,6 +445,13 @@ function lowerPriority(pid: number): void {
 
 function tool(ctx: DriverContext, name: string): string {
   return path.join(ctx.root, 'node_modules', '.bin', name);
+}
+
+/** A run whose stream did not finish, with cucumber's own account of what stopped it added to its problems. */
+function withLastWords(read: { run: RunModel | null; problem: string | null }, output: string): { run: RunModel | null; problem: string | null } {
+  const words = read.run !== null && !read.run.finished ? runLastWords(output) : null;
+  if (words !== null) read.run!.runErrors.push(words);
+  return read;
 }
 
 function readRun(file: string): { run: RunModel | null; problem: string | null } {
@@ -589,7 +610,7 @@ function compiledScenarioFailures(suite: { run: RunModel | null; problem: string
   const scenarios = share === null ? suite.run.scenarios : suite.run.scenarios.filter((s) => share.has(s.key));
   run.scenarios = scenarios.length;
   for (const scenario of scenarios) {
-    if (scenario.status === 'PASSED') continue;
+    if (scenario.status === 'PASSED' || scenario.emptyExamples !== undefined) continue;
     const step = scenario.steps.find((s) => s.status !== 'PASSED' && s.status !== 'SKIPPED');
     const why = step ? `${statusWord(step.status)}${step.message ? `: ${step.message.split('\n')[0]}` : ''}` : statusWord(scenario.status);
     run.failures.push({ kind: 'scenario', name: scenario.name, where: scenario.key, why });
@@ -714,8 +735,10 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const firstEnv = { ...ctx.env };
   delete firstEnv[PERTURB_ENV];
   delete firstEnv[PLANTED_DEFECT_ENV];
+  delete firstEnv[SIMULATOR_FAULT_ENV];
   const secondEnv = { ...ctx.env };
   delete secondEnv[PLANTED_DEFECT_ENV];
+  delete secondEnv[SIMULATOR_FAULT_ENV];
   const glob = `${features}/**/*.feature`;
   const shardArgs = shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`];
   const share = shard === null ? '' : ` (shard ${shard.index} of ${shard.count}: its share of the scenarios)`;
@@ -744,6 +767,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
             `${prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active, a planted defect)` : ''}`,
         )
       : -1;
+  const faultPhase = add(`planted faults: the scenarios${share} that passed run 1 again under each planted simulator fault in turn, only those that passed again under the next (src/fuzz/simulatorFaults.ts)`);
+  const isolationPhase = shard === null && options.isolation ? add('order independence: every scenario that passed run 1 replayed alone, each in a cucumber process of its own, two at a time (--isolation)') : -1;
   const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
   const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), in one process') : -1;
   const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
@@ -801,9 +826,34 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
           return result;
         });
   // The first run's figures are drawn as soon as it ends, while the other work goes on.
-  const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
+  const firstRead = runOne.then((spawned) => withLastWords(readRun(path.join(runDir, 'messages.ndjson')), spawned.output));
   const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
-  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
+  // The planted-fault check starts when run 1 has ended: it reruns what passed there (faults.ts).
+  const faultChecked: Promise<FaultCheck | undefined> =
+    faultPhase < 0
+      ? Promise.resolve(undefined)
+      : firstRead.then((read) =>
+          read.run === null
+            ? undefined
+            : phase(faultPhase, async () => {
+                const check = await runFaultCheck(ctx, firstEnv, path.join(runDir, 'messages.ndjson'), compiledRerun);
+                ctx.write(`   ${faultSummary(check)}\n`);
+                return check;
+              }),
+        );
+  const isolated: Promise<IsolationCheck | null | undefined> =
+    isolationPhase < 0
+      ? Promise.resolve(shard === null ? null : undefined)
+      : firstRead.then((read) =>
+          read.run === null
+            ? undefined
+            : phase(isolationPhase, async () => {
+                const check = await checkIsolation(read.run!, aloneRun(ctx, firstEnv, compiledRerun));
+                ctx.write(`   ${isolationSummary(check)}\n`);
+                return check;
+              }),
+        );
+  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures, faultChecked, isolated]);
 
   let measured: Measured | null = compiledMeasured;
   if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
@@ -816,9 +866,10 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   }
 
   if (shard !== null) {
+    const faults = (await faultChecked) ?? null;
     await phase(last, () => {
       runDirKept();
-      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured });
+      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, faults });
     });
     ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
     return { status: 0, model: null };
@@ -827,7 +878,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const model = await phase(last, async () => {
     runDirKept();
     const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
-    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures });
+    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, faults: await faultChecked, isolation: await isolated });
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
@@ -851,7 +902,7 @@ function publishShard(
   prepared: Prepared,
   ctx: DriverContext,
   runDir: string,
-  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null },
+  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null; faults: FaultCheck | null },
 ): void {
   const { shard } = made;
   const firstFile = path.join(runDir, 'messages.ndjson');
@@ -867,6 +918,7 @@ function publishShard(
     command: commandOf(prepared.options, { perturbation: made.perturbation, planted: prepared.plantedDefect }),
     generated: made.generated,
     coverage: made.measured === null ? null : { summary: made.measured.summary, run: made.measured.run, note: made.measured.note },
+    faults: made.faults,
   };
   fs.writeFileSync(path.join(runDir, SHARD_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
   publishRun(prepared.out, runDir, SHARD_SET_NAMES, SET_NAMES);
@@ -899,6 +951,42 @@ interface SignoffParts {
   subject?: Subject;
   /** The features folder the shards ran (a merge), when not this run's --features. */
   features?: string;
+  /** The planted-fault check (faults.ts; a merge's: its shards' merged). */
+  faults?: FaultCheck | null;
+  /** The order-independence proof (isolation.ts); null when it was not asked for (--isolation). */
+  isolation?: IsolationCheck | null;
+}
+
+/** One scenario replayed alone: a quiet cucumber process of its own (its replay command), its stream written to a folder of its own and read back. */
+function aloneRun(ctx: DriverContext, env: NodeJS.ProcessEnv, beside: boolean): AloneRun {
+  return async ({ uri, line }) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-alone-'));
+    try {
+      const messages = path.join(dir, 'messages.ndjson');
+      await spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'replay', `${uri}:${line}`, '--format', `message:${messages}`], env, true, beside);
+      return readRun(messages);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  };
+}
+
+/**
+ * The planted-fault check (faults.ts) of what passed in run 1's stream, in one process of its own
+ * (scripts/fault-check.ts: the steps loaded once, one cucumber run per fault); what kept it from
+ * completing is a problem of the check.
+ */
+async function runFaultCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, firstMessages: string, beside: boolean): Promise<FaultCheck> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
+  try {
+    const out = path.join(dir, 'faults.json');
+    const done = await spawn(ctx, process.execPath, ['--require', 'tsx/cjs', path.join('scripts', 'fault-check.ts'), firstMessages, out], env, true, beside);
+    if (done.status === 0 && fs.existsSync(out)) return JSON.parse(fs.readFileSync(out, 'utf8')) as FaultCheck;
+    const why = `scripts/fault-check.ts exited with status ${done.status}: ${done.output.split('\n').filter(Boolean).slice(-3).join(' / ')}`;
+    return { trials: [], survivors: [], exempt: [], problems: [why] };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Each scenario's figure (SVG) by its key, from its evidence. */
@@ -947,6 +1035,8 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
     generated: parts.generated,
     glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
     shardProblems: parts.shardProblems,
+    faults: parts.faults,
+    isolation: parts.isolation,
   });
   // Everything is written into the unpublished run folder, then published in one rename.
   fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
@@ -1044,6 +1134,8 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       shardProblems: check.problems,
       subject: mergedSubject(check.used.map((s) => s.manifest)),
       features: check.reference.suite.features,
+      faults: mergeFaultChecks(check.used.map((s) => ({ index: s.manifest.shard.index, count: s.manifest.shard.count, faults: s.manifest.faults }))),
+      isolation: null,
     }),
   );
   reportVerdict(ctx, model, measured);

@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './model';
-import { countOf, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
 import type { RunStep } from './messages';
 import { escapeHtml as h, plainWords } from './text';
@@ -191,7 +191,7 @@ function requirementView(rows: MatrixRow[]): string {
 function matrix(model: SignoffModel): string {
   const rows = model.views.map((view) => {
     const requirements = view.requirements.length ? view.requirements.map((id) => `<a href="#req-${h(id)}">${h(id)}</a>`).join(', ') : badge(false, 'NONE');
-    return `<tr ${filterData(view)}><td>${link(view)} <span class="muted mono">${h(view.scenario.key)}</span></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${matrixMeasured((view.scenario.evidence?.measurements ?? []).map((m) => m.text))}</td></tr>`;
+    return `<tr ${filterData(view)}><td>${link(view)} <span class="muted mono">${h(view.scenario.key)}</span></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${matrixMeasured((view.scenario.evidence?.measurements ?? []).map(measuredText))}</td></tr>`;
   });
   return `<table id="traceability-matrix"><thead><tr><th style="width:38%">Scenario</th><th style="width:16%">Requirements</th><th style="width:90px">Result</th><th>Measured values</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
@@ -246,7 +246,7 @@ function scenario(view: ScenarioView): string {
   for (const { step, phrases } of view.suggestions) {
     parts.push(`<p><strong>${h(step.keyword)} ${h(step.text)} — undefined. Did you mean:</strong></p><ul class="plain">${phrases.map((p) => `<li><code>${h(p)}</code></li>`).join('')}</ul>`);
   }
-  if (ev && ev.measurements.length) parts.push(`<p><strong>Measured:</strong></p>${measuredList(ev.measurements.map((m) => m.text))}`);
+  if (ev && ev.measurements.length) parts.push(`<p><strong>Measured:</strong></p>${measuredList(ev.measurements.map(measuredText))}`);
   if (ev && ev.timeline.placements.length) {
     parts.push(`<p><strong>Routing decisions, in plain words:</strong></p><ul class="plain">${ev.timeline.placements.map((p) => `<li>${h(plainWords(p.sentence))}</li>`).join('')}</ul>`);
   }
@@ -413,6 +413,18 @@ export function renderHtml(model: SignoffModel): string {
   out.push('<h3>Tags naming no registered requirement</h3>', list(model.unknownTags.map(({ view, tag }) => `${h(tag)} on ${link(view)}`)));
   out.push('<h3>Scenarios that did not pass</h3>', list(model.notPassed.map((v) => `${statusBadge(v.scenario.status)} ${link(v)} <span class="mono muted">${h(v.scenario.key)}</span>`)));
   out.push('<h3>Passed scenarios that checked nothing</h3>', list(model.checkedNothing.map(({ view, why }) => `${link(view)} <span class="mono muted">${h(view.scenario.key)}</span> — ${h(why)}`)));
+  if (input.faults) {
+    const { trials, exempt, problems } = input.faults;
+    out.push(
+      '<h3>Planted simulator faults</h3>',
+      '<p>The scenarios that passed, run again under each fault in turn; only those that passed again ran under the next.</p>',
+      list([
+        ...trials.map((t) => `<span class="mono">${h(t.fault)}</span> (${h(t.meaning)}): ${t.ran} run, ${t.caught} failed`),
+        ...exempt.map((e) => `not tried: <span class="mono">${h(e.key)}</span> “${h(e.name)}”: ${h(e.why)}`),
+        ...problems.map((p) => `the check could not complete: ${h(p)}`),
+      ]),
+    );
+  }
   out.push('<h3>Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)</h3>');
   out.push(
     model.stepsNotPassed.length

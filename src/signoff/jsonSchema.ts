@@ -15,7 +15,7 @@ const Step = z.strictObject({
   message: z.string().nullable().describe('why it did not pass, in one sentence for an assertion'),
 });
 
-const Measurement = z.strictObject({ label: z.string(), value: z.number(), unit: z.string(), text: z.string() });
+const Measurement = z.strictObject({ label: z.string(), value: z.number(), unit: z.string(), text: z.string(), asserted: z.boolean().optional() });
 
 const Scenario = z.strictObject({
   key: z.string().describe('uri:line, stable across runs of the same files'),

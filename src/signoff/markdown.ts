@@ -7,7 +7,7 @@
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
-import { countOf, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
 import { escapeMarkdown as md, markdownCode as code, markdownFence, plainWords } from './text';
 
@@ -61,7 +61,7 @@ function matrixRows(model: SignoffModel): string[][] {
     scenarioLink(view),
     view.requirements.length ? view.requirements.map(md).join(', ') : '❌ none',
     `${mark(view.scenario.status === 'PASSED')} ${statusWord(view.scenario.status)}`,
-    (view.scenario.evidence?.measurements ?? []).map((m) => md(plainWords(m.text))).join('<br>') || '—',
+    (view.scenario.evidence?.measurements ?? []).map((m) => md(plainWords(measuredText(m)))).join('<br>') || '—',
   ]);
 }
 
@@ -101,7 +101,7 @@ function scenarioSection(view: ScenarioView): string {
   for (const { step, phrases } of view.suggestions) {
     parts.push('', `**${md(step.keyword)} ${md(step.text)} — undefined. Did you mean:**`, '', ...phrases.map((p) => `- ${code(p)}`), '', 'Every phrase is listed in `docs/steps.md` of the repository.');
   }
-  if (ev && ev.measurements.length > 0) parts.push('', '**Measured:**', '', ...ev.measurements.map((m) => `- ${md(plainWords(m.text))}`));
+  if (ev && ev.measurements.length > 0) parts.push('', '**Measured:**', '', ...ev.measurements.map((m) => `- ${md(plainWords(measuredText(m)))}`));
   if (ev && ev.timeline.placements.length > 0) {
     parts.push('', '**Routing decisions, in plain words:**', '', ...ev.timeline.placements.map((p) => `- ${md(plainWords(p.sentence))}`));
   }
@@ -222,6 +222,12 @@ export function renderMarkdown(model: SignoffModel): string {
   push(...(model.notPassed.length ? model.notPassed.map((v) => `- **${statusWord(v.scenario.status)}**: ${scenarioLink(v)} (${code(v.scenario.key)})`) : ['None.']), '');
   push('### Passed scenarios that checked nothing', '');
   push(...(model.checkedNothing.length ? model.checkedNothing.map(({ view, why }) => `- ${scenarioLink(view)} (${code(view.scenario.key)}): ${md(why)}`) : ['None.']), '');
+  if (input.faults) {
+    push('### Planted simulator faults', '', 'The scenarios that passed, run again under each fault in turn; only those that passed again ran under the next.', '');
+    push(...input.faults.trials.map((t) => `- ${code(t.fault)} (${md(t.meaning)}): ${t.ran} run, ${t.caught} failed`));
+    push(...input.faults.exempt.map((e) => `- not tried: ${code(e.key)} "${md(e.name)}": ${md(e.why)}`));
+    push(...input.faults.problems.map((p) => `- the check could not complete: ${md(p)}`), '');
+  }
   push('### Steps that did not pass (failed, undefined, pending, ambiguous, skipped, not run)', '');
   push(
     ...(model.stepsNotPassed.length

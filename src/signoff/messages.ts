@@ -50,6 +50,12 @@ export interface RunScenario {
   attachments: RunAttachment[];
   /** The note of the perturbation test double when it perturbed this scenario, else null. */
   perturbation: string | null;
+  /**
+   * Set on the stand-in for a Scenario Outline's Examples table that has no rows (header only, or no
+   * table): Gherkin makes no scenario of it, so cucumber never mentions it; this record (NOT RUN,
+   * keyed by the Examples line, the outline's steps and tags) says why, so the sign-off can name it.
+   */
+  emptyExamples?: string;
 }
 
 export interface RunModel {
@@ -74,18 +80,20 @@ interface AstStep {
 interface AstScenario {
   id: string;
   name: string;
+  keyword?: string;
+  location?: { line: number };
   tags: Tag[];
-  steps: AstStep[];
-  examples: { tableBody: { id: string }[] }[];
+  steps: (AstStep & { text?: string })[];
+  examples: { keyword?: string; location?: { line: number }; tags?: Tag[]; tableBody?: { id: string }[] }[];
 }
 interface AstChild {
   background?: { steps: AstStep[] };
   scenario?: AstScenario;
-  rule?: { name: string; children: AstChild[] };
+  rule?: { name: string; tags?: Tag[]; children: AstChild[] };
 }
 interface GherkinDocument {
   uri?: string;
-  feature?: { name: string; description: string; children: AstChild[] };
+  feature?: { name: string; description: string; tags?: Tag[]; children: AstChild[] };
 }
 interface PickleStep {
   id: string;
@@ -120,6 +128,8 @@ interface Envelope {
   pickle?: Pickle;
   testCase?: TestCase;
   testCaseStarted?: { id: string; testCaseId: string; attempt: number };
+  testCaseFinished?: { testCaseStartedId: string };
+  testStepStarted?: { testCaseStartedId: string; testStepId: string };
   testStepFinished?: { testCaseStartedId: string; testStepId: string; testStepResult: StepResult };
   attachment?: { body: string; contentEncoding: 'IDENTITY' | 'BASE64'; mediaType: string; fileName?: string; testCaseStartedId?: string };
   parseError?: { source: { uri?: string; location?: { line: number } }; message: string };
@@ -163,14 +173,16 @@ export function parseRun(ndjson: string): RunModel {
   let cucumberVersion: string | null = null;
   let finished = false;
 
-  const indexChildren = (children: AstChild[], feature: { name: string; description: string }, rule: string | null) => {
+  const emptyExamples: RunScenario[] = [];
+  const indexChildren = (uri: string, children: AstChild[], feature: { name: string; description: string }, rule: string | null, tags: Tag[]) => {
     for (const child of children) {
       for (const step of child.background?.steps ?? []) keywords.set(step.id, step.keyword);
       if (child.scenario) {
         for (const step of child.scenario.steps) keywords.set(step.id, step.keyword);
         context.set(child.scenario.id, { feature, rule });
+        emptyExamples.push(...emptyExamplesOf(uri, child.scenario, feature, rule, tags));
       }
-      if (child.rule) indexChildren(child.rule.children, feature, child.rule.name);
+      if (child.rule) indexChildren(uri, child.rule.children, feature, child.rule.name, [...tags, ...(child.rule.tags ?? [])]);
     }
   };
 
@@ -178,8 +190,8 @@ export function parseRun(ndjson: string): RunModel {
     if (envelope.meta?.implementation) cucumberVersion = envelope.meta.implementation.version;
     if (envelope.source) sources.push({ uri: envelope.source.uri, data: envelope.source.data });
     if (envelope.gherkinDocument?.feature) {
-      const { name, description, children } = envelope.gherkinDocument.feature;
-      indexChildren(children, { name, description: description.trim() }, null);
+      const { name, description, children, tags } = envelope.gherkinDocument.feature;
+      indexChildren(envelope.gherkinDocument.uri ?? '', children, { name, description: description.trim() }, null, tags ?? []);
     }
     if (envelope.pickle) pickles.push(envelope.pickle);
     if (envelope.stepDefinition) phrases.push(envelope.stepDefinition.pattern.source);
@@ -213,7 +225,7 @@ export function parseRun(ndjson: string): RunModel {
       if (!success && why) runErrors.push(`the run reported: ${why}`);
     }
   }
-  if (!finished) runErrors.push('the message stream has no testRunFinished: the run did not complete');
+  if (!finished) runErrors.push(`the message stream has no testRunFinished: the run did not complete; ${whereItStopped(envelopes, pickles, testCases, sources)}`);
 
   const caseOfPickle = new Map([...testCases.values()].map((tc) => [tc.pickleId, tc]));
   const scenarios = pickles.map((pickle): RunScenario => {
@@ -293,7 +305,114 @@ export function parseRun(ndjson: string): RunModel {
       perturbation: own.find((a) => a.fileName === HOOK_ATTACHMENT_FILES.perturbation)?.text ?? null,
     };
   });
+  scenarios.push(...emptyExamples);
   scenarios.sort((a, b) => compareText(a.uri, b.uri) || a.line - b.line);
   sources.sort((a, b) => compareText(a.uri, b.uri));
   return { scenarios, sources, cucumberVersion, phrases, runErrors, finished };
+}
+
+/**
+ * A stand-in (see RunScenario.emptyExamples) for each Examples table of an outline that has no rows:
+ * Gherkin makes no scenario of it. An outline with no Examples at all is a plain scenario to Gherkin.
+ */
+function emptyExamplesOf(uri: string, outline: AstScenario, feature: { name: string; description: string }, rule: string | null, tags: Tag[]): RunScenario[] {
+  return outline.examples
+    .filter((examples) => (examples.tableBody ?? []).length === 0)
+    .map((examples) => {
+      const line = examples.location?.line ?? outline.location?.line ?? 0;
+      const why = `its ${(examples.keyword ?? 'Examples').trim()} table (line ${line}) has no rows, so the outline "${outline.name}" made no scenario of it: nothing it claims was checked`;
+      return {
+        key: `${uri}:${line}`,
+        uri,
+        line,
+        name: outline.name,
+        feature,
+        rule,
+        tags: [...tags, ...outline.tags, ...(examples.tags ?? [])].map((tag) => tag.name),
+        steps: outline.steps.map((step) => ({ kind: 'step' as const, keyword: step.keyword.trim(), type: null, text: step.text ?? '', table: null, docString: null, status: 'NOT RUN' as const, message: null })),
+        status: 'NOT RUN',
+        evidence: null,
+        evidenceError: null,
+        attachments: [],
+        perturbation: null,
+        emptyExamples: why,
+      };
+    });
+}
+
+/**
+ * Where a run that did not finish stopped, from what its stream shows, so that the sign-off names
+ * the culprit rather than only "not run": a scenario of the sources without steps (cucumber's
+ * reports break on one), else the scenario (and step) that started and never finished, else the
+ * last scenario that finished (what broke came after it: a hook between scenarios, an AfterAll
+ * hook, an error thrown outside any step such as a late assertion), else that no scenario started.
+ * The driver adds cucumber's own last words (runLastWords).
+ */
+export function whereItStopped(envelopes: readonly Envelope[], pickles: readonly Pickle[], testCases: ReadonlyMap<string, TestCase>, sources: readonly { uri: string; data: string }[]): string {
+  const pickleOfCase = new Map([...testCases.values()].map((tc) => [tc.id, pickles.find((p) => p.id === tc.pickleId)]));
+  const started = new Map<string, Pickle | undefined>();
+  const finishedCases = new Set<string>();
+  const lastStep = new Map<string, string>();
+  let lastFinished: Pickle | undefined;
+  for (const envelope of envelopes) {
+    if (envelope.testCaseStarted) started.set(envelope.testCaseStarted.id, pickleOfCase.get(envelope.testCaseStarted.testCaseId));
+    if (envelope.testStepStarted) lastStep.set(envelope.testStepStarted.testCaseStartedId, envelope.testStepStarted.testStepId);
+    if (envelope.testStepFinished) lastStep.delete(envelope.testStepFinished.testCaseStartedId);
+    if (envelope.testCaseFinished) {
+      finishedCases.add(envelope.testCaseFinished.testCaseStartedId);
+      lastFinished = started.get(envelope.testCaseFinished.testCaseStartedId) ?? lastFinished;
+    }
+  }
+  const named = (pickle: Pickle | undefined) => (pickle ? `"${pickle.name}" (${pickle.uri}:${pickle.location?.line ?? 0})` : 'a scenario the stream does not name');
+  const stepless = sources.flatMap((source) => steplessScenarios(source.uri, source.data));
+  if (stepless.length > 0) return `${stepless.length === 1 ? 'a scenario has' : `${stepless.length} scenarios have`} no steps, on which cucumber's reports break: ${stepless.join(', ')}`;
+  // A stream written to the end of a process that was stopped may lack its last lines: what it shows last is where to look, not proof.
+  const open = [...started.keys()].filter((id) => !finishedCases.has(id));
+  if (open.length > 0) {
+    const id = open[open.length - 1];
+    const pickle = started.get(id);
+    const stepId = lastStep.get(id);
+    const testStep = stepId === undefined ? undefined : [...testCases.values()].flatMap((tc) => tc.testSteps).find((step) => step.id === stepId);
+    const pickleStep = testStep?.pickleStepId === undefined ? undefined : pickle?.steps.find((step) => step.id === testStep.pickleStepId);
+    const during = stepId === undefined ? '' : pickleStep ? ` during its step "${pickleStep.text}"` : ' during one of its hooks';
+    return `the stream ends in the scenario ${named(pickle)}${during} (the process may have gone a little further: look there, at the hooks after it, an AfterAll hook, or an error thrown outside any step)`;
+  }
+  if (lastFinished !== undefined) return `the stream ends after the scenario ${named(lastFinished)} had finished: in a hook after it (an AfterAll hook), or on an error thrown outside any step (a late assertion of a scenario before it)`;
+  return 'the stream ends before any scenario started (in a BeforeAll hook, or while loading the steps)';
+}
+
+const BLOCK_KEYWORD = /^\s*(Feature|Rule|Background|Scenario Outline|Scenario Template|Scenario|Example|Examples|Scenarios)\s*:/;
+const SCENARIO_KEYWORD = /^\s*(Scenario Outline|Scenario Template|Scenario|Example)\s*:\s*(.*)$/;
+const STEP_KEYWORD = /^\s*(Given|When|Then|And|But|\*)\s/;
+
+/** The scenarios of an English feature file written without a step, as `uri:line "name"` (a light read of the text: the run's stream may hold nothing else). */
+export function steplessScenarios(uri: string, text: string): string[] {
+  const found: string[] = [];
+  let open: { line: number; name: string } | null = null;
+  const close = () => {
+    if (open !== null) found.push(`${uri}:${open.line} "${open.name}"`);
+    open = null;
+  };
+  text.split(/\r\n|\r|\n/).forEach((line, i) => {
+    if (STEP_KEYWORD.test(line)) open = null;
+    else if (BLOCK_KEYWORD.test(line)) {
+      close();
+      const scenario = SCENARIO_KEYWORD.exec(line);
+      if (scenario) open = { line: i + 1, name: scenario[2].trim() };
+    }
+  });
+  close();
+  return found;
+}
+
+/** The last lines cucumber printed, for a run whose stream did not finish: its own account of what stopped it. */
+export function runLastWords(output: string): string | null {
+  const lines = output
+    .split(/\r\n|\r|\n/)
+    // Cucumber's progress marks (one character a step) run on into the line that follows them.
+    .map((line) => line.trim().replace(/^[.FUP?-]+(?=[A-Za-z])/, ''))
+    .filter((line) => line !== '' && !line.startsWith('at ') && !/^[.FUP?-]+$/.test(line));
+  const error = lines.findIndex((line) => /(^|\s)(Error|AssertionError|TypeError|RangeError)\b.*:/.test(line) || /errored|exiting/.test(line));
+  const shown = error >= 0 ? lines.slice(error, error + 3) : lines.slice(-3);
+  return shown.length > 0 ? `cucumber's last words: ${shown.join(' / ')}` : null;
 }

@@ -4,10 +4,12 @@
 // traces to a registered requirement and every requirement has a scenario, both runs did exactly
 // the same thing, the compiled coverage run (when made) passed every test and scenario again, and
 // the determinism test double was not active, (when a fuzz campaign ran) every generated
-// workload kept every invariant, and (when merged from shards) the shards were one complete set. Pure: the date, versions and git facts come from the caller.
+// workload kept every invariant, (when merged from shards) the shards were one complete set, every
+// scenario that passed failed under some planted simulator fault (faults.ts) and (with --isolation)
+// every scenario passed alone (isolation.ts). Pure: the date, versions and git facts come from the caller.
 import { createHash } from 'node:crypto';
 import { digestOf } from '../report/canonical';
-import { HOOK_ATTACHMENT_FILES } from '../report/evidence';
+import { HOOK_ATTACHMENT_FILES, type Measurement } from '../report/evidence';
 import type { CoverageRun, CoverageSummary, SkippedTest } from './coverage';
 import { NOT_RUN_IN_EITHER, type Determinism } from './determinism';
 import type { Registry, Requirement, Traceability } from './requirements';
@@ -23,6 +25,8 @@ import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
 import { fuzzCaseCommand } from '../fuzz/command';
+import { faultSummary, type FaultCheck } from './faults';
+import { isolationSummary, type IsolationCheck } from './isolation';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -79,6 +83,16 @@ export interface SignoffInput {
    * fails the *Shards* gate, which appears only then. Absent or empty for an unsharded run.
    */
   shardProblems?: string[];
+  /**
+   * The planted-fault check (faults.ts): its survivors checked nothing and cover no requirement; it
+   * is a gate of its own (a merge's is its shards' checks merged). Null when it did not run; absent in older callers.
+   */
+  faults?: FaultCheck | null;
+  /**
+   * The order-independence proof (isolation.ts, `--isolation`): a gate of its own when it ran; null
+   * when it did not (the Determinism gate says order independence was not proven); absent in older callers.
+   */
+  isolation?: IsolationCheck | null;
 }
 
 export interface SuiteScope {
@@ -250,7 +264,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const counts = Object.fromEntries(STATUSES.map((s) => [s, 0])) as Record<ScenarioStatus, number>;
   for (const view of views) counts[view.scenario.status]++;
 
-  const vacuous = checkedNothing(views);
+  const vacuous = checkedNothing(views, new Set(input.faults?.survivors.map((s) => s.key) ?? []));
   const checkedNothingViews = new Set(vacuous.map(({ view }) => view));
   const matrix: MatrixRow[] = trace.rows.map((row) => {
     const its = row.scenarios.map((s) => byKey.get(`${s.uri}:${s.line}`)!);
@@ -268,7 +282,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       requirement: row.requirement,
       status,
       ok: its.length > 0 && failing === 0 && empty === 0,
-      scenarios: its.map((view) => ({ view, measured: (view.scenario.evidence?.measurements ?? []).map((m) => m.text) })),
+      scenarios: its.map((view) => ({ view, measured: (view.scenario.evidence?.measurements ?? []).map(measuredText) })),
     };
   });
 
@@ -286,9 +300,11 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   const uncovered = uncoveredRequirements(trace);
 
   const total = views.length;
+  // A survivor of every planted fault fails the Planted faults gate, which names it: not this one again.
+  const emptyHere = vacuous.filter((v) => v.why !== CHECKED_NOTHING_WHY[3]);
   const scenariosGate: Gate = {
     title: 'Scenarios',
-    passed: total > 0 && counts.PASSED === total && vacuous.length === 0 && run.runErrors.length === 0,
+    passed: total > 0 && counts.PASSED === total && emptyHere.length === 0 && run.runErrors.length === 0,
     summary:
       total === 0
         ? 'no scenario ran'
@@ -298,9 +314,9 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
                 .map((s) => `${counts[s]} ${statusWord(s)}`)
                 .join(', ')})`
             : '') +
-          CHECKED_NOTHING_WHY.map((why) => vacuous.filter((v) => v.why === why))
+          CHECKED_NOTHING_WHY.map((why) => emptyHere.filter((v) => v.why === why))
             .filter((some) => some.length > 0)
-            .map((some) => `; ${countOf(some.length, 'passed scenario')} ${some[0].why}: ${some.map((v) => `"${v.view.scenario.name}"`).join(', ')}`)
+            .map((some) => `; ${countOf(some.length, some[0].why === CHECKED_NOTHING_WHY[2] ? 'Examples table' : 'passed scenario')} ${some[0].why}: ${some.map((v) => `"${v.view.scenario.name}"`).join(', ')}`)
             .join('') +
           (run.runErrors.length > 0 ? `; the run itself reported ${countOf(run.runErrors.length, 'problem')}` : ''),
   };
@@ -335,6 +351,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             .filter(Boolean)
             .join('; '),
   };
+  // Without --isolation the shuffled run 2 is all there is: it says what it does not prove.
+  if (input.isolation === null) determinismGate.summary += '; order independence not proven (no --isolation)';
   const gates = [scenariosGate, traceGate, determinismGate];
   if (input.generated) gates.push({ title: 'Generated workloads', passed: generatedPassed(input.generated), summary: generatedSummary(input.generated) });
   const coverageRun = input.coverageRun;
@@ -356,6 +374,11 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
             : coverageRunPassedSummary(coverageRun),
     });
   }
+  if (input.faults) {
+    const survivors = input.faults.survivors.length > 0 ? `: ${input.faults.survivors.map((s) => `"${s.name}"`).join(', ')}` : '';
+    gates.push({ title: 'Planted faults', passed: input.faults.survivors.length === 0 && input.faults.problems.length === 0, summary: faultSummary(input.faults) + survivors });
+  }
+  if (input.isolation) gates.push({ title: 'Order independence', passed: input.isolation.dependent.length === 0 && input.isolation.problems.length === 0, summary: isolationSummary(input.isolation) });
   const shardProblems = input.shardProblems ?? [];
   if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
   const testDoubles = testDoubleSummaries(input, determinism);
@@ -405,6 +428,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
       href: '#qualified',
     });
   }
+  if (input.faults === null) attention.push({ text: 'The planted-fault check did not run: nothing shows that each scenario can fail.', href: '#gaps' });
   for (const variable of input.environment ?? []) attention.push({ text: `${variable.name}=${variable.value}: ${variable.meaning}.`, href: '#qualified' });
   const unchecked = input.generated ? tooHeavyAttention(input.generated) : null;
   if (unchecked !== null) attention.push({ text: unchecked, href: '#gaps' });
@@ -456,10 +480,20 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   };
 }
 
+/**
+ * A measured value as the sign-off shows it: its sentence, or, when the step that recorded it made
+ * no assertion on it (Measurement.asserted false), the sentence marked as recorded, not asserted.
+ */
+export function measuredText(m: Measurement): string {
+  return m.asserted === false ? `${m.text} (recorded by its step, not asserted)` : m.text;
+}
+
 /** Why a passed scenario checked nothing, in the words of the scenarios gate (see whyCheckedNothing). */
 export const CHECKED_NOTHING_WHY = [
   'had no Then step, so nothing was asserted',
   'checked nothing (no simulation ran and no computation was recorded, so nothing its Then steps could have checked)',
+  'of an outline has no rows, so the outline made no scenario of it and checked nothing',
+  'passed under every planted simulator fault: Then steps that cannot tell a broken simulator from a working one',
 ] as const;
 
 /**
@@ -470,19 +504,21 @@ export const CHECKED_NOTHING_WHY = [
  * scenario without a Then before it runs (steps/support/assertions.ts); this is the sign-off's
  * own check, which does not trust the steps to.
  */
-export function whyCheckedNothing(scenario: RunScenario): (typeof CHECKED_NOTHING_WHY)[number] | null {
+export function whyCheckedNothing(scenario: RunScenario, survivedEveryFault = false): (typeof CHECKED_NOTHING_WHY)[number] | null {
+  if (scenario.emptyExamples !== undefined) return CHECKED_NOTHING_WHY[2];
   if (scenario.status !== 'PASSED') return null;
   const steps = scenario.steps.filter((step) => step.kind === 'step');
   const typed = steps.some((step) => step.type !== null);
   const hasThen = typed ? steps.some((step) => step.type === 'Outcome') : steps.some((step) => step.keyword === 'Then');
   if (!hasThen) return CHECKED_NOTHING_WHY[0];
   if (scenario.evidence !== null && scenario.evidence.digest === null) return CHECKED_NOTHING_WHY[1];
+  if (survivedEveryFault) return CHECKED_NOTHING_WHY[3];
   return null;
 }
 
-function checkedNothing(views: readonly ScenarioView[]): { view: ScenarioView; why: string }[] {
+function checkedNothing(views: readonly ScenarioView[], faultSurvivors: ReadonlySet<string>): { view: ScenarioView; why: string }[] {
   return views.flatMap((view) => {
-    const why = whyCheckedNothing(view.scenario);
+    const why = whyCheckedNothing(view.scenario, faultSurvivors.has(view.scenario.key));
     return why === null ? [] : [{ view, why }];
   });
 }
@@ -588,6 +624,8 @@ const GATE_SECTIONS: Record<string, string> = {
   'Coverage run': '#coverage-run',
   'Generated workloads': '#gaps',
   Shards: '#gaps',
+  'Planted faults': '#gaps',
+  'Order independence': '#determinism',
 };
 
 /** "sha256:0123456789ab…" for tables; the full digest appears in each scenario's section. */

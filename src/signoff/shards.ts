@@ -14,6 +14,8 @@ import type { CampaignResult } from '../fuzz/campaign';
 import type { CoverageRun, CoverageSummary } from './coverage';
 import type { Subject } from './model';
 import { compareText } from '../order';
+import type { FaultCheck } from './faults';
+import { SIMULATOR_FAULT_NAMES, type SimulatorFault } from '../fuzz/simulatorFaults';
 
 export const SHARD_MANIFEST = 'shard.json';
 export const SHARD_FORMAT = 'kvqual-qualify-shard/1';
@@ -65,6 +67,8 @@ export interface ShardManifest {
   generated: CampaignResult | null;
   /** The coverage run, made by shard 1 only (null in the others, or with --no-coverage). */
   coverage: ShardCoverage | null;
+  /** The planted-fault check of this shard's share (faults.ts); absent in a manifest written before it was made. */
+  faults?: FaultCheck | null;
 }
 
 interface Envelope {
@@ -185,6 +189,15 @@ const ManifestShape = z.object({
       note: z.string(),
     })
     .nullable(),
+  faults: z
+    .object({
+      trials: z.array(z.object({ fault: z.enum(SIMULATOR_FAULT_NAMES as [SimulatorFault, ...SimulatorFault[]]), meaning: z.string(), ran: count, caught: count })),
+      survivors: z.array(z.object({ key: z.string(), name: z.string() })),
+      exempt: z.array(z.object({ key: z.string(), name: z.string(), why: z.string() })),
+      problems: z.array(z.string()),
+    })
+    .nullable()
+    .optional(),
 });
 
 /**

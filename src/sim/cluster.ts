@@ -19,6 +19,7 @@ import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../collections/valueCounts';
 import { Int32Pool } from '../collections/typedArrays';
 import type { TierIndex } from '../router/residency';
+import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -226,6 +227,9 @@ export class Cluster implements RankListener {
   /** Called when a request has been dispatched to a rank (for dispatch-triggered dependencies). */
   onDispatched: ((request: SimRequest) => void) | null = null;
 
+  /** 0, or how much later the planted 'drift' fault starts this simulation's requests (src/fuzz/simulatorFaults.ts). */
+  private readonly drift_ns = plantedDriftNs();
+
   constructor(readonly spec: ClusterSpec) {
     if (spec.roles.length === 0) throw new ClusterSetupError('cluster.workers', 'at least one role is needed');
     checkSharedContract(spec.roles);
@@ -268,9 +272,10 @@ export class Cluster implements RankListener {
     const offload = role.host_offload;
     if (!offload) return null;
     if (offload.scope === 'cluster_shared') {
-      if (!this.sharedDomain) {
+      const split = faultPlanted('pool-split'); // planted fault (src/fuzz/simulatorFaults.ts): each rank a "shared" pool of its own
+      if (!this.sharedDomain || split) {
         const transfers = new SharedBandwidth(this.kernel, this.transferLog, offload);
-        this.sharedDomain = { pool: new HostPool('shared-0', offload.num_host_blocks, this.blockIds), transfers, subscribers: [] };
+        this.sharedDomain = { pool: new HostPool(split ? `shared-${rank.rank_index}` : 'shared-0', offload.num_host_blocks, this.blockIds), transfers, subscribers: [] };
       }
       (this.sharedDomain.transfers as SharedBandwidth).join(rank.rank_index, offload);
       this.sharedDomain.subscribers.push(rank);
@@ -285,11 +290,12 @@ export class Cluster implements RankListener {
   submit(spec: RequestSpec): SimRequest {
     const blockSize = this.router.settings.block_size;
     const request = new SimRequest(spec.identity, spec.prompt.length_tokens, spec.output_length);
-    request.arrival_ns = spec.arrival_ns;
+    const arrival_ns = spec.arrival_ns + this.drift_ns;
+    request.arrival_ns = arrival_ns;
     this.requests.push(request);
     const target = spec.target_worker ?? null;
     const prompt = spec.prompt;
-    request.arrival_action = this.kernel.at(spec.arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
+    request.arrival_action = this.kernel.at(arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
       if (request.state !== 'created') return; // withdrawn before it arrived
       request.attachBlocks(prompt.computeBlockWords(blockSize), this.blockIds, this.requestBuffers);
       if (target === null) this.place(request);

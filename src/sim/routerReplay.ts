@@ -9,6 +9,7 @@ import type { KvEvent, KvEventBatch, RankRef, Tier } from '../events/model';
 import { RankEventStream } from '../events/model';
 import { EventStreamError } from '../router/mirror';
 import { Placement, RouteRequest, Router, RouterSettings } from '../router/router';
+import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
 
 export interface RouterReplayOptions {
   seed: number;
@@ -48,6 +49,9 @@ export class RouterReplay {
   private readonly faults: LinkFault[] = [];
   private readonly held = new Map<string, KvEventBatch>();
   private ordinal = 0;
+
+  /** 0, or how much later the planted 'drift' fault starts this replay's requests (src/fuzz/simulatorFaults.ts). */
+  private readonly drift_ns = plantedDriftNs();
 
   constructor(options: RouterReplayOptions) {
     this.random = new RandomStreams(options.seed);
@@ -99,7 +103,7 @@ export class RouterReplay {
   /** Schedules an arrival; the router places it in the arrival phase of that instant. */
   arriveAt(at: Nanos, request: Omit<RouteRequest, 'ordinal'>): void {
     const ordinal = this.ordinal++;
-    this.kernel.at(at, Phase.Arrival, ordinal, () => {
+    this.kernel.at(at + (faultPlanted('time') ? 1_000_000 : 0) + this.drift_ns, Phase.Arrival, ordinal, () => { // planted fault (src/fuzz/simulatorFaults.ts)
       this.placements.push(this.router.place({ ...request, ordinal }, this.kernel.now));
     });
   }
@@ -120,7 +124,7 @@ export class RouterReplay {
       this.kernel.run();
     } catch (error) {
       if (!(error instanceof EventStreamError)) throw error;
-      this.failure = error;
+      if (!faultPlanted('mirror-off')) this.failure = error; // planted fault (src/fuzz/simulatorFaults.ts)
     }
   }
 

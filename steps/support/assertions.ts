@@ -1,39 +1,35 @@
 // Every `Then` checks something, and checks it for real: chai's assertions are counted per step
 // (one hook on Assertion.prototype.assert, through which every expect(…) assertion goes). A `Then`
-// (or an `And` after it) that passed without making an assertion, or passed although one of its
-// assertions failed (caught inside the step), fails, naming which; so does a scenario with no Then
+// (or an `And` after it) that passed without making an assertion fails (one that passed although
+// an assertion it made failed is failed by stepWatch.ts, for chai's and node:assert's alike); so does a scenario with no Then
 // at all (only Givens and Whens, or `*` steps, which are no Then), or with any other step after its
 // last Then (what that step did is checked by nothing), before any of its steps runs. The sign-off's
 // scenarios gate then says so, as for any failed step.
 import * as chai from 'chai';
 import { AfterStep, Before, BeforeStep, Status } from '@cucumber/cucumber';
+import { assertedOn, stepBegins } from './measured';
 
-/** Assertions made, and failed, since the current step began. */
-const counted = { made: 0, failed: 0 };
+/** Assertions made since the current step began. */
+const counted = { made: 0 };
 
 chai.use((lib) => {
   const proto = lib.Assertion.prototype as { assert: (...args: unknown[]) => unknown };
   const assert = proto.assert;
   proto.assert = function counting(this: unknown, ...args: unknown[]): unknown {
     counted.made++;
-    try {
-      return assert.apply(this, args);
-    } catch (error) {
-      counted.failed++;
-      throw error;
-    }
+    assertedOn(lib.util.flag(this as object, 'object'));
+    return assert.apply(this, args);
   };
 });
 
 BeforeStep(function () {
   counted.made = 0;
-  counted.failed = 0;
+  stepBegins();
 });
 
 /** Why a step that passed did not really check: null when it did (or when it is not an outcome step). */
-export function uncheckedOutcome(stepType: string | undefined, status: string | undefined, made: number, failed: number): string | null {
+export function uncheckedOutcome(stepType: string | undefined, status: string | undefined, made: number): string | null {
   if (status !== Status.PASSED) return null;
-  if (failed > 0) return `${failed === 1 ? 'an assertion' : `${failed} assertions`} of this step failed and the step passed anyway (caught inside it): a step must not swallow its own check`;
   if (stepType === 'Outcome' && made === 0) return 'this Then step passed without checking anything: it made no assertion';
   return null;
 }
@@ -56,6 +52,6 @@ Before(function ({ pickle }) {
 });
 
 AfterStep(function ({ pickleStep, result }) {
-  const problem = uncheckedOutcome(pickleStep.type, result?.status, counted.made, counted.failed);
+  const problem = uncheckedOutcome(pickleStep.type, result?.status, counted.made);
   if (problem !== null) throw new Error(problem);
 });

@@ -2,9 +2,11 @@
 // its HTML report and the message stream the sign-off reads) as one plain sentence: what was
 // checked, expected vs measured, with the unit the step recorded (src/signoff/plainFailure.ts).
 // The original error, stack and all, is kept below that sentence in the stack cucumber prints.
+// Each runs in its own async context (stepWatch.ts), which charges what it leaves pending to it.
 import { setDefinitionFunctionWrapper } from '@cucumber/cucumber';
 import { plainSentence } from '../../src/signoff/plainFailure';
 import type { KvWorld } from './world';
+import { watched } from './stepWatch';
 
 function plain(error: unknown, world: KvWorld | undefined): unknown {
   if (!(error instanceof Error)) return error;
@@ -22,7 +24,7 @@ setDefinitionFunctionWrapper((fn: (...args: unknown[]) => unknown) => {
   const wrapped = function (this: KvWorld, ...args: unknown[]): unknown {
     let result: unknown;
     try {
-      result = fn.apply(this, args);
+      result = watched(() => fn.apply(this, args));
     } catch (error) {
       throw plain(error, this);
     }

@@ -10,6 +10,7 @@ import { formatNs, parseDurationNs, type Nanos } from '../../src/time';
 import { EngineScenario } from './engineScenario';
 import type { ClusterSetup } from './setup';
 import { Measurement, measurement } from '../../src/report/evidence';
+import { awaitingAssertion } from './measured';
 
 export const DEFAULT_SEED = 1893;
 
@@ -118,7 +119,7 @@ export class KvWorld extends World {
    * failing scenario still shows the actual value). `text` overrides "label = value unit".
    */
   measure(label: string, value: number, unit = '', text?: string): number {
-    this.measurements.push(measurement(label, value, unit, text));
+    this.measurements.push(awaitingAssertion(measurement(label, value, unit, text)));
     return value;
   }
 

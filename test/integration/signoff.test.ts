@@ -142,6 +142,8 @@ test('undefined and skipped steps, untagged scenarios, unknown tags and uncovere
   assert.equal(broken.status, 1, broken.output);
   const md = broken.markdown;
   assert.match(md, /\| Scenarios \| 2 of 3 scenarios passed \(1 undefined\) \| ❌ \|/);
+  // Its two scenarios that passed replay an empty stream: no planted fault fails them.
+  assert.match(md, /\| Planted faults \| 2 passed scenarios run again under \d+ planted simulator faults in turn: 2 passed under every fault \(checked nothing\): "a scenario without a requirement tag", "a tag naming a requirement nobody registered" \| ❌ \|/);
   assert.match(md, /- \*\*undefined\*\*: \[a step nobody defined\]/);
   assert.match(md, /\| When the router replays the evnet stream \| undefined; did you mean: `the router replays the event streams` · `[^`]+` · `[^`]+` \|/);
   assert.match(md, /\*\*When the router replays the evnet stream — undefined\. Did you mean:\*\*\n\n- `the router replays the event streams`\n- `[^`]+`\n- `[^`]+`\n/);
@@ -255,8 +257,8 @@ test('a run killed at any moment leaves the old complete set or the new one, and
   const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign', 50));
   assert.equal(first.status, 0, first.output);
   // Kill the second run as its runs start, as the generated workloads end, and as it publishes
-  // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, then the sign-off).
-  for (const when of ['── [1/4]', '[3/4] done', '── [4/4]']) {
+  // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, the planted faults after run 1, then the sign-off).
+  for (const when of ['── [1/5]', '[3/5] done', '── [5/5]']) {
     const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50), (child) => {
       let seen = '';
       child.stdout!.on('data', (chunk) => {

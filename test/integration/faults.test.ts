@@ -1,0 +1,60 @@
+// The planted-fault check end to end on a fixture suite with the real steps: scripts/fault-check.ts
+// reruns what passed under each fault in one process, and a scenario no fault it is given reaches
+// survives; `npm run qualify` runs the check as a phase and names an Outline whose Examples table has
+// no rows, which covers nothing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ROOT } from '../support/paths';
+import type { FaultCheck } from '../../src/signoff/faults';
+
+const FIXTURE = path.join('test', 'fixtures', 'unfailable');
+const FEATURE = 'test/fixtures/unfailable/features/unfailable.feature';
+const CUCUMBER = path.join(ROOT, 'node_modules', '@cucumber', 'cucumber', 'bin', 'cucumber.js');
+
+test('only the scenarios that passed one fault run under the next; one that no fault reaches survives', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
+  try {
+    const messages = path.join(dir, 'messages.ndjson');
+    spawnSync(process.execPath, [CUCUMBER, '--profile', 'replay', path.join(FIXTURE, 'features'), '--format', `message:${messages}`], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const out = path.join(dir, 'faults.json');
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', path.join('scripts', 'fault-check.ts'), messages, out, 'placement', 'lag'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(result.status, 0, `${result.stdout}${result.stderr}`);
+    const check = JSON.parse(fs.readFileSync(out, 'utf8')) as FaultCheck;
+    assert.deepEqual(check.trials.map((t) => [t.fault, t.ran, t.caught]), [
+      ['placement', 2, 1],
+      ['lag', 1, 0],
+    ]);
+    assert.deepEqual(check.survivors.map((s) => s.key), [`${FEATURE}:18`]);
+    assert.deepEqual(check.problems, []);
+    const unknown = spawnSync(process.execPath, ['--require', 'tsx/cjs', path.join('scripts', 'fault-check.ts'), messages, out, 'lagg'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    assert.equal(unknown.status, 2);
+    assert.match(unknown.stderr, /KVQUAL_SIM_FAULT="lagg": expected one of event-ids, placement/);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('qualify runs the check as a phase: every fault given, the gate passes when each scenario failed under one; the empty Examples table is named and its requirement not covered', () => {
+  const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-out-'));
+  try {
+    const env = { ...process.env };
+    for (const name of ['KVQUAL_PERTURB', 'KVQUAL_FUZZ_PLANT', 'KVQUAL_SIM_FAULT']) delete env[name];
+    const args = ['--features', path.join(FIXTURE, 'features'), '--requirements', path.join(FIXTURE, 'requirements.yaml'), '--out', out, '--no-coverage', '--fuzz-runs', '0'];
+    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 300_000 });
+    assert.equal(result.status, 1, `${result.stdout}${result.stderr}`);
+    const json = JSON.parse(fs.readFileSync(path.join(out, 'signoff.json'), 'utf8'));
+    const gate = json.gates.find((g: { title: string }) => g.title === 'Planted faults');
+    assert.equal(gate.passed, true, gate.summary);
+    assert.match(gate.summary, /^2 passed scenarios run again under \d+ planted simulator faults in turn: every one failed under at least one$/);
+    assert.deepEqual(json.gaps.checked_nothing, [{ key: `${FEATURE}:33`, why: 'of an outline has no rows, so the outline made no scenario of it and checked nothing' }]);
+    const markdown = fs.readFileSync(path.join(out, 'signoff.md'), 'utf8');
+    assert.match(markdown, /### Planted simulator faults\n\nThe scenarios that passed, run again under each fault in turn; only those that passed again ran under the next\.\n\n- `event-ids` \(/);
+    assert.match(markdown, /\| Determinism \| both runs identical for all 2 scenarios; order independence not proven \(no --isolation\) \|/);
+  } finally {
+    fs.rmSync(out, { recursive: true, force: true });
+  }
+});
