@@ -9,7 +9,7 @@ import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
 import { countOf, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
-import { escapeMarkdown as md, markdownCode as code, markdownFence, plainWords } from './text';
+import { escapeMarkdown as md, markdownCode as code, markdownFence, oneLine, plainWords } from './text';
 
 export const ASSETS_DIR = 'signoff-assets';
 /** The summary chart's file in the assets folder (the HTML inlines the same SVG). */
@@ -213,7 +213,7 @@ export function renderMarkdown(model: SignoffModel): string {
 
   push('## Gaps', '', 'Everything that keeps this report from QUALIFIED is listed here; nothing is folded into "passed".', '');
   push('### Requirements without a scenario', '');
-  push(...(model.uncovered.length ? model.uncovered.map((r) => `- **${md(r.id)}** ${md(r.title)} — source: ${md(r.source)} · owner: ${md(r.owner)} · status: ${r.status}`) : ['None.']), '');
+  push(...(model.uncovered.length ? model.uncovered.map((r) => `- **${md(r.id)}** ${md(r.title)} — source: ${md(r.source)} · owner: ${md(r.owner)} · status: ${md(r.status)}`) : ['None.']), '');
   push('### Scenarios without a requirement tag', '');
   push(...(model.untraced.length ? model.untraced.map((v) => `- ${scenarioLink(v)} (${code(v.scenario.key)})`) : ['None.']), '');
   push('### Tags naming no registered requirement', '');
@@ -268,7 +268,7 @@ export function renderMarkdown(model: SignoffModel): string {
 
   if (input.glossary.length > 0) {
     push('## Glossary', '', 'The domain words of this report (from `docs/glossary.md` of the repository).', '');
-    push('<details><summary>Glossary</summary>', '', table(['Term', 'Meaning'], input.glossary.map((g) => [g.term, g.meaning])), '', '</details>', '');
+    push('<details><summary>Glossary</summary>', '', table(['Term', 'Meaning'], input.glossary.map((g) => [oneLine(g.term), oneLine(g.meaning)])), '', '</details>', '');
   }
   return `${out.join('\n').replace(/\n{3,}/g, '\n\n')}\n`;
 }

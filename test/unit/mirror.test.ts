@@ -1,5 +1,5 @@
 // Unit tests of the router's strict residency mirror (MIR-1..3): what it accepts, what it rejects
-// (duplicate store, unknown removal, event-id gap or reorder, unknown rank) and how it says so,
+// (duplicate store, unknown removal, broken chain, event-id gap or reorder, unknown rank) and how it says so,
 // for events of hashes (a log) and of block ids (the simulator's engines).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -325,6 +325,72 @@ test('MIR-2 chain: after the parent is removed, a child Stored naming it is reje
   rejection(() => mirror.apply(chainedStore(W1, 2, 'HostPinned', [11n], 10n, 1)), {
     violation: 'broken-chain', worker_id: 1, dp_rank: 0, event_id: 2, tier: 'HostPinned', block_hash: 10n, expected_event_id: null,
   });
+});
+
+/** The broken-chain rejection of event `event_id` of `rank` in `tier`, naming `block`. */
+function movedBlock(rank: RankRef, event_id: number, tier: Tier, block: bigint): StreamErrorDetail {
+  return { violation: 'broken-chain', ...rank, event_id, tier, block_hash: block, expected_event_id: null };
+}
+
+test('MIR-2 chain: a block held anywhere keeps its position, in every tier and rank (the issue\'s log: 13 at 2 under 12, then at 1 under 11)', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [11n, 12n, 13n], null, 0));
+  const message = rejection(() => mirror.apply(chainedStore(W1, 1, 'HostPinned', [11n, 13n], null, 0)), movedBlock(W1, 1, 'HostPinned', 13n));
+  assert.match(message, /Stored that puts a block some rank holds at another position or under another parent than it was stored at/);
+  assert.equal(mirror.host.count(0), 0, 'nothing of a rejected Stored is applied');
+  // Another rank: the same block at another position, as the continuation of a block it holds.
+  mirror.apply(chainedStore(W2, 0, 'Device', [30n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [13n], 30n, 1)), movedBlock(W2, 1, 'Device', 13n));
+  // The block at its own position and under its own parent is accepted, in the other tier and rank alike.
+  mirror.apply(chainedStore(W1, 1, 'HostPinned', [11n, 12n, 13n], null, 0));
+  mirror.apply(chainedStore(W2, 1, 'Device', [11n, 12n, 13n], null, 0));
+  assert.equal(mirror.device.count(1), 4);
+});
+
+test('MIR-2 chain: a block held anywhere keeps its parent, where no position is known: another parent is a broken chain', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  // Without positions: 10 says nothing of its place, 11 is under 10, 12 under 11; 40 starts a sequence.
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, null));
+  mirror.apply(chainedStore(W1, 1, 'Device', [40n], null, 0));
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n, 21n], null, 0));
+  // Under another parent: the one the event names, or the block before it in the run.
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [12n], 21n, null)), movedBlock(W2, 1, 'Device', 12n));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'HostPinned', [22n, 11n], null, null)), movedBlock(W2, 1, 'HostPinned', 11n));
+  // The first block of a sequence stored under a parent; a child stored as the first block of a sequence.
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [40n], 21n, null)), movedBlock(W2, 1, 'Device', 40n));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n], null, 0)), movedBlock(W2, 1, 'HostPinned', 11n));
+  // A run without parent or position says nothing of its first block; the rest follow it.
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n, 12n], null, null));
+  mirror.apply(chainedStore(W2, 2, 'HostPinned', [40n], null, 0));
+  assert.deepEqual(mirror.host.blocksOf(1), [11n, 12n, 40n]);
+});
+
+test('MIR-2 chain: once no rank holds a block in any tier, it is forgotten and may be stored anywhere', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n], null, 0));
+  mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [11n] } });
+  mirror.apply(chainedStore(W1, 2, 'Device', [11n], null, 0));
+  assert.deepEqual(mirror.device.blocksOf(0), [10n, 11n]);
+});
+
+test('MIR-2 chain: a child keeps its parent by hash: the parent let go (its id reused for another block) and stored again is still its parent', () => {
+  const table = new BlockIds();
+  const mirror = new ResidencyMirror('zero', table);
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n], null, 0));
+  const parentId = table.idOf(10n);
+  mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [10n] } });
+  mirror.apply(chainedStore(W2, 0, 'Device', [99n], null, 0));
+  assert.equal(table.idOf(99n), parentId, 'the parent\'s id now stands for another block');
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [10n, 11n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 2, 'Device', [11n], 99n, 1)), movedBlock(W2, 2, 'Device', 11n));
+  assert.deepEqual(mirror.host.blocksOf(1), [10n, 11n]);
 });
 
 // Events as the simulator's engines make them: block ids of the mirror's own table.
