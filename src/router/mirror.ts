@@ -252,10 +252,8 @@ export class ResidencyMirror {
   private rememberParents(count: number, parent: BlockId, start: number | null): void {
     let widest = 0;
     for (let i = 0; i < count; i++) widest = Math.max(widest, this.eventIds[i]);
-    if (widest >= this.parentKinds.length) {
-      this.parentKinds = grownIdArray(this.parentKinds, widest + 1);
-      this.parentWords = grownIdArray(this.parentWords, 2 * widest + 2);
-    }
+    if (widest >= this.parentKinds.length) this.parentKinds = grownIdArray(this.parentKinds, widest + 1);
+    if (2 * widest + 1 >= this.parentWords.length) this.parentWords = grownIdArray(this.parentWords, 2 * widest + 2);
     for (let i = 0; i < count; i++) {
       const id = this.eventIds[i];
       const claimed = i > 0 ? this.eventIds[i - 1] : parent;

@@ -369,6 +369,17 @@ test('MIR-2 chain: a block held anywhere keeps its parent, where no position is 
   assert.deepEqual(mirror.host.blocksOf(1), [11n, 12n, 40n]);
 });
 
+test('MIR-2 chain: a chain of thousands of blocks, one Stored each, stored again in the other tier at its places is accepted', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  const blocks = 5_000;
+  for (let i = 0; i < blocks; i++) mirror.apply(chainedStore(W1, i, 'Device', [BigInt(1_000 + i)], i === 0 ? null : BigInt(999 + i), i));
+  for (let i = 0; i < blocks; i++) mirror.apply(chainedStore(W1, blocks + i, 'HostPinned', [BigInt(1_000 + i)], i === 0 ? null : BigInt(999 + i), i));
+  assert.equal(mirror.host.count(0), blocks);
+  mirror.addRank(W2, 1);
+  rejection(() => mirror.apply(chainedStore(W2, 0, 'Device', [7n, BigInt(999 + blocks)], null, 0)), movedBlock(W2, 0, 'Device', BigInt(999 + blocks)));
+});
+
 test('MIR-2 chain: once no rank holds a block in any tier, it is forgotten and may be stored anywhere', () => {
   const mirror = new ResidencyMirror();
   mirror.addRank(W1, 0);
