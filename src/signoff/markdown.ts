@@ -213,7 +213,7 @@ export function renderMarkdown(model: SignoffModel): string {
 
   push('## Gaps', '', 'Everything that keeps this report from QUALIFIED is listed here; nothing is folded into "passed".', '');
   push('### Requirements without a scenario', '');
-  push(...(model.uncovered.length ? model.uncovered.map((r) => `- **${md(r.id)}** ${md(r.title)} — source: ${md(r.source)} · owner: ${md(r.owner)} · status: ${md(r.status)}`) : ['None.']), '');
+  push(...(model.uncovered.length ? model.uncovered.map((r) => `- **${md(r.id)}** ${md(r.title)} — source: ${md(r.source)} · owner: ${md(r.owner)} · status: ${r.status}`) : ['None.']), '');
   push('### Scenarios without a requirement tag', '');
   push(...(model.untraced.length ? model.untraced.map((v) => `- ${scenarioLink(v)} (${code(v.scenario.key)})`) : ['None.']), '');
   push('### Tags naming no registered requirement', '');
