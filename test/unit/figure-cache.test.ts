@@ -50,8 +50,24 @@ test('the key names the spec: other evidence, another key; the entry under a key
   assert.equal(figureCacheKey(plain), figureCacheKey(figureSpec(evidenceFromRouterReplay(lagReplay(), 1893))!));
   assert.notEqual(figureCacheKey(plain), figureCacheKey(other));
   const seeded = memoryCache();
-  seeded.set(figureCacheKey(plain), '<svg><clipPath id="clip9"/><g clip-path="url(#clip9)"/></svg>');
-  assert.equal(await renderFigure(evidenceFromRouterReplay(lagReplay(), 1893), 'fig', seeded), '<svg><clipPath id="fig-1"/><g clip-path="url(#fig-1)"/></svg>');
+  seeded.set(figureCacheKey(plain), '<svg xmlns="http://www.w3.org/2000/svg"><clipPath id="clip9"/><g clip-path="url(#clip9)"/></svg>');
+  assert.equal(await renderFigure(evidenceFromRouterReplay(lagReplay(), 1893), 'fig', seeded), '<svg xmlns="http://www.w3.org/2000/svg"><clipPath id="fig-1"/><g clip-path="url(#fig-1)"/></svg>');
+});
+
+test('an entry the sanitiser refuses (a <style>, a script, not SVG) is drawn again and replaced, never shown', async () => {
+  const evidence = evidenceFromRouterReplay(lagReplay(), 1893);
+  const key = figureCacheKey(figureSpec(evidence)!);
+  const direct = await renderFigure(evidence, 'fig');
+  for (const poison of [
+    '<svg xmlns="http://www.w3.org/2000/svg"><style>#verdict { background: green }</style></svg>',
+    '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>',
+    '<html><body>QUALIFIED</body></html>',
+  ]) {
+    const cache = memoryCache();
+    cache.set(key, poison);
+    assert.equal(await renderFigure(evidence, 'fig', cache), direct, poison);
+    assert.equal(cache.sets.length, 2, `${poison}: drawn again and stored`);
+  }
 });
 
 test('the folder cache keeps an entry as a file, written whole; a missing entry reads as none', () => {

@@ -1,0 +1,182 @@
+// The allow-list sanitiser of the figures signoff.html inlines: an SVG is read by a strict XML
+// parser (saxes: a document that is not well-formed is refused) and written again from what was
+// read, keeping only drawing elements (no <style>, <script>, <foreignObject>, <a>, <use>, <image>,
+// animation, filter or mask) and attributes of a fixed list (no event handler, no style, no href,
+// no overflow or transform on the outer <svg> that would let a figure paint outside its box). A
+// value may name no URL but `url(#id)` of an element of the same figure, and its functions are
+// only colours and transforms, so no value reaches outside the figure. Ids are renamed
+// `<prefix>-1`, `<prefix>-2`, … in order of appearance (several figures share one page), and every
+// text and value is escaped again. Anything outside the list refuses the whole figure (an
+// SvgRefused naming what and where): what vega draws for kvqual never holds it, so it can only
+// come from a tampered or damaged source, and a reviewer is better told than shown half of it.
+import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
+
+export const SVG_NAMESPACE = 'http://www.w3.org/2000/svg';
+const XLINK_NAMESPACE = 'http://www.w3.org/1999/xlink';
+const XMLNS_NAMESPACE = 'http://www.w3.org/2000/xmlns/';
+
+/** A figure the sanitiser will not inline, with the reason. */
+export class SvgRefused extends Error {
+  constructor(reason: string) {
+    super(`figure refused: ${reason}`);
+    this.name = 'SvgRefused';
+  }
+}
+
+/** Elements that draw, group or name a shape; nothing that loads, runs, styles or animates. */
+const ELEMENTS = new Set([
+  'svg', 'g', 'defs', 'clipPath', 'path', 'rect', 'line', 'circle', 'ellipse', 'polygon', 'polyline',
+  'text', 'tspan', 'title', 'desc', 'linearGradient', 'radialGradient', 'stop',
+]);
+
+/** Elements whose text is kept (escaped); text elsewhere must be blank. */
+const TEXT_ELEMENTS = new Set(['text', 'tspan', 'title', 'desc']);
+
+/** Attributes of shapes inside the figure. */
+const ATTRIBUTES = new Set([
+  'id', 'd', 'x', 'y', 'x1', 'y1', 'x2', 'y2', 'cx', 'cy', 'r', 'rx', 'ry', 'fx', 'fy', 'width', 'height', 'points', 'transform',
+  'fill', 'fill-opacity', 'fill-rule', 'stroke', 'stroke-width', 'stroke-opacity', 'stroke-dasharray', 'stroke-dashoffset',
+  'stroke-linecap', 'stroke-linejoin', 'stroke-miterlimit', 'opacity', 'clip-path', 'clip-rule', 'clipPathUnits', 'display', 'visibility',
+  'pointer-events', 'font-family', 'font-size', 'font-style', 'font-weight', 'font-variant', 'text-anchor', 'dominant-baseline',
+  'alignment-baseline', 'dx', 'dy', 'text-decoration', 'letter-spacing', 'shape-rendering', 'offset', 'stop-color', 'stop-opacity',
+  'gradientUnits', 'gradientTransform', 'role', 'aria-hidden', 'aria-label', 'aria-roledescription',
+]);
+
+/** Attributes of the outer <svg>: its size and what it is, nothing that moves or unclips it. */
+const ROOT_ATTRIBUTES = new Set(['version', 'width', 'height', 'viewBox', 'role', 'aria-label', 'aria-roledescription', 'font-family']);
+
+/** Attributes dropped without refusing the figure: the page's CSS must not reach into a figure through them. */
+const DROPPED = new Set(['class']);
+
+/** Attributes whose value is free text (read to a screen reader, never parsed as CSS or a URL). */
+const FREE_TEXT = new Set(['aria-label', 'aria-roledescription']);
+
+/** What any other value may hold: numbers, names, colours, lists and the functions below; no backslash, colon, semicolon or angle bracket. */
+const VALUE = /^[\w#.,%()\s+'"-]*$/;
+const FUNCTION = /([A-Za-z-]*)\(/g;
+const FUNCTIONS = new Set(['translate', 'rotate', 'scale', 'matrix', 'skewX', 'skewY', 'rgb', 'rgba', 'hsl', 'hsla', 'url']);
+const LOCAL_URL = /url\(#([A-Za-z][\w.-]*)\)/g;
+const ID = /^[A-Za-z][\w.-]*$/;
+
+interface ElementNode {
+  name: string;
+  attributes: [string, string][];
+  children: (ElementNode | string)[];
+}
+
+/**
+ * The figure as signoff.html may inline it: parsed, checked against the allow-lists and written
+ * again with ids `<idPrefix>-N`. Throws SvgRefused when anything is outside them.
+ */
+export function sanitiseSvg(svg: string, idPrefix: string): string {
+  if (!ID.test(idPrefix)) throw new SvgRefused(`id prefix "${idPrefix}" is not a plain name`);
+  const root = parse(svg);
+  const ids = new Map<string, string>();
+  collectIds(root, ids, idPrefix);
+  return write(root, ids, true);
+}
+
+/** The document's element tree, or SvgRefused when it is not one well-formed <svg> of allowed parts. */
+function parse(svg: string): ElementNode {
+  const parser = new SaxesParser({ xmlns: true, position: true });
+  const stack: ElementNode[] = [];
+  let root: ElementNode | null = null;
+  const where = () => `line ${parser.line}, column ${parser.column}`;
+  parser.on('doctype', () => {
+    throw new SvgRefused(`a DOCTYPE (${where()})`);
+  });
+  parser.on('processinginstruction', (pi) => {
+    throw new SvgRefused(`a processing instruction <?${pi.target}?> (${where()})`);
+  });
+  parser.on('opentag', (tag) => {
+    const node = element(tag as SaxesTagNS, stack.length === 0, where);
+    if (stack.length === 0) {
+      if (root !== null) throw new SvgRefused(`a second root element (${where()})`);
+      root = node;
+    } else stack[stack.length - 1].children.push(node);
+    stack.push(node);
+  });
+  parser.on('closetag', () => void stack.pop());
+  const text = (content: string) => {
+    const parent = stack[stack.length - 1];
+    if (parent !== undefined && TEXT_ELEMENTS.has(parent.name)) parent.children.push(content);
+    else if (content.trim() !== '') throw new SvgRefused(`text outside a text element (${where()})`);
+  };
+  parser.on('text', text);
+  parser.on('cdata', text);
+  parser.on('error', (error) => {
+    throw new SvgRefused(`not well-formed XML: ${error.message}`);
+  });
+  try {
+    parser.write(svg).close();
+  } catch (error) {
+    if (error instanceof SvgRefused) throw error;
+    throw new SvgRefused(`not well-formed XML: ${(error as Error).message}`);
+  }
+  if (root === null) throw new SvgRefused('no <svg> element');
+  return root;
+}
+
+/** An element of the allow-list with its allowed attributes (in the order written). */
+function element(tag: SaxesTagNS, isRoot: boolean, where: () => string): ElementNode {
+  if (tag.uri !== SVG_NAMESPACE) throw new SvgRefused(`<${tag.name}> is not an SVG element (${where()})`);
+  if (!ELEMENTS.has(tag.local) || tag.prefix !== '') throw new SvgRefused(`<${tag.name}> is not an allowed element (${where()})`);
+  if (isRoot !== (tag.local === 'svg')) throw new SvgRefused(isRoot ? `the root is <${tag.name}>, not <svg>` : `a nested <svg> (${where()})`);
+  const attributes: [string, string][] = [];
+  for (const attribute of Object.values(tag.attributes) as SaxesAttributeNS[]) {
+    if (attribute.uri === XMLNS_NAMESPACE || attribute.name === 'xmlns') {
+      // Namespace declarations: only the SVG and xlink ones, written again by write() on the root.
+      if (attribute.value !== SVG_NAMESPACE && attribute.value !== XLINK_NAMESPACE) throw new SvgRefused(`a namespace declaration ${attribute.name}="${attribute.value}" (${where()})`);
+      continue;
+    }
+    if (DROPPED.has(attribute.name)) continue;
+    const allowed = attribute.prefix === '' && (isRoot ? ROOT_ATTRIBUTES : ATTRIBUTES).has(attribute.local);
+    if (!allowed) throw new SvgRefused(`attribute ${attribute.name} of <${tag.local}> is not allowed (${where()})`);
+    checkValue(attribute.local, attribute.value, where);
+    attributes.push([attribute.local, attribute.value]);
+  }
+  return { name: tag.local, attributes, children: [] };
+}
+
+/** A value other than free text holds only plain characters, and functions of the list (url only as `url(#id)`). */
+function checkValue(name: string, value: string, where: () => string): void {
+  if (FREE_TEXT.has(name)) return;
+  const refuse = (why: string) => new SvgRefused(`attribute ${name}="${value}" ${why} (${where()})`);
+  if (!VALUE.test(value)) throw refuse('holds a character no drawing value needs');
+  if (name === 'id' && !ID.test(value)) throw refuse('is not a plain name');
+  for (const [, fn] of value.matchAll(FUNCTION)) if (!FUNCTIONS.has(fn)) throw refuse(`calls ${fn || 'an unnamed function'}()`);
+  if (value.replace(LOCAL_URL, '').includes('url(')) throw refuse('names a URL other than an element of this figure');
+}
+
+/** Every id of the figure, renamed `<prefix>-N` in order of appearance; the same id twice refuses it. */
+function collectIds(node: ElementNode, ids: Map<string, string>, prefix: string): void {
+  for (const [name, value] of node.attributes) {
+    if (name !== 'id') continue;
+    if (ids.has(value)) throw new SvgRefused(`id "${value}" is given twice`);
+    ids.set(value, `${prefix}-${ids.size + 1}`);
+  }
+  for (const child of node.children) if (typeof child !== 'string') collectIds(child, ids, prefix);
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const escapeXml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]).replace(/[\r\u0085\u2028\u2029]/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The element written again: allowed attributes with renamed ids and references, escaped text. */
+function write(node: ElementNode, ids: Map<string, string>, isRoot: boolean): string {
+  const attributes = node.attributes.map(([name, value]) => ` ${name}="${escapeXml(renamed(name, value, ids))}"`).join('');
+  const namespaces = isRoot ? ` xmlns="${SVG_NAMESPACE}"` : '';
+  if (node.children.length === 0) return `<${node.name}${namespaces}${attributes}/>`;
+  const children = node.children.map((child) => (typeof child === 'string' ? escapeXml(child) : write(child, ids, false))).join('');
+  return `<${node.name}${namespaces}${attributes}>${children}</${node.name}>`;
+}
+
+/** An id or a `url(#id)` reference under the figure's new names; a reference to no element of the figure refuses it. */
+function renamed(name: string, value: string, ids: Map<string, string>): string {
+  if (name === 'id') return ids.get(value)!;
+  if (FREE_TEXT.has(name)) return value;
+  return value.replace(LOCAL_URL, (_, id: string) => {
+    const next = ids.get(id);
+    if (next === undefined) throw new SvgRefused(`attribute ${name}="${value}" names #${id}, which is no element of the figure`);
+    return `url(#${next})`;
+  });
+}
