@@ -277,14 +277,17 @@ function suiteScope(prepared: Prepared, features: string): SuiteScope {
 /**
  * Environment variables that change what a qualification runs, as set: KVQUAL_SEED (the scenarios'
  * seed and the generated workloads'), KVQUAL_COVERAGE_UNITS (another folder of unit tests in the
- * coverage run, for the integration test of that gate).
+ * coverage run, for the integration test of that gate), KVQUAL_FIGURE_CACHE (where the figures
+ * came from).
  */
-function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): { name: string; value: string; meaning: string }[] {
+export function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): { name: string; value: string; meaning: string }[] {
   const out: { name: string; value: string; meaning: string }[] = [];
   const seed = env.KVQUAL_SEED;
   if (!merge && seed !== undefined && seed !== '' && Number(seed) !== DEFAULT_FUZZ_SEED) out.push({ name: 'KVQUAL_SEED', value: seed, meaning: `the scenarios and the generated workloads ran with seed ${seed}, not the default ${DEFAULT_FUZZ_SEED}` });
   const units = env.KVQUAL_COVERAGE_UNITS;
   if (!merge && units !== undefined) out.push({ name: 'KVQUAL_COVERAGE_UNITS', value: units, meaning: `the coverage run ran the unit tests of ${units || '(nothing)'}, not the repository's test/unit` });
+  const figures = env.KVQUAL_FIGURE_CACHE;
+  if (figures !== undefined) out.push({ name: 'KVQUAL_FIGURE_CACHE', value: figures, meaning: figures === 'off' ? 'every figure was drawn afresh, without the figure cache' : `the figures were kept in and taken from ${figures || '(the default folder)'}, not the default figure cache` });
   return out;
 }
 
