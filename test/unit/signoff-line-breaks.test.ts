@@ -6,16 +6,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import MarkdownIt from 'markdown-it';
-import { compareRuns } from '../../src/signoff/determinism';
-import { evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
-import { parseRegistry } from '../../src/signoff/requirements';
-import { parseRun } from '../../src/signoff/messages';
-import { buildSignoff, type SignoffInput } from '../../src/signoff/model';
+import { buildSignoff } from '../../src/signoff/model';
 import { renderHtml } from '../../src/signoff/html';
 import { renderMarkdown } from '../../src/signoff/markdown';
 import { escapeHtml, escapeMarkdown, markdownCode, oneLine } from '../../src/signoff/text';
-import { FakeScenario, fakeMessages } from '../support/messages';
-import { lagReplay } from '../support/replays';
+import { signoffInputOf as inputOf } from '../support/signoffInput';
 
 const BREAKS: [string, string][] = [
   ['CR', '\r'],
@@ -30,46 +25,6 @@ const BREAKS: [string, string][] = [
 
 /** A text that starts a level-1 heading on each new line a reader would make of `lineBreak`. */
 const hostile = (name: string, lineBreak: string) => `${name}${lineBreak}# Verdict: QUALIFIED ✅${lineBreak}${lineBreak}# Verdict: QUALIFIED ✅${lineBreak}`;
-
-/** The sign-off input of one passing and one failing scenario whose every free text is `text(name)`. */
-function inputOf(text: (name: string) => string): SignoffInput {
-  const registry = parseRegistry(`
-requirements:
-  - { id: LAG-1, title: ${JSON.stringify(text('Lag is exact'))}, source: ${JSON.stringify(text('semantics.md'))}, owner: ${JSON.stringify(text('QA'))} }
-  - { id: LAG-2, title: ${JSON.stringify(text('Nothing covers it'))}, source: s, owner: QA }
-`);
-  const evidence = { ...evidenceFromRouterReplay(lagReplay(), 1893), measurements: [measurement(text('host blocks counted'), 4, 'blocks')] };
-  const scenario = (name: string, line: number, status: 'PASSED' | 'FAILED' = 'PASSED'): FakeScenario => ({
-    uri: 'features/router/lag.feature',
-    feature: text('Lag'),
-    line,
-    name: text(name),
-    tags: ['@LAG-1', `@${text('other')}`],
-    steps: [
-      { keyword: 'Given', text: text('a cluster'), status: 'PASSED', table: [[text('a'), 'b']] },
-      { keyword: 'Then', text: text('it is placed'), status, ...(status === 'FAILED' ? { message: text('expected 1, got 2') } : {}) },
-    ],
-    evidence,
-  });
-  const run = parseRun(fakeMessages([scenario('passes', 10), scenario('fails', 20, 'FAILED')]));
-  return {
-    campaign: text('campaign'),
-    date: '2030-01-01 00:00 UTC',
-    subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: 'abc', worktree: 'clean working tree', node: 'v20.20.2' },
-    command: 'npm run qualify',
-    run,
-    determinism: compareRuns(run, run),
-    registry,
-    coverage: null,
-    coverageNote: text('not requested'),
-    coverageRun: null,
-    perturbation: null,
-    figures: new Map(),
-    companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
-    glossary: [{ term: text('lag'), meaning: text('the time from emission to visibility') }],
-    baseline: null,
-  };
-}
 
 /** The headings markdown-it finds in a document: level and text. */
 function headings(markdown: string): string[] {
