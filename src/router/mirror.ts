@@ -4,7 +4,8 @@
 // that puts a block some rank holds at another position or under another parent, event-id gap or
 // reorder) with an error naming worker, dp rank, event id, tier and block. A block's position and
 // parent are one fact across ranks and tiers: its hash names its whole prefix (HASH-1), so a block
-// held anywhere, in G1 or G2, keeps the place it was stored at everywhere.
+// held anywhere, in G1 or G2, keeps the place it was stored at everywhere (as far as Stored events
+// that give positions tell it).
 import type { BlockHash } from '../hash';
 import { BlockIds, type BlockId } from '../collections/blockIds';
 import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
@@ -95,11 +96,12 @@ export class ResidencyMirror {
    */
   private positions: Int16Array | Int32Array | Float64Array = new Int16Array(0);
   /**
-   * What each stored block was stored under, by block id: PARENT_UNKNOWN, PARENT_NONE (first block
-   * of its sequence) or PARENT_KNOWN, whose hash words are then at 2 × id and 2 × id + 1 of
-   * parentWords (words, not an id: the parent may be let go and its id reused while the child is held).
+   * The parent each stored block was stored under, by block id: parentKnown is 1 when a Stored that
+   * gave positions named one, whose hash words are then at 2 × id and 2 × id + 1 of parentWords
+   * (words, not an id: the parent may be let go and its id reused while the child is held). The
+   * first block of a sequence has none: its position, 0, says it.
    */
-  private parentKinds = new Uint8Array(0);
+  private parentKnown = new Uint8Array(0);
   private parentWords = new Int32Array(0);
 
   /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
@@ -227,44 +229,42 @@ export class ResidencyMirror {
   /**
    * The first block of a Stored (in eventIds, after its parent `parent` from `start`) that some rank
    * holds, in either tier, at another position or under another parent than this run gives it; −1
-   * when none is. A run without a parent and without a position says nothing of its first block's
-   * place; its later blocks sit under the block before them.
+   * when none is. A Stored that gives no position says nothing of where its blocks stand.
    */
   private movedBlock(count: number, parent: BlockId, start: number | null): number {
+    if (start === null) return -1;
     const ids = this.eventIds;
     for (let i = 0; i < count; i++) {
       const id = ids[i];
       if (this.device.unheldId(id) && this.host.unheldId(id)) continue;
-      if (start !== null && id < this.positions.length && this.positions[id] >= 0 && this.positions[id] !== start + i) return i;
-      const kind = id < this.parentKinds.length ? this.parentKinds[id] : PARENT_UNKNOWN;
+      if (id < this.positions.length && this.positions[id] >= 0 && this.positions[id] !== start + i) return i;
       const claimed = i > 0 ? ids[i - 1] : parent;
-      if (kind === PARENT_UNKNOWN || (i === 0 && parent === NO_BLOCK_ID && start === null)) continue;
-      if (claimed === NO_BLOCK_ID ? kind !== PARENT_NONE : kind !== PARENT_KNOWN || !this.blockIds.hasWords(claimed, this.parentWords[2 * id], this.parentWords[2 * id + 1])) return i;
+      if (id < this.parentKnown.length && this.parentKnown[id] === 1 && (claimed === NO_BLOCK_ID || !this.blockIds.hasWords(claimed, this.parentWords[2 * id], this.parentWords[2 * id + 1]))) return i;
     }
     return -1;
   }
 
   /**
-   * Records what each block of a Stored was stored under (before the rank holds them). A first block
-   * stored without a parent and without a position keeps what is known of it while some rank
-   * holds it, and is unknown otherwise.
+   * Records the parent of each block of a Stored that gives positions (before the rank holds them;
+   * the first block of a sequence has none). A Stored without positions leaves what is known of a
+   * block some rank holds, and forgets it of one nobody holds.
    */
   private rememberParents(count: number, parent: BlockId, start: number | null): void {
     let widest = 0;
     for (let i = 0; i < count; i++) widest = Math.max(widest, this.eventIds[i]);
-    if (widest >= this.parentKinds.length) this.parentKinds = grownIdArray(this.parentKinds, widest + 1);
+    if (widest >= this.parentKnown.length) this.parentKnown = grownIdArray(this.parentKnown, widest + 1);
     if (2 * widest + 1 >= this.parentWords.length) this.parentWords = grownIdArray(this.parentWords, 2 * widest + 2);
     for (let i = 0; i < count; i++) {
       const id = this.eventIds[i];
-      const claimed = i > 0 ? this.eventIds[i - 1] : parent;
-      if (i === 0 && parent === NO_BLOCK_ID && start === null) {
-        if (this.device.unheldId(id) && this.host.unheldId(id)) this.parentKinds[id] = PARENT_UNKNOWN;
-      } else if (claimed === NO_BLOCK_ID) this.parentKinds[id] = PARENT_NONE;
-      else {
-        this.parentKinds[id] = PARENT_KNOWN;
-        this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
-        this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
+      if (start === null) {
+        if (this.device.unheldId(id) && this.host.unheldId(id)) this.parentKnown[id] = 0;
+        continue;
       }
+      const claimed = i > 0 ? this.eventIds[i - 1] : parent;
+      this.parentKnown[id] = claimed === NO_BLOCK_ID ? 0 : 1;
+      if (claimed === NO_BLOCK_ID) continue;
+      this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
+      this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
     }
   }
 
@@ -347,10 +347,6 @@ type RemovedData = Extract<KvEventData, { type: 'Removed' }>;
 /** The parent of a Stored that names a parent the table does not know (so no rank holds it). */
 const UNKNOWN_PARENT = -2;
 
-/** What a block was stored under (ResidencyMirror.parentKinds). */
-const PARENT_UNKNOWN = 0;
-const PARENT_NONE = 1;
-const PARENT_KNOWN = 2;
 
 /** Block i of a Stored event (its hashes are made only on a violation). */
 function storedHashAt(event: KvEvent, i: number): BlockHash {

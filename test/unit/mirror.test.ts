@@ -349,24 +349,31 @@ test('MIR-2 chain: a block held anywhere keeps its position, in every tier and r
   assert.equal(mirror.device.count(1), 4);
 });
 
-test('MIR-2 chain: a block held anywhere keeps its parent, where no position is known: another parent is a broken chain', () => {
+test('MIR-2 chain: a block held anywhere keeps its parent: at its own position under another parent is a broken chain', () => {
   const mirror = new ResidencyMirror();
   mirror.addRank(W1, 0);
   mirror.addRank(W2, 1);
-  // Without positions: 10 says nothing of its place, 11 is under 10, 12 under 11; 40 starts a sequence.
-  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, null));
-  mirror.apply(chainedStore(W1, 1, 'Device', [40n], null, 0));
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, 0));
   mirror.apply(chainedStore(W2, 0, 'Device', [20n, 21n], null, 0));
-  // Under another parent: the one the event names, or the block before it in the run.
-  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [12n], 21n, null)), movedBlock(W2, 1, 'Device', 12n));
-  rejection(() => mirror.apply(chainedStore(W2, 1, 'HostPinned', [22n, 11n], null, null)), movedBlock(W2, 1, 'HostPinned', 11n));
-  // The first block of a sequence stored under a parent; a child stored as the first block of a sequence.
-  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [40n], 21n, null)), movedBlock(W2, 1, 'Device', 40n));
-  rejection(() => mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n], null, 0)), movedBlock(W2, 1, 'HostPinned', 11n));
-  // A run without parent or position says nothing of its first block; the rest follow it.
+  // 12 at position 2 as it should be, under the parent the event names, or the block before it in the run.
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [12n], 21n, 2)), movedBlock(W2, 1, 'Device', 12n));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [22n, 12n], 20n, 1)), movedBlock(W2, 1, 'Device', 12n));
+  assert.equal(mirror.device.count(1), 2, 'nothing of a rejected Stored is applied');
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [10n, 11n, 12n], null, 0));
+});
+
+test('MIR-2 chain: a Stored that gives no position says nothing of where its blocks stand, and a block it stores first is placed by the next that does', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, 0));
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n, 12n], null, null));
   mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n, 12n], null, null));
-  mirror.apply(chainedStore(W2, 2, 'HostPinned', [40n], null, 0));
-  assert.deepEqual(mirror.host.blocksOf(1), [11n, 12n, 40n]);
+  assert.deepEqual(mirror.device.blocksOf(1), [12n, 20n]);
+  // Blocks first stored without positions: the first Stored that gives them places them.
+  mirror.apply(chainedStore(W1, 1, 'Device', [40n, 41n], null, null));
+  mirror.apply(chainedStore(W1, 2, 'HostPinned', [40n, 41n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 2, 'Device', [41n], 20n, 1)), movedBlock(W2, 2, 'Device', 41n));
 });
 
 test('MIR-2 chain: a chain of thousands of blocks, one Stored each, stored again in the other tier at its places is accepted', () => {
