@@ -156,6 +156,8 @@ export interface DriverContext {
    * filled with every scenario's figure): the sign-off then draws only what is not there.
    */
   figureCache?: FigureCache;
+  /** The temporary folder (TMPDIR) of the compiled coverage run, whose unit tests make scratch folders: the caller removes it, even when stopped. */
+  coverageTemp?: string;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -469,6 +471,7 @@ export const COVERAGE_FUZZ_TEST_RUNS = 100;
 /** The environment of the compiled runs: coverage collected, the command line from build/, no test double. */
 function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE), KVQUAL_BUILD: BUILD, [FUZZ_TEST_RUNS_ENV]: String(COVERAGE_FUZZ_TEST_RUNS) };
+  if (ctx.coverageTemp !== undefined) covEnv.TMPDIR = ctx.coverageTemp;
   delete covEnv[PERTURB_ENV];
   // Started from inside a `node --test` run, the nested runner would report to that parent instead of printing TAP.
   delete covEnv.NODE_TEST_CONTEXT;

@@ -3,12 +3,12 @@
 // run qualify, the integration tests' qualify runs) draws only what changed; the sign-off's own
 // figures (scripts/qualify.ts hands this cache to the driver) come from what run 1 drew. The SVG is
 // the same bytes either way. KVQUAL_FIGURE_CACHE=off turns it off, KVQUAL_FIGURE_CACHE=<folder>
-// moves it (default: kvqual-figure-cache-<uid> in the system's temporary folder); the sign-off
-// names the variable when it is set. Read here, never in src/.
+// moves it (default: kvqual/figures in the user's cache folder, $XDG_CACHE_HOME or ~/.cache); the
+// sign-off names the variable when it is set. Read here, never in src/.
 //
 // Nobody else may write it. The folder is made private (mode 0700) and refused, with one warning
 // and every figure drawn afresh, when it is a link, belongs to another user or others may write
-// it (someone who made /tmp/kvqual-figure-cache-<uid> first). It holds a secret of 32 random bytes
+// it (a folder someone else made first). It holds a secret of 32 random bytes
 // (mode 0600), made once: an entry's file name is the HMAC-SHA-256 of the figure's key (the spec
 // and the renderer's versions) under that secret, and its last line seals it with the HMAC of key
 // and SVG, so an entry nobody holding the secret wrote, or a damaged one, is a miss: drawn again
@@ -150,11 +150,17 @@ export function folderFigureCache(folder: string, warn: (line: string) => void =
   };
 }
 
-/** The folder the environment names (the default when unset); null when the cache is turned off. */
+/**
+ * The folder the environment names; by default kvqual/figures in the user's cache folder
+ * ($XDG_CACHE_HOME, else ~/.cache), which others cannot make first as they could a name in /tmp;
+ * null when the cache is turned off.
+ */
 export function figureCacheFolder(env: NodeJS.ProcessEnv = process.env): string | null {
   const setting = env[FIGURE_CACHE_ENV];
   if (setting === 'off') return null;
-  return setting ? path.resolve(setting) : path.join(os.tmpdir(), `kvqual-figure-cache-${me() ?? 'user'}`);
+  if (setting) return path.resolve(setting);
+  const cacheHome = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  return path.join(cacheHome, 'kvqual', 'figures');
 }
 
 /** The cache the hooks use, as the environment asks: undefined when it is turned off. */

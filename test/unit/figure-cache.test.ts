@@ -184,7 +184,9 @@ test('KVQUAL_FIGURE_CACHE=off turns the cache off; a folder moves it; the sign-o
   const folder = path.join(scratch, 'moved');
   figureCacheFromEnv({ KVQUAL_FIGURE_CACHE: folder })!.set('k', '<svg/>');
   assert.equal(entries(folder).length, 1);
-  assert.equal(figureCacheFolder({}), path.join(os.tmpdir(), `kvqual-figure-cache-${process.getuid?.() ?? 'user'}`), 'on by default');
+  assert.equal(figureCacheFolder({}), path.join(os.homedir(), '.cache', 'kvqual', 'figures'), 'on by default, in the user\'s cache folder');
+  assert.equal(figureCacheFolder({ XDG_CACHE_HOME: '/var/cache/me' }), '/var/cache/me/kvqual/figures');
+  assert.equal(figureCacheFolder({ XDG_CACHE_HOME: 'relative' }), path.join(os.homedir(), '.cache', 'kvqual', 'figures'), 'a relative XDG_CACHE_HOME is ignored, as the spec says');
   assert.ok(!fs.existsSync(path.join(scratch, 'never-used')) && figureCacheFromEnv({ KVQUAL_FIGURE_CACHE: path.join(scratch, 'never-used') }) !== undefined, 'made on first use only');
   assert.ok(!fs.existsSync(path.join(scratch, 'never-used')));
   assert.deepEqual(environmentOf({}, false), []);
