@@ -17,8 +17,9 @@ export const SUMMARY_CHART = 'summary.svg';
 
 const mark = (ok: boolean) => (ok ? '✅' : '❌');
 
+/** A table whose every row stays one line, whatever a cell holds. */
 function table(header: string[], rows: string[][]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => oneLine(`| ${r.join(' | ')} |`))].join('\n');
 }
 
 function scenarioLink(view: ScenarioView): string {
@@ -268,7 +269,7 @@ export function renderMarkdown(model: SignoffModel): string {
 
   if (input.glossary.length > 0) {
     push('## Glossary', '', 'The domain words of this report (from `docs/glossary.md` of the repository).', '');
-    push('<details><summary>Glossary</summary>', '', table(['Term', 'Meaning'], input.glossary.map((g) => [oneLine(g.term), oneLine(g.meaning)])), '', '</details>', '');
+    push('<details><summary>Glossary</summary>', '', table(['Term', 'Meaning'], input.glossary.map((g) => [g.term, g.meaning])), '', '</details>', '');
   }
   return `${out.join('\n').replace(/\n{3,}/g, '\n\n')}\n`;
 }
