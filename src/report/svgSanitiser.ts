@@ -1,10 +1,11 @@
 // The allow-list sanitiser of the figures signoff.html inlines: an SVG is read by a strict XML
 // parser (saxes: a document that is not well-formed is refused) and written again from what was
-// read, keeping only drawing elements (no <style>, <script>, <foreignObject>, <a>, <use>, <image>,
-// animation, filter or mask) and attributes of a fixed list (no event handler, no style, no href,
-// no overflow or transform on the outer <svg> that would let a figure paint outside its box). A
-// value may name no URL but `url(#id)` of an element of the same figure, and its functions are
-// only colours and transforms, so no value reaches outside the figure. Ids are renamed
+// read, keeping only the elements and attributes vega writes for kvqual's figures (shapes, groups,
+// clip paths and text: no <style>, <script>, <foreignObject>, <a>, <use>, <image>, animation,
+// filter or mask; no event handler, style or href, and on the outer <svg> only its size, nothing
+// that would let a figure paint outside its box). A value may name no URL but `url(#id)` of an
+// element of the same figure, and call only colours and transforms, so no value reaches outside
+// the figure. Ids are renamed
 // `<prefix>-1`, `<prefix>-2`, … in order of appearance (several figures share one page), and every
 // text and value is escaped again. Anything outside the list refuses the whole figure (an
 // SvgRefused naming what and where): what vega draws for kvqual never holds it, so it can only
@@ -23,27 +24,21 @@ export class SvgRefused extends Error {
   }
 }
 
-/** Elements that draw, group or name a shape; nothing that loads, runs, styles or animates. */
-const ELEMENTS = new Set([
-  'svg', 'g', 'defs', 'clipPath', 'path', 'rect', 'line', 'circle', 'ellipse', 'polygon', 'polyline',
-  'text', 'tspan', 'title', 'desc', 'linearGradient', 'radialGradient', 'stop',
-]);
+/** Elements that draw or group a shape (what vega draws for kvqual's figures); nothing that loads, runs, styles or animates. */
+const ELEMENTS = new Set(['svg', 'g', 'defs', 'clipPath', 'path', 'rect', 'line', 'text']);
 
-/** Elements whose text is kept (escaped); text elsewhere must be blank. */
-const TEXT_ELEMENTS = new Set(['text', 'tspan', 'title', 'desc']);
+/** The element whose text is kept (escaped); text elsewhere must be blank. */
+const TEXT_ELEMENT = 'text';
 
-/** Attributes of shapes inside the figure. */
+/** Attributes of shapes inside the figure (those vega writes for kvqual's figures). */
 const ATTRIBUTES = new Set([
-  'id', 'd', 'x', 'y', 'x1', 'y1', 'x2', 'y2', 'cx', 'cy', 'r', 'rx', 'ry', 'fx', 'fy', 'width', 'height', 'points', 'transform',
-  'fill', 'fill-opacity', 'fill-rule', 'stroke', 'stroke-width', 'stroke-opacity', 'stroke-dasharray', 'stroke-dashoffset',
-  'stroke-linecap', 'stroke-linejoin', 'stroke-miterlimit', 'opacity', 'clip-path', 'clip-rule', 'clipPathUnits', 'display', 'visibility',
-  'pointer-events', 'font-family', 'font-size', 'font-style', 'font-weight', 'font-variant', 'text-anchor', 'dominant-baseline',
-  'alignment-baseline', 'dx', 'dy', 'text-decoration', 'letter-spacing', 'shape-rendering', 'offset', 'stop-color', 'stop-opacity',
-  'gradientUnits', 'gradientTransform', 'role', 'aria-hidden', 'aria-label', 'aria-roledescription',
+  'id', 'd', 'x', 'y', 'x2', 'y2', 'width', 'height', 'transform', 'fill', 'stroke', 'stroke-width', 'stroke-dasharray', 'stroke-miterlimit',
+  'opacity', 'clip-path', 'display', 'pointer-events', 'font-family', 'font-size', 'font-weight', 'text-anchor', 'role', 'aria-hidden',
+  'aria-label', 'aria-roledescription',
 ]);
 
-/** Attributes of the outer <svg>: its size and what it is, nothing that moves or unclips it. */
-const ROOT_ATTRIBUTES = new Set(['version', 'width', 'height', 'viewBox', 'role', 'aria-label', 'aria-roledescription', 'font-family']);
+/** Attributes of the outer <svg>: its size, nothing that moves or unclips it. */
+const ROOT_ATTRIBUTES = new Set(['version', 'width', 'height', 'viewBox']);
 
 /** Attributes dropped without refusing the figure: the page's CSS must not reach into a figure through them. */
 const DROPPED = new Set(['class']);
@@ -54,7 +49,7 @@ const FREE_TEXT = new Set(['aria-label', 'aria-roledescription']);
 /** What any other value may hold: numbers, names, colours, lists and the functions below; no backslash, colon, semicolon or angle bracket. */
 const VALUE = /^[\w#.,%()\s+'"-]*$/;
 const FUNCTION = /([A-Za-z-]*)\(/g;
-const FUNCTIONS = new Set(['translate', 'rotate', 'scale', 'matrix', 'skewX', 'skewY', 'rgb', 'rgba', 'hsl', 'hsla', 'url']);
+const FUNCTIONS = new Set(['translate', 'rotate', 'scale', 'rgb', 'url']);
 const LOCAL_URL = /url\(#([A-Za-z][\w.-]*)\)/g;
 const ID = /^[A-Za-z][\w.-]*$/;
 
@@ -99,7 +94,7 @@ function parse(svg: string): ElementNode {
   parser.on('closetag', () => void stack.pop());
   const text = (content: string) => {
     const parent = stack[stack.length - 1];
-    if (parent !== undefined && TEXT_ELEMENTS.has(parent.name)) parent.children.push(content);
+    if (parent !== undefined && parent.name === TEXT_ELEMENT) parent.children.push(content);
     else if (content.trim() !== '') throw new SvgRefused(`text outside a text element (${where()})`);
   };
   parser.on('text', text);

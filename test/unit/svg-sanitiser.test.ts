@@ -46,6 +46,20 @@ test('ids are renamed in order of appearance with their url(#id) references; tex
   assert.equal(sanitiseSvg(svg('<text>a\rb\u2028c</text>'), 'p'), `<svg ${NS}><text>a\nb&#8232;c</text></svg>`, 'XML reads a CR as a line feed; LS is a reference');
 });
 
+test('every element and attribute vega writes for kvqual\'s figures passes as written', () => {
+  const inner =
+    '<defs><clipPath id="c"><rect x="0" y="1" width="2" height="3"/></clipPath></defs>' +
+    '<g transform="translate(1,2)" clip-path="url(#c)" fill="#fff" stroke="#000" stroke-width="1" stroke-dasharray="1,2" stroke-miterlimit="10" opacity="1" display="none" pointer-events="none" role="graphics-object" aria-hidden="true" aria-roledescription="group">' +
+    '<path d="M0,0h1"/><line x2="1" y2="2"/><text font-family="Helvetica" font-size="10" font-weight="bold" text-anchor="end" aria-label="a">t</text></g>';
+  const root = ' version="1.1" width="10" height="20" viewBox="0 0 10 20"';
+  assert.equal(sanitiseSvg(svg(inner, root), 'c'), svg(inner.replace('id="c"', 'id="c-1"').replace('url(#c)', 'url(#c-1)'), root));
+});
+
+test('text is kept only in <text>; anywhere else it must be blank', () => {
+  refused(svg('<g>QUALIFIED</g>'), /text outside a text element/);
+  assert.equal(sanitiseSvg(svg('<g> \n </g>'), 'p'), `<svg ${NS}><g/></svg>`);
+});
+
 test('elements that style, run, load, embed, link or animate refuse the figure', () => {
   for (const inner of [
     '<style>#verdict { background: green }</style>',
@@ -76,7 +90,8 @@ test('the outer <svg> keeps its size and names only: no transform, position, ove
   for (const attribute of [' transform="translate(0,-2000)"', ' overflow="visible"', ' x="-100"', ' style="position:fixed"', ' onload="alert(1)"', ' preserveAspectRatio="none"']) {
     refused(svg('<g/>', attribute), /is not allowed/);
   }
-  assert.equal(sanitiseSvg(svg('<g/>', ' version="1.1" width="10" height="20" viewBox="0 0 10 20" role="img" aria-label="a figure" class="marks"'), 'p'), `<svg ${NS} version="1.1" width="10" height="20" viewBox="0 0 10 20" role="img" aria-label="a figure"><g/></svg>`);
+  assert.equal(sanitiseSvg(svg('<g/>', ' version="1.1" width="10" height="20" viewBox="0 0 10 20" class="marks"'), 'p'), `<svg ${NS} version="1.1" width="10" height="20" viewBox="0 0 10 20"><g/></svg>`);
+  refused(svg('<g/>', ' d="M0,0"'), /attribute d of <svg> is not allowed/);
 });
 
 test('values name no URL but an element of the figure, call only colours and transforms, and hold no escape or separator', () => {
@@ -88,7 +103,8 @@ test('values name no URL but an element of the figure, call only colours and tra
   refused(svg('<rect id="a b"/>'), /holds a character|is not a plain name/);
   refused(svg('<rect id="1a"/>'), /is not a plain name/);
   refused(svg('<rect id="a"/><rect id="a"/>'), /id "a" is given twice/);
-  assert.equal(sanitiseSvg(svg('<clipPath id="c"/><rect fill="rgba(1, 2, 3, 0.5)" stroke="#fff" transform="translate(1,2) rotate(-55 3 4)" clip-path="url(#c)" font-family="Helvetica, &quot;Segoe UI&quot;, sans-serif"/>'), 'p'), `<svg ${NS}><clipPath id="p-1"/><rect fill="rgba(1, 2, 3, 0.5)" stroke="#fff" transform="translate(1,2) rotate(-55 3 4)" clip-path="url(#p-1)" font-family="Helvetica, &quot;Segoe UI&quot;, sans-serif"/></svg>`);
+  assert.equal(sanitiseSvg(svg('<clipPath id="c"/><rect fill="rgb(1, 2, 3)" stroke="#fff" transform="translate(1,2) rotate(-55 3 4) scale(2)" clip-path="url(#c)" font-family="Helvetica, &quot;Segoe UI&quot;, sans-serif"/>'), 'p'), `<svg ${NS}><clipPath id="p-1"/><rect fill="rgb(1, 2, 3)" stroke="#fff" transform="translate(1,2) rotate(-55 3 4) scale(2)" clip-path="url(#p-1)" font-family="Helvetica, &quot;Segoe UI&quot;, sans-serif"/></svg>`);
+  for (const value of ['rgba(1,2,3,0.5)', 'hsl(1,2%,3%)', 'matrix(1,0,0,1,0,0)', 'skewX(3)']) refusedValue(value, /calls/);
   assert.equal(sanitiseSvg(svg('<text aria-label="url(https://x) javascript:; a\\b">t</text>'), 'p'), `<svg ${NS}><text aria-label="url(https://x) javascript:; a\\b">t</text></svg>`, 'free text is only read, never loaded');
 });
 
