@@ -10,11 +10,10 @@
 // text and value is escaped again. Anything outside the list refuses the whole figure (an
 // SvgRefused naming what and where): what vega draws for kvqual never holds it, so it can only
 // come from a tampered or damaged source, and a reviewer is better told than shown half of it.
-import { SaxesParser, type SaxesAttributeNS, type SaxesTagNS } from 'saxes';
+import { SaxesParser, type SaxesTagPlain } from 'saxes';
 
 export const SVG_NAMESPACE = 'http://www.w3.org/2000/svg';
 const XLINK_NAMESPACE = 'http://www.w3.org/1999/xlink';
-const XMLNS_NAMESPACE = 'http://www.w3.org/2000/xmlns/';
 
 /** A figure the sanitiser will not inline, with the reason. */
 export class SvgRefused extends Error {
@@ -73,20 +72,23 @@ export function sanitiseSvg(svg: string, idPrefix: string): string {
 
 /** The document's element tree, or SvgRefused when it is not one well-formed <svg> of allowed parts. */
 function parse(svg: string): ElementNode {
-  const parser = new SaxesParser({ xmlns: true, position: true });
+  // Namespaces are checked by hand (cheaper than saxes' xmlns mode): the root declares the SVG
+  // namespace as the default, nothing redeclares it and no name has a prefix, so every element is SVG.
+  const parser = new SaxesParser();
   const stack: ElementNode[] = [];
   let root: ElementNode | null = null;
-  const where = () => `line ${parser.line}, column ${parser.column}`;
+  let elements = 0;
   parser.on('doctype', () => {
-    throw new SvgRefused(`a DOCTYPE (${where()})`);
+    throw new SvgRefused('a DOCTYPE');
   });
   parser.on('processinginstruction', (pi) => {
-    throw new SvgRefused(`a processing instruction <?${pi.target}?> (${where()})`);
+    throw new SvgRefused(`a processing instruction <?${pi.target}?>`);
   });
   parser.on('opentag', (tag) => {
-    const node = element(tag as SaxesTagNS, stack.length === 0, where);
+    elements++;
+    const node = element(tag as SaxesTagPlain, stack.length === 0, elements);
     if (stack.length === 0) {
-      if (root !== null) throw new SvgRefused(`a second root element (${where()})`);
+      if (root !== null) throw new SvgRefused('a second root element');
       root = node;
     } else stack[stack.length - 1].children.push(node);
     stack.push(node);
@@ -95,7 +97,7 @@ function parse(svg: string): ElementNode {
   const text = (content: string) => {
     const parent = stack[stack.length - 1];
     if (parent !== undefined && parent.name === TEXT_ELEMENT) parent.children.push(content);
-    else if (content.trim() !== '') throw new SvgRefused(`text outside a text element (${where()})`);
+    else if (content.trim() !== '') throw new SvgRefused(`text outside a text element (after element ${elements})`);
   };
   parser.on('text', text);
   parser.on('cdata', text);
@@ -112,35 +114,47 @@ function parse(svg: string): ElementNode {
   return root;
 }
 
-/** An element of the allow-list with its allowed attributes (in the order written). */
-function element(tag: SaxesTagNS, isRoot: boolean, where: () => string): ElementNode {
-  if (tag.uri !== SVG_NAMESPACE) throw new SvgRefused(`<${tag.name}> is not an SVG element (${where()})`);
-  if (!ELEMENTS.has(tag.local) || tag.prefix !== '') throw new SvgRefused(`<${tag.name}> is not an allowed element (${where()})`);
-  if (isRoot !== (tag.local === 'svg')) throw new SvgRefused(isRoot ? `the root is <${tag.name}>, not <svg>` : `a nested <svg> (${where()})`);
+/** An element of the allow-list with its allowed attributes (in the order written); `n` counts elements from 1, for messages. */
+function element(tag: SaxesTagPlain, isRoot: boolean, n: number): ElementNode {
+  const name = tag.name;
+  if (!ELEMENTS.has(name)) throw new SvgRefused(`<${name}> is not an allowed element (element ${n})`);
+  if (isRoot !== (name === 'svg')) throw new SvgRefused(isRoot ? `the root is <${name}>, not <svg>` : `a nested <svg> (element ${n})`);
   const attributes: [string, string][] = [];
-  for (const attribute of Object.values(tag.attributes) as SaxesAttributeNS[]) {
-    if (attribute.uri === XMLNS_NAMESPACE || attribute.name === 'xmlns') {
-      // Namespace declarations: only the SVG and xlink ones, written again by write() on the root.
-      if (attribute.value !== SVG_NAMESPACE && attribute.value !== XLINK_NAMESPACE) throw new SvgRefused(`a namespace declaration ${attribute.name}="${attribute.value}" (${where()})`);
+  const allowedHere = isRoot ? ROOT_ATTRIBUTES : ATTRIBUTES;
+  let svgNamespace = false;
+  for (const attribute in tag.attributes) {
+    const value = tag.attributes[attribute];
+    if (attribute === 'xmlns' || attribute.startsWith('xmlns:')) {
+      // Namespace declarations: on the root only, the SVG one as the default (written again by write()) and xlink's (dropped).
+      const declared = isRoot && (attribute === 'xmlns' ? value === SVG_NAMESPACE : attribute === 'xmlns:xlink' && value === XLINK_NAMESPACE);
+      if (!declared) throw new SvgRefused(`a namespace declaration ${attribute}="${value}" (element ${n})`);
+      svgNamespace ||= attribute === 'xmlns';
       continue;
     }
-    if (DROPPED.has(attribute.name)) continue;
-    const allowed = attribute.prefix === '' && (isRoot ? ROOT_ATTRIBUTES : ATTRIBUTES).has(attribute.local);
-    if (!allowed) throw new SvgRefused(`attribute ${attribute.name} of <${tag.local}> is not allowed (${where()})`);
-    checkValue(attribute.local, attribute.value, where);
-    attributes.push([attribute.local, attribute.value]);
+    if (DROPPED.has(attribute)) continue;
+    if (!allowedHere.has(attribute)) throw new SvgRefused(`attribute ${attribute} of <${name}> is not allowed (element ${n})`);
+    checkValue(attribute, value, n);
+    attributes.push([attribute, value]);
   }
-  return { name: tag.local, attributes, children: [] };
+  if (isRoot && !svgNamespace) throw new SvgRefused(`<${name}> is not an SVG element: the root does not declare the SVG namespace`);
+  return { name, attributes, children: [] };
 }
 
+/** What a value may hold without a closer look: no function, quote or anything but plain characters. */
+const PLAIN_VALUE = /^[\w#.,%\s+-]*$/;
+
 /** A value other than free text holds only plain characters, and functions of the list (url only as `url(#id)`). */
-function checkValue(name: string, value: string, where: () => string): void {
+function checkValue(name: string, value: string, n: number): void {
   if (FREE_TEXT.has(name)) return;
-  const refuse = (why: string) => new SvgRefused(`attribute ${name}="${value}" ${why} (${where()})`);
-  if (!VALUE.test(value)) throw refuse('holds a character no drawing value needs');
-  if (name === 'id' && !ID.test(value)) throw refuse('is not a plain name');
-  for (const [, fn] of value.matchAll(FUNCTION)) if (!FUNCTIONS.has(fn)) throw refuse(`calls ${fn || 'an unnamed function'}()`);
-  if (value.replace(LOCAL_URL, '').includes('url(')) throw refuse('names a URL other than an element of this figure');
+  if (name === 'id' && !ID.test(value)) throw refusedValue(name, value, n, 'is not a plain name');
+  if (PLAIN_VALUE.test(value)) return;
+  if (!VALUE.test(value)) throw refusedValue(name, value, n, 'holds a character no drawing value needs');
+  for (const [, fn] of value.matchAll(FUNCTION)) if (!FUNCTIONS.has(fn)) throw refusedValue(name, value, n, `calls ${fn || 'an unnamed function'}()`);
+  if (value.replace(LOCAL_URL, '').includes('url(')) throw refusedValue(name, value, n, 'names a URL other than an element of this figure');
+}
+
+function refusedValue(name: string, value: string, n: number, why: string): SvgRefused {
+  return new SvgRefused(`attribute ${name}="${value}" ${why} (element ${n})`);
 }
 
 /** Every id of the figure, renamed `<prefix>-N` in order of appearance; the same id twice refuses it. */
@@ -154,7 +168,8 @@ function collectIds(node: ElementNode, ids: Map<string, string>, prefix: string)
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-const escapeXml = (text: string) => text.replace(/[&<>"']/g, (c) => ESCAPES[c]).replace(/[\r\u0085\u2028\u2029]/g, (c) => `&#${c.charCodeAt(0)};`);
+const NEEDS_ESCAPE = /[&<>"'\r\u0085\u2028\u2029]/;
+const escapeXml = (text: string) => (NEEDS_ESCAPE.test(text) ? text.replace(/[&<>"']/g, (c) => ESCAPES[c]).replace(/[\r\u0085\u2028\u2029]/g, (c) => `&#${c.charCodeAt(0)};`) : text);
 
 /** The element written again: allowed attributes with renamed ids and references, escaped text. */
 function write(node: ElementNode, ids: Map<string, string>, isRoot: boolean): string {
@@ -168,7 +183,7 @@ function write(node: ElementNode, ids: Map<string, string>, isRoot: boolean): st
 /** An id or a `url(#id)` reference under the figure's new names; a reference to no element of the figure refuses it. */
 function renamed(name: string, value: string, ids: Map<string, string>): string {
   if (name === 'id') return ids.get(value)!;
-  if (FREE_TEXT.has(name)) return value;
+  if (FREE_TEXT.has(name) || !value.includes('url(')) return value;
   return value.replace(LOCAL_URL, (_, id: string) => {
     const next = ids.get(id);
     if (next === undefined) throw new SvgRefused(`attribute ${name}="${value}" names #${id}, which is no element of the figure`);

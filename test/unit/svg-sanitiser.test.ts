@@ -77,7 +77,7 @@ test('elements that style, run, load, embed, link or animate refuse the figure',
     '<svg/>',
   ]) refused(svg(inner), /is not an allowed element|a nested <svg>|is not an SVG element/);
   refused(svg('<x:style xmlns:x="http://www.w3.org/2000/svg"/>'), /is not an allowed element/);
-  refused(svg('<html:style xmlns:html="http://www.w3.org/1999/xhtml"/>'), /is not an SVG element/);
+  refused(svg('<html:style xmlns:html="http://www.w3.org/1999/xhtml"/>'), /is not an allowed element|namespace declaration/);
 });
 
 test('event handlers, style, href and attributes off the list refuse the figure', () => {
@@ -119,6 +119,12 @@ test('a document that is not one well-formed SVG in the SVG namespace is refused
   refused('', /not well-formed XML|no <svg> element/);
   refused(`<svg ${NS}>QUALIFIED</svg>`, /text outside a text element/);
   refused(`<svg ${NS} xmlns:e="https://example.org/e"/>`, /a namespace declaration/);
-  refused(`<svg ${NS}><rect xmlns="https://example.org/e"/></svg>`, /namespace declaration|not an SVG element/);
+  refused(`<svg ${NS}><rect xmlns="https://example.org/e"/></svg>`, /a namespace declaration xmlns="https:\/\/example\.org\/e" \(element 2\)/);
+  refused(`<svg ${NS}><g ${NS}/></svg>`, /a namespace declaration xmlns=/);
+  refused(`<svg ${NS}><g xmlns:xlink="http://www.w3.org/1999/xlink"/></svg>`, /a namespace declaration xmlns:xlink=/);
+  refused(`<svg ${NS} xmlns:xlink="https://example.org/x"/>`, /a namespace declaration xmlns:xlink=/);
+  refused('<svg xmlns="https://example.org/e"/>', /a namespace declaration xmlns=/);
+  refused('<svg xmlns:xlink="http://www.w3.org/1999/xlink"/>', /the root does not declare the SVG namespace/);
+  assert.equal(sanitiseSvg(`<svg ${NS} xmlns:xlink="http://www.w3.org/1999/xlink"/>`, 'p'), `<svg ${NS}/>`, 'the xlink declaration vega writes is dropped');
   assert.throws(() => sanitiseSvg(svg('<g/>'), 'a"b'), SvgRefused, 'an id prefix that is not a plain name');
 });
