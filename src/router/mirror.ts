@@ -236,10 +236,11 @@ export class ResidencyMirror {
     const ids = this.eventIds;
     for (let i = 0; i < count; i++) {
       const id = ids[i];
+      // A held block was stored, so its position and parent records exist.
       if (this.device.unheldId(id) && this.host.unheldId(id)) continue;
-      if (id < this.positions.length && this.positions[id] >= 0 && this.positions[id] !== start + i) return i;
-      const claimed = i > 0 ? ids[i - 1] : parent;
-      if (id < this.parentKnown.length && this.parentKnown[id] === 1 && (claimed === NO_BLOCK_ID || !this.blockIds.hasWords(claimed, this.parentWords[2 * id], this.parentWords[2 * id + 1]))) return i;
+      if (this.positions[id] >= 0 && this.positions[id] !== start + i) return i;
+      // A block with a parent stands past position 0: here the run gives it one too (else its position differed).
+      if (this.parentKnown[id] === 1 && !this.blockIds.hasWords(i > 0 ? ids[i - 1] : parent, this.parentWords[2 * id], this.parentWords[2 * id + 1])) return i;
     }
     return -1;
   }
@@ -250,21 +251,19 @@ export class ResidencyMirror {
    * block some rank holds, and forgets it of one nobody holds.
    */
   private rememberParents(count: number, parent: BlockId, start: number | null): void {
-    let widest = 0;
-    for (let i = 0; i < count; i++) widest = Math.max(widest, this.eventIds[i]);
-    if (widest >= this.parentKnown.length) this.parentKnown = grownIdArray(this.parentKnown, widest + 1);
-    if (2 * widest + 1 >= this.parentWords.length) this.parentWords = grownIdArray(this.parentWords, 2 * widest + 2);
     for (let i = 0; i < count; i++) {
       const id = this.eventIds[i];
+      if (id >= this.parentKnown.length) this.parentKnown = grownIdArray(this.parentKnown, id + 1);
+      if (2 * id + 1 >= this.parentWords.length) this.parentWords = grownIdArray(this.parentWords, 2 * id + 2);
+      const claimed = i > 0 ? this.eventIds[i - 1] : parent;
       if (start === null) {
         if (this.device.unheldId(id) && this.host.unheldId(id)) this.parentKnown[id] = 0;
-        continue;
+      } else if (claimed === NO_BLOCK_ID) this.parentKnown[id] = 0;
+      else {
+        this.parentKnown[id] = 1;
+        this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
+        this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
       }
-      const claimed = i > 0 ? this.eventIds[i - 1] : parent;
-      this.parentKnown[id] = claimed === NO_BLOCK_ID ? 0 : 1;
-      if (claimed === NO_BLOCK_ID) continue;
-      this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
-      this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
     }
   }
 

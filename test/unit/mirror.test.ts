@@ -387,6 +387,44 @@ test('MIR-2 chain: a chain of thousands of blocks, one Stored each, stored again
   rejection(() => mirror.apply(chainedStore(W2, 0, 'Device', [7n, BigInt(999 + blocks)], null, 0)), movedBlock(W2, 0, 'Device', BigInt(999 + blocks)));
 });
 
+test('MIR-2 chain: the first block of a sequence, held anywhere, stored again past position 0 is a broken chain (its position alone says so)', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n], null, 0));
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [10n], 20n, 1)), movedBlock(W2, 1, 'Device', 10n));
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [10n], null, 0));
+  assert.deepEqual(mirror.host.blocksOf(1), [10n], 'at position 0 again, it is accepted');
+});
+
+test('MIR-2 chain: a Stored without positions neither places a block some rank holds elsewhere nor erases where it stands', () => {
+  const mirror = new ResidencyMirror();
+  for (const [rank, index] of [[W1, 0], [W2, 1], [rankOf(3), 2], [rankOf(4), 3]] as const) mirror.addRank(rank, index);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, 0));
+  // W2 claims 12 under 20 and 11 as a first block, without positions: nothing is learnt from it.
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n, 12n], null, null));
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n], null, null));
+  mirror.apply(chainedStore(rankOf(3), 0, 'Device', [10n, 11n, 12n], null, 0));
+  // Nor is anything forgotten: 11 is still under 10 and 12 under 11 (their positions alone would not tell).
+  rejection(() => mirror.apply(chainedStore(rankOf(4), 0, 'Device', [30n, 11n], null, 0)), movedBlock(rankOf(4), 0, 'Device', 11n));
+});
+
+test('MIR-2 chain: a block nobody held, stored without positions (its id another block\'s before), carries nothing of that block', () => {
+  const table = new BlockIds();
+  const mirror = new ResidencyMirror('zero', table);
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n], null, 0));
+  const childId = table.idOf(11n);
+  mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [11n] } });
+  mirror.apply(chainedStore(W1, 2, 'Device', [99n], null, null));
+  assert.equal(table.idOf(99n), childId, '99 has the id 11 had');
+  mirror.apply(chainedStore(W2, 0, 'Device', [30n], null, 0));
+  mirror.apply(chainedStore(W2, 1, 'Device', [99n], 30n, 1));
+  assert.deepEqual(mirror.device.blocksOf(1), [30n, 99n]);
+});
+
 test('MIR-2 chain: once no rank holds a block in any tier, it is forgotten and may be stored anywhere', () => {
   const mirror = new ResidencyMirror();
   mirror.addRank(W1, 0);
