@@ -405,9 +405,11 @@ test('MIR-2 chain: a Stored without positions neither places a block some rank h
   // W2 claims 12 under 20 and 11 as a first block, without positions: nothing is learnt from it.
   mirror.apply(chainedStore(W2, 0, 'Device', [20n, 12n], null, null));
   mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n], null, null));
-  mirror.apply(chainedStore(rankOf(3), 0, 'Device', [10n, 11n, 12n], null, 0));
-  // Nor is anything forgotten: 11 is still under 10 and 12 under 11 (their positions alone would not tell).
+  // Nothing is forgotten: 11 is still under 10 (its position alone would not tell)…
   rejection(() => mirror.apply(chainedStore(rankOf(4), 0, 'Device', [30n, 11n], null, 0)), movedBlock(rankOf(4), 0, 'Device', 11n));
+  // …and nothing was learnt: 12 under 11, at its place, is accepted.
+  mirror.apply(chainedStore(rankOf(3), 0, 'Device', [10n, 11n, 12n], null, 0));
+  assert.equal(mirror.device.count(2), 3);
 });
 
 test('MIR-2 chain: a block nobody held, stored without positions (its id another block\'s before), carries nothing of that block', () => {
