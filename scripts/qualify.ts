@@ -17,9 +17,11 @@
 //
 // KVQUAL_PERTURB=<part of a scenario name> is passed to the second run only (test double of the
 // determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs and seeds the
-// generated workloads (default 1893).
+// generated workloads (default 1893). The compiled coverage run gets a temporary folder of its own,
+// removed when qualify exits or is stopped by a signal (and by the next run, after a kill -9).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopChildren, UsageError } from '../src/signoff/driver';
 import type { Subject } from '../src/signoff/model';
@@ -75,6 +77,37 @@ async function cucumberReports(ndjson: string): Promise<{ html: string; junit: s
 const out = new GuardedStream(process.stdout);
 const err = new GuardedStream(process.stderr);
 
+/** Whether a process runs (one of another user counts: it cannot be signalled, but it is there). */
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The temporary folder of the compiled coverage run (its unit tests make scratch folders, which a
+ * stopped run would leave): kvqual-qualify-<pid>-XXXXXX, removed when this run exits, however it
+ * exits but killed outright; one left by a run killed outright (its process gone) is removed by the next.
+ */
+function coverageTempFolder(): string {
+  const base = os.tmpdir();
+  for (const name of fs.readdirSync(base)) {
+    const left = /^kvqual-qualify-(\d+)-/.exec(name);
+    if (left === null || running(Number(left[1]))) continue;
+    try {
+      fs.rmSync(path.join(base, name), { recursive: true, force: true });
+    } catch {
+      // Another user's: not ours to remove.
+    }
+  }
+  const folder = fs.mkdtempSync(path.join(base, `kvqual-qualify-${process.pid}-`));
+  process.on('exit', () => fs.rmSync(folder, { recursive: true, force: true }));
+  return folder;
+}
+
 const context: DriverContext = {
   cucumberReports,
   root: ROOT,
@@ -84,6 +117,7 @@ const context: DriverContext = {
   subject,
   write: (text) => out.write(text),
   figureCache: figureCacheFromEnv(),
+  coverageTemp: coverageTempFolder(),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -6,13 +6,15 @@
 // never use exponents; labels that would overlap go to another row (or are joined); two instants
 // closer than a pixel (a boundary claim: 14.999 ms vs 15 ms) get a zoomed panel of their own; a
 // scenario that compares runs ("twice", "double") shows every run it compares, one above the
-// other on the same axis. The SVG is deterministic: same evidence, same bytes. Rendering (vega,
-// loaded on first use) can be memoised by a FigureCache keyed by the spec and the renderer's
-// versions, so a suite run again draws nothing it drew before and gets the same bytes.
+// other on the same axis. The SVG is deterministic: same evidence, same bytes, and passes the
+// allow-list sanitiser (svgSanitiser.ts) before anyone gets it. Rendering (vega, loaded on first
+// use) can be memoised by a FigureCache keyed by the spec and the renderer's versions, so a suite
+// run again draws nothing it drew before and gets the same bytes.
 import { createHash } from 'node:crypto';
 import type { TopLevelSpec } from 'vega-lite';
 import type { RankRef, Tier } from '../events/model';
 import type { ScenarioEvidence } from './evidence';
+import { sanitiseSvg, SvgRefused } from './svgSanitiser';
 
 const WIDTH = 600;
 const LANE_HEIGHT = 22;
@@ -471,18 +473,24 @@ async function drawSvg(spec: TopLevelSpec): Promise<string> {
 }
 
 /**
- * Renders a scenario's figure to SVG; null when the evidence has nothing to draw. With a cache, a
- * spec drawn before is not drawn again; the SVG is the same bytes either way.
+ * Renders a scenario's figure to SVG, through the allow-list sanitiser (svgSanitiser.ts: drawing
+ * elements only, ids `<idPrefix>-N`); null when the evidence has nothing to draw. With a cache, a
+ * spec drawn before is not drawn again; an entry the sanitiser refuses (tampered or damaged) is
+ * drawn again and replaced. The SVG is the same bytes either way.
  */
 export async function renderFigure(evidence: ScenarioEvidence, idPrefix = 'fig', cache?: FigureCache): Promise<string | null> {
   const spec = figureSpec(evidence);
   if (spec === null) return null;
-  if (cache === undefined) return normaliseSvgIds(await drawSvg(spec), idPrefix);
-  const key = figureCacheKey(spec);
-  let svg = cache.get(key);
-  if (svg === null) {
-    svg = await drawSvg(spec);
-    cache.set(key, svg);
+  const key = cache === undefined ? null : figureCacheKey(spec);
+  const cached = key === null ? null : cache!.get(key);
+  if (cached !== null) {
+    try {
+      return sanitiseSvg(cached, idPrefix);
+    } catch (error) {
+      if (!(error instanceof SvgRefused)) throw error;
+    }
   }
-  return normaliseSvgIds(svg, idPrefix);
+  const svg = await drawSvg(spec);
+  if (key !== null) cache!.set(key, svg);
+  return sanitiseSvg(svg, idPrefix);
 }

@@ -1,7 +1,11 @@
 // The router's strict mirror of each rank's residency (MIR-1..3): applies KV events to the
 // residency index and rejects impossible streams (duplicate store, unknown removal, a Stored whose
-// parent the rank does not hold in that tier or whose start position does not follow it, event-id
-// gap or reorder) with an error naming worker, dp rank, event id, tier and block.
+// parent the rank does not hold in that tier or whose start position does not follow it, a Stored
+// that puts a block some rank holds at another position or under another parent, event-id gap or
+// reorder) with an error naming worker, dp rank, event id, tier and block. A block's position and
+// parent are one fact across ranks and tiers: its hash names its whole prefix (HASH-1), so a block
+// held anywhere, in G1 or G2, keeps the place it was stored at everywhere (as far as Stored events
+// that give positions tell it).
 import type { BlockHash } from '../hash';
 import { BlockIds, type BlockId } from '../collections/blockIds';
 import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
@@ -42,18 +46,24 @@ const VIOLATION_TEXT: Record<StreamViolation, string> = {
   'unknown-rank': 'event from a rank the router does not know',
 };
 
+/** The broken chain of a Stored that moves a block: one held by some rank, in either tier, stood elsewhere in its sequence. */
+const MOVED_BLOCK_TEXT = 'Stored that puts a block some rank holds at another position or under another parent than it was stored at (its hash names its whole prefix)';
+
 export class EventStreamError extends Error {
-  constructor(readonly detail: StreamErrorDetail) {
-    super(describeViolation(detail));
+  constructor(
+    readonly detail: StreamErrorDetail,
+    what = VIOLATION_TEXT[detail.violation],
+  ) {
+    super(describeViolation(detail, what));
     this.name = 'EventStreamError';
   }
 }
 
-export function describeViolation(detail: StreamErrorDetail): string {
+export function describeViolation(detail: StreamErrorDetail, what = VIOLATION_TEXT[detail.violation]): string {
   const block = detail.block_hash === null ? 'no block' : `block ${detail.block_hash}`;
   const expected = detail.expected_event_id === null ? '' : ` (expected event ${detail.expected_event_id})`;
   return (
-    `KV event stream rejected: ${VIOLATION_TEXT[detail.violation]} — worker ${workerIdText(detail.worker_id)}, dp rank ${detail.dp_rank}, ` +
+    `KV event stream rejected: ${what} — worker ${workerIdText(detail.worker_id)}, dp rank ${detail.dp_rank}, ` +
     `event ${detail.event_id}${expected}, tier ${detail.tier}, ${block}`
   );
 }
@@ -86,6 +96,14 @@ export class ResidencyMirror {
    * (HASH-1), so it stands at one position in every sequence it is part of.
    */
   private positions: Int16Array | Int32Array | Float64Array = new Int16Array(0);
+  /**
+   * The parent each stored block was stored under, by block id: parentKnown is 1 when a Stored that
+   * gave positions named one, whose hash words are then at 2 × id and 2 × id + 1 of parentWords
+   * (words, not an id: the parent may be let go and its id reused while the child is held). The
+   * first block of a sequence has none: its position, 0, says it.
+   */
+  private parentKnown = new Uint8Array(0);
+  private parentWords = new Int32Array(0);
 
   /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
   constructor(
@@ -202,8 +220,52 @@ export class ResidencyMirror {
       broken = parentPosition >= 0 && parentPosition + 1 !== start;
     }
     if (broken) throw violation(event, 'broken-chain', (event.data as StoredData).parent_hash ?? firstBlock(event), null);
+    const moved = this.movedBlock(count, parent, start);
+    if (moved >= 0) throw violation(event, 'broken-chain', storedHashAt(event, moved), null, MOVED_BLOCK_TEXT);
     this.rememberPositions(count, start);
+    this.rememberParents(count, parent, start);
     for (let i = 0; i < count; i++) index.addId(rankIndex, ids[i]);
+  }
+
+  /**
+   * The first block of a Stored (in eventIds, after its parent `parent` from `start`) that some rank
+   * holds, in either tier, at another position or under another parent than this run gives it; −1
+   * when none is. A Stored that gives no position says nothing of where its blocks stand.
+   */
+  private movedBlock(count: number, parent: BlockId, start: number | null): number {
+    if (start === null) return -1;
+    const ids = this.eventIds;
+    for (let i = 0; i < count; i++) {
+      const id = ids[i];
+      // A held block was stored, so its position and parent records exist.
+      if (this.device.unheldId(id) && this.host.unheldId(id)) continue;
+      if (this.positions[id] >= 0 && this.positions[id] !== start + i) return i;
+      // A block with a parent stands past position 0: here the run gives it one too (else its position differed).
+      if (this.parentKnown[id] === 1 && !this.blockIds.hasWords(i > 0 ? ids[i - 1] : parent, this.parentWords[2 * id], this.parentWords[2 * id + 1])) return i;
+    }
+    return -1;
+  }
+
+  /**
+   * Records the parent of each block of a Stored that gives positions (before the rank holds them;
+   * the first block of a sequence has none). A Stored without positions leaves what is known of a
+   * block some rank holds, and forgets it of one nobody holds.
+   */
+  private rememberParents(count: number, parent: BlockId, start: number | null): void {
+    for (let i = 0; i < count; i++) {
+      const id = this.eventIds[i];
+      if (id >= this.parentKnown.length) this.parentKnown = grownIdArray(this.parentKnown, id + 1);
+      if (2 * id + 1 >= this.parentWords.length) this.parentWords = grownIdArray(this.parentWords, 2 * id + 2);
+      const claimed = i > 0 ? this.eventIds[i - 1] : parent;
+      if (start === null) {
+        if (this.device.unheldId(id) && this.host.unheldId(id)) this.parentKnown[id] = 0;
+      } else if (claimed === NO_BLOCK_ID) this.parentKnown[id] = 0;
+      else {
+        this.parentKnown[id] = 1;
+        this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
+        this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
+      }
+    }
   }
 
   /** A Removed: every block held by the rank and named once; then the rank no longer holds them. */
@@ -285,6 +347,7 @@ type RemovedData = Extract<KvEventData, { type: 'Removed' }>;
 /** The parent of a Stored that names a parent the table does not know (so no rank holds it). */
 const UNKNOWN_PARENT = -2;
 
+
 /** Block i of a Stored event (its hashes are made only on a violation). */
 function storedHashAt(event: KvEvent, i: number): BlockHash {
   return (event.data as StoredData).blocks[i].block_hash;
@@ -301,14 +364,17 @@ function firstBlock(event: KvEvent): BlockHash | null {
   }
 }
 
-function violation(event: KvEvent, kind: StreamViolation, hash: BlockHash | null, expected: number | null): EventStreamError {
-  return new EventStreamError({
-    violation: kind,
-    worker_id: event.worker_id,
-    dp_rank: event.dp_rank,
-    event_id: event.event_id,
-    tier: event.tier,
-    block_hash: hash,
-    expected_event_id: expected,
-  });
+function violation(event: KvEvent, kind: StreamViolation, hash: BlockHash | null, expected: number | null, what?: string): EventStreamError {
+  return new EventStreamError(
+    {
+      violation: kind,
+      worker_id: event.worker_id,
+      dp_rank: event.dp_rank,
+      event_id: event.event_id,
+      tier: event.tier,
+      block_hash: hash,
+      expected_event_id: expected,
+    },
+    what,
+  );
 }

@@ -165,6 +165,8 @@ export interface DriverContext {
    * filled with every scenario's figure): the sign-off then draws only what is not there.
    */
   figureCache?: FigureCache;
+  /** The temporary folder (TMPDIR) of the compiled coverage run, whose unit tests make scratch folders: the caller removes it, even when stopped. */
+  coverageTemp?: string;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -286,14 +288,17 @@ function suiteScope(prepared: Prepared, features: string): SuiteScope {
 /**
  * Environment variables that change what a qualification runs, as set: KVQUAL_SEED (the scenarios'
  * seed and the generated workloads'), KVQUAL_COVERAGE_UNITS (another folder of unit tests in the
- * coverage run, for the integration test of that gate).
+ * coverage run, for the integration test of that gate), KVQUAL_FIGURE_CACHE (where the figures
+ * came from).
  */
-function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): { name: string; value: string; meaning: string }[] {
+export function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): { name: string; value: string; meaning: string }[] {
   const out: { name: string; value: string; meaning: string }[] = [];
   const seed = env.KVQUAL_SEED;
   if (!merge && seed !== undefined && seed !== '' && Number(seed) !== DEFAULT_FUZZ_SEED) out.push({ name: 'KVQUAL_SEED', value: seed, meaning: `the scenarios and the generated workloads ran with seed ${seed}, not the default ${DEFAULT_FUZZ_SEED}` });
   const units = env.KVQUAL_COVERAGE_UNITS;
   if (!merge && units !== undefined) out.push({ name: 'KVQUAL_COVERAGE_UNITS', value: units, meaning: `the coverage run ran the unit tests of ${units || '(nothing)'}, not the repository's test/unit` });
+  const figures = env.KVQUAL_FIGURE_CACHE;
+  if (figures !== undefined) out.push({ name: 'KVQUAL_FIGURE_CACHE', value: figures, meaning: figures === 'off' ? 'every figure was drawn afresh, without the figure cache' : `the figures were kept in and taken from ${figures || '(the default folder)'}, not the default figure cache` });
   return out;
 }
 
@@ -487,6 +492,7 @@ export const COVERAGE_FUZZ_TEST_RUNS = 100;
 /** The environment of the compiled runs: coverage collected, the command line from build/, no test double. */
 function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE), KVQUAL_BUILD: BUILD, [FUZZ_TEST_RUNS_ENV]: String(COVERAGE_FUZZ_TEST_RUNS) };
+  if (ctx.coverageTemp !== undefined) covEnv.TMPDIR = ctx.coverageTemp;
   delete covEnv[PERTURB_ENV];
   // Started from inside a `node --test` run, the nested runner would report to that parent instead of printing TAP.
   delete covEnv.NODE_TEST_CONTEXT;

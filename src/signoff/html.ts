@@ -4,9 +4,11 @@
 // requirement view (each requirement once), the traceability matrix (each scenario once), the
 // determinism proof, the gaps, coverage, and the scenarios, folded by feature and by scenario
 // (failed and changed ones open). One small inline script adds filtering by result and by tag and
-// a text search; the Content-Security-Policy allows that script alone, by its SHA-256, and the page
-// reads completely without it. Print CSS prints everything unfolded, with table headers repeated.
-// Every scenario-supplied string is HTML-escaped, so a scenario named `<script>…` reads as text.
+// a text search; the Content-Security-Policy allows that script and the page's style sheet alone,
+// each by its SHA-256 (no inline style elsewhere applies), and the page reads completely without
+// the script. Figures are inlined only through the allow-list sanitiser (src/report/svgSanitiser.ts).
+// Print CSS prints everything unfolded, with table headers repeated. Every scenario-supplied string
+// is HTML-escaped, so a scenario named `<script>…` reads as text.
 import { createHash } from 'node:crypto';
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
@@ -15,6 +17,7 @@ import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, sta
 import { BaselineDiff, baselineSummary } from './baseline';
 import type { RunStep } from './messages';
 import { escapeHtml as h, plainWords } from './text';
+import { sanitiseSvg, SvgRefused } from '../report/svgSanitiser';
 
 const CSS = `
 :root { --ok: #2b8a3e; --ok-bg: #ebfbee; --bad: #c92a2a; --bad-bg: #fff5f5; --warn: #e67700; --ink: #212529; --muted: #6c757d; --line: #dee2e6; --head: #f1f3f5; }
@@ -33,6 +36,14 @@ table { border-collapse: collapse; width: 100%; margin: 4px 0 10px; }
 th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: var(--head); font-weight: 600; }
 table.facts th { width: 170px; }
+.w-110px { width: 110px; }
+.w-140px { width: 140px; }
+.w-150px { width: 150px; }
+.w-16pct { width: 16%; }
+.w-38pct { width: 38%; }
+.w-45pct { width: 45%; }
+.w-56px { width: 56px; }
+.w-90px { width: 90px; }
 .subtitle { color: var(--muted); margin: 0; }
 .first { display: grid; grid-template-columns: 1fr 1fr; gap: 6px 22px; margin-top: 8px; }
 .first > .wide { grid-column: 1 / span 2; }
@@ -72,6 +83,7 @@ details.scenario[open] { padding-bottom: 10px; }
 .steps table { width: auto; margin: 2px 0 4px 24px; }
 .steps table td { padding: 1px 8px; font-size: 12px; }
 .suggest { color: var(--bad); font-size: 12px; }
+.bad-note { color: var(--bad); font-weight: 600; }
 figure { margin: 8px 0; overflow-x: auto; }
 figure svg { max-width: 100%; height: auto; }
 figcaption { color: var(--muted); font-size: 12px; }
@@ -125,10 +137,17 @@ export const FILTER_SCRIPT = `(function () {
   apply();
 })();`;
 
-/** The CSP source of the page's script: its SHA-256, base64. */
+/** The CSP source of the page's script or style sheet: its SHA-256, base64. */
 export function scriptHash(script: string): string {
   return `sha256-${createHash('sha256').update(script, 'utf8').digest('base64')}`;
 }
+
+/**
+ * The page's Content-Security-Policy: nothing loads, and only the page's own script and style
+ * sheet apply, each by its hash (no 'unsafe-inline': a style element or attribute that got into a
+ * figure or a name would be ignored, not applied).
+ */
+export const CONTENT_SECURITY_POLICY = `default-src 'none'; style-src '${scriptHash(CSS)}'; img-src data:; script-src '${scriptHash(FILTER_SCRIPT)}'`;
 
 const badge = (ok: boolean, text: string, warn = false) => `<span class="badge ${ok ? 'ok' : warn ? 'warn' : 'bad'}">${h(text)}</span>`;
 
@@ -179,7 +198,7 @@ function requirementView(rows: MatrixRow[]): string {
       const body =
         row.scenarios.length === 0
           ? `<p class="muted">No scenario. Source: ${h(row.requirement.source)}.</p>`
-          : `<p class="muted">Source: ${h(row.requirement.source)}</p><table><thead><tr><th style="width:45%">Scenario</th><th style="width:110px">Result</th><th>Measured values</th></tr></thead><tbody>${row.scenarios
+          : `<p class="muted">Source: ${h(row.requirement.source)}</p><table><thead><tr><th class="w-45pct">Scenario</th><th class="w-110px">Result</th><th>Measured values</th></tr></thead><tbody>${row.scenarios
               .map(({ view, measured }) => `<tr ${filterData(view)}><td>${link(view)}</td><td>${statusBadge(view.scenario.status)}</td><td>${measuredList(measured)}</td></tr>`)
               .join('')}</tbody></table>`;
       return `<details class="req" id="req-${h(row.requirement.id)}"${row.ok ? '' : ' open'}>${head}${body}</details>`;
@@ -193,7 +212,7 @@ function matrix(model: SignoffModel): string {
     const requirements = view.requirements.length ? view.requirements.map((id) => `<a href="#req-${h(id)}">${h(id)}</a>`).join(', ') : badge(false, 'NONE');
     return `<tr ${filterData(view)}><td>${link(view)} <span class="muted mono">${h(view.scenario.key)}</span></td><td>${requirements}</td><td>${statusBadge(view.scenario.status)}</td><td>${matrixMeasured((view.scenario.evidence?.measurements ?? []).map(measuredText))}</td></tr>`;
   });
-  return `<table id="traceability-matrix"><thead><tr><th style="width:38%">Scenario</th><th style="width:16%">Requirements</th><th style="width:90px">Result</th><th>Measured values</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
+  return `<table id="traceability-matrix"><thead><tr><th class="w-38pct">Scenario</th><th class="w-16pct">Requirements</th><th class="w-90px">Result</th><th>Measured values</th></tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
 function determinismRow(row: DeterminismRow): string {
@@ -253,13 +272,23 @@ function scenario(view: ScenarioView): string {
   if (ev?.timeline.failure) parts.push(`<p><strong>The replay stopped at ${h(formatNs(ev.timeline.failure.at_ns))}:</strong> ${h(plainWords(ev.timeline.failure.message))}</p>`);
   if (view.figure) {
     parts.push(
-      `<figure class="timeline">${view.figure}<figcaption>Top: arrivals, KV event batches from emission to the instant the router saw them, and placements per worker. ` +
+      `<figure class="timeline">${inlineFigure(view.figure, view.anchor)}<figcaption>Top: arrivals, KV event batches from emission to the instant the router saw them, and placements per worker. ` +
         `Bottom: per rank, the blocks the engine held (engine truth) and the blocks the router could see (router view); dashed orange lines mark placements.</figcaption></figure>`,
     );
   }
   for (const note of view.notes) parts.push(`<p><strong>${h(note.title)}:</strong></p><pre>${h(note.text)}</pre>`);
   parts.push('</details>');
   return parts.join('\n');
+}
+
+/** A figure as the page inlines it: through the allow-list sanitiser, or a line saying why it is withheld. */
+function inlineFigure(svg: string, anchor: string): string {
+  try {
+    return sanitiseSvg(svg, anchor);
+  } catch (error) {
+    if (!(error instanceof SvgRefused)) throw error;
+    return `<p class="bad-note">Figure withheld — ${h(error.message)}.</p>`;
+  }
 }
 
 function list(items: string[]): string {
@@ -315,7 +344,7 @@ export function renderHtml(model: SignoffModel): string {
   out.push(
     '<!DOCTYPE html>',
     '<html lang="en"><head><meta charset="utf-8">',
-    `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '${scriptHash(FILTER_SCRIPT)}'">`,
+    `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}">`,
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
     `<title>${h(`Sign-off: ${input.campaign} — ${model.verdict}`)}</title>`,
     `<style>${CSS}</style></head><body><main>`,
@@ -335,7 +364,7 @@ export function renderHtml(model: SignoffModel): string {
     '<section class="first" id="first-screen">',
     `<div><div class="verdict ${model.qualified ? 'ok' : 'bad'}" id="verdict"><div class="word">${h(model.verdict)}</div>` +
       `<div>Computed from the results below, never typed by hand: QUALIFIED only when every gate passes.</div></div>` +
-      `<table id="gates"><thead><tr><th style="width:150px">Gate</th><th>Result</th><th style="width:56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table></div>`,
+      `<table id="gates"><thead><tr><th class="w-150px">Gate</th><th>Result</th><th class="w-56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table></div>`,
     `<div><h3 id="attention">Needs attention</h3>${attention}` +
       `<h3 id="qualified">What was qualified</h3>${facts([
         ['Package', h(`${subject.packageName} ${subject.packageVersion}`)],
@@ -345,7 +374,7 @@ export function renderHtml(model: SignoffModel): string {
         ['Run with', h(`Node.js ${subject.node}, cucumber-js ${model.cucumberVersion}`)],
       ])}</div>`,
     `<div class="wide" id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>` +
-      '<table class="approval"><thead><tr><th style="width:140px">Role</th><th>Name</th><th style="width:140px">Date</th><th>Signature</th></tr></thead><tbody>' +
+      '<table class="approval"><thead><tr><th class="w-140px">Role</th><th>Name</th><th class="w-140px">Date</th><th>Signature</th></tr></thead><tbody>' +
       ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
       '</tbody></table></div>',
     '</section>',

@@ -9,7 +9,7 @@ import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
 import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
-import { escapeMarkdown as md, markdownCode as code, markdownFence, plainWords } from './text';
+import { escapeMarkdown as md, markdownCode as code, markdownFence, oneLine, plainWords } from './text';
 
 export const ASSETS_DIR = 'signoff-assets';
 /** The summary chart's file in the assets folder (the HTML inlines the same SVG). */
@@ -17,8 +17,9 @@ export const SUMMARY_CHART = 'summary.svg';
 
 const mark = (ok: boolean) => (ok ? '✅' : '❌');
 
+/** A table whose every row stays one line, whatever a cell holds. */
 function table(header: string[], rows: string[][]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join('\n');
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((r) => oneLine(`| ${r.join(' | ')} |`))].join('\n');
 }
 
 function scenarioLink(view: ScenarioView): string {

@@ -8,7 +8,7 @@
 // a kill at any phase leaves the old set or the new one; usage errors delete nothing. In headless
 // Chromium, signoff.html renders its matrix and figures and shows a hostile name as text; its
 // first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
-// filters and search work under a CSP that allows only the page's script; it reads without
+// filters and search work under a CSP that allows only the page's script and style sheet; it reads without
 // scripts; it prints unfolded; and the folded sign-off of the whole passing suite is under 15
 // screens. The browser tests are skipped without Chromium.
 import { after, before, test } from 'node:test';
@@ -454,7 +454,11 @@ test('folding, filtering by result and by tag, and text search; the CSP allows o
     assert.equal(scripts.length, 1);
     const csp = await page.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
     const hash = createHash('sha256').update(scripts[0], 'utf8').digest('base64');
-    assert.equal(csp, `default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-${hash}'`);
+    const styles = await page.locator('style').allTextContents();
+    assert.equal(styles.length, 1, 'one style sheet: the page\'s own');
+    const styleHash = createHash('sha256').update(styles[0], 'utf8').digest('base64');
+    assert.equal(csp, `default-src 'none'; style-src 'sha256-${styleHash}'; img-src data:; script-src 'sha256-${hash}'`, 'no inline style but the page\'s own sheet applies');
+    assert.equal(await page.locator('[style]').count(), 0, 'no style attribute');
     assert.deepEqual(errors, [], 'no CSP violation or script error');
 
     // Printing shows everything, unfolded.

@@ -5,12 +5,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkEventsFile } from '../../src/cli/checkEvents';
 import type { CliIo } from '../../src/cli/io';
+import { scratchFolder } from '../support/scratch';
 
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-check-events-'));
+const scratch = scratchFolder('check-events');
 
 function capture(): { io: CliIo; out: string[]; err: string[] } {
   const out: string[] = [];

@@ -269,13 +269,27 @@ function storedLog(lines: [number, number, number | null, number | null, number,
 }
 
 test('a Stored that gives no position leaves a block another rank or tier holds at its known position: a later child at another position is still a broken chain', () => {
-  const otherRank = storedLog([[1, 0, null, 0, 10], [1, 1, 10, 1, 11], [2, 0, null, 0, 20], [2, 1, 20, null, 11], [1, 2, 11, 7, 12]]);
+  const otherRank = storedLog([[1, 0, null, 0, 10], [1, 1, 10, 1, 11], [2, 0, null, 0, 10], [2, 1, 10, null, 11], [1, 2, 11, 7, 12]]);
   const rejected = violationOf(checkEventLog(parseWireLog(otherRank)));
   assert.deepEqual([rejected.line_number, rejected.violation], [5, 'broken-chain']);
   const otherTier = storedLog([[1, 0, null, 0, 10], [1, 1, 10, 1, 11], [1, 2, null, 0, 10, 'CPU_PINNED'], [1, 3, 10, null, 11, 'CPU_PINNED'], [1, 4, 11, 7, 12]]);
   assert.deepEqual([violationOf(checkEventLog(parseWireLog(otherTier))).line_number], [5]);
   // The child at the right position is accepted either way.
   assert.equal(checkEventLog(parseWireLog(otherRank.replace('"start_position":7', '"start_position":2'))).status, 'clean');
+});
+
+test('the moved-block example: block 13, stored at position 2 under 12, comes again in G2 at position 1 under 11: a broken chain at line 2', () => {
+  const violation = violationOf(checkExample('broken_chain_moved_block.jsonl'));
+  assert.ok(violation.violation === 'broken-chain');
+  assert.deepEqual([violation.line_number, violation.worker_id, violation.event_id, violation.tier, violation.block_hash], [2, 0, 1, 'HostPinned', 13n]);
+  assert.match(violation.message, /puts a block some rank holds at another position or under another parent/);
+});
+
+test('a block another rank holds keeps its parent: at its own position under another one is a broken chain at that line; without a position it says nothing', () => {
+  const log = (start: number | null) => storedLog([[1, 0, null, 0, 10], [1, 1, 10, 1, 11], [2, 0, null, 0, 20], [2, 1, 20, start, 11], [2, 2, 11, 2, 12]]);
+  assert.deepEqual([violationOf(checkEventLog(parseWireLog(log(1)))).line_number], [4]);
+  assert.equal(checkEventLog(parseWireLog(log(null))).status, 'clean');
+  assert.equal(checkEventLog(parseWireLog(log(1).replace('"parent_hash":20,', '"parent_hash":10,').replace('"block_hash":20', '"block_hash":10'))).status, 'clean');
 });
 
 test('positions past 2^31 − 1 (a log may give up to 2^53 − 1) are kept exactly: a chain that follows is accepted, one that does not is rejected', () => {

@@ -34,6 +34,7 @@ test('each violation example exits 1 and names the line, worker, dp rank, event 
     ['event_id_gap.jsonl', /line 4: .*worker 1, dp rank 0, event 3 \(expected event 2\), tier Device.*: lost/],
     ['reordered_pair.jsonl', /line 2: .*worker 1, dp rank 0, event 2 \(expected event 1\), tier Device.*: reordered/],
     ['broken_chain.jsonl', /line 2: .*Stored whose parent block the rank does not hold in that tier.*worker 1, dp rank 0, event 1, tier HostPinned, block 101/],
+    ['broken_chain_moved_block.jsonl', /line 2: .*Stored that puts a block some rank holds at another position.*worker 0, dp rank 0, event 1, tier HostPinned, block 13/],
     ['timestamps_backwards.jsonl', /line 3: timestamps go backwards — worker 1, dp rank 0: stamped 9500000 ns/],
   ];
   for (const [name, message] of expected) {

@@ -1,5 +1,5 @@
 // Unit tests of the router's strict residency mirror (MIR-1..3): what it accepts, what it rejects
-// (duplicate store, unknown removal, event-id gap or reorder, unknown rank) and how it says so,
+// (duplicate store, unknown removal, broken chain, event-id gap or reorder, unknown rank) and how it says so,
 // for events of hashes (a log) and of block ids (the simulator's engines).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -325,6 +325,130 @@ test('MIR-2 chain: after the parent is removed, a child Stored naming it is reje
   rejection(() => mirror.apply(chainedStore(W1, 2, 'HostPinned', [11n], 10n, 1)), {
     violation: 'broken-chain', worker_id: 1, dp_rank: 0, event_id: 2, tier: 'HostPinned', block_hash: 10n, expected_event_id: null,
   });
+});
+
+/** The broken-chain rejection of event `event_id` of `rank` in `tier`, naming `block`. */
+function movedBlock(rank: RankRef, event_id: number, tier: Tier, block: bigint): StreamErrorDetail {
+  return { violation: 'broken-chain', ...rank, event_id, tier, block_hash: block, expected_event_id: null };
+}
+
+test('MIR-2 chain: a block held anywhere keeps its position, in every tier and rank (the issue\'s log: 13 at 2 under 12, then at 1 under 11)', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [11n, 12n, 13n], null, 0));
+  const message = rejection(() => mirror.apply(chainedStore(W1, 1, 'HostPinned', [11n, 13n], null, 0)), movedBlock(W1, 1, 'HostPinned', 13n));
+  assert.match(message, /Stored that puts a block some rank holds at another position or under another parent than it was stored at/);
+  assert.equal(mirror.host.count(0), 0, 'nothing of a rejected Stored is applied');
+  // Another rank: the same block at another position, as the continuation of a block it holds.
+  mirror.apply(chainedStore(W2, 0, 'Device', [30n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [13n], 30n, 1)), movedBlock(W2, 1, 'Device', 13n));
+  // The block at its own position and under its own parent is accepted, in the other tier and rank alike.
+  mirror.apply(chainedStore(W1, 1, 'HostPinned', [11n, 12n, 13n], null, 0));
+  mirror.apply(chainedStore(W2, 1, 'Device', [11n, 12n, 13n], null, 0));
+  assert.equal(mirror.device.count(1), 4);
+});
+
+test('MIR-2 chain: a block held anywhere keeps its parent: at its own position under another parent is a broken chain', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, 0));
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n, 21n], null, 0));
+  // 12 at position 2 as it should be, under the parent the event names, or the block before it in the run.
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [12n], 21n, 2)), movedBlock(W2, 1, 'Device', 12n));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [22n, 12n], 20n, 1)), movedBlock(W2, 1, 'Device', 12n));
+  assert.equal(mirror.device.count(1), 2, 'nothing of a rejected Stored is applied');
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [10n, 11n, 12n], null, 0));
+});
+
+test('MIR-2 chain: a Stored that gives no position says nothing of where its blocks stand, and a block it stores first is placed by the next that does', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, 0));
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n, 12n], null, null));
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n, 12n], null, null));
+  assert.deepEqual(mirror.device.blocksOf(1), [12n, 20n]);
+  // Blocks first stored without positions: the first Stored that gives them places them.
+  mirror.apply(chainedStore(W1, 1, 'Device', [40n, 41n], null, null));
+  mirror.apply(chainedStore(W1, 2, 'HostPinned', [40n, 41n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 2, 'Device', [41n], 20n, 1)), movedBlock(W2, 2, 'Device', 41n));
+});
+
+test('MIR-2 chain: a chain of thousands of blocks, one Stored each, stored again in the other tier at its places is accepted', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  const blocks = 5_000;
+  for (let i = 0; i < blocks; i++) mirror.apply(chainedStore(W1, i, 'Device', [BigInt(1_000 + i)], i === 0 ? null : BigInt(999 + i), i));
+  for (let i = 0; i < blocks; i++) mirror.apply(chainedStore(W1, blocks + i, 'HostPinned', [BigInt(1_000 + i)], i === 0 ? null : BigInt(999 + i), i));
+  assert.equal(mirror.host.count(0), blocks);
+  mirror.addRank(W2, 1);
+  rejection(() => mirror.apply(chainedStore(W2, 0, 'Device', [7n, BigInt(999 + blocks)], null, 0)), movedBlock(W2, 0, 'Device', BigInt(999 + blocks)));
+});
+
+test('MIR-2 chain: the first block of a sequence, held anywhere, stored again past position 0 is a broken chain (its position alone says so)', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n], null, 0));
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 1, 'Device', [10n], 20n, 1)), movedBlock(W2, 1, 'Device', 10n));
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [10n], null, 0));
+  assert.deepEqual(mirror.host.blocksOf(1), [10n], 'at position 0 again, it is accepted');
+});
+
+test('MIR-2 chain: a Stored without positions neither places a block some rank holds elsewhere nor erases where it stands', () => {
+  const mirror = new ResidencyMirror();
+  for (const [rank, index] of [[W1, 0], [W2, 1], [rankOf(3), 2], [rankOf(4), 3]] as const) mirror.addRank(rank, index);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n, 12n], null, 0));
+  // W2 claims 12 under 20 and 11 as a first block, without positions: nothing is learnt from it.
+  mirror.apply(chainedStore(W2, 0, 'Device', [20n, 12n], null, null));
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [11n], null, null));
+  // Nothing is forgotten: 11 is still under 10 (its position alone would not tell)…
+  rejection(() => mirror.apply(chainedStore(rankOf(4), 0, 'Device', [30n, 11n], null, 0)), movedBlock(rankOf(4), 0, 'Device', 11n));
+  // …and nothing was learnt: 12 under 11, at its place, is accepted.
+  mirror.apply(chainedStore(rankOf(3), 0, 'Device', [10n, 11n, 12n], null, 0));
+  assert.equal(mirror.device.count(2), 3);
+});
+
+test('MIR-2 chain: a block nobody held, stored without positions (its id another block\'s before), carries nothing of that block', () => {
+  const table = new BlockIds();
+  const mirror = new ResidencyMirror('zero', table);
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n], null, 0));
+  const childId = table.idOf(11n);
+  mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [11n] } });
+  mirror.apply(chainedStore(W1, 2, 'Device', [99n], null, null));
+  assert.equal(table.idOf(99n), childId, '99 has the id 11 had');
+  mirror.apply(chainedStore(W2, 0, 'Device', [30n], null, 0));
+  mirror.apply(chainedStore(W2, 1, 'Device', [99n], 30n, 1));
+  assert.deepEqual(mirror.device.blocksOf(1), [30n, 99n]);
+});
+
+test('MIR-2 chain: once no rank holds a block in any tier, it is forgotten and may be stored anywhere', () => {
+  const mirror = new ResidencyMirror();
+  mirror.addRank(W1, 0);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n], null, 0));
+  mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [11n] } });
+  mirror.apply(chainedStore(W1, 2, 'Device', [11n], null, 0));
+  assert.deepEqual(mirror.device.blocksOf(0), [10n, 11n]);
+});
+
+test('MIR-2 chain: a child keeps its parent by hash: the parent let go (its id reused for another block) and stored again is still its parent', () => {
+  const table = new BlockIds();
+  const mirror = new ResidencyMirror('zero', table);
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n], null, 0));
+  const parentId = table.idOf(10n);
+  mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [10n] } });
+  mirror.apply(chainedStore(W2, 0, 'Device', [99n], null, 0));
+  assert.equal(table.idOf(99n), parentId, 'the parent\'s id now stands for another block');
+  mirror.apply(chainedStore(W2, 1, 'HostPinned', [10n, 11n], null, 0));
+  rejection(() => mirror.apply(chainedStore(W2, 2, 'Device', [11n], 99n, 1)), movedBlock(W2, 2, 'Device', 11n));
+  assert.deepEqual(mirror.host.blocksOf(1), [10n, 11n]);
 });
 
 // Events as the simulator's engines make them: block ids of the mirror's own table.

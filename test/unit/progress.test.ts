@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { runCli } from '../../src/cli/main';
 import type { CliIo, ProgressDisplay } from '../../src/cli/io';
 import { ROOT } from '../support/paths';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { scratchFolder } from '../support/scratch';
 import * as path from 'node:path';
 
 
@@ -29,10 +29,10 @@ test('a replay tells its progress display how many requests have ended, then sto
   assert.equal(without.out.join(''), withBar.out.join(''));
 });
 
-test('in a long stretch where no request ends, the progress display still hears of the virtual time every 65,536 kernel events', () => {
+test('in a long stretch where no request ends, the progress display still hears of the virtual time every 65,536 kernel events', (t) => {
   // The fuzzer's preemption spin with a 90 times faster restore: about 100,000 kernel events of
   // preempting one request before anything ends (test/fixtures/fuzz/preemption-spin.yaml).
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-progress-'));
+  const dir = scratchFolder('progress', t);
   const config = path.join(dir, 'spin.yaml');
   writeFileSync(config, readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8').replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.9'));
   const updates: [number, number, number][] = [];

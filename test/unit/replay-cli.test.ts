@@ -4,12 +4,12 @@
 // real `node bin/kvqual.js` process (the process and the in-process run must print the same bytes).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { scratchFolder } from '../support/scratch';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
 import { eventLogOf } from '../../src/fuzz/runCase';
 import { replayFile, summaryText } from '../../src/cli/replay';
-import * as os from 'node:os';
 import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
@@ -33,8 +33,8 @@ test('each example config replays, and two runs give the same digest', () => {
   }
 });
 
-test('the summary names what happened and --out writes the canonical report', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('the summary names what happened and --out writes the canonical report', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const out = path.join(dir, 'report.json');
   const run = kvqual('replay', EXAMPLES[0], '--out', out);
   assert.equal(run.status, 0, run.stderr);
@@ -52,8 +52,8 @@ test('private and shared examples differ: only the shared one reports g2_domains
   assert.equal(sharedRun.summary.g2_domains[0].capacity_blocks, 16);
 });
 
-test('a bad config exits 2, names the field and writes no report', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('a bad config exits 2, names the field and writes no report', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const bad = path.join(dir, 'bad.yaml');
   const out = path.join(dir, 'report.json');
   writeFileSync(bad, readFileSync(path.join(ROOT, EXAMPLES[0]), 'utf8').replace('h2d_bandwidth_gbps: 1', 'h2d_bandwidth_gbps: -1'));
@@ -76,8 +76,8 @@ test('--seed changes tie-breaks but a run stays reproducible', () => {
   assert.equal(a.digest, b.digest);
 });
 
-test('--events-out writes the stream the router received, and check-events finds it clean', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('--events-out writes the stream the router received, and check-events finds it clean', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const events = path.join(dir, 'events.jsonl');
   for (const example of [...EXAMPLES, path.join('examples', 'agentic', 'two-lanes-shared.yaml')]) {
     assert.equal(kvqual('replay', example, '--events-out', events).status, 0, example);
@@ -87,8 +87,8 @@ test('--events-out writes the stream the router received, and check-events finds
   }
 });
 
-test('a Mooncake trace replays from a config (when ../shared holds the published traces)', { skip: !existsSync(path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl')) && 'no ../shared/data/mooncake here' }, () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('a Mooncake trace replays from a config (when ../shared holds the published traces)', { skip: !existsSync(path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl')) && 'no ../shared/data/mooncake here' }, (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const config = path.join(dir, 'mooncake.yaml');
   const trace = path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl');
   const text = readFileSync(path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml'), 'utf8')
@@ -105,8 +105,8 @@ test('a Mooncake trace replays from a config (when ../shared holds the published
   assert.equal(report.digest, JSON.parse(second.stdout).digest);
 });
 
-test('a bad Mooncake row makes replay exit 2 naming its line', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('a bad Mooncake row makes replay exit 2 naming its line', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   writeFileSync(path.join(dir, 'trace.jsonl'), '{"timestamp": 0, "input_length": 600, "output_length": 2, "hash_ids": [1, 2]}\n{"timestamp": 5, "input_length": 600, "output_length": 2, "hash_ids": [1]}\n');
   const text = readFileSync(path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml'), 'utf8').replace('trace: ../../../shared/data/mooncake/conversation_trace.jsonl', 'trace: trace.jsonl');
   writeFileSync(path.join(dir, 'config.yaml'), text);
@@ -115,9 +115,9 @@ test('a bad Mooncake row makes replay exit 2 naming its line', () => {
   assert.match(run.stderr, /trace\.jsonl: line 2: hash_ids has 1 ids for input_length 600; expected 2 at 512 tokens per id/);
 });
 
-test('a config reached through a symbolic link names its trace relative to where it really is, as the kernel resolves `..`', () => {
+test('a config reached through a symbolic link names its trace relative to where it really is, as the kernel resolves `..`', (t) => {
   // real/a/configs/config.yaml names ../../data/trace.jsonl (real/data/trace.jsonl); links/a -> real/a.
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const dir = scratchFolder('replay-cli', t);
   mkdirSync(path.join(dir, 'real', 'a', 'configs'), { recursive: true });
   mkdirSync(path.join(dir, 'real', 'data'));
   mkdirSync(path.join(dir, 'links'));
@@ -132,8 +132,8 @@ test('a config reached through a symbolic link names its trace relative to where
   assert.equal(JSON.parse(linked.stdout).digest, JSON.parse(direct.stdout).digest);
 });
 
-test('--requests-out writes one record per request as JSON lines or CSV, the same figures as the report', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('--requests-out writes one record per request as JSON lines or CSV, the same figures as the report', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const [jsonl, csv, out] = ['requests.jsonl', 'requests.csv', 'report.json'].map((name) => path.join(dir, name));
   assert.equal(kvqual('replay', EXAMPLES[0], '--out', out, '--requests-out', jsonl).status, 0);
   const run = kvqual('replay', EXAMPLES[0], '--requests-out', csv);
@@ -157,8 +157,8 @@ test('--requests-out writes one record per request as JSON lines or CSV, the sam
   assert.equal(Number(lines[1].split(',')[ttft]), records[0].time_to_first_token_ms);
 });
 
-test('--requests-out with another extension exits 2 before the run and writes nothing', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('--requests-out with another extension exits 2 before the run and writes nothing', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const out = path.join(dir, 'report.json');
   const run = kvqual('replay', EXAMPLES[0], '--out', out, '--requests-out', path.join(dir, 'requests.txt'));
   assert.equal(run.status, 2);
@@ -166,8 +166,8 @@ test('--requests-out with another extension exits 2 before the run and writes no
   assert.equal(existsSync(out), false);
 });
 
-test('--events-out is written as batches reach the router (the same lines as the kept history) and leaves no temporary file', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('--events-out is written as batches reach the router (the same lines as the kept history) and leaves no temporary file', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const events = path.join(dir, 'events.jsonl');
   const example = path.join('examples', 'configs', 'two-replicas-shared.yaml');
   assert.equal(kvqual('replay', example, '--events-out', events).status, 0);
@@ -176,8 +176,8 @@ test('--events-out is written as batches reach the router (the same lines as the
   assert.deepEqual(readdirSync(dir), ['events.jsonl']);
 });
 
-test('a run that fails after the event log was started leaves neither the log nor its temporary file', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('a run that fails after the event log was started leaves neither the log nor its temporary file', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const example = path.join(ROOT, 'examples', 'configs', 'two-replicas-shared.yaml');
   // The progress display is made once the log is open: one that fails stands for any failure during the run.
   const io = { stdout: () => {}, stderr: () => {}, cwd: dir, progress: () => { throw new Error('the display failed'); } };
@@ -185,9 +185,9 @@ test('a run that fails after the event log was started leaves neither the log no
   assert.deepEqual(readdirSync(dir), []);
 });
 
-test('a request spinning on preemption is said once on standard error, as it happens, and the run goes on to its end', () => {
+test('a request spinning on preemption is said once on standard error, as it happens, and the run goes on to its end', (t) => {
   // The fuzzer's preemption spin with a 90 times faster restore: 13,890 preemptions of one request.
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+  const dir = scratchFolder('replay-cli', t);
   const config = path.join(dir, 'spin.yaml');
   const fixture = readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8');
   writeFileSync(config, fixture.replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.9'));
@@ -203,8 +203,8 @@ test('a request spinning on preemption is said once on standard error, as it hap
   assert.equal(report.per_request.find((record: { request_id: string }) => record.request_id === 'r4').preemptions, 13_890);
 });
 
-test('a reader that stops early (kvqual replay --json | head) ends the replay quietly with its status, no EPIPE stack', async () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-epipe-'));
+test('a reader that stops early (kvqual replay --json | head) ends the replay quietly with its status, no EPIPE stack', async (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const requests = Array.from({ length: 400 }, (_, i) => `    - { id: r${i}, arrival_ms: ${i}, prompt: [{ tokens: 8 }], output_length: 2 }`).join('\n');
   writeFileSync(path.join(dir, 'many.yaml'), `cluster:\n  workers:\n    - role: aggregated\n      engine: { block_size: 4, num_gpu_blocks: 64, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }\nworkload:\n  requests:\n${requests}\n`);
   const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), 'replay', 'many.yaml', '--json'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -233,8 +233,8 @@ workload:
   assert.doesNotMatch(text, /in 0 ms of virtual time/);
 });
 
-test('--events-out of a run in which no KV event reached the router writes the empty log and warns that check-events refuses it', () => {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-'));
+test('--events-out of a run in which no KV event reached the router writes the empty log and warns that check-events refuses it', (t) => {
+  const dir = scratchFolder('replay-cli', t);
   const config = path.join(dir, 'no-cache.yaml');
   writeFileSync(config, `cluster:
   workers:

@@ -183,6 +183,7 @@ test('scenario text is escaped in HTML and Markdown', () => {
   const own = `<script>${FILTER_SCRIPT}</script>`;
   assert.equal(page.split('<script').length - 1, 1, 'one script element: the page\'s own filter');
   assert.ok(page.includes(own) && page.includes(`script-src '${scriptHash(FILTER_SCRIPT)}'`), 'the CSP allows that script by its hash');
+  assert.ok(!page.includes("'unsafe-inline'") && !/\sstyle="/.test(page) && (page.match(/<style>/g) ?? []).length === 1, 'one style sheet, allowed by its hash; no style attribute');
   const html = page.replace(own, '');
   assert.ok(!/<script|<img|<b>/i.test(html), 'no markup from the scenario');
   assert.ok(html.includes('&lt;script&gt;alert(1)&lt;/script&gt; &lt;img src=x onerror=alert(2)&gt;'));

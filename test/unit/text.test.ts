@@ -15,6 +15,9 @@ test('Markdown: markup, links, emphasis and table pipes are escaped; lines are j
 test('Markdown code spans and fences cannot be closed from inside', () => {
   assert.equal(markdownCode('a`b'), '``a`b``');
   assert.equal(markdownCode('x|y'), '`x\\|y`');
+  assert.equal(markdownCode('a``b'), '```a``b```', 'the fence is longer than the longest run');
+  assert.equal(markdownCode('`a'), '`` `a ``', 'a backtick at the start is padded');
+  assert.equal(markdownCode('a`'), '`` a` ``', 'a backtick at the end is padded');
   assert.equal(markdownFence('```\nstep', 'gherkin'), '````gherkin\n```\nstep\n````');
 });
 

@@ -3,8 +3,8 @@
 // (same digest as inline).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import * as os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { scratchFolder } from '../support/scratch';
 import * as path from 'node:path';
 import { parseTimingCsv, TimingCsvError } from '../../src/config/timingCsv';
 import { kvqualInProcess } from '../support/cli';
@@ -36,9 +36,9 @@ test('a bad CSV table names the file, the line and the problem', () => {
   assert.equal(problem(`${HEADER}\nprefill,400,,,20\n`), 't.csv: table.decode needs at least one point');
 });
 
-test('kvqual replay reads timing.table.csv beside the config: the same digest as the inline table', () => {
+test('kvqual replay reads timing.table.csv beside the config: the same digest as the inline table', (t) => {
   const run = (file: string) => kvqualInProcess(['replay', file, '--json']);
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'kvqual-csv-'));
+  const dir = scratchFolder('csv', t);
   const timing = (table: string) => `
 cluster:
   workers:

@@ -1,0 +1,192 @@
+// The allow-list sanitiser of the figures signoff.html inlines: an SVG is read by a strict XML
+// parser (saxes: a document that is not well-formed is refused) and written again from what was
+// read, keeping only the elements and attributes vega writes for kvqual's figures (shapes, groups,
+// clip paths and text: no <style>, <script>, <foreignObject>, <a>, <use>, <image>, animation,
+// filter or mask; no event handler, style or href, and on the outer <svg> only its size, nothing
+// that would let a figure paint outside its box). A value may name no URL but `url(#id)` of an
+// element of the same figure, and call only colours and transforms, so no value reaches outside
+// the figure. Ids are renamed
+// `<prefix>-1`, `<prefix>-2`, … in order of appearance (several figures share one page), and every
+// text and value is escaped again. Anything outside the list refuses the whole figure (an
+// SvgRefused naming what and where): what vega draws for kvqual never holds it, so it can only
+// come from a tampered or damaged source, and a reviewer is better told than shown half of it.
+import { SaxesParser, type SaxesTagPlain } from 'saxes';
+
+export const SVG_NAMESPACE = 'http://www.w3.org/2000/svg';
+const XLINK_NAMESPACE = 'http://www.w3.org/1999/xlink';
+
+/** A figure the sanitiser will not inline, with the reason. */
+export class SvgRefused extends Error {
+  constructor(reason: string) {
+    super(`figure refused: ${reason}`);
+    this.name = 'SvgRefused';
+  }
+}
+
+/** Elements that draw or group a shape (what vega draws for kvqual's figures); nothing that loads, runs, styles or animates. */
+const ELEMENTS = new Set(['svg', 'g', 'defs', 'clipPath', 'path', 'rect', 'line', 'text']);
+
+/** The element whose text is kept (escaped); text elsewhere must be blank. */
+const TEXT_ELEMENT = 'text';
+
+/** Attributes of shapes inside the figure (those vega writes for kvqual's figures). */
+const ATTRIBUTES = new Set([
+  'id', 'd', 'x', 'y', 'x2', 'y2', 'width', 'height', 'transform', 'fill', 'stroke', 'stroke-width', 'stroke-dasharray', 'stroke-miterlimit',
+  'opacity', 'clip-path', 'display', 'pointer-events', 'font-family', 'font-size', 'font-weight', 'text-anchor', 'role', 'aria-hidden',
+  'aria-label', 'aria-roledescription',
+]);
+
+/** Attributes of the outer <svg>: its size, nothing that moves or unclips it. */
+const ROOT_ATTRIBUTES = new Set(['version', 'width', 'height', 'viewBox']);
+
+/** Attributes dropped without refusing the figure: the page's CSS must not reach into a figure through them. */
+const DROPPED = new Set(['class']);
+
+/** Attributes whose value is free text (read to a screen reader, never parsed as CSS or a URL). */
+const FREE_TEXT = new Set(['aria-label', 'aria-roledescription']);
+
+/** What any other value may hold: numbers, names, colours, lists and the functions below; no backslash, colon, semicolon or angle bracket. */
+const VALUE = /^[\w#.,%()\s+'"-]*$/;
+const FUNCTION = /([A-Za-z-]*)\(/g;
+const FUNCTIONS = new Set(['translate', 'rotate', 'scale', 'rgb', 'url']);
+const LOCAL_URL = /url\(#([A-Za-z][\w.-]*)\)/g;
+const ID = /^[A-Za-z][\w.-]*$/;
+
+interface ElementNode {
+  name: string;
+  attributes: [string, string][];
+  children: (ElementNode | string)[];
+}
+
+/**
+ * The figure as signoff.html may inline it: parsed, checked against the allow-lists and written
+ * again with ids `<idPrefix>-N`. Throws SvgRefused when anything is outside them.
+ */
+export function sanitiseSvg(svg: string, idPrefix: string): string {
+  if (!ID.test(idPrefix)) throw new SvgRefused(`id prefix "${idPrefix}" is not a plain name`);
+  const root = parse(svg);
+  const ids = new Map<string, string>();
+  collectIds(root, ids, idPrefix);
+  return write(root, ids, true);
+}
+
+/** The document's element tree, or SvgRefused when it is not one well-formed <svg> of allowed parts. */
+function parse(svg: string): ElementNode {
+  // Namespaces are checked by hand (cheaper than saxes' xmlns mode): the root declares the SVG
+  // namespace as the default, nothing redeclares it and no name has a prefix, so every element is SVG.
+  const parser = new SaxesParser();
+  const stack: ElementNode[] = [];
+  let root: ElementNode | null = null;
+  let elements = 0;
+  parser.on('doctype', () => {
+    throw new SvgRefused('a DOCTYPE');
+  });
+  parser.on('processinginstruction', (pi) => {
+    throw new SvgRefused(`a processing instruction <?${pi.target}?>`);
+  });
+  parser.on('opentag', (tag) => {
+    elements++;
+    const node = element(tag as SaxesTagPlain, stack.length === 0, elements);
+    if (stack.length === 0) {
+      if (root !== null) throw new SvgRefused('a second root element');
+      root = node;
+    } else stack[stack.length - 1].children.push(node);
+    stack.push(node);
+  });
+  parser.on('closetag', () => void stack.pop());
+  const text = (content: string) => {
+    const parent = stack[stack.length - 1];
+    if (parent !== undefined && parent.name === TEXT_ELEMENT) parent.children.push(content);
+    else if (content.trim() !== '') throw new SvgRefused(`text outside a text element (after element ${elements})`);
+  };
+  parser.on('text', text);
+  parser.on('cdata', text);
+  parser.on('error', (error) => {
+    throw new SvgRefused(`not well-formed XML: ${error.message}`);
+  });
+  try {
+    parser.write(svg).close();
+  } catch (error) {
+    if (error instanceof SvgRefused) throw error;
+    throw new SvgRefused(`not well-formed XML: ${(error as Error).message}`);
+  }
+  if (root === null) throw new SvgRefused('no <svg> element');
+  return root;
+}
+
+/** An element of the allow-list with its allowed attributes (in the order written); `n` counts elements from 1, for messages. */
+function element(tag: SaxesTagPlain, isRoot: boolean, n: number): ElementNode {
+  const name = tag.name;
+  if (!ELEMENTS.has(name)) throw new SvgRefused(`<${name}> is not an allowed element (element ${n})`);
+  if (isRoot !== (name === 'svg')) throw new SvgRefused(isRoot ? `the root is <${name}>, not <svg>` : `a nested <svg> (element ${n})`);
+  const attributes: [string, string][] = [];
+  const allowedHere = isRoot ? ROOT_ATTRIBUTES : ATTRIBUTES;
+  let svgNamespace = false;
+  for (const attribute in tag.attributes) {
+    const value = tag.attributes[attribute];
+    if (attribute === 'xmlns' || attribute.startsWith('xmlns:')) {
+      // Namespace declarations: on the root only, the SVG one as the default (written again by write()) and xlink's (dropped).
+      const declared = isRoot && (attribute === 'xmlns' ? value === SVG_NAMESPACE : attribute === 'xmlns:xlink' && value === XLINK_NAMESPACE);
+      if (!declared) throw new SvgRefused(`a namespace declaration ${attribute}="${value}" (element ${n})`);
+      svgNamespace ||= attribute === 'xmlns';
+      continue;
+    }
+    if (DROPPED.has(attribute)) continue;
+    if (!allowedHere.has(attribute)) throw new SvgRefused(`attribute ${attribute} of <${name}> is not allowed (element ${n})`);
+    checkValue(attribute, value, n);
+    attributes.push([attribute, value]);
+  }
+  if (isRoot && !svgNamespace) throw new SvgRefused(`<${name}> is not an SVG element: the root does not declare the SVG namespace`);
+  return { name, attributes, children: [] };
+}
+
+/** What a value may hold without a closer look: no function, quote or anything but plain characters. */
+const PLAIN_VALUE = /^[\w#.,%\s+-]*$/;
+
+/** A value other than free text holds only plain characters, and functions of the list (url only as `url(#id)`). */
+function checkValue(name: string, value: string, n: number): void {
+  if (FREE_TEXT.has(name)) return;
+  if (name === 'id' && !ID.test(value)) throw refusedValue(name, value, n, 'is not a plain name');
+  if (PLAIN_VALUE.test(value)) return;
+  if (!VALUE.test(value)) throw refusedValue(name, value, n, 'holds a character no drawing value needs');
+  for (const [, fn] of value.matchAll(FUNCTION)) if (!FUNCTIONS.has(fn)) throw refusedValue(name, value, n, `calls ${fn || 'an unnamed function'}()`);
+  if (value.replace(LOCAL_URL, '').includes('url(')) throw refusedValue(name, value, n, 'names a URL other than an element of this figure');
+}
+
+function refusedValue(name: string, value: string, n: number, why: string): SvgRefused {
+  return new SvgRefused(`attribute ${name}="${value}" ${why} (element ${n})`);
+}
+
+/** Every id of the figure, renamed `<prefix>-N` in order of appearance; the same id twice refuses it. */
+function collectIds(node: ElementNode, ids: Map<string, string>, prefix: string): void {
+  for (const [name, value] of node.attributes) {
+    if (name !== 'id') continue;
+    if (ids.has(value)) throw new SvgRefused(`id "${value}" is given twice`);
+    ids.set(value, `${prefix}-${ids.size + 1}`);
+  }
+  for (const child of node.children) if (typeof child !== 'string') collectIds(child, ids, prefix);
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const NEEDS_ESCAPE = /[&<>"'\r\u0085\u2028\u2029]/;
+const escapeXml = (text: string) => (NEEDS_ESCAPE.test(text) ? text.replace(/[&<>"']/g, (c) => ESCAPES[c]).replace(/[\r\u0085\u2028\u2029]/g, (c) => `&#${c.charCodeAt(0)};`) : text);
+
+/** The element written again: allowed attributes with renamed ids and references, escaped text. */
+function write(node: ElementNode, ids: Map<string, string>, isRoot: boolean): string {
+  const attributes = node.attributes.map(([name, value]) => ` ${name}="${escapeXml(renamed(name, value, ids))}"`).join('');
+  const namespaces = isRoot ? ` xmlns="${SVG_NAMESPACE}"` : '';
+  if (node.children.length === 0) return `<${node.name}${namespaces}${attributes}/>`;
+  const children = node.children.map((child) => (typeof child === 'string' ? escapeXml(child) : write(child, ids, false))).join('');
+  return `<${node.name}${namespaces}${attributes}>${children}</${node.name}>`;
+}
+
+/** An id or a `url(#id)` reference under the figure's new names; a reference to no element of the figure refuses it. */
+function renamed(name: string, value: string, ids: Map<string, string>): string {
+  if (name === 'id') return ids.get(value)!;
+  if (FREE_TEXT.has(name) || !value.includes('url(')) return value;
+  return value.replace(LOCAL_URL, (_, id: string) => {
+    const next = ids.get(id);
+    if (next === undefined) throw new SvgRefused(`attribute ${name}="${value}" names #${id}, which is no element of the figure`);
+    return `url(#${next})`;
+  });
+}
