@@ -17,6 +17,7 @@ import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import type { RunMetrics, Statistics } from '../report/requestMetrics';
 import type { KeptScores } from '../router/router';
+import type { HitRateDefinitions, PrefixHitRates } from '../report/prefixHitRates';
 import { writeCanonicalPretty } from '../report/canonical';
 import { renderRunChart, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
@@ -387,6 +388,7 @@ export function summaryText(file: string, report: RunReport, out: string | undef
     `  pass times: ${s.fidelity}`,
     ...metricsTable(s.metrics),
     `  prefix reuse ${fixed(s.prefix_reuse_ratio * 100)}% of ${s.tokens.input} prompt tokens (G1 ${s.tokens.g1_reused}, G2 ${s.tokens.host_reused})`,
+    ...hitRateLines(s.prefix_hit_rates),
     `  transfers: ${s.transfers.d2h} D2H, ${s.transfers.h2d} H2D; KV events: ${s.kv_events.emitted} emitted, ${s.kv_events.batches_delivered} batches reached the router`,
     `  reconciliation: ${s.reconciliation.agree}/${s.reconciliation.admissions} admissions as the router predicted${reasons(s.reconciliation.disagree_by_reason)}`,
   ];
@@ -406,6 +408,17 @@ export function summaryText(file: string, report: RunReport, out: string | undef
   }
   lines.push(`  digest ${report.digest}${out ? `; report written to ${out}` : ''}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** Prefix reuse in the three published definitions beside the infinite-cache ceiling (docs/glossary.md, prefix hit rates). */
+function hitRateLines(rates: PrefixHitRates): string[] {
+  const percent = (value: number | null) => (value === null ? 'not measured' : `${fixed(value * 100)}%`);
+  const definitions = (figures: { [K in keyof HitRateDefinitions]: number | null }) =>
+    `token-weighted ${percent(figures.token_weighted)}, block-weighted ${percent(figures.block_weighted)}, request-averaged ${percent(figures.request_averaged)}`;
+  return [
+    `  prefix hit rate at ${rates.block_size_tokens}-token blocks: ${definitions(rates.measured)}`,
+    `  infinite-cache ceiling: ${definitions(rates.ceiling)}; realised ${definitions(rates.of_ceiling)} of it`,
+  ];
 }
 
 const LISTED_ENDINGS = 10;
