@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { registerCheckEvents } from './checkEvents';
 import { registerReplay } from './replay';
+import { compareFile } from './compare';
 import { registerSchema } from './schema';
 import { registerSweep } from './sweep';
 import type { CliIo } from './io';
@@ -65,7 +66,7 @@ function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode }
     exitCode = code;
   };
   registerCheckEvents(program, io, finish);
-  registerReplay(program, io, finish);
+  registerReplay(program, io, finish, compareFile);
   registerSchema(program, io, finish);
   registerSweep(program, io, finish);
   const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];

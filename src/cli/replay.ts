@@ -46,9 +46,20 @@ export interface ReplayOptions {
   traceRoot?: string[];
   /** "chosen" (the chosen rank and the runner-up) or "all". */
   scores?: string;
+  /** A/B runs: "field.path=value", one variant each, run beside the config as given (src/cli/compare.ts). */
+  compare?: string[];
 }
 
-export function registerReplay(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
+/** How `replay --compare` runs one of its runs through replayFile: its config already set, its summary kept for the comparison table. */
+export interface RunOfComparison {
+  config: ReplayConfig;
+  onReport: (report: RunReport, code: ExitCode) => void;
+}
+
+/** `replay --compare`'s runner (src/cli/compare.ts, which builds on this module, so it is handed in). */
+export type CompareRunner = (file: string, options: ReplayOptions, io: CliIo) => ExitCode | Promise<ExitCode>;
+
+export function registerReplay(program: Command, io: CliIo, finish: (code: ExitCode) => void, compareFile: CompareRunner): void {
   program
     .command('replay')
     .description('run a cluster replay from a YAML config and report it (see examples/configs/)')
@@ -66,23 +77,29 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
       [] as string[],
     )
     .option('--plot <dir>', 'write SVG charts into this existing folder: TTFT and ITL CDFs, throughput and queue depth over time, G1/G2 reuse per worker')
+    .option(
+      '--compare <path=value>',
+      'also run the config with this field set (e.g. router.policy=round_robin; repeatable, one variant each) on the same trace and seed, and print one table of every run with ratios to the first; each output file takes the variant\'s name',
+      (spec: string, specs: string[]) => [...specs, spec],
+      [] as string[],
+    )
     .action((file: string, options: ReplayOptions) => {
       // Synchronous unless --plot renders charts (then only runCliAsync, which bin/kvqual.js uses, waits for it).
-      const result = replayFile(file, options, io);
+      const result = (options.compare ?? []).length > 0 ? compareFile(file, options, io) : replayFile(file, options, io);
       if (result instanceof Promise) return result.then(finish);
       finish(result);
     });
 }
 
 /** Runs a replay; with --plot the charts render asynchronously, so the result is then a promise. */
-export function replayFile(file: string, options: ReplayOptions, io: CliIo): ExitCode | Promise<ExitCode> {
+export function replayFile(file: string, options: ReplayOptions, io: CliIo, comparison?: RunOfComparison): ExitCode | Promise<ExitCode> {
   let outcome: ReplayOutcome;
   let outputs: PlannedOutput[];
   let spooled: SpooledOutput | null = null;
   try {
     const seed = options.seed === undefined ? undefined : parseSeed(options.seed);
     const configPath = path.resolve(io.cwd, file);
-    const config = parseReplayConfig(readTextFile(configPath, file, LIMITS.config_bytes, 'config'), file);
+    const config = comparison?.config ?? parseReplayConfig(readTextFile(configPath, file, LIMITS.config_bytes, 'config'), file);
     if (seed !== undefined) config.seed = seed;
     const trace = traceOf(config, file, options.traceRoot ?? [], io);
     const tables = loadTimingTables(config, file, io);
@@ -130,12 +147,12 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     throw error;
   }
   const log = spooled;
-  if (options.plot === undefined) return writeAndSummarise(file, options, io, outcome, outputs, new Map(), log);
+  if (options.plot === undefined) return writeAndSummarise(file, options, io, outcome, outputs, new Map(), log, comparison);
   const charts = runCharts(outcome.report);
   const ready = outcome;
   const planned = outputs;
   return Promise.all(charts.map(async (chart) => [chart.file, await renderRunChart(chart)] as const)).then(
-    (rendered) => writeAndSummarise(file, options, io, ready, planned, new Map(rendered), log),
+    (rendered) => writeAndSummarise(file, options, io, ready, planned, new Map(rendered), log, comparison),
     (error) => {
       log?.discard();
       throw error;
@@ -147,7 +164,7 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
 const PLOT_FILES = ['ttft-cdf.svg', 'itl-cdf.svg', 'throughput.svg', 'queue-depth.svg', 'g1-reuse.svg', 'g2-reuse.svg'];
 
 /** Writes every output of a finished run (all or none), then prints the summary or the report; returns the exit status. */
-function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>, eventLog: SpooledOutput | null): ExitCode {
+function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>, eventLog: SpooledOutput | null, comparison?: RunOfComparison): ExitCode {
   const report = outcome.report;
   // The report is streamed (same bytes as canonicalJsonPretty), never built as one string.
   const writeReport = (sink: (text: string) => void) => {
@@ -168,11 +185,12 @@ function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outc
     return ExitCode.usage;
   }
   if (options.json) writeReport((text) => io.stdout(text));
-  else io.stdout(summaryText(file, report, options.out));
+  else if (comparison === undefined) io.stdout(summaryText(file, report, options.out));
   if (eventLog !== null && report.summary.kv_events.batches_delivered === 0) {
     io.stderr(`kvqual replay: warning: --events-out ${options.eventsOut}: no KV event reached the router, so the log is empty; check-events refuses an empty capture\n`);
   }
   const clean = report.summary.event_stream_failure === null && report.summary.stuck_requests === undefined;
+  comparison?.onReport(report, clean ? ExitCode.clean : ExitCode.violation);
   return clean ? ExitCode.clean : ExitCode.violation;
 }
 
