@@ -6,6 +6,14 @@ import * as path from 'node:path';
 /** The environment variable that names the folder holding conversation_trace.jsonl and synthetic_trace.jsonl. */
 export const TRACES_VARIABLE = 'KVQUAL_TRACES';
 
+/** The checkout a file lies in: the nearest folder above it with a package.json (compiled steps run from build/steps/). */
+export function checkoutOf(from: string): string {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
+  }
+}
+
 /** The folder of the published traces for a checkout at `root` (it may not exist: see traceFile). */
 export function traceFolder(root: string, environment: NodeJS.ProcessEnv = process.env): string {
   const named = environment[TRACES_VARIABLE];

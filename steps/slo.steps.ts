@@ -3,7 +3,6 @@
 // `kvqual replay` replays it, then a latency percentile or mean, goodput, a ratio between two
 // routing policies or the share of the infinite-cache ceiling checked against a limit. Each check
 // records what it measured first, so a failure names the metric, the limit and the measured value.
-import * as path from 'node:path';
 import { Given, Then, When } from '@cucumber/cucumber';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
@@ -12,9 +11,10 @@ import type { ReplayOutcome } from '../src/replay';
 import type { RunReport } from '../src/report/report';
 import { runTrace, setupProblem, TRACES, type RouterPolicy, type TraceRunSetup } from '../src/slo/traceRun';
 import { goodput, metricValues, parseStatistic, statisticLabel, statisticOf } from '../src/slo/claims';
-import { traceFile } from '../src/traceFolder';
+import { checkoutOf, traceFile } from '../src/traceFolder';
 
-const ROOT = path.resolve(__dirname, '..');
+/** The checkout (compiled, these steps run from build/steps/). */
+const ROOT = checkoutOf(__dirname);
 
 /** What a scenario's Given described and its When ran. */
 interface SloState {
