@@ -166,7 +166,8 @@ function checkOutputs(runs: readonly ComparisonRun[], file: string, io: CliIo): 
 /** The comparison table and one line per run; the exit status is the worst of the runs'. */
 function finishComparison(file: string, results: readonly RunResult[], io: CliIo): ExitCode {
   const seeds = [...new Set(results.map(({ run }) => run.config.seed))];
-  io.stdout(`${file}: the baseline and ${results.length - 1} variant(s), on the same trace, seed ${seeds.join(', ')}\n`);
+  const variants = results.length - 1;
+  io.stdout(`${file}: the baseline and ${variants} variant${variants === 1 ? '' : 's'}, on the same trace, seed ${seeds.join(', ')}\n`);
   io.stdout(comparisonTable(results.map(({ run, report }) => ({ label: run.label, report }))));
   for (const { run, report, code } of results) {
     const s = report.summary;
