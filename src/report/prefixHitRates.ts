@@ -4,30 +4,73 @@
 // blocks), each measured and as the policy-free infinite-cache ceiling, where a request's hit is
 // the longest prefix of its blocks seen in any earlier request, and the share of the ceiling a run
 // realised. Owns the ceiling's record of blocks seen (PrefixCeiling) and the arithmetic.
-import { OpenIndex } from '../collections/openIndex';
 
 /**
  * The blocks of every request seen so far, by sequence hash (two 32-bit words: a block's hash
- * stands for its whole prefix, so a prefix was seen exactly when its last block was).
+ * stands for its whole prefix, so a prefix was seen exactly when its last block was). An
+ * open-addressing set of its own, specialised for this one use (a hash is two words, nothing is
+ * removed): a replay of the whole conversation trace adds two million blocks to it.
  */
 export class PrefixCeiling {
-  private readonly seen = new OpenIndex(2);
+  /** Cell c holds a hash's low word at 2c and its high word at 2c + 1; a cell is used when used[c] is 1. */
+  private words = new Int32Array(2 * INITIAL_CELLS);
+  private used = new Uint8Array(INITIAL_CELLS);
+  private mask = INITIAL_CELLS - 1;
+  private count = 0;
 
   /**
    * Records a request's blocks (key words at `stride` × i and + 1) and returns how many leading
    * blocks an earlier request had: its hit with an infinite cache.
    */
-  observe(words: ArrayLike<number>, stride: number): number {
+  observe(words: Int32Array, stride: number): number {
     let hits = 0;
     let leading = true;
     for (let at = 0; at + 1 < words.length; at += stride) {
-      const earlier = this.seen.insertAbsent(0, words[at], words[at + 1]) !== -1;
+      const earlier = !this.add(words[at] | 0, words[at + 1] | 0);
       if (leading && earlier) hits++;
       else leading = false;
     }
     return hits;
   }
+
+  /** Adds a hash; false when it was there already. */
+  private add(lo: number, hi: number): boolean {
+    if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.grow();
+    const cell = this.cellOf(lo, hi);
+    if (this.used[cell] === 1) return false;
+    this.used[cell] = 1;
+    this.words[2 * cell] = lo;
+    this.words[2 * cell + 1] = hi;
+    this.count++;
+    return true;
+  }
+
+  /** The cell holding the hash, or the free cell where its probe run ends. */
+  private cellOf(lo: number, hi: number): number {
+    const mixed = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+    for (let cell = (mixed ^ (mixed >>> 16)) & this.mask; ; cell = (cell + 1) & this.mask) {
+      if (this.used[cell] === 0 || (this.words[2 * cell] === lo && this.words[2 * cell + 1] === hi)) return cell;
+    }
+  }
+
+  private grow(): void {
+    const words = this.words;
+    const used = this.used;
+    const cells = 2 * used.length;
+    this.words = new Int32Array(2 * cells);
+    this.used = new Uint8Array(cells);
+    this.mask = cells - 1;
+    for (let cell = 0; cell < used.length; cell++) {
+      if (used[cell] === 0) continue;
+      const into = this.cellOf(words[2 * cell], words[2 * cell + 1]);
+      this.used[into] = 1;
+      this.words[2 * into] = words[2 * cell];
+      this.words[2 * into + 1] = words[2 * cell + 1];
+    }
+  }
 }
+
+const INITIAL_CELLS = 1024;
 
 /** One request's prefix reuse: its prompt, how much of it was reused, and how much could have been. */
 export interface RequestReuse {
