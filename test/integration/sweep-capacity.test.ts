@@ -88,3 +88,54 @@ test('a search of an unvaried parameter, over text values, or with an unknown me
     }
   }
 });
+
+test('bisection runs only some replica counts and names the same smallest one as the full grid; it refuses shards and a second varied field', () => {
+  const folder = (search: string) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-bisect-'));
+    fs.mkdirSync(path.join(dir, 'configs'));
+    // Eight one-token requests at once, one at a time per replica: TTFT p99 falls as replicas are added.
+    const requests = Array.from({ length: 8 }, (_, i) => `    - { id: r${i}, arrival_ms: 0, prompt: [{ tokens: 4 }], output_length: 1 }`).join('\n');
+    fs.writeFileSync(
+      path.join(dir, 'configs', 'base.yaml'),
+      `cluster:\n  workers:\n    - role: aggregated\n      replicas: 1\n      engine: { block_size: 4, num_gpu_blocks: 16, max_num_seqs: 1, timing: { fixed: { prefill_ms: 1, decode_ms: 1 } } }\nworkload:\n  requests:\n${requests}\n`,
+    );
+    fs.writeFileSync(path.join(dir, 'sweep.yaml'), `base: configs/base.yaml\ngrid:\n  cluster.workers[0].replicas: [1, 2, 3, 4, 5, 6, 7]\n${search}`);
+    return dir;
+  };
+  const grid = folder('');
+  const dirs = [grid];
+  try {
+    assert.equal(kvqual(grid, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1').status, 0);
+    const points = JSON.parse(fs.readFileSync(path.join(grid, 'out', 'sweep.json'), 'utf8')).points as { metrics: { ttft_p99_ms: number } }[];
+    // A limit met from the third replica count on (TTFT falls as replicas are added).
+    const limit = points[2].metrics.ttft_p99_ms;
+    assert.ok(points.every((p, i) => (i >= 2) === p.metrics.ttft_p99_ms <= limit), JSON.stringify(points.map((p) => p.metrics.ttft_p99_ms)));
+    const search = `search:\n  minimize: cluster.workers[0].replicas\n  subject_to: ["ttft_p99_ms <= ${limit}"]\n  strategy: STRATEGY\n`;
+    const answers = ['grid', 'bisect'].map((strategy) => {
+      const dir = folder(search.replace('STRATEGY', strategy));
+      dirs.push(dir);
+      const run = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1');
+      assert.equal(run.status, 0, run.stderr);
+      return { run, answer: JSON.parse(fs.readFileSync(path.join(dir, 'out', 'capacity.json'), 'utf8')), ran: JSON.parse(fs.readFileSync(path.join(dir, 'out', 'sweep.json'), 'utf8')).points.length };
+    });
+    const [full, bisected] = answers;
+    assert.equal(full.answer.best.objective, 3);
+    assert.equal(bisected.answer.best.objective, 3);
+    assert.deepEqual(bisected.answer.best.points, full.answer.best.points);
+    assert.equal(full.ran, 7);
+    assert.equal(bisected.ran, 3, 'positions 3, 1 and 2 of 7: log2(7 + 1) rounds');
+    assert.match(bisected.run.stdout, /by bisection: ran 3 of the 7 configurations/);
+    const sharded = folder(search.replace('STRATEGY', 'bisect'));
+    dirs.push(sharded);
+    const refused = kvqual(sharded, 'sweep', 'sweep.yaml', '--out', 'out', '--shard', '1/2');
+    assert.equal(refused.status, 2);
+    assert.match(refused.stderr, /search\.strategy: bisect runs its points in rounds, each chosen from the last, so it cannot be sharded/);
+    const twoFields = folder(`${search.replace('STRATEGY', 'bisect')}`.replace('search:', 'zip:\n  - router.kv_event_lag_ms: [0]\nsearch:'));
+    dirs.push(twoFields);
+    const second = kvqual(twoFields, 'sweep', 'sweep.yaml', '--out', 'out');
+    assert.equal(second.status, 2);
+    assert.match(second.stderr, /search\.strategy: bisect halves the range of cluster\.workers\[0\]\.replicas alone, but the sweep also varies router\.kv_event_lag_ms/);
+  } finally {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
