@@ -19,7 +19,7 @@ import type { ReplayConfig } from '../config/schema';
 import type { TablePoints } from '../config/timingCsv';
 import { LIMITS } from '../limits';
 import { InputFileError, readTextFile, reason } from '../inputFiles';
-import { expandSweep, invalidPointsError, parseShard, parseSweepFile, pointLabel, pointWhere, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep, type SearchSpec } from '../sweep/spec';
+import { expandSweep, invalidPointsError, parseShard, parseSweepFile, pointLabel, pointWhere, shardOfPoint, SweepError, sweepDigest, type ExpandedSweep } from '../sweep/spec';
 import { mergeShards, METRICS, runsText, parseSweepDocument, sweepCsv, sweepJsonText, SWEEP_FORMAT, type PointOutcome, type SweepDocument } from '../sweep/results';
 import { isSweepChartName, renderChart, sweepCharts, sweepHtml, type SweepChart } from '../sweep/charts';
 import type { CliIo } from './io';
@@ -28,7 +28,7 @@ import { configFolderOf, isInputError, loadTrace, readTimingTable, shownPath, sp
 import { OutputError, planOutputs, writeOutputs } from './outputs';
 import { defaultJobs, PointFailure, runPoints } from './sweepPool';
 import { traceKey, type PointTask, type WorkerNotice } from './sweepWorker';
-import { answerJsonText, answerSearch, answerText, bisect, checkSearch, runsMeet } from '../sweep/capacity';
+import { answerJsonText, answerSearch, answerText, checkSearch } from '../sweep/capacity';
 import { bestConfigText } from '../sweep/bestConfig';
 
 export interface SweepOptions {
@@ -283,9 +283,6 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
   const baseRaw: unknown = parseDocument(baseText, { uniqueKeys: true }).toJS({ maxAliasCount: 100 });
   const expanded = expandSweep(sweep, baseRaw, file);
   if (sweep.search) checkSearch(sweep.search, expanded.parameters, expanded.values, file);
-  if (sweep.search?.strategy === 'bisect' && options.shard !== undefined) {
-    throw new SweepError(`${file}: search.strategy: bisect runs its points in rounds, each chosen from the last, so it cannot be sharded; leave out --shard, or use strategy: grid`);
-  }
   const shard = options.shard === undefined ? undefined : parseShard(options.shard);
   const { traces, read } = readPointFiles(expanded, file, baseShown, options.traceRoot, io); // before the digest: a point's tables are part of its config
   const tasks: PointTask[] = expanded.points
@@ -392,15 +389,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   const progress = progressReporter(io, tasks.length, labels, wallMs);
   try {
     const notice = ({ index, notice }: WorkerNotice) => io.stderr(`kvqual sweep: warning: point ${index} (${labels.get(index)}): ${spinText(notice)}\n`);
-    const search = header.search;
-    // A bisection runs its rounds one after another; progress counts across them.
-    let ranBefore = 0;
-    const runRound = async (round: PointTask[]) => {
-      const ran = await runPoints(round, jobs, (outcome, done) => progress.done(outcome, ranBefore + done), wallMs, notice);
-      ranBefore += ran.length;
-      return ran;
-    };
-    outcomes = search?.strategy === 'bisect' ? await bisectPoints(tasks, expanded, search, runRound) : await runPoints(tasks, jobs, progress.done, wallMs, notice);
+    outcomes = await runPoints(tasks, jobs, progress.done, wallMs, notice);
   } catch (error) {
     progress.stop();
     if (error instanceof PointFailure && error.killed) {
@@ -448,23 +437,6 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
     return ExitCode.usage;
   }
   return document.points.every((point) => point.clean) ? ExitCode.clean : ExitCode.violation;
-}
-
-/**
- * A bisecting search's runs: the optimised parameter's values in the order best first, each run
- * (every seed of it) only when bisection asks for it; the outcomes of the points that ran.
- */
-async function bisectPoints(tasks: readonly PointTask[], expanded: ExpandedSweep, search: SearchSpec, run: (round: PointTask[]) => Promise<PointOutcome[]>): Promise<PointOutcome[]> {
-  const parameter = (search.minimize ?? search.maximize)!;
-  const valueOf = new Map(expanded.points.map((point) => [point.index, point.parameters.find(([p]) => p === parameter)![1] as number]));
-  const values = [...new Set(tasks.map((task) => valueOf.get(task.index)!))].sort((a, b) => (search.minimize !== undefined ? a - b : b - a));
-  const outcomes: PointOutcome[] = [];
-  await bisect(values.length, async (position) => {
-    const round = await run(tasks.filter((task) => valueOf.get(task.index) === values[position]));
-    outcomes.push(...round);
-    return runsMeet(round.map((outcome) => ({ ...outcome, parameters: {} })), search);
-  });
-  return outcomes.sort((a, b) => a.index - b.index);
 }
 
 export async function mergeFiles(files: readonly string[], options: { out: string }, io: CliIo): Promise<ExitCode> {

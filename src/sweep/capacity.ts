@@ -4,9 +4,8 @@
 // that parameter against one metric. A configuration is a point's parameters without its seed: it
 // meets the constraints only when every seed's run of it is clean and meets them, and its metric
 // is the worst over its seeds. Answered from the sweep's document alone, after every point ran,
-// so a sharded sweep merged gives the same answer as the unsharded one. With strategy: grid every
-// point runs, then the search; with strategy: bisect (the optimised parameter the only one varied,
-// seeds aside, its feasibility monotone) the values run in rounds chosen by bisectionOrder.
+// so a sharded sweep merged gives the same answer as the unsharded one. The grid is evaluated in
+// full (no bisection): every point is run, then searched.
 import { didYouMean } from '../suggest';
 import { METRICS, type MetricName, type PointRecord, type SweepDocument } from './results';
 import { SweepError, type ParameterValue, type SearchSpec } from './spec';
@@ -36,10 +35,7 @@ export interface CapacityAnswer {
   direction: 'minimize' | 'maximize';
   parameter: string;
   constraints: string[];
-  strategy: 'grid' | 'bisect';
-  /** Configurations that ran (with bisect, fewer than the sweep's). */
   configurations: number;
-  configurations_total: number;
   feasible: number;
   best: Configuration | null;
   pareto: { metric: MetricName; front: Configuration[] } | null;
@@ -72,10 +68,6 @@ export function checkSearch(search: SearchSpec, parameters: readonly string[], v
   const notNumber = values[parameter].find((value) => typeof value !== 'number');
   if (notNumber !== undefined) throw new SweepError(`${where}: ${parameter} takes ${JSON.stringify(notNumber)}, not a number; the search orders its values`);
   search.subject_to.forEach((text, i) => parseConstraint(text, `${source}: search.subject_to[${i}]`));
-  if (search.strategy === 'bisect') {
-    const others = parameters.filter((p) => p !== parameter && p !== 'seed');
-    if (others.length > 0) throw new SweepError(`${source}: search.strategy: bisect halves the range of ${parameter} alone, but the sweep also varies ${others.join(', ')}; vary only it (and seeds), or use strategy: grid`);
-  }
   if (search.pareto !== undefined) metricNamed(search.pareto, `${source}: search.pareto`);
 }
 
@@ -146,9 +138,7 @@ export function answerSearch(document: SweepDocument): CapacityAnswer | null {
     direction,
     parameter,
     constraints: constraints.map((c) => c.text),
-    strategy: search.strategy,
     configurations: all.length,
-    configurations_total: document.parameters.filter((p) => p !== 'seed').reduce((product, p) => product * document.values[p].length, 1),
     feasible: all.filter((c) => c.feasible).length,
     best,
     pareto: pareto === null ? null : { metric: pareto, front: paretoFront(all, direction, pareto) },
@@ -181,7 +171,6 @@ export function answerText(answer: CapacityAnswer): string {
       ? `capacity: no configuration meets ${answer.constraints.join(' and ')} (${answer.configurations} tried)`
       : `capacity: ${goal} is ${answer.best.objective} (${label(answer.best.parameters)}; point${answer.best.points.length > 1 ? 's' : ''} ${answer.best.points.join(', ')}); ${answer.feasible} of ${answer.configurations} configurations meet the constraints`,
   ];
-  if (answer.strategy === 'bisect') lines.push(`  by bisection: ran ${answer.configurations} of the ${answer.configurations_total} configurations`);
   if (answer.pareto) {
     lines.push(`  Pareto front of ${answer.parameter} against ${answer.pareto.metric}:`);
     for (const c of answer.pareto.front) lines.push(`    ${answer.parameter}=${c.objective}: ${answer.pareto.metric} ${c.metrics[answer.pareto.metric]}${c.feasible ? '' : ` (misses: ${c.problem})`}`);
@@ -192,28 +181,4 @@ export function answerText(answer: CapacityAnswer): string {
 /** capacity.json: the answer, with each configuration's figures. */
 export function answerJsonText(answer: CapacityAnswer): string {
   return `${JSON.stringify({ format: 'kvqual-capacity/1', ...answer }, null, 2)}\n`;
-}
-
-/** Whether every run of one configuration (its points, one per seed) is clean and meets every constraint. */
-export function runsMeet(points: readonly PointRecord[], search: SearchSpec): boolean {
-  const constraints = search.subject_to.map((text, i) => parseConstraint(text, `search.subject_to[${i}]`));
-  return points.every((point) => point.clean && constraints.every((c) => point.metrics[c.metric] !== null && holds(point.metrics[c.metric]!, c)));
-}
-
-/**
- * Bisection over the optimised parameter's values, best first (ascending to minimise, descending to
- * maximise): meeting the constraints is taken to be monotone along that order (met at one value,
- * met at every later one), so the first value that meets them is found in about log2(n) + 1
- * rounds. `meets(i)` runs the configuration at position i and says whether it met them. Returns
- * the position of the first that does, or null when none does.
- */
-export async function bisect(count: number, meets: (position: number) => Promise<boolean>): Promise<number | null> {
-  let low = 0;
-  let high = count; // high = count: none found yet
-  while (low < high) {
-    const middle = Math.floor((low + high) / 2);
-    if (await meets(middle)) high = middle;
-    else low = middle + 1;
-  }
-  return low < count ? low : null;
 }

@@ -37,8 +37,6 @@ export const SearchSchema = z
     maximize: z.string().min(1).optional(),
     subject_to: z.array(z.string().min(1)).default([]),
     pareto: z.string().min(1).optional(),
-    /** grid: every point runs, then the search; bisect: the points run in rounds, halving the optimised parameter's range (its feasibility must be monotone). */
-    strategy: z.enum(['grid', 'bisect']).default('grid'),
   })
   .refine((search) => (search.minimize === undefined) !== (search.maximize === undefined), 'give one of minimize and maximize: the varied parameter the search optimises');
 export type SearchSpec = z.infer<typeof SearchSchema>;

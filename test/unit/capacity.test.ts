@@ -4,13 +4,12 @@
 // first, and the Pareto front keeps the configurations nothing beats on both counts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { answerSearch, bisect, parseConstraint } from '../../src/sweep/capacity';
+import { answerSearch, parseConstraint } from '../../src/sweep/capacity';
 import { METRICS, SWEEP_FORMAT, type SweepDocument } from '../../src/sweep/results';
 import type { SearchSpec } from '../../src/sweep/spec';
 
 /** Points over replicas × seeds with the given p99 TTFT (ms), all clean unless listed. */
-function document(ttft: Record<string, number>, given: Omit<SearchSpec, 'strategy'>, unclean: number[] = []): SweepDocument {
-  const search: SearchSpec = { strategy: 'grid', ...given };
+function document(ttft: Record<string, number>, search: SearchSpec, unclean: number[] = []): SweepDocument {
   const replicas = [1, 2, 4, 8];
   const seeds = [1, 2];
   const points = replicas.flatMap((r, i) =>
@@ -59,19 +58,4 @@ test('the Pareto front keeps the configurations no other beats on both replicas 
 test('a constraint is a metric, a relation and a number', () => {
   assert.deepEqual(parseConstraint(' goodput_ratio >= 0.95 ', 'w'), { text: 'goodput_ratio >= 0.95', metric: 'goodput_ratio', relation: '>=', limit: 0.95 });
   assert.throws(() => parseConstraint('ttft_p99_ms == 2', 'search.subject_to[0]'), /^SweepError: search\.subject_to\[0\]: "ttft_p99_ms == 2" is not a constraint/);
-});
-
-test('bisection finds the first position that meets the constraints in about log2(n) + 1 rounds, or none', async () => {
-  for (const count of [1, 2, 7, 8, 100]) {
-    for (let first = 0; first <= count; first++) {
-      const asked: number[] = [];
-      const found = await bisect(count, async (position) => {
-        asked.push(position);
-        return position >= first;
-      });
-      assert.equal(found, first < count ? first : null, `${count} values, first meeting at ${first}`);
-      assert.ok(asked.length <= Math.ceil(Math.log2(count + 1)), `${count} values: ${asked.length} rounds`);
-      assert.equal(new Set(asked).size, asked.length, 'no value runs twice');
-    }
-  }
 });
