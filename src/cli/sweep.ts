@@ -28,8 +28,6 @@ import { configFolderOf, isInputError, loadTrace, readTimingTable, shownPath, sp
 import { OutputError, planOutputs, writeOutputs } from './outputs';
 import { defaultJobs, PointFailure, runPoints } from './sweepPool';
 import { traceKey, type PointTask, type WorkerNotice } from './sweepWorker';
-import { answerJsonText, answerSearch, answerText, checkSearch } from '../sweep/capacity';
-import { bestConfigText } from '../sweep/bestConfig';
 
 export interface SweepOptions {
   out: string;
@@ -112,17 +110,10 @@ interface InputFile {
   what: string;
 }
 
-/** The files a whole sweep writes, relative to its folder: the JSON, the CSV, the page and each chart, then a capacity search's answer (capacity.json, and best.yaml when the base config is at hand). */
-function wholeSweepFiles(charts: readonly SweepChart[], search: CapacityFiles = NO_SEARCH): string[] {
-  return ['sweep.json', 'sweep.csv', 'sweep.html', ...charts.map((chart) => path.join('charts', chart.file)), ...(search.answer ? ['capacity.json'] : []), ...(search.bestConfig ? ['best.yaml'] : [])];
+/** The files a whole sweep writes, relative to its folder: the JSON, the CSV, the page and each chart. */
+function wholeSweepFiles(charts: readonly SweepChart[]): string[] {
+  return ['sweep.json', 'sweep.csv', 'sweep.html', ...charts.map((chart) => path.join('charts', chart.file))];
 }
-
-/** What a sweep with a capacity search writes beside its results: the answer, and the winning config (made from the base config, when the sweep ran it). */
-interface CapacityFiles {
-  answer: boolean;
-  bestConfig: ((parameters: Record<string, unknown>, folder: string) => string) | null;
-}
-const NO_SEARCH: CapacityFiles = { answer: false, bestConfig: null };
 
 /**
  * Charts an earlier sweep with other parameters left in `folder`/charts (they would read as this
@@ -263,7 +254,6 @@ interface Prepared {
   charts: SweepChart[];
   /** Every file the sweep reads: the sweep file, the base config, every trace and table of a point. */
   inputs: InputFile[];
-  capacity: CapacityFiles;
 }
 
 /** Reads and checks everything a sweep needs: the sweep file, the base config, every point, every table and trace, the charts. */
@@ -282,7 +272,6 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
   parseReplayConfig(baseText, baseShown); // the base alone first: its own errors name its own fields
   const baseRaw: unknown = parseDocument(baseText, { uniqueKeys: true }).toJS({ maxAliasCount: 100 });
   const expanded = expandSweep(sweep, baseRaw, file);
-  if (sweep.search) checkSearch(sweep.search, expanded.parameters, expanded.values, file);
   const shard = options.shard === undefined ? undefined : parseShard(options.shard);
   const { traces, read } = readPointFiles(expanded, file, baseShown, options.traceRoot, io); // before the digest: a point's tables are part of its config
   const tasks: PointTask[] = expanded.points
@@ -295,15 +284,11 @@ function prepareSweep(file: string, options: SweepOptions, io: CliIo): Prepared 
     parameters: expanded.parameters,
     values: expanded.values,
     metrics: [...METRICS],
-    ...(sweep.search ? { search: sweep.search } : {}),
     points_total: expanded.points.length,
     ...(shard ? { shard } : {}),
   };
   const inputs = [{ absolute: sweepPath, what: 'sweep file' }, { absolute: basePath, what: 'base config' }, ...read];
-  const capacity: CapacityFiles = sweep.search
-    ? { answer: true, bestConfig: (parameters, folder) => bestConfigText(baseText, configFolderOf(io.cwd, basePath), folder, parameters, `the capacity search of ${file}`) }
-    : NO_SEARCH;
-  return { expanded, tasks, document, charts: chartsOf(document, file), inputs, capacity };
+  return { expanded, tasks, document, charts: chartsOf(document, file), inputs };
 }
 
 /** Progress on standard error: a bar redrawn in place on a terminal, else one line per point. */
@@ -331,26 +316,17 @@ function progressReporter(io: CliIo, total: number, labels: Map<number, string>,
  * the end, and removes the charts an earlier sweep with other parameters left there (they would
  * read as this sweep's). No output, nor any removed chart, may be one of `inputs`.
  */
-async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo, inputs: readonly InputFile[], capacity: CapacityFiles = NO_SEARCH): Promise<string> {
+async function writeWholeSweep(document: SweepDocument, out: string, io: CliIo, inputs: readonly InputFile[]): Promise<void> {
   const charts = sweepCharts(document);
   const svgs: string[] = [];
   for (const chart of charts) svgs.push(await renderChart(document, chart));
   const texts = [sweepJsonText(document), sweepCsv(document), sweepHtml(document, charts), ...svgs];
-  const answer = answerSearch(document);
-  const winner = answer?.best ?? null;
-  const written = { answer: answer !== null, bestConfig: winner !== null ? capacity.bestConfig : null };
-  const folder = outFolder(out, io.cwd);
-  if (answer !== null) texts.push(answerJsonText(answer));
-  if (written.bestConfig !== null) texts.push(written.bestConfig(winner!.parameters, folder));
-  prepareFolder(out, io.cwd, true);
-  const files = wholeSweepFiles(charts, written);
+  const folder = prepareFolder(out, io.cwd, true);
+  const files = wholeSweepFiles(charts);
   const stale = staleCharts(folder, charts);
   const planned = planOutputs([...files, ...stale].map((file) => ({ option: '--out', file: path.join(folder, file) })), io.cwd, inputs);
   writeOutputs(planned.slice(0, files.length).map((output, i) => ({ output, text: texts[i] })));
   for (const file of stale) fs.rmSync(path.join(folder, file));
-  if (answer === null) return '';
-  const configLine = written.bestConfig !== null ? `  its config: ${path.join(out, 'best.yaml')}\n` : winner !== null ? '  (its config is written by the unsharded sweep, which has the base config at hand: set these fields in the base)\n' : '';
-  return `${answerText(answer)}${configLine}`;
 }
 
 /** The file a shard's results go to, in --out. */
@@ -373,7 +349,7 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
     prepared = prepareSweep(file, options, io);
     const { document, charts, inputs } = prepared;
     if (document.shard) checkOutputs(options.out, [shardFile(document.shard)], null, inputs, io.cwd);
-    else checkOutputs(options.out, wholeSweepFiles(charts, prepared.capacity), charts, inputs, io.cwd);
+    else checkOutputs(options.out, wholeSweepFiles(charts), charts, inputs, io.cwd);
   } catch (error) {
     if (error instanceof SweepError || error instanceof UsageError || isInputError(error)) {
       io.stderr(`kvqual sweep: ${(error as Error).message.split('\n').join(' ')}\n`);
@@ -418,7 +394,6 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
   };
   try {
     let written: string;
-    let capacityText = '';
     if (document.shard) {
       const name = path.join(options.out, shardFile(document.shard));
       prepareFolder(options.out, io.cwd, false);
@@ -426,11 +401,10 @@ export async function sweepFile(file: string, options: SweepOptions, io: CliIo):
       writeOutputs([{ output, text: sweepJsonText(document) }]);
       written = `shard ${document.shard.index}/${document.shard.count} of ${document.points_total} points written to ${name}`;
     } else {
-      capacityText = await writeWholeSweep(document, options.out, io, inputs, prepared.capacity);
-      written = `written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/${document.search ? ', capacity.json' : ''})`;
+      await writeWholeSweep(document, options.out, io, inputs);
+      written = `written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)`;
     }
     io.stdout(summaryLine(document, (wallMs() - started) / 1000, written));
-    io.stdout(capacityText);
   } catch (error) {
     if (!(error instanceof OutputError)) throw error;
     io.stderr(`kvqual sweep: ${error.message}\n`);
@@ -446,10 +420,9 @@ export async function mergeFiles(files: readonly string[], options: { out: strin
     const merged = mergeShards(shards);
     const charts = chartsOf(merged, shards[0].file);
     const inputs = files.map((file) => ({ absolute: path.resolve(io.cwd, file), what: 'shard result' }));
-    checkOutputs(options.out, wholeSweepFiles(charts, { answer: merged.search !== undefined, bestConfig: null }), charts, inputs, io.cwd);
-    const capacityText = await writeWholeSweep(merged, options.out, io, inputs);
-    io.stdout(`sweep merge: ${shards.length} shard(s), ${merged.points.length} point(s), ${merged.points.filter((p) => !p.clean).length} not clean; written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/${merged.search ? ', capacity.json' : ''})\n`);
-    io.stdout(capacityText);
+    checkOutputs(options.out, wholeSweepFiles(charts), charts, inputs, io.cwd);
+    await writeWholeSweep(merged, options.out, io, inputs);
+    io.stdout(`sweep merge: ${shards.length} shard(s), ${merged.points.length} point(s), ${merged.points.filter((p) => !p.clean).length} not clean; written to ${options.out}/ (sweep.json, sweep.csv, sweep.html, charts/)\n`);
     return merged.points.every((point) => point.clean) ? ExitCode.clean : ExitCode.violation;
   } catch (error) {
     if (error instanceof SweepError || error instanceof OutputError || error instanceof UsageError || isInputError(error)) {

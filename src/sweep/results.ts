@@ -5,7 +5,7 @@
 // sweep file and the base config.
 import { z } from 'zod';
 import type { RunReport } from '../report/report';
-import { MAX_SWEEP_POINTS, ParameterValue, parseFieldPath, SearchSchema, shardOfPoint, SweepError, zodIssueText } from './spec';
+import { MAX_SWEEP_POINTS, ParameterValue, parseFieldPath, shardOfPoint, SweepError, zodIssueText } from './spec';
 
 export const SWEEP_FORMAT = 'kvqual-sweep/1';
 
@@ -31,7 +31,6 @@ export const METRICS = [
   'd2h_transfers',
   'h2d_transfers',
   'router_agreement_ratio',
-  'goodput_ratio',
   'virtual_duration_ms',
 ] as const;
 export type MetricName = (typeof METRICS)[number];
@@ -50,7 +49,6 @@ const RATIOS: readonly MetricName[] = [
   'prefix_ceiling_block_ratio',
   'prefix_ceiling_request_ratio',
   'router_agreement_ratio',
-  'goodput_ratio',
 ];
 function metricSchema(metric: MetricName): z.ZodNullable<z.ZodNumber> {
   if (COUNTS.includes(metric)) return z.number().int().min(0) as unknown as z.ZodNullable<z.ZodNumber>;
@@ -106,8 +104,6 @@ export const SweepDocumentSchema = z
     parameters: z.array(z.string()),
     values: z.record(z.string(), z.array(ParameterValue).min(1)),
     metrics: z.array(z.enum(METRICS)).refine((metrics) => sameJson(metrics, METRICS), `expected the metrics of ${SWEEP_FORMAT} in order: ${METRICS.join(', ')}`),
-    /** The capacity search the sweep file asked for, if any (src/sweep/capacity.ts answers it from the points). */
-    search: SearchSchema.optional(),
     points_total: z
       .number()
       .int()
@@ -181,8 +177,6 @@ export function pointMetrics(report: RunReport): PointMetrics {
     d2h_transfers: s.transfers.d2h,
     h2d_transfers: s.transfers.h2d,
     router_agreement_ratio: measured(s.reconciliation.admissions, s.reconciliation.agree / s.reconciliation.admissions),
-    // The share of finished requests meeting the config's slo (null without one, or when none finished).
-    goodput_ratio: s.metrics.goodput === undefined ? null : measured(s.metrics.request_count, s.metrics.goodput.share),
     virtual_duration_ms: rounded(s.virtual_duration_ms),
   };
 }
@@ -266,7 +260,7 @@ export function mergeShards(shards: readonly { file: string; document: SweepDocu
     if (!document.shard) throw new SweepError(`${file}: not a shard's result (it has no shard field); it is already a whole sweep`);
     if (document.sweep_digest !== first.document.sweep_digest) throw new SweepError(`${file}: from another sweep than ${first.file} (sweep digests ${document.sweep_digest.slice(0, 12)}… and ${first.document.sweep_digest.slice(0, 12)}…)`);
     if (document.shard.count !== count) throw new SweepError(`${file}: shard ${document.shard.index}/${document.shard.count}, but ${first.file} is of ${count} shards`);
-    for (const field of ['base', 'parameters', 'values', 'metrics', 'search', 'points_total'] as const) {
+    for (const field of ['base', 'parameters', 'values', 'metrics', 'points_total'] as const) {
       if (!sameJson(document[field], first.document[field])) throw new SweepError(`${file}: ${field} differs from ${first.file}'s, though both name one sweep; the file is damaged`);
     }
     const earlier = byIndex.get(document.shard.index);

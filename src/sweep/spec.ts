@@ -26,21 +26,6 @@ export class SweepError extends Error {
 export const ParameterValue = z.union([z.number(), z.string(), z.boolean(), z.null()], { error: 'a swept value is a finite number, a string, true, false or null (not a list, a mapping, .inf or .nan)' });
 const ValueList = z.array(ParameterValue).min(1, 'give at least one value');
 
-/**
- * A capacity search over the sweep's points (src/sweep/capacity.ts checks its names): the varied
- * parameter to minimise or maximise, constraints on the points' metrics ("ttft_p99_ms <= 2000"),
- * and a metric to trace the Pareto front of the objective against.
- */
-export const SearchSchema = z
-  .strictObject({
-    minimize: z.string().min(1).optional(),
-    maximize: z.string().min(1).optional(),
-    subject_to: z.array(z.string().min(1)).default([]),
-    pareto: z.string().min(1).optional(),
-  })
-  .refine((search) => (search.minimize === undefined) !== (search.maximize === undefined), 'give one of minimize and maximize: the varied parameter the search optimises');
-export type SearchSpec = z.infer<typeof SearchSchema>;
-
 export const SweepFileSchema = z.strictObject({
   /** The base replay config, relative to the sweep file. */
   base: z.string().min(1),
@@ -50,8 +35,6 @@ export const SweepFileSchema = z.strictObject({
   zip: z.array(z.record(z.string(), ValueList)).default([]),
   /** Seeds; each point runs once per seed (the last dimension). */
   seeds: z.array(z.number().int().refine(Number.isSafeInteger, 'a whole number within 2^53 − 1')).min(1).optional(),
-  /** Optional: the capacity search over the points (src/sweep/capacity.ts). */
-  search: SearchSchema.optional(),
 });
 export type SweepFile = z.infer<typeof SweepFileSchema>;
 export type ParameterValue = z.infer<typeof ParameterValue>;
@@ -125,7 +108,7 @@ export function parseSweepFile(text: string, source: string): SweepFile {
     const issue = parsed.error.issues[0];
     if (issue.code === 'unrecognized_keys') {
       const key = issue.keys[0];
-      throw new SweepError(`${source}: ${formatPath([...issue.path, key])}: unknown field${didYouMean(key, Object.keys(SweepFileSchema.shape))} (a sweep file has base, grid, zip, seeds and search)`);
+      throw new SweepError(`${source}: ${formatPath([...issue.path, key])}: unknown field${didYouMean(key, Object.keys(SweepFileSchema.shape))} (a sweep file has base, grid, zip and seeds)`);
     }
     throw new SweepError(`${source}: ${zodIssueText(issue)}`);
   }

@@ -237,7 +237,6 @@ workload:
     'prefix_ceiling_request_ratio',
     'prefix_reuse_of_ceiling_ratio',
     'router_agreement_ratio',
-    'goodput_ratio',
   ] as const;
   for (const metric of METRICS) assert.equal(nothing[metric], (measuredOnly as readonly string[]).includes(metric) ? null : 0, metric);
 });
