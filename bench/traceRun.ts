@@ -16,9 +16,10 @@ import { runReplay } from '../src/replay';
 import { writeCanonicalPretty } from '../src/report/canonical';
 import { WORDS_PER_BLOCK } from '../src/hash';
 import { wallSeconds } from './harness';
+import { traceFolder } from '../src/traceFolder';
 
 const ROOT = path.resolve(__dirname, '..');
-export const TRACE = path.resolve(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl');
+export const TRACE = path.join(traceFolder(ROOT), 'conversation_trace.jsonl');
 const CONFIG = path.join(ROOT, 'examples', 'configs', 'mooncake-conversation.yaml');
 
 /** The example config on `workers` workers, over the whole trace (no max_requests). */

@@ -8,6 +8,7 @@ import { Command, CommanderError } from 'commander';
 import { registerCheckEvents } from './checkEvents';
 import { registerQualify } from './qualify';
 import { registerReplay } from './replay';
+import { compareFile } from './compare';
 import { registerSchema } from './schema';
 import { registerSweep } from './sweep';
 import type { CliIo } from './io';
@@ -74,7 +75,7 @@ function buildProgram(io: CliIo): { program: Command; exitCode: () => ExitCode }
   };
   registerCheckEvents(program, io, finish);
   registerQualify(program, io, finish);
-  registerReplay(program, io, finish);
+  registerReplay(program, io, finish, compareFile);
   registerSchema(program, io, finish);
   registerSweep(program, io, finish);
   const all = (command: Command): Command[] => [command, ...command.commands.flatMap(all)];

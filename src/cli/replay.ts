@@ -17,6 +17,7 @@ import type { ReplayConfig } from '../config/schema';
 import type { RunReport } from '../report/report';
 import type { RunMetrics, Statistics } from '../report/requestMetrics';
 import type { KeptScores } from '../router/router';
+import type { HitRateDefinitions, PrefixHitRates } from '../report/prefixHitRates';
 import { writeCanonicalPretty } from '../report/canonical';
 import { renderRunChart, RUN_CHART_FILES, runCharts } from '../report/runCharts';
 import { requestsFormatOf, writeRequests } from '../report/requestsExport';
@@ -45,17 +46,30 @@ export interface ReplayOptions {
   traceRoot?: string[];
   /** "chosen" (the chosen rank and the runner-up) or "all". */
   scores?: string;
+  /** A/B runs: "field.path=value", one variant each, run beside the config as given (src/cli/compare.ts). */
+  compare?: string[];
 }
 
 const REPLAY_HELP_AFTER = `
 Prints a summary (AIPerf-style metrics, prefix reuse, transfers, the router's agreement) and the
 report's digest; when it wrote files (--out, --events-out, --requests-out, --plot) it ends by naming
 each with what it holds (on standard error with --json, whose standard output is the report alone).
+With --compare path=value (repeatable) it also runs the config with each field set, on the same
+trace and seed, and prints one table of every run with ratios to the first.
 
 Exit status: 0 a clean run, 1 the router rejected the event stream or a request never ended,
 2 a bad config, trace, option or output path (found before the run; nothing is written then).`;
 
-export function registerReplay(program: Command, io: CliIo, finish: (code: ExitCode) => void): void {
+/** How `replay --compare` runs one of its runs through replayFile: its config already set, its summary kept for the comparison table. */
+export interface RunOfComparison {
+  config: ReplayConfig;
+  onReport: (report: RunReport, code: ExitCode) => void;
+}
+
+/** `replay --compare`'s runner (src/cli/compare.ts, which builds on this module, so it is handed in). */
+export type CompareRunner = (file: string, options: ReplayOptions, io: CliIo) => ExitCode | Promise<ExitCode>;
+
+export function registerReplay(program: Command, io: CliIo, finish: (code: ExitCode) => void, compareFile: CompareRunner): void {
   program
     .command('replay')
     .description('run a cluster replay from a YAML config and report it (see examples/configs/)')
@@ -74,23 +88,29 @@ export function registerReplay(program: Command, io: CliIo, finish: (code: ExitC
       [] as string[],
     )
     .option('--plot <dir>', 'write SVG charts into this existing folder: TTFT and ITL CDFs; throughput and queue depth (the most requests waiting at once in each time bucket) over time; G1/G2 reuse per worker')
+    .option(
+      '--compare <path=value>',
+      'also run the config with this field set (e.g. router.policy=round_robin; repeatable, one variant each) on the same trace and seed, and print one table of every run with ratios to the first; each output file takes the variant\'s name',
+      (spec: string, specs: string[]) => [...specs, spec],
+      [] as string[],
+    )
     .action((file: string, options: ReplayOptions) => {
       // Synchronous unless --plot renders charts (then only runCliAsync, which bin/kvqual.js uses, waits for it).
-      const result = replayFile(file, options, io);
+      const result = (options.compare ?? []).length > 0 ? compareFile(file, options, io) : replayFile(file, options, io);
       if (result instanceof Promise) return result.then(finish);
       finish(result);
     });
 }
 
 /** Runs a replay; with --plot the charts render asynchronously, so the result is then a promise. */
-export function replayFile(file: string, options: ReplayOptions, io: CliIo): ExitCode | Promise<ExitCode> {
+export function replayFile(file: string, options: ReplayOptions, io: CliIo, comparison?: RunOfComparison): ExitCode | Promise<ExitCode> {
   let outcome: ReplayOutcome;
   let outputs: PlannedOutput[];
   let spooled: SpooledOutput | null = null;
   try {
     const seed = options.seed === undefined ? undefined : parseSeed(options.seed);
     const configPath = path.resolve(io.cwd, file);
-    const config = parseReplayConfig(readTextFile(configPath, file, LIMITS.config_bytes, 'config'), file);
+    const config = comparison?.config ?? parseReplayConfig(readTextFile(configPath, file, LIMITS.config_bytes, 'config'), file);
     if (seed !== undefined) config.seed = seed;
     const trace = traceOf(config, file, options.traceRoot ?? [], io);
     const tables = loadTimingTables(config, file, io);
@@ -138,12 +158,12 @@ export function replayFile(file: string, options: ReplayOptions, io: CliIo): Exi
     throw error;
   }
   const log = spooled;
-  if (options.plot === undefined) return writeAndSummarise(file, options, io, outcome, outputs, new Map(), log);
+  if (options.plot === undefined) return writeAndSummarise(file, options, io, outcome, outputs, new Map(), log, comparison);
   const charts = runCharts(outcome.report);
   const ready = outcome;
   const planned = outputs;
   return Promise.all(charts.map(async (chart) => [chart.file, await renderRunChart(chart)] as const)).then(
-    (rendered) => writeAndSummarise(file, options, io, ready, planned, new Map(rendered), log),
+    (rendered) => writeAndSummarise(file, options, io, ready, planned, new Map(rendered), log, comparison),
     (error) => {
       log?.discard();
       throw error;
@@ -156,7 +176,7 @@ const PLOT_WHAT = new Map<string, string>(RUN_CHART_FILES.map((chart) => [chart.
 const PLOT_FILES = [...PLOT_WHAT.keys()];
 
 /** Writes every output of a finished run (all or none), then prints the summary or the report; returns the exit status. */
-function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>, eventLog: SpooledOutput | null): ExitCode {
+function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outcome: ReplayOutcome, outputs: PlannedOutput[], charts: Map<string, string>, eventLog: SpooledOutput | null, comparison?: RunOfComparison): ExitCode {
   const report = outcome.report;
   // The report is streamed (same bytes as canonicalJsonPretty), never built as one string.
   const writeReport = (sink: (text: string) => void) => {
@@ -177,13 +197,14 @@ function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outc
     return ExitCode.usage;
   }
   if (options.json) writeReport((text) => io.stdout(text));
-  else io.stdout(summaryText(file, report));
+  else if (comparison === undefined) io.stdout(summaryText(file, report));
   // What was written, last: on standard output after the summary; beside --json's report, on standard error.
   if (outputs.length > 0) (options.json ? io.stderr : io.stdout)(writtenText(outputs));
   if (eventLog !== null && report.summary.kv_events.batches_delivered === 0) {
     io.stderr(`kvqual replay: warning: --events-out ${options.eventsOut}: no KV event reached the router, so the log is empty; check-events refuses an empty capture\n`);
   }
   const clean = report.summary.event_stream_failure === null && report.summary.stuck_requests === undefined;
+  comparison?.onReport(report, clean ? ExitCode.clean : ExitCode.violation);
   return clean ? ExitCode.clean : ExitCode.violation;
 }
 
@@ -413,6 +434,7 @@ export function summaryText(file: string, report: RunReport): string {
     `  pass times: ${s.fidelity}`,
     ...metricsTable(s.metrics),
     `  prefix reuse ${fixed(s.prefix_reuse_ratio * 100)}% of ${s.tokens.input} prompt tokens (G1 ${s.tokens.g1_reused}, G2 ${s.tokens.host_reused})`,
+    ...hitRateLines(s.prefix_hit_rates),
     `  transfers: ${s.transfers.d2h} D2H, ${s.transfers.h2d} H2D; KV events: ${s.kv_events.emitted} emitted, ${s.kv_events.batches_delivered} batches reached the router`,
     `  reconciliation: ${s.reconciliation.agree}/${s.reconciliation.admissions} admissions as the router predicted${reasons(s.reconciliation.disagree_by_reason)}`,
   ];
@@ -432,6 +454,17 @@ export function summaryText(file: string, report: RunReport): string {
   }
   lines.push(`  digest ${report.digest}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** Prefix reuse in the three published definitions beside the infinite-cache ceiling (docs/glossary.md, prefix hit rates). */
+function hitRateLines(rates: PrefixHitRates): string[] {
+  const percent = (value: number | null) => (value === null ? 'not measured' : `${fixed(value * 100)}%`);
+  const definitions = (figures: { [K in keyof HitRateDefinitions]: number | null }) =>
+    `token-weighted ${percent(figures.token_weighted)}, block-weighted ${percent(figures.block_weighted)}, request-averaged ${percent(figures.request_averaged)}`;
+  return [
+    `  prefix hit rate at ${rates.block_size_tokens}-token blocks: ${definitions(rates.measured)}`,
+    `  infinite-cache ceiling: ${definitions(rates.ceiling)}; realised ${definitions(rates.of_ceiling)} of it`,
+  ];
 }
 
 const LISTED_ENDINGS = 10;

@@ -91,6 +91,8 @@ export class SimRequest {
   g1_reused_tokens = 0;
   host_reused_tokens = 0;
   h2d_wait_ns = 0;
+  /** Leading prompt blocks an earlier request of the run had (the infinite-cache ceiling's hit); null until it arrives. */
+  ceiling_hit_blocks: number | null = null;
   h2d_started_ns: Nanos | null = null;
   /** Placements in order (see addPlacement); one frozen empty list for every request until its first. */
   routing_history: readonly Placement[] = NONE;

@@ -9,6 +9,7 @@ import { digestOf } from './canonical';
 import { onDemandArray } from './onDemand';
 import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
+import { prefixHitRates, requestedBlocks, type PrefixHitRates, type RequestReuse } from './prefixHitRates';
 
 export const REPORT_VERSION = 8;
 
@@ -31,7 +32,10 @@ export interface RunSummary {
   ttft_ms: Distribution;
   itl_ms: Distribution;
   e2e_ms: Distribution;
+  /** Token-weighted prefix reuse (prefix_hit_rates.measured.token_weighted, kept under its older name). */
   prefix_reuse_ratio: number;
+  /** Prefix reuse in the three published definitions, with the infinite-cache ceiling in each (docs/glossary.md). */
+  prefix_hit_rates: PrefixHitRates;
   g2_restored_tokens: number;
   transfers: { d2h: number; h2d: number; d2h_bytes: number; h2d_bytes: number };
   kv_events: { emitted: number; withheld_from_router: number; batches_delivered: number };
@@ -79,6 +83,8 @@ export interface RequestRecord extends RequestIdentity {
   output_token_throughput_per_user: number | null;
   g1_reused_tokens: number;
   host_reused_tokens: number;
+  /** Leading prompt blocks an earlier request had: this request's hit with an infinite cache (null: it never arrived). */
+  ceiling_hit_blocks: number | null;
   h2d_wait_ms: number;
   /** cache_ids of the plays whose G2 entries this request restored (AGX-4: only its own). */
   host_restore_sources: readonly string[];
@@ -178,6 +184,7 @@ function record(request: SimRequest): RequestRecord {
     output_token_throughput_per_user: metrics.output_token_throughput_per_user,
     g1_reused_tokens: request.g1_reused_tokens,
     host_reused_tokens: request.host_reused_tokens,
+    ceiling_hit_blocks: request.ceiling_hit_blocks,
     h2d_wait_ms: ms(request.h2d_wait_ns)!,
     host_restore_sources: request.host_restore_sources,
     preemptions: request.preemptions,
@@ -195,14 +202,30 @@ function record(request: SimRequest): RequestRecord {
 
 export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
-  const summary = summarize(result, fidelity, slo);
+  const summary = summarize(result, fidelity, slo, block_size);
   if (plays.length > 0) summary.plays = plays;
   const requests = result.requests;
   const per_request = onDemandArray(requests.length, (i) => record(requests[i]));
   return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
 }
 
-function summarize(result: ClusterResult, fidelity: string, slo: Slo | null): RunSummary {
+/** Each request that arrived, as the hit rates count it (a skipped request never did, so it has no ceiling). */
+function* reuseOf(requests: readonly SimRequest[], block_size: number): Generator<RequestReuse> {
+  for (const request of requests) {
+    if (request.ceiling_hit_blocks === null) continue;
+    const hit_tokens = request.g1_reused_tokens + request.host_reused_tokens;
+    yield {
+      input_tokens: request.input_length,
+      requested_blocks: requestedBlocks(request.input_length, block_size),
+      hit_blocks: hit_tokens / block_size,
+      hit_tokens,
+      ceiling_hit_blocks: request.ceiling_hit_blocks,
+      ceiling_hit_tokens: request.ceiling_hit_blocks * block_size,
+    };
+  }
+}
+
+function summarize(result: ClusterResult, fidelity: string, slo: Slo | null, block_size: number): RunSummary {
   const requests = result.requests;
   const count = (state: string) => requests.filter((r) => r.state === state).length;
   const sum = (pick: (r: SimRequest) => number) => requests.reduce((total, r) => total + pick(r), 0);
@@ -231,6 +254,7 @@ function summarize(result: ClusterResult, fidelity: string, slo: Slo | null): Ru
     itl_ms: distributionMs(result.itl_ns),
     e2e_ms: distributionMs(finished.map((r) => r.finished_ns! - r.arrival_ns)),
     prefix_reuse_ratio: input === 0 ? 0 : (g1 + host) / input,
+    prefix_hit_rates: prefixHitRates(reuseOf(requests, block_size), block_size),
     g2_restored_tokens: host,
     transfers: {
       d2h: transfersOf('d2h').length,

@@ -3,11 +3,12 @@
 // it has such a metric (time_to_first_token, inter_token_latency, request_latency, ...), units last.
 // Written a record at a time to a sink, so a million requests never become one string.
 import type { RequestRecord, RunReport } from './report';
+import { requestedBlocks } from './prefixHitRates';
 
 export type RequestsFormat = 'jsonl' | 'csv';
 
 /** The columns, in order, and how each is read from a report record. */
-const COLUMNS: readonly [string, (r: RequestRecord) => string | number | boolean | null][] = [
+const COLUMNS: readonly [string, (r: RequestRecord, block_size: number) => string | number | boolean | null][] = [
   ['request_id', (r) => r.request_id],
   ['ordinal', (r) => r.ordinal],
   ['session_id', (r) => r.session_id],
@@ -27,6 +28,10 @@ const COLUMNS: readonly [string, (r: RequestRecord) => string | number | boolean
   ['h2d_wait_ms', (r) => r.h2d_wait_ms],
   ['g1_reused_tokens', (r) => r.g1_reused_tokens],
   ['g2_reused_tokens', (r) => r.host_reused_tokens],
+  // Prefix hit rates per request (docs/glossary.md): blocks of the run's block size, a partial last one requested too.
+  ['requested_blocks', (r, block_size) => (r.ceiling_hit_blocks === null ? null : requestedBlocks(r.input_length, block_size))],
+  ['hit_blocks', (r, block_size) => (r.ceiling_hit_blocks === null ? null : (r.g1_reused_tokens + r.host_reused_tokens) / block_size)],
+  ['ceiling_hit_blocks', (r) => r.ceiling_hit_blocks],
   ['preemptions', (r) => r.preemptions],
   ['failure_reason', (r) => r.failure_reason ?? r.skip_reason],
 ];
@@ -47,13 +52,14 @@ function csvField(value: string | number | boolean | null): string {
 }
 
 export function writeRequests(report: RunReport, format: RequestsFormat, sink: (text: string) => void): void {
+  const block_size = report.summary.prefix_hit_rates.block_size_tokens;
   if (format === 'csv') sink(`${COLUMNS.map(([name]) => name).join(',')}\n`);
   for (const record of report.per_request) {
     if (format === 'csv') {
-      sink(`${COLUMNS.map(([, read]) => csvField(read(record))).join(',')}\n`);
+      sink(`${COLUMNS.map(([, read]) => csvField(read(record, block_size))).join(',')}\n`);
     } else {
       const row: Record<string, string | number | boolean | null> = {};
-      for (const [name, read] of COLUMNS) row[name] = read(record);
+      for (const [name, read] of COLUMNS) row[name] = read(record, block_size);
       sink(`${JSON.stringify(row)}\n`);
     }
   }

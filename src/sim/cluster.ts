@@ -18,6 +18,8 @@ import { BlockIds } from '../collections/blockIds';
 import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../collections/valueCounts';
 import { Int32Pool } from '../collections/typedArrays';
+import { PrefixCeiling } from '../report/prefixHitRates';
+import { WORDS_PER_BLOCK } from '../hash';
 import type { TierIndex } from '../router/residency';
 import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
 
@@ -213,6 +215,8 @@ export class Cluster implements RankListener {
   private readonly blockIds = new BlockIds();
   /** Per-request block buffers, reused from requests that have ended. */
   private readonly requestBuffers = new Int32Pool();
+  /** Every prompt block of the requests that arrived, for the infinite-cache ceiling (src/report/prefixHitRates.ts). */
+  private readonly prefixCeiling = new PrefixCeiling();
   private readonly finishedTokenGaps = new ValueCounts();
   private eventsEmitted = 0;
   private eventsWithheld = 0;
@@ -297,7 +301,9 @@ export class Cluster implements RankListener {
     const prompt = spec.prompt;
     request.arrival_action = this.kernel.at(arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
       if (request.state !== 'created') return; // withdrawn before it arrived
-      request.attachBlocks(prompt.computeBlockWords(blockSize), this.blockIds, this.requestBuffers);
+      const words = prompt.computeBlockWords(blockSize);
+      request.ceiling_hit_blocks = this.prefixCeiling.observe(words, WORDS_PER_BLOCK);
+      request.attachBlocks(words, this.blockIds, this.requestBuffers);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
     });

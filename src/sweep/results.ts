@@ -22,6 +22,12 @@ export const METRICS = [
   'e2e_p99_ms',
   'itl_p50_ms',
   'prefix_reuse_ratio',
+  'prefix_reuse_block_ratio',
+  'prefix_reuse_request_ratio',
+  'prefix_ceiling_token_ratio',
+  'prefix_ceiling_block_ratio',
+  'prefix_ceiling_request_ratio',
+  'prefix_reuse_of_ceiling_ratio',
   'g2_restored_tokens',
   'd2h_transfers',
   'h2d_transfers',
@@ -30,9 +36,21 @@ export const METRICS = [
 ] as const;
 export type MetricName = (typeof METRICS)[number];
 
-/** Counts are whole and never negative, and are always measured; times and ratios are never negative (ratios at most 1), null when nothing was measured. */
+/**
+ * Counts are whole and never negative, and are always measured; times and ratios are never negative
+ * (ratios at most 1, except the share of the ceiling realised: a preempted request readmitted may
+ * reuse its own blocks, which no earlier request had), null when nothing was measured.
+ */
 const COUNTS: readonly MetricName[] = ['requests_finished', 'requests_failed', 'requests_skipped', 'g2_restored_tokens', 'd2h_transfers', 'h2d_transfers'];
-const RATIOS: readonly MetricName[] = ['prefix_reuse_ratio', 'router_agreement_ratio'];
+const RATIOS: readonly MetricName[] = [
+  'prefix_reuse_ratio',
+  'prefix_reuse_block_ratio',
+  'prefix_reuse_request_ratio',
+  'prefix_ceiling_token_ratio',
+  'prefix_ceiling_block_ratio',
+  'prefix_ceiling_request_ratio',
+  'router_agreement_ratio',
+];
 function metricSchema(metric: MetricName): z.ZodNullable<z.ZodNumber> {
   if (COUNTS.includes(metric)) return z.number().int().min(0) as unknown as z.ZodNullable<z.ZodNumber>;
   return (RATIOS.includes(metric) ? z.number().min(0).max(1) : z.number().min(0)).nullable();
@@ -132,11 +150,13 @@ const rounded = (value: number) => Number(value.toFixed(6));
 /**
  * The summary metrics of one run report. A statistic is null when nothing was measured (TTFT when
  * no request produced a token, ITL when none produced two, E2E when none finished, prefix reuse
- * when no prompt token was counted, router agreement when nothing was admitted): never 0 then.
+ * when no prompt token was counted, hit rates when no request arrived, the share of the ceiling
+ * when nothing could be reused, router agreement when nothing was admitted): never 0 then.
  */
 export function pointMetrics(report: RunReport): PointMetrics {
   const s = report.summary;
   const measured = (count: number, value: number | null) => (count > 0 && value !== null ? rounded(value) : null);
+  const hits = s.prefix_hit_rates;
   return {
     requests_finished: s.requests.finished,
     requests_failed: s.requests.failed,
@@ -149,6 +169,13 @@ export function pointMetrics(report: RunReport): PointMetrics {
     // The requests' own ITLs (RPT-2), as the report's metrics: not the older pooled gaps of summary.itl_ms.
     itl_p50_ms: measured(s.metrics.inter_token_latency_ms.count, s.metrics.inter_token_latency_ms.p50),
     prefix_reuse_ratio: measured(s.tokens.input, s.prefix_reuse_ratio),
+    // The published definitions and the infinite-cache ceiling (docs/glossary.md); the share realised is block-weighted, as the published ceilings are.
+    prefix_reuse_block_ratio: measured(hits.requests, hits.measured.block_weighted),
+    prefix_reuse_request_ratio: measured(hits.requests, hits.measured.request_averaged),
+    prefix_ceiling_token_ratio: measured(hits.requests, hits.ceiling.token_weighted),
+    prefix_ceiling_block_ratio: measured(hits.requests, hits.ceiling.block_weighted),
+    prefix_ceiling_request_ratio: measured(hits.requests, hits.ceiling.request_averaged),
+    prefix_reuse_of_ceiling_ratio: measured(hits.requests, hits.of_ceiling.block_weighted),
     g2_restored_tokens: s.g2_restored_tokens,
     d2h_transfers: s.transfers.d2h,
     h2d_transfers: s.transfers.h2d,

@@ -15,10 +15,11 @@ import path from 'node:path';
 import { REPORT_VERSION } from '../../src/report/report';
 import { kvqualInProcess } from './cli';
 import { ROOT } from './paths';
+import { traceFolder } from '../../src/traceFolder';
 
 export const GOLDEN_FILE = path.join(ROOT, 'test', 'fixtures', 'golden-digests.json');
-/** Where the published traces are, beside the checkout (absent in a clone without them). */
-export const SHARED = path.join(ROOT, '..', 'shared');
+/** Where the published traces are, beside the checkout or where KVQUAL_TRACES says (src/traceFolder.ts); absent in a clone without them. */
+export const SHARED = path.resolve(traceFolder(ROOT), '..', '..');
 /** The Mooncake examples are pinned on this many of their requests. */
 export const MOONCAKE_GOLDEN_REQUESTS = 200;
 

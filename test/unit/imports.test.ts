@@ -52,7 +52,7 @@ test('src/, steps/ and scripts/ import one another without a cycle', () => {
   assert.deepEqual(cyclesOf(graph).map((c) => c.join(' → ')), []);
 });
 
-test('src/replay.ts is above what it assembles: nothing under src/ imports it except the command line (replay, the sweep worker) and the fuzzer that drives replays', () => {
+test('src/replay.ts is above what it assembles: nothing under src/ imports it except the command line (replay, the sweep worker), the fuzzer that drives replays and the SLO scenarios\' trace runs', () => {
   const importers = sources('src').filter((f) => importsOf(f).includes('src/replay.ts'));
-  assert.deepEqual(importers, ['src/cli/replay.ts', 'src/cli/sweepWorker.ts', 'src/fuzz/invariants.ts', 'src/fuzz/runCase.ts']);
+  assert.deepEqual(importers, ['src/cli/replay.ts', 'src/cli/sweepWorker.ts', 'src/fuzz/invariants.ts', 'src/fuzz/runCase.ts', 'src/slo/traceRun.ts']);
 });

@@ -40,6 +40,9 @@ test('a record holds every column, in order, named as AIPerf names them, with th
     ['h2d_wait_ms', 0],
     ['g1_reused_tokens', 0],
     ['g2_reused_tokens', 0],
+    ['requested_blocks', 1],
+    ['hit_blocks', 0],
+    ['ceiling_hit_blocks', 0],
     ['preemptions', 0],
     ['failure_reason', null],
   ]);
@@ -47,7 +50,7 @@ test('a record holds every column, in order, named as AIPerf names them, with th
   writeRequests(report, 'csv', (text) => (csv += text));
   const [header, , row] = csv.trimEnd().split('\n');
   assert.equal(header, Object.keys(b).join(','));
-  assert.equal(row, 'b,1,,finished,0,0,2.5,4,2,3.5,1,1,1,4.5,1000,0.5,0,0,0,0,');
+  assert.equal(row, 'b,1,,finished,0,0,2.5,4,2,3.5,1,1,1,4.5,1000,0.5,0,0,0,1,0,0,0,');
 });
 
 test('CSV quotes ids with commas and quotes, and leaves a missing value empty', () => {

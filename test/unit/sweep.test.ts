@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseDocument } from 'yaml';
 import { expandSweep, parseFieldPath, parseShard, parseSweepFile, setFieldPath, shardOfPoint, SweepError, sweepDigest } from '../../src/sweep/spec';
+import { prefixHitRates } from '../../src/report/prefixHitRates';
 import { mergeShards, METRICS, parseSweepDocument, pointMetrics, runsText, sweepCsv, sweepJsonText, SWEEP_FORMAT, withoutWallTimes, type PointRecord, type SweepDocument } from '../../src/sweep/results';
 import { parseReplayConfig } from '../../src/config/load';
 import { runReplay } from '../../src/replay';
@@ -184,6 +185,7 @@ function emptyReport(): RunReport {
     itl_ms: none,
     e2e_ms: none,
     prefix_reuse_ratio: 0,
+    prefix_hit_rates: prefixHitRates([], 4),
     g2_restored_tokens: 0,
     transfers: { d2h: 0, h2d: 0, d2h_bytes: 0, h2d_bytes: 0 },
     reconciliation: { admissions: 0, agree: 0, disagree_by_reason: {} },
@@ -221,7 +223,22 @@ workload:
   assert.deepEqual([metrics.ttft_mean_ms, metrics.ttft_p50_ms, metrics.ttft_p99_ms, metrics.itl_p50_ms], [null, null, null, null]);
   assert.equal(metrics.e2e_p50_ms, report.summary.e2e_ms.p50, 'the request finished, so E2E is measured');
   const nothing = pointMetrics(emptyReport());
-  const measuredOnly = ['ttft_mean_ms', 'ttft_p50_ms', 'ttft_p99_ms', 'e2e_p50_ms', 'e2e_p99_ms', 'itl_p50_ms', 'prefix_reuse_ratio', 'router_agreement_ratio'] as const;
+  const measuredOnly = [
+    'ttft_mean_ms',
+    'ttft_p50_ms',
+    'ttft_p99_ms',
+    'e2e_p50_ms',
+    'e2e_p99_ms',
+    'itl_p50_ms',
+    'prefix_reuse_ratio',
+    'prefix_reuse_block_ratio',
+    'prefix_reuse_request_ratio',
+    'prefix_ceiling_token_ratio',
+    'prefix_ceiling_block_ratio',
+    'prefix_ceiling_request_ratio',
+    'prefix_reuse_of_ceiling_ratio',
+    'router_agreement_ratio',
+  ] as const;
   for (const metric of METRICS) assert.equal(nothing[metric], (measuredOnly as readonly string[]).includes(metric) ? null : 0, metric);
 });
 

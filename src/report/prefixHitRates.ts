@@ -1,0 +1,164 @@
+// Prefix hit rates in the three definitions papers publish (docs/glossary.md, "prefix hit rates"):
+// token-weighted (Σ reused tokens ÷ Σ prompt tokens), block-weighted (Σ hit blocks ÷ Σ requested
+// blocks) and request-averaged (the mean over requests of each one's hit blocks ÷ its requested
+// blocks), each measured and as the policy-free infinite-cache ceiling, where a request's hit is
+// the longest prefix of its blocks seen in any earlier request, and the share of the ceiling a run
+// realised. Owns the ceiling's record of blocks seen (PrefixCeiling) and the arithmetic.
+
+/**
+ * The blocks of every request seen so far, by sequence hash (two 32-bit words: a block's hash
+ * stands for its whole prefix, so a prefix was seen exactly when its last block was). An
+ * open-addressing set of its own, specialised for this one use (a hash is two words, nothing is
+ * removed): a replay of the whole conversation trace adds two million blocks to it.
+ */
+export class PrefixCeiling {
+  /** Cell c holds a hash's low word at 2c and its high word at 2c + 1; a cell is used when used[c] is 1. */
+  private words = new Int32Array(2 * INITIAL_CELLS);
+  private used = new Uint8Array(INITIAL_CELLS);
+  private mask = INITIAL_CELLS - 1;
+  private count = 0;
+
+  /**
+   * Records a request's blocks (key words at `stride` × i and + 1) and returns how many leading
+   * blocks an earlier request had: its hit with an infinite cache.
+   */
+  observe(words: Int32Array, stride: number): number {
+    let hits = 0;
+    let leading = true;
+    for (let at = 0; at + 1 < words.length; at += stride) {
+      const earlier = !this.add(words[at] | 0, words[at + 1] | 0);
+      if (leading && earlier) hits++;
+      else leading = false;
+    }
+    return hits;
+  }
+
+  /** Adds a hash; false when it was there already. */
+  private add(lo: number, hi: number): boolean {
+    if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.grow();
+    const cell = this.cellOf(lo, hi);
+    if (this.used[cell] === 1) return false;
+    this.used[cell] = 1;
+    this.words[2 * cell] = lo;
+    this.words[2 * cell + 1] = hi;
+    this.count++;
+    return true;
+  }
+
+  /** The cell holding the hash, or the free cell where its probe run ends. */
+  private cellOf(lo: number, hi: number): number {
+    const mixed = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+    for (let cell = (mixed ^ (mixed >>> 16)) & this.mask; ; cell = (cell + 1) & this.mask) {
+      if (this.used[cell] === 0 || (this.words[2 * cell] === lo && this.words[2 * cell + 1] === hi)) return cell;
+    }
+  }
+
+  private grow(): void {
+    const words = this.words;
+    const used = this.used;
+    const cells = 2 * used.length;
+    this.words = new Int32Array(2 * cells);
+    this.used = new Uint8Array(cells);
+    this.mask = cells - 1;
+    for (let cell = 0; cell < used.length; cell++) {
+      if (used[cell] === 0) continue;
+      const into = this.cellOf(words[2 * cell], words[2 * cell + 1]);
+      this.used[into] = 1;
+      this.words[2 * into] = words[2 * cell];
+      this.words[2 * into + 1] = words[2 * cell + 1];
+    }
+  }
+}
+
+const INITIAL_CELLS = 1024;
+
+/** One request's prefix reuse: its prompt, how much of it was reused, and how much could have been. */
+export interface RequestReuse {
+  input_tokens: number;
+  /** Blocks the prompt touches: ⌈prompt tokens ÷ block size⌉, a partial last block included. */
+  requested_blocks: number;
+  hit_blocks: number;
+  hit_tokens: number;
+  ceiling_hit_blocks: number;
+  ceiling_hit_tokens: number;
+}
+
+/** One figure in the three definitions (each a fraction from 0 to 1). */
+export interface HitRateDefinitions {
+  token_weighted: number;
+  block_weighted: number;
+  request_averaged: number;
+}
+
+export interface PrefixHitRates {
+  block_size_tokens: number;
+  /** The requests counted: every request that arrived (a skipped one never did). */
+  requests: number;
+  input_tokens: number;
+  requested_blocks: number;
+  measured: HitRateDefinitions & { hit_blocks: number; hit_tokens: number };
+  /** The infinite-cache ceiling: what any cache and router could at most have reused. */
+  ceiling: HitRateDefinitions & { hit_blocks: number; hit_tokens: number };
+  /** measured ÷ ceiling in each definition; null where the ceiling is 0 (nothing could be reused). */
+  of_ceiling: { [K in keyof HitRateDefinitions]: number | null };
+}
+
+/** A request's requested blocks: every block its prompt touches, a partial last one included. */
+export function requestedBlocks(input_tokens: number, block_size: number): number {
+  return Math.ceil(input_tokens / block_size);
+}
+
+/** The hit rates of requests (in any order: every sum is of whole numbers, exact in any order). */
+export function prefixHitRates(requests: Iterable<RequestReuse>, block_size: number): PrefixHitRates {
+  let count = 0;
+  let input = 0;
+  let requested = 0;
+  const totals = { hit_blocks: 0, hit_tokens: 0, ceiling_blocks: 0, ceiling_tokens: 0 };
+  const shares: number[] = [];
+  const ceilingShares: number[] = [];
+  for (const request of requests) {
+    count++;
+    input += request.input_tokens;
+    requested += request.requested_blocks;
+    totals.hit_blocks += request.hit_blocks;
+    totals.hit_tokens += request.hit_tokens;
+    totals.ceiling_blocks += request.ceiling_hit_blocks;
+    totals.ceiling_tokens += request.ceiling_hit_tokens;
+    shares.push(request.requested_blocks === 0 ? 0 : request.hit_blocks / request.requested_blocks);
+    ceilingShares.push(request.requested_blocks === 0 ? 0 : request.ceiling_hit_blocks / request.requested_blocks);
+  }
+  const ratio = (part: number, whole: number) => (whole === 0 ? 0 : part / whole);
+  const measured = {
+    token_weighted: ratio(totals.hit_tokens, input),
+    block_weighted: ratio(totals.hit_blocks, requested),
+    request_averaged: mean(shares),
+    hit_blocks: totals.hit_blocks,
+    hit_tokens: totals.hit_tokens,
+  };
+  const ceiling = {
+    token_weighted: ratio(totals.ceiling_tokens, input),
+    block_weighted: ratio(totals.ceiling_blocks, requested),
+    request_averaged: mean(ceilingShares),
+    hit_blocks: totals.ceiling_blocks,
+    hit_tokens: totals.ceiling_tokens,
+  };
+  const share = (key: keyof HitRateDefinitions) => (ceiling[key] === 0 ? null : measured[key] / ceiling[key]);
+  return {
+    block_size_tokens: block_size,
+    requests: count,
+    input_tokens: input,
+    requested_blocks: requested,
+    measured,
+    ceiling,
+    of_ceiling: { token_weighted: share('token_weighted'), block_weighted: share('block_weighted'), request_averaged: share('request_averaged') },
+  };
+}
+
+/** The mean, summed in ascending order (the same figure whatever order the requests came in). */
+function mean(values: number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = Float64Array.from(values).sort();
+  let total = 0;
+  for (const value of sorted) total += value;
+  return total / sorted.length;
+}
