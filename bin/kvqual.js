@@ -2,9 +2,10 @@
 // The kvqual executable: runs the command line from the JavaScript compiled into build/cli/ when that
 // build is current (bin/compiled.js: `npm ci` and `npm run build` make it; a source changed since
 // makes it stale, and a stale build never runs), else from the TypeScript sources through tsx; the
-// same code either way, the compiled one starting faster. KVQUAL_BUILD=<dir> runs the JavaScript
-// compiled into <dir> (by esbuild) instead (the sign-off's coverage run sets it, so the
-// command-line tests measure build/src/cli/).
+// same code either way, the compiled one starting faster. KVQUAL_TSX=1 runs the TypeScript through
+// tsx even then (for tests of that path). KVQUAL_BUILD=<dir> runs the JavaScript compiled into <dir>
+// (by esbuild) instead (the sign-off's coverage run sets it, so the command-line tests measure
+// build/src/cli/).
 // Exit codes: 0 clean, 1 a rule violation found, 2 usage / unreadable file / malformed input,
 // 3 an unexpected error inside kvqual (a bug: its stack is printed).
 'use strict';
@@ -47,7 +48,7 @@ try {
 }
 
 const build = process.env.KVQUAL_BUILD;
-const compiled = build ? path.resolve(__dirname, '..', build, 'src', 'cli') : require('./compiled.js').currentBuild();
+const compiled = build ? path.resolve(__dirname, '..', build, 'src', 'cli') : process.env.KVQUAL_TSX === '1' ? null : require('./compiled.js').currentBuild();
 let cli;
 /** Whether the TypeScript loader is in place (`kvqual qualify` needs it: scripts/ are never compiled here). */
 let tsxLoaded = false;

@@ -3,8 +3,8 @@
 // build only while it is current: a source whose contents changed (even with its old modification
 // time put back), a new or a removed source, or a changed tsconfig.json makes it stale, and kvqual
 // then runs the TypeScript through tsx with the same result; a source touched but unchanged, or
-// changed back, keeps it current. A source that does not compile fails `npm run build` naming it,
-// and `prepare` (--if-possible) only says so.
+// changed back, keeps it current; KVQUAL_TSX=1 runs tsx whatever the build. A source that does not
+// compile fails `npm run build` naming it, and `prepare` (--if-possible) only says so.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -35,8 +35,8 @@ function buildMarked(): void {
 }
 
 /** `kvqual --version` in the copy: whether the compiled build ran, and what it printed. */
-function version(): { compiled: boolean; stdout: string; status: number | null } {
-  const run = spawnSync(process.execPath, [path.join(copy, 'bin', 'kvqual.js'), '--version'], { cwd: copy, encoding: 'utf8', env: { ...process.env, KVQUAL_BUILD: '' } });
+function version(env: NodeJS.ProcessEnv = {}): { compiled: boolean; stdout: string; status: number | null } {
+  const run = spawnSync(process.execPath, [path.join(copy, 'bin', 'kvqual.js'), '--version'], { cwd: copy, encoding: 'utf8', env: { ...process.env, KVQUAL_BUILD: '', KVQUAL_TSX: '', ...env } });
   return { compiled: run.stderr.includes(COMPILED_RAN), stdout: run.stdout, status: run.status };
 }
 
@@ -59,8 +59,8 @@ test('kvqual runs the compiled build only while it is current; a stale one never
   const manifest = JSON.parse(fs.readFileSync(path.join(copy, 'build', 'cli', 'manifest.json'), 'utf8')) as { inputs: string };
   assert.match(manifest.inputs, /^sha256:[0-9a-f]{64}$/);
   const expected = `${(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`;
-  const expect = (compiled: boolean, what: string) => {
-    const run = version();
+  const expect = (compiled: boolean, what: string, env: NodeJS.ProcessEnv = {}) => {
+    const run = version(env);
     assert.equal(run.status, 0, what);
     assert.equal(run.stdout, expected, what);
     assert.equal(run.compiled, compiled, `${what}: the compiled build ${compiled ? 'should run' : 'ran although stale'}`);
@@ -69,6 +69,7 @@ test('kvqual runs the compiled build only while it is current; a stale one never
 
   t.diagnostic('current');
   expect(true, 'just built');
+  expect(false, 'KVQUAL_TSX=1 asks for tsx', { KVQUAL_TSX: '1' });
   const later = new Date(Date.now() + 60_000);
   fs.utimesSync(main, later, later);
   expect(true, 'a source touched, its contents the same');
