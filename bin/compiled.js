@@ -172,4 +172,4 @@ function esbuildProblem(problem) {
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));
 
-module.exports = { BUILD_FOLDER, currentBuild, buildCli, inputsDigest, inputStats };
+module.exports = { BUILD_FOLDER, currentBuild, buildCli, inputsDigest, inputStats, main };
