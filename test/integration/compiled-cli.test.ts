@@ -1,10 +1,11 @@
-// The compiled command line (bin/compiled.js): in a copy of the repository, `node bin/compiled.js`
-// (npm's `prepare` and `npm run build`) compiles src/ into build/cli/, and bin/kvqual.js runs that
-// build only while it is current: a source whose contents changed (even with its old modification
-// time put back), a new or a removed source, or a changed tsconfig.json makes it stale, and kvqual
-// then runs the TypeScript through tsx with the same result; a source touched but unchanged, or
-// changed back, keeps it current; KVQUAL_TSX=1 runs tsx whatever the build. A source that does not
-// compile fails `npm run build` naming it, and `prepare` (--if-possible) only says so.
+// The compiled command line (bin/compiled.js): in a copy of the repository, `npm run prepare` (what
+// `npm ci` runs) and `node bin/compiled.js` (`npm run build`) compile src/ into build/cli/, and
+// bin/kvqual.js runs that build only while it is current: a source whose contents changed (even
+// with the length and modification time it had when built), a new or a removed source, or a
+// changed tsconfig.json makes it stale, and kvqual then runs the TypeScript through tsx with the
+// same result; a source touched but unchanged, or changed back, keeps it current; KVQUAL_TSX=1 runs
+// tsx whatever the build. A source that does not compile fails `npm run build` naming it, and
+// `prepare` (--if-possible) only says so.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -26,9 +27,15 @@ function build(...args: string[]): { status: number | null; output: string } {
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
-/** Builds, and marks the build so that it says when it runs. */
-function buildMarked(): void {
-  const built = build();
+/** `npm run prepare` in the copy (what `npm ci` runs after installing). */
+function prepare(): { status: number | null; output: string } {
+  const run = spawnSync('npm', ['run', '--silent', 'prepare'], { cwd: copy, encoding: 'utf8' });
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
+
+/** Builds (through npm's `prepare` when asked), and marks the build so that it says when it runs. */
+function buildMarked(how: 'prepare' | 'build' = 'build'): void {
+  const built = how === 'prepare' ? prepare() : build();
   assert.equal(built.status, 0, built.output);
   assert.match(built.output, /compiled src\/ into build\/cli/);
   fs.appendFileSync(path.join(copy, 'build', 'cli', 'src', 'cli', 'io.js'), `\nprocess.stderr.write(${JSON.stringify(`${COMPILED_RAN}\n`)});\n`);
@@ -55,7 +62,7 @@ test('kvqual runs the compiled build only while it is current; a stale one never
   // A whole second, which utimes can put back exactly (to the nanosecond) after an edit.
   const second = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
   fs.utimesSync(main, second, second);
-  buildMarked();
+  buildMarked('prepare');
   const manifest = JSON.parse(fs.readFileSync(path.join(copy, 'build', 'cli', 'manifest.json'), 'utf8')) as { inputs: string };
   assert.match(manifest.inputs, /^sha256:[0-9a-f]{64}$/);
   const expected = `${(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`;
