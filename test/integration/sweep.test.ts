@@ -182,10 +182,13 @@ test('on a terminal, progress is a bar with points done and the ETA, not a line 
   assert.match(run.stdout, /sweep: 12 point\(s\) in [\d.]+ s, every run clean/);
 });
 
+/** The test doubles (test/fixtures/sweep-stall/) patch the TypeScript modules: kvqual through tsx, even where build/cli is current. */
+const THROUGH_TSX = { ...process.env, KVQUAL_TSX: '1' };
+
 test('a point whose replay never ends a request exits 1, naming the point, and still writes every result', () => {
   const dir = sweepFolder();
   const double = path.join(ROOT, 'test', 'fixtures', 'sweep-stall', 'stall-at-lag-20.js');
-  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2'], { cwd: dir, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2'], { cwd: dir, encoding: 'utf8', env: THROUGH_TSX });
   assert.equal(result.status, 1, result.stderr);
   // Points 8..11 have lag 20 (the grid's first dimension varies slowest: 3 lags × 2 zipped × 2 seeds).
   assert.match(result.stdout, /^sweep: 12 point\(s\) in [\d.]+ s, 4 run\(s\) not clean; written to out\/ \(sweep\.json, sweep\.csv, sweep\.html, charts\/\)\n {2}point 8 NOT CLEAN: 1 request\(s\) never ended \(a simulator defect\)\n/);
@@ -202,7 +205,7 @@ test('a point whose replay never ends a request exits 1, naming the point, and s
 test('a worker killed from outside (as by the out-of-memory killer) is named with its signal and point, exit 3, no stack, nothing written', () => {
   const dir = sweepFolder();
   const double = path.join(ROOT, 'test', 'fixtures', 'sweep-stall', 'killed-at-lag-20.js');
-  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1'], { cwd: dir, encoding: 'utf8' });
+  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1'], { cwd: dir, encoding: 'utf8', env: THROUGH_TSX });
   assert.equal(result.status, 3, result.stderr);
   assert.match(result.stderr, /^kvqual sweep: a sweep worker process was killed by SIGKILL while it ran point 8, from outside kvqual \(out of memory, or a kill\); no result was written; with fewer --jobs each process has more memory$/m);
   assert.doesNotMatch(result.stderr, /please report|^\s+at /m);

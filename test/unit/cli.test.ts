@@ -94,6 +94,7 @@ test('what kvqual prints is terminal-safe: control characters but line breaks an
 
 test('kvqual runs, with the same results, when the temporary folder cannot hold a cache (TMPDIR a file, or /proc)', () => {
   // tsx keeps its transform cache there: it crashed with Node's stack and exit 1, and spun for ever on /proc.
+  // Through tsx (KVQUAL_TSX=1), even where a compiled build/cli is current (bin/compiled.js), which loads no tsx.
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-tmpdir-'));
   try {
     const file = path.join(scratch, 'a-file');
@@ -101,7 +102,7 @@ test('kvqual runs, with the same results, when the temporary folder cannot hold 
     const places = [file, ...(fs.existsSync('/proc/self') ? ['/proc'] : [])];
     const expected = kvqualInProcess(['check-events', example('clean.jsonl')]);
     for (const tmpdir of places) {
-      const run = kvqualProcess(['check-events', example('clean.jsonl')], undefined, { TMPDIR: tmpdir, TSX_DISABLE_CACHE: '' });
+      const run = kvqualProcess(['check-events', example('clean.jsonl')], undefined, { TMPDIR: tmpdir, TSX_DISABLE_CACHE: '', KVQUAL_TSX: '1' });
       assert.deepEqual({ status: run.status, stdout: run.stdout, stderr: run.stderr }, { status: 0, stdout: expected.stdout, stderr: '' }, `TMPDIR=${tmpdir}`);
     }
   } finally {
