@@ -37,6 +37,7 @@ import { CURRENT_LINK, newRunDir, publishRun, removeStale, runFolderGuard, RUNS_
 import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 import { ownerTag } from '../processes';
+import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RUN_CHANGING_VARIABLES, RunVariable, variablesThatChangeRun } from './narrowed';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
 /** How many generated workloads test/unit/fuzz.test.ts checks (default: DEFAULT_FUZZ_RUNS). */
@@ -77,7 +78,10 @@ export const QUALIFY_USAGE = [
   `  --fuzz-runs N        generated workloads to check (default ${DEFAULT_FUZZ_RUNS}; 0: none)`,
   '  --shard i/n          run shard i of n (writes shard.json, no sign-off)',
   '  --merge DIR…         build one sign-off from the shard folders',
-  'exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error',
+  `exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error, ${NARROWED_EXIT_STATUS} ${NARROWED_VERDICT}`,
+  `  (${NARROWED_VERDICT}: every gate passed, but the run was narrowed: another features`,
+  '  folder or registry, --no-coverage, fewer --fuzz-runs than the default, a working tree that is not',
+  `  its commit, or a variable that changes what runs: ${['GIT_*', ...Object.keys(RUN_CHANGING_VARIABLES)].join(', ')})`,
 ].join('\n');
 
 /** Parses `npm run qualify -- …`; throws UsageError naming the problem. */
@@ -275,18 +279,15 @@ function suiteScope(prepared: Prepared, features: string): SuiteScope {
 }
 
 /**
- * Environment variables that change what a qualification runs, as set: KVQUAL_SEED (the scenarios'
- * seed and the generated workloads'), KVQUAL_COVERAGE_UNITS (another folder of unit tests in the
- * coverage run, for the integration test of that gate).
+ * Environment variables that change what a qualification runs, as set (narrowed.ts lists them); a
+ * merge names the variables its shards recorded, and its own that change what it reads or renders.
  */
-function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): { name: string; value: string; meaning: string }[] {
-  const out: { name: string; value: string; meaning: string }[] = [];
-  const seed = env.KVQUAL_SEED;
-  if (!merge && seed !== undefined && seed !== '' && Number(seed) !== DEFAULT_FUZZ_SEED) out.push({ name: 'KVQUAL_SEED', value: seed, meaning: `the scenarios and the generated workloads ran with seed ${seed}, not the default ${DEFAULT_FUZZ_SEED}` });
-  const units = env.KVQUAL_COVERAGE_UNITS;
-  if (!merge && units !== undefined) out.push({ name: 'KVQUAL_COVERAGE_UNITS', value: units, meaning: `the coverage run ran the unit tests of ${units || '(nothing)'}, not the repository's test/unit` });
-  return out;
+function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): RunVariable[] {
+  const all = variablesThatChangeRun(env);
+  return merge ? all.filter((v) => MERGE_VARIABLES.test(v.name)) : all;
 }
+/** The variables that change what a merge itself does (it runs no scenario): git's, Node's options, the figure cache. */
+const MERGE_VARIABLES = /^(GIT_|NODE_OPTIONS$|KVQUAL_FIGURE_CACHE$)/;
 
 /** A path with its symbolic links followed, or the path itself when it does not exist (yet). */
 function realPathOrSelf(absolute: string): string {
@@ -703,7 +704,7 @@ export function secondRunOrder(seed: number): string {
   return `random:${seed}`;
 }
 
-/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED; a shard: 0 when it ran). */
+/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED, 3 passed but narrowed; a shard: 0 when it ran). */
 export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel | null }> {
   if (prepared.options.merge !== null) return mergeShards(prepared, ctx);
   const { options, out, features } = prepared;
@@ -831,12 +832,13 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
-  return { status: model.qualified ? 0 : 1, model };
+  return { status: exitStatusOf(model), model };
 }
 
 function reportVerdict(ctx: DriverContext, model: SignoffModel, measured: Measured | null): void {
   ctx.write(`\n── verdict: ${model.verdict} ──\n`);
   for (const gate of model.gates) ctx.write(`${gate.passed ? 'pass' : 'FAIL'}  ${gate.title}: ${gate.summary}\n`);
+  if (model.verdict === NARROWED_VERDICT) for (const reason of model.narrowed) ctx.write(`not a release sign-off: ${reason}\n`);
   if (measured !== null && measured.run.failures.length > 0) {
     ctx.write('\nFailed in the compiled coverage run:\n');
     for (const failure of measured.run.failures) ctx.write(`  ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
@@ -899,6 +901,16 @@ interface SignoffParts {
   subject?: Subject;
   /** The features folder the shards ran (a merge), when not this run's --features. */
   features?: string;
+  /** The options the shards ran with (a merge), when not this run's. */
+  settings?: { coverage: boolean; fuzzRuns: number };
+  /** The variables the shards recorded (a merge). */
+  environment?: RunVariable[];
+}
+
+/** Two lists of variables as one, each name=value once, in name order. */
+function mergeVariables(a: readonly RunVariable[], b: readonly RunVariable[]): RunVariable[] {
+  const byKey = new Map([...a, ...b].map((v) => [`${v.name}=${v.value}`, v]));
+  return [...byKey.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
 }
 
 /** Each scenario's figure (SVG) by its key, from its evidence. */
@@ -921,14 +933,18 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
   const determinism = compareRuns(runModel, second.run, second.problem);
   const figures = parts.figures ?? (await renderFigures(runModel, ctx.figureCache));
   const subject = parts.subject ?? ctx.subject();
-  const environment = environmentOf(ctx.env, options.merge !== null);
+  const environment = mergeVariables(parts.environment ?? [], environmentOf(ctx.env, options.merge !== null));
+  const scope = suiteScope(prepared, parts.features ?? prepared.features);
+  const settings = parts.settings ?? { coverage: options.coverage, fuzzRuns: options.fuzzRuns };
+  const narrowed = narrowedReasons({ features: scope.features, requirements: scope.requirements, ...settings, worktree: subject.worktree, variables: environment });
   const built = buildSignoff({
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
     date: ctx.date(),
     subject,
     command: commandOf(options, options.merge === null ? { perturbation: parts.perturbation, planted: prepared.plantedDefect } : { perturbation: null, planted: false }, environment),
-    scope: suiteScope(prepared, parts.features ?? prepared.features),
+    scope,
     environment,
+    narrowed,
     run: runModel,
     determinism,
     registry,
@@ -1048,5 +1064,5 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
   );
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
-  return { status: model.qualified ? 0 : 1, model };
+  return { status: exitStatusOf(model), model };
 }

@@ -23,6 +23,7 @@ import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
 import { fuzzCaseCommand } from '../fuzz/command';
+import { NARROWED_VERDICT } from './narrowed';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -79,6 +80,14 @@ export interface SignoffInput {
    * fails the *Shards* gate, which appears only then. Absent or empty for an unsharded run.
    */
   shardProblems?: string[];
+  /**
+   * Why this run is not a release sign-off (narrowed.ts): another suite, no coverage run, fewer
+   * generated workloads, a tree that is not its commit, a variable that changes what runs. When
+   * every gate passes, any of them makes the verdict NARROWED_VERDICT, never QUALIFIED.
+   */
+  narrowed?: string[];
+  /** Gates computed outside the model (the channels' agreement, the shards' provenance), each failing the verdict when failed. */
+  checks?: Gate[];
 }
 
 export interface SuiteScope {
@@ -144,7 +153,9 @@ export interface MatrixRow {
 export interface SignoffModel {
   input: SignoffInput;
   qualified: boolean;
-  verdict: 'QUALIFIED' | 'NOT QUALIFIED';
+  verdict: 'QUALIFIED' | 'NOT QUALIFIED' | typeof NARROWED_VERDICT;
+  /** Why the run is not a release sign-off (empty for the project's whole qualification). */
+  narrowed: string[];
   gates: Gate[];
   scenarioSet: { digest: string; files: number; scenarios: number };
   cucumberVersion: string;
@@ -358,9 +369,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   }
   const shardProblems = input.shardProblems ?? [];
   if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
+  gates.push(...(input.checks ?? []));
   const testDoubles = testDoubleSummaries(input, determinism);
   if (testDoubles.length > 0) gates.push({ title: 'Test double', passed: false, summary: testDoubles.join('; ') });
-  const qualified = gates.every((g) => g.passed);
+  const gatesPassed = gates.every((g) => g.passed);
+  const narrowed = input.narrowed ?? [];
+  const qualified = gatesPassed && narrowed.length === 0;
 
   for (const row of determinism.differences) {
     const view = byKey.get(row.key);
@@ -394,6 +408,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     }
   }
   const attention: SignoffModel['attention'] = [];
+  if (gatesPassed && narrowed.length > 0) attention.push({ text: `Not a release sign-off: ${narrowed.join('; ')}.`, href: '#qualified' });
   if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
   if (input.generated?.planted_defect) attention.push({ text: `The generated workloads' test double is active (${PLANTED_DEFECT_ENV}=1, a planted defect): this run is not a sign-off.`, href: '#gaps' });
   for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
@@ -436,7 +451,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   return {
     input,
     qualified,
-    verdict: qualified ? 'QUALIFIED' : 'NOT QUALIFIED',
+    verdict: qualified ? 'QUALIFIED' : gatesPassed ? NARROWED_VERDICT : 'NOT QUALIFIED',
+    narrowed,
     gates,
     scenarioSet: { digest: scenarioSetDigest(run), files: run.sources.length, scenarios: total },
     cucumberVersion: run.cucumberVersion ?? 'unknown',
