@@ -26,15 +26,24 @@ import type { Subject } from '../src/signoff/model';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
 import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
+import { contentDifferences, filteredPaths, gitEnvironment, GIT_SAFE_ARGS, LOADED_PATHS } from '../src/signoff/provenance';
 import { figureCacheFromEnv } from '../steps/support/figureCache';
 import { GuardedStream } from '../src/cli/io';
 import { reason } from '../src/inputFiles';
 
 const ROOT = path.resolve(__dirname, '..');
 
+/** git in the checkout, with the caller's GIT_* variables cleared and replace refs not followed (provenance.ts). */
 function git(args: string[]): string | null {
-  const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const result = spawnSync('git', [...GIT_SAFE_ARGS, ...args], { cwd: ROOT, encoding: 'utf8', env: gitEnvironment(process.env), maxBuffer: 64 * 1024 * 1024 });
   return result.status === 0 ? result.stdout.trim() : null;
+}
+
+/** The working tree's differences from the commit: what git says (worktree.ts), and the files whose content is not the commit's blob. */
+function differences(): string[] | null {
+  const listed = worktreeDifferences(git);
+  if (listed === null) return null;
+  return [...new Set([...listed, ...(contentDifferences(ROOT, git) ?? [])])].sort();
 }
 
 function subject(): Subject {
@@ -44,7 +53,7 @@ function subject(): Subject {
     packageName: pkg.name,
     packageVersion: pkg.version,
     commit: commit ?? 'unknown (not a git checkout)',
-    worktree: worktreeText(commit === null ? null : worktreeDifferences(git)),
+    worktree: worktreeText(commit === null ? null : differences()),
     node: process.version,
   };
 }
@@ -91,7 +100,11 @@ async function main(argv: string[]): Promise<number> {
     out.write(`${QUALIFY_USAGE}\n`);
     return 0;
   }
-  const prepared = prepare(parseQualifyArgs(argv), ROOT, process.env);
+  const options = parseQualifyArgs(argv);
+  // A clean or smudge filter makes git compare another content than the file's: refused before anything runs.
+  const filtered = git(['rev-parse', 'HEAD']) === null ? [] : filteredPaths(git, [...LOADED_PATHS, path.relative(ROOT, path.resolve(options.requirements))].filter((p) => !p.startsWith('..')));
+  if (filtered.length > 0) throw new UsageError(`what ran would not be what the commit holds: ${filtered.join('; ')}; refused (remove the filter attribute)`);
+  const prepared = prepare(options, ROOT, process.env);
   return (await qualify(prepared, context)).status;
 }
 

@@ -37,6 +37,7 @@ import { CURRENT_LINK, newRunDir, publishRun, removeStale, runFolderGuard, RUNS_
 import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 import { ownerTag } from '../processes';
+import { LOADED_PATHS, linksLeaving } from './provenance';
 import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RUN_CHANGING_VARIABLES, RunVariable, variablesThatChangeRun } from './narrowed';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
@@ -238,6 +239,8 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\n\s*/g, ' '));
   }
+  const leaving = linksOutOfCheckout(root, options.merge === null ? options.features : null, requirementsFile);
+  if (leaving.length > 0) throw new UsageError(`what ran would not be what the commit holds: ${leaving.join('; ')}; refused`);
   let baseline: SignoffJson | null = null;
   if (options.baseline !== null) {
     const file = path.resolve(options.baseline);
@@ -270,6 +273,15 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   makeFolder(out, options.out);
   const requirements = { file: fromRoot(root, requirementsFile), digest: `sha256:${createHash('sha256').update(registryText).digest('hex')}` };
   return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards, plantedDefect, requirements };
+}
+
+/**
+ * The symbolic links that lead out of the checkout (or out of a features folder given outside it)
+ * among what a run loads: the features folder, the registry and the repository's loaded paths.
+ */
+function linksOutOfCheckout(root: string, features: string | null, requirementsFile: string): string[] {
+  const paths = [...(features === null ? [] : [path.resolve(features)]), ...LOADED_PATHS.filter((p) => p !== 'requirements.yaml').map((p) => path.join(root, p)), requirementsFile];
+  return [...new Set(paths.flatMap((p) => linksLeaving(root, p)))];
 }
 
 /** Which suite a sign-off qualifies: the features folder and registry, and whether both are the repository's own. */
