@@ -25,7 +25,7 @@ import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
 import { parseRun, RunModel } from './messages';
-import { anchorsOf, buildSignoff, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject, SuiteScope } from './model';
+import { anchorsOf, buildSignoff, Gate, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject, SuiteScope } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
@@ -38,6 +38,7 @@ import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 import { ownerTag } from '../processes';
 import { LOADED_PATHS, linksLeaving } from './provenance';
+import { channelDisagreements, channelsGate } from './channels';
 import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RUN_CHANGING_VARIABLES, RunVariable, variablesThatChangeRun } from './narrowed';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
@@ -421,13 +422,18 @@ export function stopChildren(signal: NodeJS.Signals): number {
 
 function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
   return new Promise((resolve, reject) => {
-    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : ['ignore', 'inherit', 'inherit'] });
+    // Output is always collected (cucumber's summary line is one of the channels compared, channels.ts); a tool that is not quiet is printed as it runs.
+    const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     runningChildren.add(child);
     child.on('exit', () => runningChildren.delete(child));
     if (beside && child.pid !== undefined) lowerPriority(child.pid);
     let output = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const collect = (chunk: string) => {
+      output += chunk;
+      if (!quiet) ctx.write(chunk);
+    };
+    child.stdout?.setEncoding('utf8').on('data', collect);
+    child.stderr?.setEncoding('utf8').on('data', collect);
     child.on('error', reject);
     child.on('close', (status) => resolve({ status, output }));
   });
@@ -444,6 +450,26 @@ function lowerPriority(pid: number): void {
 
 function tool(ctx: DriverContext, name: string): string {
   return path.join(ctx.root, 'node_modules', '.bin', name);
+}
+
+/** A file's text, or null when it cannot be read. */
+function textOrNull(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where each cucumber run's exit status, printed summary and (run 1) junit.xml disagree with its
+ * message stream (channels.ts), in words.
+ */
+function runChannelProblems(runDir: string, first: Spawned, second: Spawned | undefined, firstRun: RunModel | null, secondRun: RunModel | null): string[] {
+  return [
+    ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: textOrNull(path.join(runDir, 'messages.ndjson')) }, firstRun),
+    ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: textOrNull(path.join(runDir, RERUN_MESSAGES)) }, secondRun)),
+  ];
 }
 
 function readRun(file: string): { run: RunModel | null; problem: string | null } {
@@ -770,9 +796,11 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const runDirKept = runFolderGuard(runDir, options.out);
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
   const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--order', secondRunOrder(prepared.fuzzSeed), '--format', `message:${inRun(RERUN_MESSAGES)}`];
+  let secondResult: Spawned | undefined;
   /** A quiet second run prints its output only when it did not pass. */
   const secondRun = async (profile: string, env: NodeJS.ProcessEnv) => {
     const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true, compiledRerun);
+    secondResult = result;
     if (result.status !== 0) ctx.write(`   run 2 of 2 exited with status ${result.status}:\n${result.output.split('\n').slice(-40).join('\n')}\n`);
     return result;
   };
@@ -816,7 +844,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   // The first run's figures are drawn as soon as it ends, while the other work goes on.
   const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
   const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
-  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
+  const [firstResult, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
+  const channels = (first: RunModel | null, second: RunModel | null) => runChannelProblems(runDir, firstResult, secondResult, first, second);
 
   let measured: Measured | null = compiledMeasured;
   if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
@@ -831,7 +860,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   if (shard !== null) {
     await phase(last, () => {
       runDirKept();
-      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured });
+      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, channels });
     });
     ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
     return { status: 0, model: null };
@@ -840,7 +869,9 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const model = await phase(last, async () => {
     runDirKept();
     const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
-    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures });
+    const firstRunRead = await firstRead;
+    const checks = [channelsGate(channels(firstRunRead.run, secondRunRead.run))];
+    return publishSignoff(prepared, ctx, runDir, { first: firstRunRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, checks });
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
@@ -865,7 +896,7 @@ function publishShard(
   prepared: Prepared,
   ctx: DriverContext,
   runDir: string,
-  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null },
+  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null; channels: (first: RunModel | null, second: RunModel | null) => string[] },
 ): void {
   const { shard } = made;
   const firstFile = path.join(runDir, 'messages.ndjson');
@@ -917,6 +948,8 @@ interface SignoffParts {
   settings?: { coverage: boolean; fuzzRuns: number };
   /** The variables the shards recorded (a merge). */
   environment?: RunVariable[];
+  /** Gates decided outside the model (channels.ts). */
+  checks?: Gate[];
 }
 
 /** Two lists of variables as one, each name=value once, in name order. */
@@ -975,6 +1008,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
     generated: parts.generated,
     glossary: fs.existsSync(path.join(ctx.root, 'docs', 'glossary.md')) ? parseGlossary(fs.readFileSync(path.join(ctx.root, 'docs', 'glossary.md'), 'utf8')) : [],
     shardProblems: parts.shardProblems,
+    checks: parts.checks,
   });
   // Everything is written into the unpublished run folder, then published in one rename.
   fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
