@@ -23,7 +23,7 @@ test('a message stream rewritten at exit to pass: NOT QUALIFIED, the Channels ga
   assert.notEqual(failing, fixture);
   fs.writeFileSync(path.join(features, 'hostile.feature'), failing);
   const out = path.join(scratch, 'out');
-  const env = { ...process.env, NODE_OPTIONS: `--require ${path.join(ROOT, 'test', 'fixtures', 'channels', 'rewrite-stream.cjs')}` };
+  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--require ${path.join(ROOT, 'test', 'fixtures', 'channels', 'rewrite-stream.cjs')}` };
   delete env.KVQUAL_PERTURB;
   delete env.KVQUAL_FUZZ_PLANT;
   const args = ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--features', features, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', out, '--no-coverage', '--fuzz-runs', '0'];
