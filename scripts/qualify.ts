@@ -5,7 +5,8 @@
 // tsc-compiled JavaScript (the same unit tests and features again; a failure there fails the
 // verdict), then publishes the sign-off (signoff.md, signoff.html, signoff-assets/) and the reports
 // as one set. The work is in src/signoff/driver.ts; this script gives it the clock, git and the
-// console. Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run.
+// console. Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run,
+// 3 when every gate passed but the run was narrowed (PASSED — NOT A RELEASE SIGN-OFF, src/signoff/narrowed.ts).
 //
 //   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--baseline FILE] [--no-coverage] [--fuzz-runs N]
 //
@@ -14,6 +15,11 @@
 //
 // For a merge it also renders cucumber's HTML and JUnit reports from the merged message stream,
 // with cucumber's own formatters (they live in node_modules/@cucumber, which src/ never imports).
+//
+// git runs with the caller's GIT_* variables cleared and without replace refs; a link out of the
+// checkout or a git filter on what a run loads is refused (exit 2), and the files are compared with
+// the commit's blobs by content (src/signoff/provenance.ts). KVQUAL_SIGNING_KEY signs a shard's
+// manifest and makes the merge refuse a shard not signed with it (src/signoff/shardTrust.ts).
 //
 // KVQUAL_PERTURB=<part of a scenario name> is passed to the second run only (test double of the
 // determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs and seeds the
@@ -93,6 +99,7 @@ const context: DriverContext = {
   subject,
   write: (text) => out.write(text),
   figureCache: figureCacheFromEnv(),
+  git,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -39,6 +39,9 @@ import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FO
 import { ownerTag } from '../processes';
 import { LOADED_PATHS, linksLeaving } from './provenance';
 import { channelDisagreements, channelsGate } from './channels';
+import { checkoutProblems, mergeNarrowed, copiedStreamProblem, newNonce, nonceProblem, RUN_NONCE_ENV, sha256Of, sharedOptions, signatureOf, SIGNING_KEY_ENV, verifyShards } from './shardTrust';
+import { blobId } from './provenance';
+import type { Git } from './worktree';
 import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RUN_CHANGING_VARIABLES, RunVariable, variablesThatChangeRun } from './narrowed';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
@@ -162,6 +165,8 @@ export interface DriverContext {
    * filled with every scenario's figure): the sign-off then draws only what is not there.
    */
   figureCache?: FigureCache;
+  /** git in the checkout (provenance.ts's safe git): the tree a shard records, and the merge's check of its own checkout. */
+  git?: Git;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -465,10 +470,26 @@ function textOrNull(file: string): string | null {
  * Where each cucumber run's exit status, printed summary and (run 1) junit.xml disagree with its
  * message stream (channels.ts), in words.
  */
-function runChannelProblems(runDir: string, first: Spawned, second: Spawned | undefined, firstRun: RunModel | null, secondRun: RunModel | null): string[] {
+function runChannelProblems(
+  runDir: string,
+  nonces: { first: string; second: string },
+  first: Spawned,
+  second: Spawned | undefined,
+  firstRun: RunModel | null,
+  secondRun: RunModel | null,
+): string[] {
+  const firstText = textOrNull(path.join(runDir, 'messages.ndjson'));
+  const secondText = textOrNull(path.join(runDir, RERUN_MESSAGES));
+  // Each stream must be its own run's: carry that run's nonce, and share no per-run id with the other.
+  const own = [
+    ...(firstText === null ? [] : [nonceProblem(firstText, nonces.first)].filter((p) => p !== null).map((p) => `run 1 of 2: its message stream ${p}`)),
+    ...(secondText === null ? [] : [nonceProblem(secondText, nonces.second)].filter((p) => p !== null).map((p) => `run 2 of 2: its message stream ${p}`)),
+    ...(firstText === null || secondText === null ? [] : [copiedStreamProblem(firstText, secondText)].filter((p) => p !== null).map((p) => `run 2 of 2: ${p}`)),
+  ];
   return [
-    ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: textOrNull(path.join(runDir, 'messages.ndjson')) }, firstRun),
-    ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: textOrNull(path.join(runDir, RERUN_MESSAGES)) }, secondRun)),
+    ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: firstText }, firstRun),
+    ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: secondText }, secondRun)),
+    ...own,
   ];
 }
 
@@ -750,10 +771,12 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const started = ctx.now();
   const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
   // The planted defect is the generated workloads' test double only: the suite and the tests run without it.
-  const firstEnv = { ...ctx.env };
+  // Each run gets a nonce its own stream must carry (shardTrust.ts): a stream copied from another run does not.
+  const nonces = { first: newNonce(), second: newNonce() };
+  const firstEnv: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.first };
   delete firstEnv[PERTURB_ENV];
   delete firstEnv[PLANTED_DEFECT_ENV];
-  const secondEnv = { ...ctx.env };
+  const secondEnv: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.second };
   delete secondEnv[PLANTED_DEFECT_ENV];
   const glob = `${features}/**/*.feature`;
   const shardArgs = shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`];
@@ -828,7 +851,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
           return { summary: null, run, note: NO_JAVASCRIPT };
         }
         const covEnv = coverageEnv(ctx, firstEnv);
-        const perturbedEnv = perturbation ? { ...covEnv, [PERTURB_ENV]: perturbation } : covEnv;
+        const perturbedEnv = { ...covEnv, ...(perturbation ? { [PERTURB_ENV]: perturbation } : {}), [RUN_NONCE_ENV]: nonces.second };
         const [unitFolder] = await Promise.all([phase(unitsPhase, () => runCompiledUnits(ctx, covEnv, run)), phase(secondCompiled, () => secondRun('compiled', perturbedEnv)), checking]);
         compiledScenarioFailures(readRun(path.join(runDir, RERUN_MESSAGES)), run, null);
         return phase(reportPhase, () => coverageReport(ctx, firstEnv, run, features, unitFolder));
@@ -845,7 +868,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const firstRead = runOne.then(() => readRun(path.join(runDir, 'messages.ndjson')));
   const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
   const [firstResult, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures]);
-  const channels = (first: RunModel | null, second: RunModel | null) => runChannelProblems(runDir, firstResult, secondResult, first, second);
+  const channels = (first: RunModel | null, second: RunModel | null) => runChannelProblems(runDir, nonces, firstResult, secondResult, first, second);
 
   let measured: Measured | null = compiledMeasured;
   if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
@@ -860,7 +883,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   if (shard !== null) {
     await phase(last, () => {
       runDirKept();
-      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, channels });
+      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, channels, nonces });
     });
     ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
     return { status: 0, model: null };
@@ -896,12 +919,22 @@ function publishShard(
   prepared: Prepared,
   ctx: DriverContext,
   runDir: string,
-  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null; channels: (first: RunModel | null, second: RunModel | null) => string[] },
+  made: {
+    shard: ShardSpec;
+    perturbation: string | null;
+    generated: CampaignResult | null;
+    measured: Measured | null;
+    channels: (first: RunModel | null, second: RunModel | null) => string[];
+    nonces: { first: string; second: string };
+  },
 ): void {
   const { shard } = made;
   const firstFile = path.join(runDir, 'messages.ndjson');
   const firstText = fs.existsSync(firstFile) ? fs.readFileSync(firstFile, 'utf8') : '';
+  const secondText = textOrNull(path.join(runDir, RERUN_MESSAGES));
   const identity = suiteIdentity(firstText);
+  const first = readRun(firstFile);
+  const second = readRun(path.join(runDir, RERUN_MESSAGES));
   const manifest: ShardManifest = {
     format: SHARD_FORMAT,
     shard,
@@ -912,11 +945,22 @@ function publishShard(
     command: commandOf(prepared.options, { perturbation: made.perturbation, planted: prepared.plantedDefect }),
     generated: made.generated,
     coverage: made.measured === null ? null : { summary: made.measured.summary, run: made.measured.run, note: made.measured.note },
+    trust: {
+      tree: ctx.git?.(['rev-parse', 'HEAD^{tree}']) ?? null,
+      requirements: prepared.requirements,
+      options: sharedOptions(prepared.options.argv),
+      environment: environmentOf(ctx.env, false),
+      channels: made.channels(first.run, second.run),
+      streams: {
+        first: fs.existsSync(firstFile) ? { sha256: sha256Of(firstText), nonce: made.nonces.first } : null,
+        second: secondText === null ? null : { sha256: sha256Of(secondText), nonce: made.nonces.second },
+      },
+    },
   };
+  const key = ctx.env[SIGNING_KEY_ENV];
+  if (key !== undefined && key !== '') manifest.signature = signatureOf(manifest, key);
   fs.writeFileSync(path.join(runDir, SHARD_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
   publishRun(prepared.out, runDir, SHARD_SET_NAMES, SET_NAMES);
-  const first = readRun(firstFile);
-  const second = readRun(path.join(runDir, RERUN_MESSAGES));
   const ran = new Set(identity.ran);
   const mine = (first.run?.scenarios ?? []).filter((s) => ran.has(s.key));
   const passed = mine.filter((s) => s.status === 'PASSED').length;
@@ -950,6 +994,8 @@ interface SignoffParts {
   environment?: RunVariable[];
   /** Gates decided outside the model (channels.ts). */
   checks?: Gate[];
+  /** Reasons the run is narrowed besides those of its options, tree and variables (a merge's own checkout). */
+  narrowed?: string[];
 }
 
 /** Two lists of variables as one, each name=value once, in name order. */
@@ -981,7 +1027,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
   const environment = mergeVariables(parts.environment ?? [], environmentOf(ctx.env, options.merge !== null));
   const scope = suiteScope(prepared, parts.features ?? prepared.features);
   const settings = parts.settings ?? { coverage: options.coverage, fuzzRuns: options.fuzzRuns };
-  const narrowed = narrowedReasons({ features: scope.features, requirements: scope.requirements, ...settings, worktree: subject.worktree, variables: environment });
+  const narrowed = [...narrowedReasons({ features: scope.features, requirements: scope.requirements, ...settings, worktree: subject.worktree, variables: environment }), ...(parts.narrowed ?? [])];
   const built = buildSignoff({
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
     date: ctx.date(),
@@ -1052,16 +1098,28 @@ export function mergedSubject(manifests: readonly ShardManifest[]): Subject {
   return { ...subject, worktree: `working tree differed from the commit in ${which}` };
 }
 
+/** The merge's own checkout: its commit and tree, whether it is clean, and whether the registry it reads is the commit's blob. */
+function mergeCheckout(ctx: DriverContext, prepared: Prepared): Parameters<typeof checkoutProblems>[0] {
+  const here = ctx.subject();
+  const file = prepared.requirements.file;
+  const committed = file.startsWith('..') ? null : ctx.git?.(['rev-parse', `HEAD:${file}`]) ?? null;
+  const onDisk = blobId(fs.readFileSync(path.join(ctx.root, file)));
+  return { commit: here.commit, worktree: here.worktree, tree: ctx.git?.(['rev-parse', 'HEAD^{tree}']) ?? null, registry: file, registryCommitted: committed === null ? null : committed === onDisk };
+}
+
 async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel }> {
   const { options, out } = prepared;
   const started = ctx.now();
   const check = checkShards(prepared.shards);
   const n = check.reference.shard.count;
-  // The sign-off names what the shards ran; the merge reads this checkout's requirements and glossary, so it must be the same commit.
-  const here = ctx.subject();
-  if (here.commit !== check.reference.subject.commit) {
-    check.problems.push(`the merge runs on commit ${here.commit.slice(0, 12)}, the shards ran ${check.reference.subject.commit.slice(0, 12)}: merge on the commit the shards ran (its requirements are read here)`);
-  }
+  // Every shard verified (signature, stream digests and nonces, no copied run, one registry and set of options); one that cannot be trusted is left out.
+  const key = ctx.env[SIGNING_KEY_ENV];
+  const verified = verifyShards(check.used, { key: key === undefined || key === '' ? undefined : key, requirementsDigest: prepared.requirements.digest });
+  check.problems.push(...verified.problems);
+  check.used = check.used.filter((s) => !verified.refused.has(s));
+  // The sign-off names what the shards ran; the merge reads this checkout's requirements and glossary, so it must be the same clean commit.
+  const checkout = mergeCheckout(ctx, prepared);
+  check.problems.push(...checkoutProblems(checkout, { commit: check.reference.subject.commit, tree: check.reference.trust?.tree ?? null }));
   const phase = phaseRunner(ctx, [
     `merge: ${countOf(prepared.shards.length, 'shard folder')} given for ${countOf(n, 'shard')}; the message streams of both runs merged, cucumber's reports rendered from them`,
     'sign-off: signoff.md, signoff.html and signoff.json, published with the merged reports as one set',
@@ -1106,6 +1164,10 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       shardProblems: check.problems,
       subject: mergedSubject(check.used.map((s) => s.manifest)),
       features: check.reference.suite.features,
+      settings: { coverage: settings.coverage, fuzzRuns: settings.fuzzRuns },
+      environment: check.used.flatMap((s) => s.manifest.trust?.environment ?? []),
+      checks: [channelsGate(check.used.flatMap((s) => (s.manifest.trust?.channels ?? []).map((p) => `shard ${s.manifest.shard.index} of ${n}, ${p}`)))],
+      narrowed: mergeNarrowed(checkout),
     }),
   );
   reportVerdict(ctx, model, measured);

@@ -215,14 +215,18 @@ export interface Checkout {
 
 /**
  * What is wrong with merging in this checkout for shards that ran `commit` and `tree`: another
- * commit or tree, a working tree that is not the commit (the merge reads the registry and glossary
- * here), or a registry that is not the commit's. In words; empty when it is the shards' clean commit.
+ * commit or tree, or a registry that is not the commit's (the merge reads it here). In words; empty
+ * when it is the shards' commit. (A working tree that otherwise differs narrows the merge: mergeNarrowed.)
  */
 export function checkoutProblems(here: Checkout, shards: { commit: string; tree: string | null }): string[] {
   const problems: string[] = [];
   if (here.commit !== shards.commit) problems.push(`the merge runs on commit ${here.commit.slice(0, 12)}, the shards ran ${shards.commit.slice(0, 12)}: merge on the commit the shards ran (its requirements are read here)`);
   else if (shards.tree !== null && here.tree !== shards.tree) problems.push(`the merge's checkout has the tree ${String(here.tree).slice(0, 12)}, the shards ran ${shards.tree.slice(0, 12)}: another content under the same commit id`);
-  if (here.worktree !== 'clean working tree') problems.push(`the merge's checkout: ${here.worktree}: the requirements and glossary it reads may not be the commit's`);
   if (here.registryCommitted !== true) problems.push(`the merge reads ${here.registry}, which is ${here.registryCommitted === false ? 'not the commit\'s (an uncommitted edit)' : 'not in the commit'}: merge with the registry the shards' commit holds`);
   return problems;
+}
+
+/** Why a merge in this checkout is not a release sign-off although the shards may be: its own working tree is not the commit. */
+export function mergeNarrowed(here: Checkout): string[] {
+  return here.worktree === 'clean working tree' ? [] : [`the merge's checkout: ${here.worktree}: the glossary and files it reads may not be the commit's`];
 }
