@@ -86,7 +86,7 @@ export const QUALIFY_USAGE = [
   `exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error, ${NARROWED_EXIT_STATUS} ${NARROWED_VERDICT}`,
   `  (${NARROWED_VERDICT}: every gate passed, but the run was narrowed: another features`,
   '  folder or registry, --no-coverage, fewer --fuzz-runs than the default, a working tree that is not',
-  `  its commit, or a variable that changes what runs: ${['GIT_*', ...Object.keys(RUN_CHANGING_VARIABLES)].join(', ')})`,
+  `  its commit, or a variable that changes what runs: ${['GIT_* (but git\'s network ones)', ...Object.keys(RUN_CHANGING_VARIABLES)].join(', ')})`,
 ].join('\n');
 
 /** Parses `npm run qualify -- …`; throws UsageError naming the problem. */
@@ -1154,6 +1154,8 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       : { summary: null, run: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [noCoverage] }, note: noCoverage }
     : null;
   const perturbations = [...new Set(check.used.map((s) => s.manifest.perturbation).filter((p): p is string => p !== null))];
+  // Every shard refused: the sign-off still names what the set claimed to run.
+  const subject = mergedSubject(check.used.length > 0 ? check.used.map((s) => s.manifest) : [check.reference]);
   const model = await phase(() =>
     publishSignoff(prepared, ctx, runDir, {
       first: readRun(path.join(runDir, 'messages.ndjson')),
@@ -1162,12 +1164,13 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       generated: settings.fuzzRuns > 0 ? shardOne?.generated ?? null : null,
       measured,
       shardProblems: check.problems,
-      subject: mergedSubject(check.used.map((s) => s.manifest)),
+      subject,
       features: check.reference.suite.features,
       settings: { coverage: settings.coverage, fuzzRuns: settings.fuzzRuns },
       environment: check.used.flatMap((s) => s.manifest.trust?.environment ?? []),
       checks: [channelsGate(check.used.flatMap((s) => (s.manifest.trust?.channels ?? []).map((p) => `shard ${s.manifest.shard.index} of ${n}, ${p}`)))],
-      narrowed: mergeNarrowed(checkout),
+      // The merge's own tree when the shards' were clean (a tree the shards share is named once, by the subject).
+      narrowed: subject.worktree === 'clean working tree' ? mergeNarrowed(checkout) : [],
     }),
   );
   reportVerdict(ctx, model, measured);

@@ -22,7 +22,8 @@ export interface RunVariable {
 
 /**
  * Variables that change what a qualification runs, by name, with what each changes. GIT_* (any
- * name) is added by variablesThatChangeRun. KVQUAL_SEED counts only when it is not the default.
+ * name but TRANSPORT_GIT_VARIABLES) is added by variablesThatChangeRun. KVQUAL_SEED counts only
+ * when it is not the default.
  */
 export const RUN_CHANGING_VARIABLES: Record<string, string> = {
   NODE_OPTIONS: 'every Node.js process of the run (cucumber, the unit tests, tsc) started with these options, which can load code into it',
@@ -36,11 +37,17 @@ export const RUN_CHANGING_VARIABLES: Record<string, string> = {
 };
 // The test doubles (KVQUAL_PERTURB, KVQUAL_FUZZ_PLANT) are not here: each has its own gate, which fails the run.
 
+/**
+ * git variables that only say how git reaches a remote or asks for credentials (a machine's CA
+ * bundle, an SSH command): nothing a qualification runs uses the network, so they change nothing.
+ */
+export const TRANSPORT_GIT_VARIABLES = ['GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'GIT_ASKPASS', 'GIT_TERMINAL_PROMPT', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_HTTP_USER_AGENT', 'GIT_PROXY_COMMAND'];
+
 /** The variables of `env` that change what a run does, in name order, each with its meaning. */
 export function variablesThatChangeRun(env: NodeJS.ProcessEnv): RunVariable[] {
   const out: RunVariable[] = [];
   const names = Object.keys(env)
-    .filter((name) => env[name] !== undefined && (name in RUN_CHANGING_VARIABLES || name.startsWith('GIT_')))
+    .filter((name) => env[name] !== undefined && (name in RUN_CHANGING_VARIABLES || (name.startsWith('GIT_') && !TRANSPORT_GIT_VARIABLES.includes(name))))
     .sort();
   for (const name of names) {
     const value = env[name]!;

@@ -45,8 +45,8 @@ test('each way of narrowing a run is named, all at once', () => {
   assert.equal(all.length, 7);
 });
 
-test('the variables that change a run: each listed one, any GIT_*, KVQUAL_SEED only when not the default; nothing else', () => {
-  const env: NodeJS.ProcessEnv = { PATH: '/bin', HOME: '/h', KVQUAL_DEBUG: '1', KVQUAL_SIGNING_KEY: 'k', GIT_DIR: '/x/.git', GIT_WORK_TREE: '/y', NODE_OPTIONS: '--require ./x.js', KVQUAL_SEED: '1893' };
+test("the variables that change a run: each listed one, any GIT_* but git's network ones, KVQUAL_SEED only when not the default; nothing else", () => {
+  const env: NodeJS.ProcessEnv = { PATH: '/bin', HOME: '/h', KVQUAL_DEBUG: '1', KVQUAL_SIGNING_KEY: 'k', GIT_DIR: '/x/.git', GIT_WORK_TREE: '/y', GIT_SSL_CAINFO: '/etc/ssl/ca.crt', GIT_SSH_COMMAND: 'ssh', NODE_OPTIONS: '--require ./x.js', KVQUAL_SEED: '1893' };
   for (const name of Object.keys(RUN_CHANGING_VARIABLES)) if (name !== 'NODE_OPTIONS' && name !== 'KVQUAL_SEED') env[name] = 'v';
   const found = variablesThatChangeRun(env);
   const names = found.map((v) => v.name);
