@@ -59,7 +59,7 @@ function merge(out: string, shards: string[], env: NodeJS.ProcessEnv = {}, requi
 }
 
 /** The Shards gate's words in a merged sign-off ('' when it passed). */
-const shardsGate = (out: string) => /\| Shards \| (.*) \| ❌ \|/.exec(read(dir(out), 'signoff.md'))?.[1] ?? '';
+const shardsGate = (out: string): string => (JSON.parse(read(dir(out), 'signoff.json')) as { gates: { title: string; summary: string }[] }).gates.find((g) => g.title === 'Shards')?.summary ?? '';
 
 /** A copy of a shard folder (its published files, links followed) with its manifest (and streams) changed. */
 function copyShard(from: string, to: string, change: (manifest: Record<string, any>) => void, streams: (files: { first: string; second: string }) => { first: string; second: string } = (f) => f): string {
@@ -133,11 +133,11 @@ test('each shard records its streams\' SHA-256 and nonces, its tree, registry an
 });
 
 test('with KVQUAL_SIGNING_KEY the merge refuses a shard whose manifest was changed, and every shard under another key', async () => {
-  // FAILED turned PASSED is the same kind of edit: any change to a signed manifest or stream.
-  const edited = copyShard('shard-2', 'edited-signed', (m) => (m.coverage = null));
+  // Coverage failures removed from a manifest are the same kind of edit: any change to a signed manifest or stream.
+  const edited = copyShard('shard-2', 'edited-manifest', (m) => (m.subject.node = 'v99.0.0'));
   const run = await merge('edited-signed', [dir('shard-1'), edited, dir('shard-3')], { KVQUAL_SIGNING_KEY: KEY });
   assert.equal(run.status, 1, run.output);
-  assert.match(shardsGate('edited-signed'), /shard 2 of 3 \(.*edited-signed\): its signature does not match \(KVQUAL_SIGNING_KEY\): its manifest or streams were changed after it signed them, or another key signed it; refused/);
+  assert.match(shardsGate('edited-signed'), /shard 2 of 3 \(.*edited-manifest\): its signature does not match \(KVQUAL_SIGNING_KEY\): its manifest or streams were changed after it signed them, or another key signed it; refused/);
   assert.match(read(dir('edited-signed'), 'signoff.md'), /\| Scenarios \| 2 of 3 scenarios passed \(1 not run\) \| ❌ \|/, 'the refused shard\'s scenario did not run');
   const otherKey = await merge('other-key', [dir('shard-1'), dir('shard-2'), dir('shard-3')], { KVQUAL_SIGNING_KEY: 'another key' });
   assert.equal(otherKey.status, 1, otherKey.output);
