@@ -37,10 +37,9 @@ import { CURRENT_LINK, newRunDir, publishRun, removeStale, runFolderGuard, RUNS_
 import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 import { ownerTag } from '../processes';
-import { LOADED_PATHS, linksLeaving } from './provenance';
+import { blobId, LOADED_PATHS, linksLeaving } from './provenance';
 import { channelDisagreements, channelsGate } from './channels';
-import { checkoutProblems, mergeNarrowed, copiedStreamProblem, newNonce, nonceProblem, RUN_NONCE_ENV, sha256Of, sharedOptions, signatureOf, SIGNING_KEY_ENV, verifyShards } from './shardTrust';
-import { blobId } from './provenance';
+import { checkoutProblems, mergeNarrowed, newNonce, ownStreamProblems, RUN_NONCE_ENV, sha256Of, sharedOptions, signatureOf, SIGNING_KEY_ENV, verifyShards } from './shardTrust';
 import type { Git } from './worktree';
 import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RUN_CHANGING_VARIABLES, RunVariable, variablesThatChangeRun } from './narrowed';
 
@@ -480,16 +479,10 @@ function runChannelProblems(
 ): string[] {
   const firstText = textOrNull(path.join(runDir, 'messages.ndjson'));
   const secondText = textOrNull(path.join(runDir, RERUN_MESSAGES));
-  // Each stream must be its own run's: carry that run's nonce, and share no per-run id with the other.
-  const own = [
-    ...(firstText === null ? [] : [nonceProblem(firstText, nonces.first)].filter((p) => p !== null).map((p) => `run 1 of 2: its message stream ${p}`)),
-    ...(secondText === null ? [] : [nonceProblem(secondText, nonces.second)].filter((p) => p !== null).map((p) => `run 2 of 2: its message stream ${p}`)),
-    ...(firstText === null || secondText === null ? [] : [copiedStreamProblem(firstText, secondText)].filter((p) => p !== null).map((p) => `run 2 of 2: ${p}`)),
-  ];
   return [
     ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: firstText }, firstRun),
     ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: secondText }, secondRun)),
-    ...own,
+    ...ownStreamProblems({ first: firstText, second: secondText }, nonces),
   ];
 }
 

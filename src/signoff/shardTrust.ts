@@ -78,6 +78,22 @@ export function copiedStreamProblem(first: string, second: string): string | nul
   return `the message stream of its second run shares ${shared.length} of cucumber's per-run ids with its first (${shared[0]}…): a copy of the first, however edited, not a second run`;
 }
 
+/**
+ * Whether each of a run's two streams is its own run's: it carries that run's nonce, and the second
+ * shares no per-run id with the first. Each problem in words, naming the run; empty when both are.
+ */
+export function ownStreamProblems(streams: { first: string | null; second: string | null }, nonces: { first: string; second: string }): string[] {
+  const problems: string[] = [];
+  for (const [run, label] of [['first', 'run 1 of 2'], ['second', 'run 2 of 2']] as const) {
+    const text = streams[run];
+    const wrong = text === null ? null : nonceProblem(text, nonces[run]);
+    if (wrong !== null) problems.push(`${label}: its message stream ${wrong}`);
+  }
+  const copy = streams.first === null || streams.second === null ? null : copiedStreamProblem(streams.first, streams.second);
+  if (copy !== null) problems.push(`run 2 of 2: ${copy}`);
+  return problems;
+}
+
 /** A published stream's seal: its SHA-256 and the nonce its run was given. */
 export interface StreamSeal {
   sha256: string;

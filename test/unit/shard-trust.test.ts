@@ -11,6 +11,7 @@ import {
   newNonce,
   NONCE_HOOK_PREFIX,
   nonceProblem,
+  ownStreamProblems,
   sha256Of,
   sharedOptions,
   ShardTrust,
@@ -62,6 +63,18 @@ test('a second run that is the first, however edited, shares its per-run ids; a 
   const onlyOne = stream('r2', 'n2').replace('r2-started-1', 'r1-started-1');
   assert.match(copiedStreamProblem(first, onlyOne)!, /shares 1 of cucumber's per-run ids with its first \(r1-started-1…\)/);
   assert.equal(copiedStreamProblem(first, '{"testCase":broken\n'), null);
+});
+
+test("an unsharded run's two streams: each must carry its own run's nonce, and the second be no copy of the first", () => {
+  const nonces = { first: 'n1', second: 'n2' };
+  assert.deepEqual(ownStreamProblems({ first: stream('r1', 'n1'), second: stream('r2', 'n2') }, nonces), []);
+  assert.deepEqual(ownStreamProblems({ first: null, second: null }, nonces), [], 'a missing stream is named elsewhere');
+  assert.deepEqual(ownStreamProblems({ first: stream('r1', 'n1'), second: stream('r1', 'n1') }, nonces), [
+    "run 2 of 2: its message stream carries the nonce n1…, not its run's n2…: the stream of another run",
+    "run 2 of 2: the message stream of its second run shares 4 of cucumber's per-run ids with its first (r1-pickle-1…): a copy of the first, however edited, not a second run",
+  ]);
+  assert.deepEqual(ownStreamProblems({ first: stream('r1', null), second: stream('r2', 'n2') }, nonces), ['run 1 of 2: its message stream carries no run nonce: not the stream of the run that was given one']);
+  assert.deepEqual(ownStreamProblems({ first: stream('r1', 'n1'), second: null }, nonces), []);
 });
 
 test('a shard shares its options without --shard and --out', () => {
