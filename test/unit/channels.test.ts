@@ -38,6 +38,8 @@ test("cucumber's summary line, JUnit counts and the stream's success are read", 
   assert.deepEqual(summaryTally('4 scenarios (4 failed)\n'), { ran: 4, passed: 0 });
   assert.deepEqual(summaryTally('12 scenarios (2 undefined, 10 passed)\n'), { ran: 12, passed: 10 });
   assert.equal(summaryTally('no summary here\nrun 3 scenarios (3 passed) again\n'), null, 'a summary is a line of its own');
+  assert.equal(summaryTally('run 3 scenarios (3 passed)\n'), null, 'from the start of its line');
+  assert.equal(summaryTally('3 scenarios (3 passed) and more\n'), null, 'to its end');
   assert.deepEqual(junitTally(JUNIT_FAILED), { ran: 3, passed: 2 });
   assert.deepEqual(junitTally('<testsuite tests="5" skipped="1" failures="1" errors="1">'), { ran: 5, passed: 2 });
   assert.deepEqual(junitTally('<testsuite tests="2">'), { ran: 2, passed: 2 });
@@ -47,6 +49,7 @@ test("cucumber's summary line, JUnit counts and the stream's success are read", 
   assert.equal(streamSuccess(FAILING), false);
   assert.equal(streamSuccess('{"meta":{}}\n'), null);
   assert.equal(streamSuccess('{"testRunFinished":broken\n'), null);
+  assert.equal(streamSuccess('{"testRunFinished":{"success":true}}\n{"testRunFinished":broken\n'), null, 'the last one counts, and a broken one says nothing');
 });
 
 test('every channel agrees with an honest stream, passing or failing: nothing named, the gate passes', () => {
@@ -54,7 +57,10 @@ test('every channel agrees with an honest stream, passing or failing: nothing na
   assert.deepEqual(check({ exitStatus: 1, output: SUMMARY_FAILED, junit: JUNIT_FAILED, stream: FAILING }), []);
   assert.deepEqual(check({ stream: PASSING }), [], 'channels not captured are not compared');
   assert.deepEqual(check({ exitStatus: 1, stream: null }), [], 'a run without a stream is judged elsewhere');
+  assert.deepEqual(channelDisagreements({ label: 'r', exitStatus: 1, stream: PASSING }, null), [], 'and so is one whose stream could not be read');
+  assert.deepEqual(channelDisagreements({ label: 'r', exitStatus: 1, stream: null }, parseRun(PASSING)), []);
   assert.deepEqual(channelsGate([]), { title: 'Channels', passed: true, summary: CHANNELS_AGREE });
+  assert.equal(CHANNELS_AGREE, "cucumber's exit status, its summary line, junit.xml and the message stream agree for both runs");
 });
 
 test('a stream rewritten to pass at exit: exit status, summary line and junit.xml each disagree, named', () => {
@@ -75,6 +81,8 @@ test('each channel alone disagreeing is named', () => {
   assert.deepEqual(check({ exitStatus: null, stream: PASSING }), ['run 1 of 2: cucumber was stopped by a signal, but its message stream says the run succeeded (3 scenarios, 3 passed)']);
   assert.deepEqual(check({ output: '3 scenarios (2 passed, 1 skipped)\n', stream: PASSING }), ["run 1 of 2: cucumber's summary line says 3 scenarios, 2 passed, its message stream 3 scenarios, 3 passed"]);
   assert.deepEqual(check({ output: '4 scenarios (4 passed)\n', stream: PASSING }), ["run 1 of 2: cucumber's summary line says 4 scenarios, 4 passed, its message stream 3 scenarios, 3 passed"]);
+  assert.deepEqual(check({ output: '4 scenarios (1 failed, 3 passed)\n', stream: PASSING }), ["run 1 of 2: cucumber's summary line says 4 scenarios, 3 passed, its message stream 3 scenarios, 3 passed"], 'as many passed, more ran');
+  assert.deepEqual(check({ junit: '<testsuite tests="4" failures="1">', stream: PASSING }), ['run 1 of 2: its junit.xml says 4 scenarios, 3 passed, its message stream 3 scenarios, 3 passed'], 'as many passed, more ran');
   assert.deepEqual(check({ output: 'crashed\n', stream: PASSING }), ['run 1 of 2: cucumber printed no summary line ("N scenarios (…)") to compare its message stream with']);
   assert.deepEqual(check({ output: null, stream: PASSING }), ['run 1 of 2: cucumber printed no summary line ("N scenarios (…)") to compare its message stream with']);
   assert.deepEqual(check({ junit: JUNIT_PASSED.replace('tests="3"', 'tests="4"'), stream: PASSING }), ['run 1 of 2: its junit.xml says 4 scenarios, 4 passed, its message stream 3 scenarios, 3 passed']);

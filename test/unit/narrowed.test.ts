@@ -4,7 +4,7 @@
 // project's whole run from a clean tree, with no variable that changes it, is QUALIFIED.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RunFacts, RUN_CHANGING_VARIABLES, variablesThatChangeRun } from '../../src/signoff/narrowed';
+import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RunFacts, RUN_CHANGING_VARIABLES, TRANSPORT_GIT_VARIABLES, variablesThatChangeRun } from '../../src/signoff/narrowed';
 import { buildSignoff, SignoffInput } from '../../src/signoff/model';
 import { parseRun } from '../../src/signoff/messages';
 import { compareRuns } from '../../src/signoff/determinism';
@@ -59,6 +59,13 @@ test("the variables that change a run: each listed one, any GIT_* but git's netw
   assert.deepEqual(variablesThatChangeRun({ KVQUAL_SEED: '7' }), [{ name: 'KVQUAL_SEED', value: '7', meaning: 'the scenarios and the generated workloads ran with seed 7, not the default 1893' }]);
   assert.deepEqual(variablesThatChangeRun({ KVQUAL_COVERAGE_UNITS: '' }).map((v) => v.name), ['KVQUAL_COVERAGE_UNITS'], 'set, even empty');
   assert.deepEqual(variablesThatChangeRun({ NODE_OPTIONS: undefined }), []);
+});
+
+test("each variable's meaning says what it changes; each of git's network variables alone changes nothing", () => {
+  for (const [name, meaning] of Object.entries(RUN_CHANGING_VARIABLES)) assert.match(meaning, /^(every|the) .{30,}$/, name);
+  assert.deepEqual(TRANSPORT_GIT_VARIABLES.filter((name) => !name.startsWith('GIT_')), []);
+  for (const name of TRANSPORT_GIT_VARIABLES) assert.deepEqual(variablesThatChangeRun({ [name]: 'x' }), [], name);
+  assert.deepEqual(TRANSPORT_GIT_VARIABLES, ['GIT_SSL_CAINFO', 'GIT_SSL_CAPATH', 'GIT_ASKPASS', 'GIT_TERMINAL_PROMPT', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_HTTP_USER_AGENT', 'GIT_PROXY_COMMAND']);
 });
 
 test('the usage names the narrowed verdict, its exit status and every variable', () => {

@@ -11,6 +11,7 @@ import {
   newNonce,
   NONCE_HOOK_PREFIX,
   nonceProblem,
+  RUN_NONCE_ENV,
   ownStreamProblems,
   sha256Of,
   sharedOptions,
@@ -38,6 +39,11 @@ function stream(run: string, nonce: string | null, extraHooks: string[] = []): s
   return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`;
 }
 
+test('the nonce variable the support file reads, and a text\'s SHA-256 as "sha256:<hex>"', () => {
+  assert.equal(RUN_NONCE_ENV, 'KVQUAL_RUN_NONCE');
+  assert.equal(sha256Of(''), 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+});
+
 test('a nonce is fresh 128-bit hex each time', () => {
   const a = newNonce();
   assert.match(a, /^[0-9a-f]{32}$/);
@@ -63,6 +69,8 @@ test('a second run that is the first, however edited, shares its per-run ids; a 
   const onlyOne = stream('r2', 'n2').replace('r2-started-1', 'r1-started-1');
   assert.match(copiedStreamProblem(first, onlyOne)!, /shares 1 of cucumber's per-run ids with its first \(r1-started-1…\)/);
   assert.equal(copiedStreamProblem(first, '{"testCase":broken\n'), null);
+  const idless = (t: string) => t.replace(/"id":"[^"]*-run",/, '').replace(/\{"pickle":\{"id":"[^"]*",/, '{"pickle":{');
+  assert.equal(copiedStreamProblem(idless(first), idless(stream('r2', 'n2'))), null, 'an envelope without an id shares nothing');
 });
 
 test("an unsharded run's two streams: each must carry its own run's nonce, and the second be no copy of the first", () => {
@@ -148,6 +156,9 @@ test('a manifest without its trust record is refused', () => {
   const result = verifyShards([old, shard(2)], SIDE);
   assert.deepEqual([...result.refused], [old]);
   assert.deepEqual(result.problems, ['shard 1 of 2 (q1): its manifest records no stream digests or run nonces (an older kvqual wrote it, or it was edited): it cannot be verified; refused']);
+  const alone = shard(2);
+  delete alone.manifest.trust;
+  assert.equal(verifyShards([alone], SIDE).refused.size, 1, 'with no shard recording its trust');
 });
 
 test('an edited stream, a stream not recorded, a stream of another run, a nonce recorded twice and a copied second run: each named, the stream left out', () => {
