@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { blobId, contentDifferences, filteredPaths, gitEnvironment, GIT_SAFE_ARGS, linksLeaving } from '../../src/signoff/provenance';
+import { blobId, contentDifferences, filteredPaths, gitEnvironment, GIT_SAFE_ARGS, linksLeaving, LOADED_PATHS } from '../../src/signoff/provenance';
 import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
 import type { Git } from '../../src/signoff/worktree';
 
@@ -173,8 +173,28 @@ test('content comparison: an edit, a missing file, a file the commit lacks, a co
   fs.writeFileSync(path.join(root, 'requirements.yaml'), 'requirements: [] # edited\n');
   assert.deepEqual(contentDifferences(root, safeGit(root), ['features', 'steps', 'requirements.yaml']), ['features/link.ts', 'features/new.feature', 'requirements.yaml', 'steps/a.ts', 'steps/b.ts']);
   const copy = repository();
+  fs.copyFileSync(path.join(copy, 'steps', 'a.ts'), path.join(scratch, `same-${repos}.ts`));
   fs.rmSync(path.join(copy, 'steps', 'a.ts'));
-  fs.symlinkSync(path.join(copy, 'features', 'a.feature'), path.join(copy, 'steps', 'a.ts'));
-  assert.deepEqual(contentDifferences(copy, safeGit(copy), ['steps']), ['steps/a.ts'], 'a committed file now a link');
+  fs.symlinkSync(path.join(scratch, `same-${repos}.ts`), path.join(copy, 'steps', 'a.ts'));
+  assert.deepEqual(contentDifferences(copy, safeGit(copy), ['steps']), ['steps/a.ts'], 'a committed file now a link, even to the same content');
   assert.equal(contentDifferences(scratch, () => null), null, 'no git: null');
+});
+
+test('a repository in the SHA-256 object format is compared in its own format', () => {
+  const root = path.join(scratch, `repo-sha256-${repos++}`);
+  fs.mkdirSync(path.join(root, 'steps'), { recursive: true });
+  fs.writeFileSync(path.join(root, 'steps', 'a.ts'), 'export {};\n');
+  const init = spawnSync('git', ['init', '-q', '--object-format=sha256'], { cwd: root, encoding: 'utf8' });
+  if (init.status !== 0) return; // a git without SHA-256 repositories
+  run(root, ['add', '-A']);
+  run(root, ['commit', '-qm', 'one']);
+  assert.deepEqual(contentDifferences(root, safeGit(root), ['steps']), []);
+  fs.writeFileSync(path.join(root, 'steps', 'a.ts'), 'export const b = 1;\n');
+  assert.deepEqual(contentDifferences(root, safeGit(root), ['steps']), ['steps/a.ts']);
+});
+
+test('the paths compared are those a run loads; a git that cannot say which files have a filter is a problem, not a pass', () => {
+  assert.deepEqual(LOADED_PATHS, ['features', 'steps', 'src', 'requirements.yaml', 'cucumber.js']);
+  const git: Git = (args) => (args[0] === 'ls-files' ? 'features/a.feature\0' : null);
+  assert.deepEqual(filteredPaths(git, ['features']), ['git check-attr could not say which files have a filter']);
 });
