@@ -25,6 +25,7 @@
 // determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs and seeds the
 // generated workloads (default 1893).
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopChildren, UsageError } from '../src/signoff/driver';
@@ -100,6 +101,7 @@ const context: DriverContext = {
   write: (text) => out.write(text),
   figureCache: figureCacheFromEnv(),
   git,
+  nonce: () => randomBytes(16).toString('hex'),
 };
 
 async function main(argv: string[]): Promise<number> {

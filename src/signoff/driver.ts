@@ -39,7 +39,7 @@ import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FO
 import { ownerTag } from '../processes';
 import { blobId, LOADED_PATHS, linksLeaving } from './provenance';
 import { channelDisagreements, channelsGate } from './channels';
-import { checkoutProblems, mergeNarrowed, newNonce, ownStreamProblems, RUN_NONCE_ENV, sha256Of, sharedOptions, signatureOf, SIGNING_KEY_ENV, verifyShards } from './shardTrust';
+import { checkoutProblems, mergeNarrowed, ownStreamProblems, RUN_NONCE_ENV, sha256Of, sharedOptions, signatureOf, SIGNING_KEY_ENV, verifyShards } from './shardTrust';
 import type { Git } from './worktree';
 import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RUN_CHANGING_VARIABLES, RunVariable, variablesThatChangeRun } from './narrowed';
 
@@ -166,6 +166,14 @@ export interface DriverContext {
   figureCache?: FigureCache;
   /** git in the checkout (provenance.ts's safe git): the tree a shard records, and the merge's check of its own checkout. */
   git?: Git;
+  /** A fresh unguessable nonce for one cucumber run (random; shardTrust.ts). */
+  nonce?(): string;
+}
+
+let nonceCount = 0;
+/** The caller's nonce, or (a caller without one, in tests) a distinct one made from the clock. */
+function newNonce(ctx: DriverContext): string {
+  return ctx.nonce?.() ?? `run-${ctx.now()}-${++nonceCount}`;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -765,7 +773,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
   // The planted defect is the generated workloads' test double only: the suite and the tests run without it.
   // Each run gets a nonce its own stream must carry (shardTrust.ts): a stream copied from another run does not.
-  const nonces = { first: newNonce(), second: newNonce() };
+  const nonces = { first: newNonce(ctx), second: newNonce(ctx) };
   const firstEnv: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.first };
   delete firstEnv[PERTURB_ENV];
   delete firstEnv[PLANTED_DEFECT_ENV];

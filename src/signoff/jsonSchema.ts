@@ -2,7 +2,7 @@
 // (published as schema/kvqual-signoff.schema.json; `npm run schema` regenerates it and a unit
 // test fails when it is stale) and the reader of an earlier sign-off given with --baseline.
 import { z } from 'zod';
-import { NARROWED_VERDICT } from './narrowed';
+import { NARROWED_VERDICT } from './verdicts';
 
 export const SIGNOFF_FORMAT = 'kvqual-signoff/1';
 

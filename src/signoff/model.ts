@@ -23,7 +23,7 @@ import { TOO_HEAVY_MEANING } from '../fuzz/runCase';
 import { INVARIANT_CLAIMS } from '../fuzz/invariants';
 import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
 import { fuzzCaseCommand } from '../fuzz/command';
-import { NARROWED_VERDICT } from './narrowed';
+import { NARROWED_VERDICT } from './verdicts';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 

@@ -6,8 +6,9 @@
 // approval block. Also owns the list of those variables. Pure: facts in, words out.
 import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED } from './model';
 
-/** The verdict of a run that passed every gate but was narrowed. */
-export const NARROWED_VERDICT = 'PASSED — NOT A RELEASE SIGN-OFF';
+import { NARROWED_VERDICT } from './verdicts';
+
+export { NARROWED_VERDICT };
 /** Exit statuses of `npm run qualify`. */
 export const EXIT_QUALIFIED = 0;
 export const EXIT_NOT_QUALIFIED = 1;

@@ -5,9 +5,9 @@
 // KVQUAL_SIGNING_KEY set it signs the manifest (HMAC-SHA-256 over its canonical JSON, which holds the
 // stream digests, so the streams are signed too). The merge checks every one of these and names
 // each mismatch; a shard it cannot trust is left out, which fails the Shards gate. Also the merge's
-// own checkout: the shards' commit and tree, clean, its registry the commit's. Pure but for the
-// nonce's randomness.
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+// own checkout: the shards' commit and tree, clean, its registry the commit's. Pure: the nonces
+// come from the caller (scripts/qualify.ts), as the clock does.
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson } from '../report/canonical';
 import type { RunVariable } from './narrowed';
 
@@ -16,11 +16,6 @@ export const RUN_NONCE_ENV = 'KVQUAL_RUN_NONCE';
 export const NONCE_HOOK_PREFIX = 'kvqual run nonce ';
 /** The variable holding the key that signs shard manifests and that the merge checks them with. */
 export const SIGNING_KEY_ENV = 'KVQUAL_SIGNING_KEY';
-
-/** A fresh nonce for one run (128 random bits, hex). */
-export function newNonce(): string {
-  return randomBytes(16).toString('hex');
-}
 
 /** "sha256:<hex>" of a text. */
 export function sha256Of(text: string): string {

@@ -8,7 +8,6 @@ import {
   checkoutProblems,
   copiedStreamProblem,
   mergeNarrowed,
-  newNonce,
   NONCE_HOOK_PREFIX,
   nonceProblem,
   RUN_NONCE_ENV,
@@ -42,12 +41,6 @@ function stream(run: string, nonce: string | null, extraHooks: string[] = []): s
 test('the nonce variable the support file reads, and a text\'s SHA-256 as "sha256:<hex>"', () => {
   assert.equal(RUN_NONCE_ENV, 'KVQUAL_RUN_NONCE');
   assert.equal(sha256Of(''), 'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
-});
-
-test('a nonce is fresh 128-bit hex each time', () => {
-  const a = newNonce();
-  assert.match(a, /^[0-9a-f]{32}$/);
-  assert.notEqual(newNonce(), a);
 });
 
 test("a stream carries its run's nonce in a named BeforeAll hook; none, another or two are named", () => {
