@@ -5,7 +5,8 @@
 // tsc-compiled JavaScript (the same unit tests and features again; a failure there fails the
 // verdict), then publishes the sign-off (signoff.md, signoff.html, signoff-assets/) and the reports
 // as one set. The work is in src/signoff/driver.ts; this script gives it the clock, git and the
-// console. Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run.
+// console. Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run,
+// 3 when every gate passed but the run was narrowed (PASSED — NOT A RELEASE SIGN-OFF, src/signoff/narrowed.ts).
 //
 //   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--baseline FILE] [--no-coverage] [--fuzz-runs N]
 //
@@ -15,11 +16,17 @@
 // For a merge it also renders cucumber's HTML and JUnit reports from the merged message stream,
 // with cucumber's own formatters (they live in node_modules/@cucumber, which src/ never imports).
 //
+// git runs with the caller's GIT_* variables cleared and without replace refs; a link out of the
+// checkout or a git filter on what a run loads is refused (exit 2), and the files are compared with
+// the commit's blobs by content (src/signoff/provenance.ts). KVQUAL_SIGNING_KEY signs a shard's
+// manifest and makes the merge refuse a shard not signed with it (src/signoff/shardTrust.ts).
+//
 // KVQUAL_PERTURB=<part of a scenario name> is passed to the second run only (test double of the
 // determinism proof; see steps/support/perturb.ts); KVQUAL_SEED applies to both runs and seeds the
 // generated workloads (default 1893). The compiled coverage run gets a temporary folder of its own,
 // removed when qualify exits or is stopped by a signal (and by the next run, after a kill -9).
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -28,15 +35,24 @@ import type { Subject } from '../src/signoff/model';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
 import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
+import { contentDifferences, filteredPaths, gitEnvironment, GIT_SAFE_ARGS, LOADED_PATHS } from '../src/signoff/provenance';
 import { figureCacheFromEnv } from '../steps/support/figureCache';
 import { GuardedStream } from '../src/cli/io';
 import { reason } from '../src/inputFiles';
 
 const ROOT = path.resolve(__dirname, '..');
 
+/** git in the checkout, with the caller's GIT_* variables cleared and replace refs not followed (provenance.ts). */
 function git(args: string[]): string | null {
-  const result = spawnSync('git', args, { cwd: ROOT, encoding: 'utf8' });
+  const result = spawnSync('git', [...GIT_SAFE_ARGS, ...args], { cwd: ROOT, encoding: 'utf8', env: gitEnvironment(process.env), maxBuffer: 64 * 1024 * 1024 });
   return result.status === 0 ? result.stdout.trim() : null;
+}
+
+/** The working tree's differences from the commit: what git says (worktree.ts), and the files whose content is not the commit's blob. */
+function differences(): string[] | null {
+  const listed = worktreeDifferences(git);
+  if (listed === null) return null;
+  return [...new Set([...listed, ...(contentDifferences(ROOT, git) ?? [])])].sort();
 }
 
 function subject(): Subject {
@@ -46,7 +62,7 @@ function subject(): Subject {
     packageName: pkg.name,
     packageVersion: pkg.version,
     commit: commit ?? 'unknown (not a git checkout)',
-    worktree: worktreeText(commit === null ? null : worktreeDifferences(git)),
+    worktree: worktreeText(commit === null ? null : differences()),
     node: process.version,
   };
 }
@@ -118,6 +134,8 @@ const context: DriverContext = {
   write: (text) => out.write(text),
   figureCache: figureCacheFromEnv(),
   coverageTemp: coverageTempFolder(),
+  git,
+  nonce: () => randomBytes(16).toString('hex'),
 };
 
 async function main(argv: string[]): Promise<number> {
@@ -125,7 +143,11 @@ async function main(argv: string[]): Promise<number> {
     out.write(`${QUALIFY_USAGE}\n`);
     return 0;
   }
-  const prepared = prepare(parseQualifyArgs(argv), ROOT, process.env);
+  const options = parseQualifyArgs(argv);
+  // A clean or smudge filter makes git compare another content than the file's: refused before anything runs.
+  const filtered = git(['rev-parse', 'HEAD']) === null ? [] : filteredPaths(git, [...LOADED_PATHS, path.relative(ROOT, path.resolve(options.requirements))].filter((p) => !p.startsWith('..')));
+  if (filtered.length > 0) throw new UsageError(`what ran would not be what the commit holds: ${filtered.join('; ')}; refused (remove the filter attribute)`);
+  const prepared = prepare(options, ROOT, process.env);
   return (await qualify(prepared, context)).status;
 }
 

@@ -25,7 +25,7 @@ import { compareRuns } from './determinism';
 import { renderHtml, summaryChart } from './html';
 import { ASSETS_DIR, renderMarkdown, SUMMARY_CHART } from './markdown';
 import { parseRun, RunModel, runLastWords } from './messages';
-import { anchorsOf, buildSignoff, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject, SuiteScope } from './model';
+import { anchorsOf, buildSignoff, Gate, DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, generatedSummary, parseGlossary, RERUN_MESSAGES, SignoffModel, statusWord, Subject, SuiteScope } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
@@ -40,6 +40,11 @@ import { CURRENT_LINK, newRunDir, publishRun, removeStale, runFolderGuard, RUNS_
 import { typeCheckPlan } from './typeCheck';
 import { checkShards, mergeStreams, parseShardManifest, parseShardSpec, SHARD_FORMAT, SHARD_MANIFEST, ShardInput, ShardManifest, ShardSpec, suiteIdentity } from './shards';
 import { ownerTag } from '../processes';
+import { blobId, LOADED_PATHS, linksLeaving } from './provenance';
+import { channelDisagreements, channelsGate } from './channels';
+import { checkoutProblems, mergeNarrowed, ownStreamProblems, RUN_NONCE_ENV, sha256Of, sharedOptions, signatureOf, SIGNING_KEY_ENV, verifyShards } from './shardTrust';
+import type { Git } from './worktree';
+import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RUN_CHANGING_VARIABLES, RunVariable, variablesThatChangeRun } from './narrowed';
 
 export const PERTURB_ENV = 'KVQUAL_PERTURB';
 /** How many generated workloads test/unit/fuzz.test.ts checks (default: DEFAULT_FUZZ_RUNS). */
@@ -83,7 +88,10 @@ export const QUALIFY_USAGE = [
   '  --isolation          also replay every scenario alone, each in a process of its own (order independence)',
   '  --shard i/n          run shard i of n (writes shard.json, no sign-off)',
   '  --merge DIR…         build one sign-off from the shard folders',
-  'exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error',
+  `exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 usage or input error, ${NARROWED_EXIT_STATUS} ${NARROWED_VERDICT}`,
+  `  (${NARROWED_VERDICT}: every gate passed, but the run was narrowed: another features`,
+  '  folder or registry, --no-coverage, fewer --fuzz-runs than the default, a working tree that is not',
+  `  its commit, or a variable that changes what runs: ${['GIT_* (but git\'s network ones)', ...Object.keys(RUN_CHANGING_VARIABLES)].join(', ')})`,
 ].join('\n');
 
 /** Parses `npm run qualify -- …`; throws UsageError naming the problem. */
@@ -167,6 +175,16 @@ export interface DriverContext {
   figureCache?: FigureCache;
   /** The temporary folder (TMPDIR) of the compiled coverage run, whose unit tests make scratch folders: the caller removes it, even when stopped. */
   coverageTemp?: string;
+  /** git in the checkout (provenance.ts's safe git): the tree a shard records, and the merge's check of its own checkout. */
+  git?: Git;
+  /** A fresh unguessable nonce for one cucumber run (random; shardTrust.ts). */
+  nonce?(): string;
+}
+
+let nonceCount = 0;
+/** The caller's nonce, or (a caller without one, in tests) a distinct one made from the clock. */
+function newNonce(ctx: DriverContext): string {
+  return ctx.nonce?.() ?? `run-${ctx.now()}-${++nonceCount}`;
 }
 
 /** What the checks before the run found: everything the run needs, read and valid. */
@@ -245,6 +263,8 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   } catch (error) {
     throw new UsageError((error as Error).message.replace(/\n\s*/g, ' '));
   }
+  const leaving = linksOutOfCheckout(root, options.merge === null ? options.features : null, requirementsFile);
+  if (leaving.length > 0) throw new UsageError(`what ran would not be what the commit holds: ${leaving.join('; ')}; refused`);
   let baseline: SignoffJson | null = null;
   if (options.baseline !== null) {
     const file = path.resolve(options.baseline);
@@ -279,6 +299,15 @@ export function prepare(options: QualifyOptions, root: string, env: NodeJS.Proce
   return { options, out, features: fromRoot(root, featuresDir), registry, baseline, fuzzSeed, shards, plantedDefect, requirements };
 }
 
+/**
+ * The symbolic links that lead out of the checkout (or out of a features folder given outside it)
+ * among what a run loads: the features folder, the registry and the repository's loaded paths.
+ */
+function linksOutOfCheckout(root: string, features: string | null, requirementsFile: string): string[] {
+  const paths = [...(features === null ? [] : [path.resolve(features)]), ...LOADED_PATHS.filter((p) => p !== 'requirements.yaml').map((p) => path.join(root, p)), requirementsFile];
+  return [...new Set(paths.flatMap((p) => linksLeaving(root, p)))];
+}
+
 /** Which suite a sign-off qualifies: the features folder and registry, and whether both are the repository's own. */
 function suiteScope(prepared: Prepared, features: string): SuiteScope {
   const { file, digest } = prepared.requirements;
@@ -286,21 +315,15 @@ function suiteScope(prepared: Prepared, features: string): SuiteScope {
 }
 
 /**
- * Environment variables that change what a qualification runs, as set: KVQUAL_SEED (the scenarios'
- * seed and the generated workloads'), KVQUAL_COVERAGE_UNITS (another folder of unit tests in the
- * coverage run, for the integration test of that gate), KVQUAL_FIGURE_CACHE (where the figures
- * came from).
+ * Environment variables that change what a qualification runs, as set (narrowed.ts lists them); a
+ * merge names the variables its shards recorded, and its own that change what it reads or renders.
  */
-export function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): { name: string; value: string; meaning: string }[] {
-  const out: { name: string; value: string; meaning: string }[] = [];
-  const seed = env.KVQUAL_SEED;
-  if (!merge && seed !== undefined && seed !== '' && Number(seed) !== DEFAULT_FUZZ_SEED) out.push({ name: 'KVQUAL_SEED', value: seed, meaning: `the scenarios and the generated workloads ran with seed ${seed}, not the default ${DEFAULT_FUZZ_SEED}` });
-  const units = env.KVQUAL_COVERAGE_UNITS;
-  if (!merge && units !== undefined) out.push({ name: 'KVQUAL_COVERAGE_UNITS', value: units, meaning: `the coverage run ran the unit tests of ${units || '(nothing)'}, not the repository's test/unit` });
-  const figures = env.KVQUAL_FIGURE_CACHE;
-  if (figures !== undefined) out.push({ name: 'KVQUAL_FIGURE_CACHE', value: figures, meaning: figures === 'off' ? 'every figure was drawn afresh, without the figure cache' : `the figures were kept in and taken from ${figures || '(the default folder)'}, not the default figure cache` });
-  return out;
+export function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): RunVariable[] {
+  const all = variablesThatChangeRun(env);
+  return merge ? all.filter((v) => MERGE_VARIABLES.test(v.name)) : all;
 }
+/** The variables that change what a merge itself does (it runs no scenario): git's, Node's options, the figure cache. */
+const MERGE_VARIABLES = /^(GIT_|NODE_OPTIONS$|KVQUAL_FIGURE_CACHE$)/;
 
 /** A path with its symbolic links followed, or the path itself when it does not exist (yet). */
 function realPathOrSelf(absolute: string): string {
@@ -422,7 +445,7 @@ export function stopChildren(signal: NodeJS.Signals): number {
 
 function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
   return new Promise((resolve, reject) => {
-    // Output is always collected (a run that stops early is explained by its last words); a tool that is not quiet is also printed as it runs.
+    // Output is always collected (cucumber's summary line is one of the channels compared, channels.ts; a run that stops early is explained by its last words); a tool that is not quiet is printed as it runs.
     const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     runningChildren.add(child);
     child.on('exit', () => runningChildren.delete(child));
@@ -457,6 +480,36 @@ function withLastWords(read: { run: RunModel | null; problem: string | null }, o
   const words = read.run !== null && !read.run.finished ? runLastWords(output) : null;
   if (words !== null) read.run!.runErrors.push(words);
   return read;
+}
+
+/** A file's text, or null when it cannot be read. */
+function textOrNull(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where each cucumber run's exit status, printed summary and (run 1) junit.xml disagree with its
+ * message stream (channels.ts), in words.
+ */
+function runChannelProblems(
+  runDir: string,
+  nonces: { first: string; second: string },
+  first: Spawned,
+  second: Spawned | undefined,
+  firstRun: RunModel | null,
+  secondRun: RunModel | null,
+): string[] {
+  const firstText = textOrNull(path.join(runDir, 'messages.ndjson'));
+  const secondText = textOrNull(path.join(runDir, RERUN_MESSAGES));
+  return [
+    ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: firstText }, firstRun),
+    ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: secondText }, secondRun)),
+    ...ownStreamProblems({ first: firstText, second: secondText }, nonces),
+  ];
 }
 
 function readRun(file: string): { run: RunModel | null; problem: string | null } {
@@ -730,7 +783,7 @@ export function secondRunOrder(seed: number): string {
   return `random:${seed}`;
 }
 
-/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED; a shard: 0 when it ran). */
+/** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED, 3 passed but narrowed; a shard: 0 when it ran). */
 export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel | null }> {
   if (prepared.options.merge !== null) return mergeShards(prepared, ctx);
   const { options, out, features } = prepared;
@@ -738,11 +791,13 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const started = ctx.now();
   const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
   // The planted defect is the generated workloads' test double only: the suite and the tests run without it.
-  const firstEnv = { ...ctx.env };
+  // Each run gets a nonce its own stream must carry (shardTrust.ts): a stream copied from another run does not.
+  const nonces = { first: newNonce(ctx), second: newNonce(ctx) };
+  const firstEnv: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.first };
   delete firstEnv[PERTURB_ENV];
   delete firstEnv[PLANTED_DEFECT_ENV];
   delete firstEnv[SIMULATOR_FAULT_ENV];
-  const secondEnv = { ...ctx.env };
+  const secondEnv: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.second };
   delete secondEnv[PLANTED_DEFECT_ENV];
   delete secondEnv[SIMULATOR_FAULT_ENV];
   const glob = `${features}/**/*.feature`;
@@ -788,9 +843,11 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const runDirKept = runFolderGuard(runDir, options.out);
   const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
   const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--order', secondRunOrder(prepared.fuzzSeed), '--format', `message:${inRun(RERUN_MESSAGES)}`];
+  let secondResult: Spawned | undefined;
   /** A quiet second run prints its output only when it did not pass. */
   const secondRun = async (profile: string, env: NodeJS.ProcessEnv) => {
     const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true, compiledRerun);
+    secondResult = result;
     if (result.status !== 0) ctx.write(`   run 2 of 2 exited with status ${result.status}:\n${result.output.split('\n').slice(-40).join('\n')}\n`);
     return result;
   };
@@ -818,7 +875,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
           return { summary: null, run, note: NO_JAVASCRIPT };
         }
         const covEnv = coverageEnv(ctx, firstEnv);
-        const perturbedEnv = perturbation ? { ...covEnv, [PERTURB_ENV]: perturbation } : covEnv;
+        const perturbedEnv = { ...covEnv, ...(perturbation ? { [PERTURB_ENV]: perturbation } : {}), [RUN_NONCE_ENV]: nonces.second };
         const [unitFolder] = await Promise.all([phase(unitsPhase, () => runCompiledUnits(ctx, covEnv, run)), phase(secondCompiled, () => secondRun('compiled', perturbedEnv)), checking]);
         compiledScenarioFailures(readRun(path.join(runDir, RERUN_MESSAGES)), run, null);
         return phase(reportPhase, () => coverageReport(ctx, firstEnv, run, features, unitFolder));
@@ -859,7 +916,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
                 return check;
               }),
         );
-  const [, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures, faultChecked, isolated]);
+  const [firstResult, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures, faultChecked, isolated]);
+  const channels = (first: RunModel | null, second: RunModel | null) => runChannelProblems(runDir, nonces, firstResult, secondResult, first, second);
 
   let measured: Measured | null = compiledMeasured;
   if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
@@ -875,7 +933,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     const faults = (await faultChecked) ?? null;
     await phase(last, () => {
       runDirKept();
-      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, faults });
+      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, faults, channels, nonces });
     });
     ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
     return { status: 0, model: null };
@@ -884,16 +942,19 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   const model = await phase(last, async () => {
     runDirKept();
     const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
-    return publishSignoff(prepared, ctx, runDir, { first: await firstRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, faults: await faultChecked, isolation: await isolated });
+    const firstRunRead = await firstRead;
+    const checks = [channelsGate(channels(firstRunRead.run, secondRunRead.run))];
+    return publishSignoff(prepared, ctx, runDir, { first: firstRunRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, checks, faults: await faultChecked, isolation: await isolated });
   });
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
-  return { status: model.qualified ? 0 : 1, model };
+  return { status: exitStatusOf(model), model };
 }
 
 function reportVerdict(ctx: DriverContext, model: SignoffModel, measured: Measured | null): void {
   ctx.write(`\n── verdict: ${model.verdict} ──\n`);
   for (const gate of model.gates) ctx.write(`${gate.passed ? 'pass' : 'FAIL'}  ${gate.title}: ${gate.summary}\n`);
+  if (model.verdict === NARROWED_VERDICT) for (const reason of model.narrowed) ctx.write(`not a release sign-off: ${reason}\n`);
   if (measured !== null && measured.run.failures.length > 0) {
     ctx.write('\nFailed in the compiled coverage run:\n');
     for (const failure of measured.run.failures) ctx.write(`  ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
@@ -908,12 +969,23 @@ function publishShard(
   prepared: Prepared,
   ctx: DriverContext,
   runDir: string,
-  made: { shard: ShardSpec; perturbation: string | null; generated: CampaignResult | null; measured: Measured | null; faults: FaultCheck | null },
+  made: {
+    shard: ShardSpec;
+    perturbation: string | null;
+    generated: CampaignResult | null;
+    measured: Measured | null;
+    faults: FaultCheck | null;
+    channels: (first: RunModel | null, second: RunModel | null) => string[];
+    nonces: { first: string; second: string };
+  },
 ): void {
   const { shard } = made;
   const firstFile = path.join(runDir, 'messages.ndjson');
   const firstText = fs.existsSync(firstFile) ? fs.readFileSync(firstFile, 'utf8') : '';
+  const secondText = textOrNull(path.join(runDir, RERUN_MESSAGES));
   const identity = suiteIdentity(firstText);
+  const first = readRun(firstFile);
+  const second = readRun(path.join(runDir, RERUN_MESSAGES));
   const manifest: ShardManifest = {
     format: SHARD_FORMAT,
     shard,
@@ -925,11 +997,22 @@ function publishShard(
     generated: made.generated,
     coverage: made.measured === null ? null : { summary: made.measured.summary, run: made.measured.run, note: made.measured.note },
     faults: made.faults,
+    trust: {
+      tree: ctx.git?.(['rev-parse', 'HEAD^{tree}']) ?? null,
+      requirements: prepared.requirements,
+      options: sharedOptions(prepared.options.argv),
+      environment: environmentOf(ctx.env, false),
+      channels: made.channels(first.run, second.run),
+      streams: {
+        first: fs.existsSync(firstFile) ? { sha256: sha256Of(firstText), nonce: made.nonces.first } : null,
+        second: secondText === null ? null : { sha256: sha256Of(secondText), nonce: made.nonces.second },
+      },
+    },
   };
+  const key = ctx.env[SIGNING_KEY_ENV];
+  if (key !== undefined && key !== '') manifest.signature = signatureOf(manifest, key);
   fs.writeFileSync(path.join(runDir, SHARD_MANIFEST), `${JSON.stringify(manifest, null, 1)}\n`);
   publishRun(prepared.out, runDir, SHARD_SET_NAMES, SET_NAMES);
-  const first = readRun(firstFile);
-  const second = readRun(path.join(runDir, RERUN_MESSAGES));
   const ran = new Set(identity.ran);
   const mine = (first.run?.scenarios ?? []).filter((s) => ran.has(s.key));
   const passed = mine.filter((s) => s.status === 'PASSED').length;
@@ -961,6 +1044,14 @@ interface SignoffParts {
   faults?: FaultCheck | null;
   /** The order-independence proof (isolation.ts); null when it was not asked for (--isolation). */
   isolation?: IsolationCheck | null;
+  /** The options the shards ran with (a merge), when not this run's. */
+  settings?: { coverage: boolean; fuzzRuns: number };
+  /** The variables the shards recorded (a merge). */
+  environment?: RunVariable[];
+  /** Gates decided outside the model (channels.ts). */
+  checks?: Gate[];
+  /** Reasons the run is narrowed besides those of its options, tree and variables (a merge's own checkout). */
+  narrowed?: string[];
 }
 
 /** One scenario replayed alone: a quiet cucumber process of its own (its replay command), its stream written to a folder of its own and read back. */
@@ -995,6 +1086,12 @@ async function runFaultCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, firstMe
   }
 }
 
+/** Two lists of variables as one, each name=value once, in name order. */
+function mergeVariables(a: readonly RunVariable[], b: readonly RunVariable[]): RunVariable[] {
+  const byKey = new Map([...a, ...b].map((v) => [`${v.name}=${v.value}`, v]));
+  return [...byKey.values()].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+}
+
 /** Each scenario's figure (SVG) by its key, from its evidence. */
 async function renderFigures(run: RunModel, cache: FigureCache | undefined): Promise<Map<string, string>> {
   const figures = new Map<string, string>();
@@ -1015,14 +1112,18 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
   const determinism = compareRuns(runModel, second.run, second.problem);
   const figures = parts.figures ?? (await renderFigures(runModel, ctx.figureCache));
   const subject = parts.subject ?? ctx.subject();
-  const environment = environmentOf(ctx.env, options.merge !== null);
+  const environment = mergeVariables(parts.environment ?? [], environmentOf(ctx.env, options.merge !== null));
+  const scope = suiteScope(prepared, parts.features ?? prepared.features);
+  const settings = parts.settings ?? { coverage: options.coverage, fuzzRuns: options.fuzzRuns };
+  const narrowed = [...narrowedReasons({ features: scope.features, requirements: scope.requirements, ...settings, worktree: subject.worktree, variables: environment }), ...(parts.narrowed ?? [])];
   const built = buildSignoff({
     campaign: options.campaign ?? `${subject.packageName} ${subject.packageVersion} release qualification`,
     date: ctx.date(),
     subject,
     command: commandOf(options, options.merge === null ? { perturbation: parts.perturbation, planted: prepared.plantedDefect } : { perturbation: null, planted: false }, environment),
-    scope: suiteScope(prepared, parts.features ?? prepared.features),
+    scope,
     environment,
+    narrowed,
     run: runModel,
     determinism,
     registry,
@@ -1043,6 +1144,7 @@ async function publishSignoff(prepared: Prepared, ctx: DriverContext, runDir: st
     shardProblems: parts.shardProblems,
     faults: parts.faults,
     isolation: parts.isolation,
+    checks: parts.checks,
   });
   // Everything is written into the unpublished run folder, then published in one rename.
   fs.mkdirSync(path.join(runDir, ASSETS_DIR), { recursive: true });
@@ -1086,16 +1188,28 @@ export function mergedSubject(manifests: readonly ShardManifest[]): Subject {
   return { ...subject, worktree: `working tree differed from the commit in ${which}` };
 }
 
+/** The merge's own checkout: its commit and tree, whether it is clean, and whether the registry it reads is the commit's blob. */
+function mergeCheckout(ctx: DriverContext, prepared: Prepared): Parameters<typeof checkoutProblems>[0] {
+  const here = ctx.subject();
+  const file = prepared.requirements.file;
+  const committed = file.startsWith('..') ? null : ctx.git?.(['rev-parse', `HEAD:${file}`]) ?? null;
+  const onDisk = blobId(fs.readFileSync(path.join(ctx.root, file)));
+  return { commit: here.commit, worktree: here.worktree, tree: ctx.git?.(['rev-parse', 'HEAD^{tree}']) ?? null, registry: file, registryCommitted: committed === null ? null : committed === onDisk };
+}
+
 async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel }> {
   const { options, out } = prepared;
   const started = ctx.now();
   const check = checkShards(prepared.shards);
   const n = check.reference.shard.count;
-  // The sign-off names what the shards ran; the merge reads this checkout's requirements and glossary, so it must be the same commit.
-  const here = ctx.subject();
-  if (here.commit !== check.reference.subject.commit) {
-    check.problems.push(`the merge runs on commit ${here.commit.slice(0, 12)}, the shards ran ${check.reference.subject.commit.slice(0, 12)}: merge on the commit the shards ran (its requirements are read here)`);
-  }
+  // Every shard verified (signature, stream digests and nonces, no copied run, one registry and set of options); one that cannot be trusted is left out.
+  const key = ctx.env[SIGNING_KEY_ENV];
+  const verified = verifyShards(check.used, { key: key === undefined || key === '' ? undefined : key, requirementsDigest: prepared.requirements.digest });
+  check.problems.push(...verified.problems);
+  check.used = check.used.filter((s) => !verified.refused.has(s));
+  // The sign-off names what the shards ran; the merge reads this checkout's requirements and glossary, so it must be the same clean commit.
+  const checkout = mergeCheckout(ctx, prepared);
+  check.problems.push(...checkoutProblems(checkout, { commit: check.reference.subject.commit, tree: check.reference.trust?.tree ?? null }));
   const phase = phaseRunner(ctx, [
     `merge: ${countOf(prepared.shards.length, 'shard folder')} given for ${countOf(n, 'shard')}; the message streams of both runs merged, cucumber's reports rendered from them`,
     'sign-off: signoff.md, signoff.html and signoff.json, published with the merged reports as one set',
@@ -1130,6 +1244,8 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       : { summary: null, run: { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [noCoverage] }, note: noCoverage }
     : null;
   const perturbations = [...new Set(check.used.map((s) => s.manifest.perturbation).filter((p): p is string => p !== null))];
+  // Every shard refused: the sign-off still names what the set claimed to run.
+  const subject = mergedSubject(check.used.length > 0 ? check.used.map((s) => s.manifest) : [check.reference]);
   const model = await phase(() =>
     publishSignoff(prepared, ctx, runDir, {
       first: readRun(path.join(runDir, 'messages.ndjson')),
@@ -1138,13 +1254,18 @@ async function mergeShards(prepared: Prepared, ctx: DriverContext): Promise<{ st
       generated: settings.fuzzRuns > 0 ? shardOne?.generated ?? null : null,
       measured,
       shardProblems: check.problems,
-      subject: mergedSubject(check.used.map((s) => s.manifest)),
+      subject,
       features: check.reference.suite.features,
       faults: mergeFaultChecks(check.used.map((s) => ({ index: s.manifest.shard.index, count: s.manifest.shard.count, faults: s.manifest.faults }))),
       isolation: null,
+      settings: { coverage: settings.coverage, fuzzRuns: settings.fuzzRuns },
+      environment: check.used.flatMap((s) => s.manifest.trust?.environment ?? []),
+      checks: [channelsGate(check.used.flatMap((s) => (s.manifest.trust?.channels ?? []).map((p) => `shard ${s.manifest.shard.index} of ${n}, ${p}`)))],
+      // The merge's own tree when the shards' were clean (a tree the shards share is named once, by the subject).
+      narrowed: subject.worktree === 'clean working tree' ? mergeNarrowed(checkout) : [],
     }),
   );
   reportVerdict(ctx, model, measured);
   ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
-  return { status: model.qualified ? 0 : 1, model };
+  return { status: exitStatusOf(model), model };
 }

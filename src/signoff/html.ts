@@ -363,7 +363,7 @@ export function renderHtml(model: SignoffModel): string {
   out.push(
     '<section class="first" id="first-screen">',
     `<div><div class="verdict ${model.qualified ? 'ok' : 'bad'}" id="verdict"><div class="word">${h(model.verdict)}</div>` +
-      `<div>Computed from the results below, never typed by hand: QUALIFIED only when every gate passes.</div></div>` +
+      `<div>Computed from the results below, never typed by hand: QUALIFIED only when every gate passes and the run was the project's whole qualification.</div></div>` +
       `<table id="gates"><thead><tr><th class="w-150px">Gate</th><th>Result</th><th class="w-56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table></div>`,
     `<div><h3 id="attention">Needs attention</h3>${attention}` +
       `<h3 id="qualified">What was qualified</h3>${facts([
@@ -373,10 +373,12 @@ export function renderHtml(model: SignoffModel): string {
         ...(input.scope ? [['Requirements', `<code>${h(input.scope.requirements)}</code> <span class="mono" title="${h(input.scope.requirements_digest)}">${h(shortDigest(input.scope.requirements_digest))}</span>${input.scope.repository_suite ? '' : ' — not the repository\'s suite'}`] as [string, string]] : []),
         ['Run with', h(`Node.js ${subject.node}, cucumber-js ${model.cucumberVersion}`)],
       ])}</div>`,
-    `<div class="wide" id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>` +
-      '<table class="approval"><thead><tr><th class="w-140px">Role</th><th>Name</th><th class="w-140px">Date</th><th>Signature</th></tr></thead><tbody>' +
-      ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
-      '</tbody></table></div>',
+    model.narrowed.length > 0 && model.verdict !== 'NOT QUALIFIED'
+      ? `<div class="wide" id="not-a-sign-off"><h3>Not a release sign-off</h3><p>Every gate passed, but this run is not the project's whole qualification, so it has no approval block:</p><ul>${model.narrowed.map((reason) => `<li>${h(reason)}</li>`).join('')}</ul></div>`
+      : `<div class="wide" id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>` +
+        '<table class="approval"><thead><tr><th class="w-140px">Role</th><th>Name</th><th class="w-140px">Date</th><th>Signature</th></tr></thead><tbody>' +
+        ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
+        '</tbody></table></div>',
     '</section>',
     '<nav class="toc"><a href="#summary">Summary</a><a href="#requirements">Requirements</a><a href="#matrix">Traceability matrix</a><a href="#determinism">Determinism</a>' +
       '<a href="#gaps">Gaps</a><a href="#coverage">Coverage</a><a href="#scenarios">Scenarios</a><a href="#details-of-the-run">The run</a><a href="#glossary">Glossary</a></nav>',

@@ -16,6 +16,7 @@ export function toSignoffJson(model: SignoffModel): SignoffJson {
     cucumber_version: model.cucumberVersion,
     verdict: model.verdict,
     qualified: model.qualified,
+    narrowed: [...model.narrowed],
     gates: model.gates.map((g) => ({ ...g })),
     attention: model.attention.map((a) => a.text),
     perturbation: input.perturbation,

@@ -2,6 +2,7 @@
 // (published as schema/kvqual-signoff.schema.json; `npm run schema` regenerates it and a unit
 // test fails when it is stale) and the reader of an earlier sign-off given with --baseline.
 import { z } from 'zod';
+import { NARROWED_VERDICT } from './verdicts';
 
 export const SIGNOFF_FORMAT = 'kvqual-signoff/1';
 
@@ -67,8 +68,12 @@ export const SignoffJsonSchema = z
     command: z.string(),
     subject: z.strictObject({ packageName: z.string(), packageVersion: z.string(), commit: z.string(), worktree: z.string(), node: z.string() }),
     cucumber_version: z.string(),
-    verdict: z.enum(['QUALIFIED', 'NOT QUALIFIED']),
+    verdict: z.enum(['QUALIFIED', 'NOT QUALIFIED', NARROWED_VERDICT]),
     qualified: z.boolean(),
+    narrowed: z
+      .array(z.string())
+      .optional()
+      .describe('why the run is not a release sign-off (another suite, --no-coverage, fewer generated workloads, a tree that is not its commit, a variable that changes what runs); empty for a release sign-off, absent before it was recorded'),
     gates: z.array(z.strictObject({ title: z.string(), passed: z.boolean(), summary: z.string() })),
     attention: z.array(z.string()),
     perturbation: z.string().nullable(),
@@ -80,7 +85,7 @@ export const SignoffJsonSchema = z
     environment: z
       .array(z.strictObject({ name: z.string(), value: z.string(), meaning: z.string() }))
       .optional()
-      .describe('environment variables that changed what ran (KVQUAL_SEED, KVQUAL_COVERAGE_UNITS, KVQUAL_FIGURE_CACHE); absent before they were recorded'),
+      .describe('environment variables that changed what ran (NODE_OPTIONS, GIT_*, KVQUAL_SEED, KVQUAL_COVERAGE_UNITS, KVQUAL_FIGURE_CACHE, …); absent before they were recorded'),
     counts: z.record(z.string(), z.number().int()),
     requirements: z.array(
       z.strictObject({
@@ -164,8 +169,10 @@ export function parseSignoffJson(text: string, where: string): SignoffJson {
  */
 function signoffInconsistency(signoff: SignoffJson): string | null {
   const gatesPassed = signoff.gates.every((gate) => gate.passed);
+  const narrowed = (signoff.narrowed ?? []).length > 0;
   if ((signoff.verdict === 'QUALIFIED') !== signoff.qualified) return `its verdict is ${signoff.verdict} but qualified is ${signoff.qualified}`;
-  if (signoff.qualified !== gatesPassed) return `it is ${signoff.verdict} but ${gatesPassed ? 'every gate passed' : `the gate "${signoff.gates.find((gate) => !gate.passed)!.title}" failed`}`;
+  if ((signoff.verdict === NARROWED_VERDICT) !== (gatesPassed && narrowed)) return `it is ${signoff.verdict} but ${gatesPassed ? (narrowed ? 'every gate passed and it names why it is not a release sign-off' : 'every gate passed and it names nothing that narrowed it') : `the gate "${signoff.gates.find((gate) => !gate.passed)!.title}" failed`}`;
+  if (signoff.qualified !== (gatesPassed && !narrowed)) return `it is ${signoff.verdict} but ${gatesPassed ? 'every gate passed' : `the gate "${signoff.gates.find((gate) => !gate.passed)!.title}" failed`}`;
   const seen = new Set<string>();
   for (const scenario of signoff.scenarios) {
     if (seen.has(scenario.key)) return `the scenario ${scenario.key} is listed twice`;

@@ -139,7 +139,7 @@ export function renderMarkdown(model: SignoffModel): string {
       ],
     ),
     '',
-    'The verdict is computed from the results below, never typed by hand: QUALIFIED only when every gate passes.',
+    'The verdict is computed from the results below, never typed by hand: QUALIFIED only when every gate passes and the run was the project\'s whole qualification.',
     '',
     table(['Gate', 'Result', ''], model.gates.map((g) => [g.title, md(g.summary), mark(g.passed)])),
     '',
@@ -167,8 +167,12 @@ export function renderMarkdown(model: SignoffModel): string {
     '',
   );
 
-  push('## Approval', '', 'To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.', '');
-  push(table(['Role', 'Name', 'Date', 'Signature'], [['Prepared by', '', '', ''], ['Reviewed by', '', '', ''], ['Approved by', '', '', '']]), '');
+  if (model.narrowed.length > 0 && model.verdict !== 'NOT QUALIFIED') {
+    push('## Not a release sign-off', '', `Every gate passed, but this run is not the project's whole qualification, so it has no approval block:`, '', ...model.narrowed.map((reason) => `- ${md(reason)}`), '');
+  } else {
+    push('## Approval', '', 'To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.', '');
+    push(table(['Role', 'Name', 'Date', 'Signature'], [['Prepared by', '', '', ''], ['Reviewed by', '', '', ''], ['Approved by', '', '', '']]), '');
+  }
 
   push('## Scenarios by requirement and result', '', `![Scenarios by requirement and result: passed and not passed per requirement](${ASSETS_DIR}/${SUMMARY_CHART})`, '');
 

@@ -27,6 +27,7 @@ import { PLANTED_DEFECT_ENV, PLANTED_DEFECT_MEANING } from '../fuzz/planted';
 import { fuzzCaseCommand } from '../fuzz/command';
 import { faultSummary, type FaultCheck } from './faults';
 import { isolationSummary, type IsolationCheck } from './isolation';
+import { NARROWED_VERDICT } from './verdicts';
 
 const HOOK_ATTACHMENT_NAMES: string[] = Object.values(HOOK_ATTACHMENT_FILES);
 
@@ -93,6 +94,14 @@ export interface SignoffInput {
    * when it did not (the Determinism gate says order independence was not proven); absent in older callers.
    */
   isolation?: IsolationCheck | null;
+  /**
+   * Why this run is not a release sign-off (narrowed.ts): another suite, no coverage run, fewer
+   * generated workloads, a tree that is not its commit, a variable that changes what runs. When
+   * every gate passes, any of them makes the verdict NARROWED_VERDICT, never QUALIFIED.
+   */
+  narrowed?: string[];
+  /** Gates computed outside the model (the channels' agreement, the shards' provenance), each failing the verdict when failed. */
+  checks?: Gate[];
 }
 
 export interface SuiteScope {
@@ -158,7 +167,9 @@ export interface MatrixRow {
 export interface SignoffModel {
   input: SignoffInput;
   qualified: boolean;
-  verdict: 'QUALIFIED' | 'NOT QUALIFIED';
+  verdict: 'QUALIFIED' | 'NOT QUALIFIED' | typeof NARROWED_VERDICT;
+  /** Why the run is not a release sign-off (empty for the project's whole qualification). */
+  narrowed: string[];
   gates: Gate[];
   scenarioSet: { digest: string; files: number; scenarios: number };
   cucumberVersion: string;
@@ -381,9 +392,12 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   if (input.isolation) gates.push({ title: 'Order independence', passed: input.isolation.dependent.length === 0 && input.isolation.problems.length === 0, summary: isolationSummary(input.isolation) });
   const shardProblems = input.shardProblems ?? [];
   if (shardProblems.length > 0) gates.push({ title: 'Shards', passed: false, summary: `the merged shards are not one complete set: ${shardProblems.join('; ')}` });
+  gates.push(...(input.checks ?? []));
   const testDoubles = testDoubleSummaries(input, determinism);
   if (testDoubles.length > 0) gates.push({ title: 'Test double', passed: false, summary: testDoubles.join('; ') });
-  const qualified = gates.every((g) => g.passed);
+  const gatesPassed = gates.every((g) => g.passed);
+  const narrowed = input.narrowed ?? [];
+  const qualified = gatesPassed && narrowed.length === 0;
 
   for (const row of determinism.differences) {
     const view = byKey.get(row.key);
@@ -417,6 +431,7 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
     }
   }
   const attention: SignoffModel['attention'] = [];
+  if (gatesPassed && narrowed.length > 0) attention.push({ text: `Not a release sign-off: ${narrowed.join('; ')}.`, href: '#qualified' });
   if (input.perturbation !== null) attention.push({ text: `The determinism test double is active (KVQUAL_PERTURB="${input.perturbation}"): this run is not a sign-off.`, href: '#determinism' });
   if (input.generated?.planted_defect) attention.push({ text: `The generated workloads' test double is active (${PLANTED_DEFECT_ENV}=1, a planted defect): this run is not a sign-off.`, href: '#gaps' });
   for (const gate of gates) if (!gate.passed && gate.title !== 'Test double') attention.push({ text: `${gate.title}: ${gate.summary}`, href: GATE_SECTIONS[gate.title] ?? '#gaps' });
@@ -460,7 +475,8 @@ export function buildSignoff(input: SignoffInput): SignoffModel {
   return {
     input,
     qualified,
-    verdict: qualified ? 'QUALIFIED' : 'NOT QUALIFIED',
+    verdict: qualified ? 'QUALIFIED' : gatesPassed ? NARROWED_VERDICT : 'NOT QUALIFIED',
+    narrowed,
     gates,
     scenarioSet: { digest: scenarioSetDigest(run), files: run.sources.length, scenarios: total },
     cucumberVersion: run.cucumberVersion ?? 'unknown',

@@ -16,6 +16,7 @@ import type { Subject } from './model';
 import { compareText } from '../order';
 import type { FaultCheck } from './faults';
 import { SIMULATOR_FAULT_NAMES, type SimulatorFault } from '../fuzz/simulatorFaults';
+import type { ShardTrust } from './shardTrust';
 
 export const SHARD_MANIFEST = 'shard.json';
 export const SHARD_FORMAT = 'kvqual-qualify-shard/1';
@@ -69,6 +70,10 @@ export interface ShardManifest {
   coverage: ShardCoverage | null;
   /** The planted-fault check of this shard's share (faults.ts); absent in a manifest written before it was made. */
   faults?: FaultCheck | null;
+  /** What the merge verifies (shardTrust.ts): stream digests and nonces, tree, registry, options, variables, channels. */
+  trust?: ShardTrust;
+  /** HMAC-SHA-256 of the manifest without it, with KVQUAL_SIGNING_KEY (shardTrust.ts). */
+  signature?: string;
 }
 
 interface Envelope {
@@ -159,6 +164,7 @@ export function parseShardManifest(text: string, where: string): ShardManifest {
 }
 
 const count = z.number().int().min(0);
+const Seal = z.object({ sha256: z.string(), nonce: z.string() });
 /**
  * The fields of a manifest the merge reads, with their types (checked, not copied: the manifest is
  * used as written). A damaged one is refused naming its field, never read into a crash.
@@ -198,6 +204,17 @@ const ManifestShape = z.object({
     })
     .nullable()
     .optional(),
+  trust: z
+    .object({
+      tree: z.string().nullable(),
+      requirements: z.object({ file: z.string(), digest: z.string() }),
+      options: z.array(z.string()),
+      environment: z.array(z.object({ name: z.string(), value: z.string(), meaning: z.string() })),
+      channels: z.array(z.string()),
+      streams: z.object({ first: Seal.nullable(), second: Seal.nullable() }),
+    })
+    .optional(),
+  signature: z.string().optional(),
 });
 
 /**

@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { ROOT } from '../support/paths';
+import { NARROWED_EXIT_STATUS } from '../../src/signoff/narrowed';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -159,7 +160,7 @@ test('the qualification Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N, each
   assert.doesNotMatch(dockerfile, /--omit=dev/);
 });
 
-test("each qualification pod's command, run here on the fixture suite with its volume as a local folder, merges into one QUALIFIED sign-off", async () => {
+test("each qualification pod's command, run here on the fixture suite with its volume as a local folder, merges into one sign-off that passes every gate (a fixture suite: not a release sign-off)", async () => {
   const { job, merge } = qualifyParts();
   const results = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-k8s-qualify-'));
   try {
@@ -177,9 +178,9 @@ test("each qualification pod's command, run here on the fixture suite with its v
     const pods = await Promise.all(Array.from({ length: job.spec.completions }, (_, index) => run(shardCommand, { JOB_COMPLETION_INDEX: String(index) })));
     for (const pod of pods) assert.equal(pod.status, 0, pod.output);
     const merged = await run(local(merge.spec.template.spec.containers[0].args[0], FIXTURE_MERGE), {});
-    assert.equal(merged.status, 0, merged.output);
+    assert.equal(merged.status, NARROWED_EXIT_STATUS, merged.output);
     const signoff = fs.readFileSync(path.join(results, 'signoff', 'signoff.md'), 'utf8');
-    assert.match(signoff, /\| Verdict \| \*\*QUALIFIED\*\* ✅ \|/);
+    assert.match(signoff, /\| Verdict \| \*\*PASSED — NOT A RELEASE SIGN-OFF\*\* ❌ \|/);
     assert.match(signoff, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/);
   } finally {
     fs.rmSync(results, { recursive: true, force: true });

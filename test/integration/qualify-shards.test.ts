@@ -13,6 +13,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
 import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
+import { NARROWED_EXIT_STATUS, NARROWED_VERDICT } from '../../src/signoff/narrowed';
+import { sha256Of, streamNonces } from '../../src/signoff/shardTrust';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-qualify-shards-'));
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
@@ -25,8 +27,12 @@ interface Run {
   output: string;
 }
 
-function qualify(args: string[]): Promise<Run> {
-  const env = { ...process.env };
+/** The key the shards sign their manifests with here (KVQUAL_SIGNING_KEY); merges that check it are given it. */
+const KEY = 'shard-test-key';
+
+function qualify(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
+  if (!('KVQUAL_SIGNING_KEY' in extra)) delete env.KVQUAL_SIGNING_KEY;
   delete env.KVQUAL_PERTURB;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -48,15 +54,21 @@ function masked(text: string): string {
     .replace(/npm run qualify -- [^`<"|\n]*/g, 'COMMAND');
 }
 
-function merge(out: string, shards: string[]): Promise<Run> {
-  return qualify([...REQUIREMENTS, '--campaign', 'shards', '--out', dir(out), '--merge', ...shards]);
+function merge(out: string, shards: string[], env: NodeJS.ProcessEnv = {}, requirements = REQUIREMENTS): Promise<Run> {
+  return qualify([...requirements, '--campaign', 'shards', '--out', dir(out), '--merge', ...shards], env);
 }
 
-/** A copy of a shard folder (its published files, links followed) with its manifest changed. */
-function copyShard(from: string, to: string, change: (manifest: Record<string, any>) => void): string {
+/** The Shards gate's words in a merged sign-off ('' when it passed). */
+const shardsGate = (out: string): string => (JSON.parse(read(dir(out), 'signoff.json')) as { gates: { title: string; summary: string }[] }).gates.find((g) => g.title === 'Shards')?.summary ?? '';
+
+/** A copy of a shard folder (its published files, links followed) with its manifest (and streams) changed. */
+function copyShard(from: string, to: string, change: (manifest: Record<string, any>) => void, streams: (files: { first: string; second: string }) => { first: string; second: string } = (f) => f): string {
   const target = dir(to);
   fs.mkdirSync(target);
   for (const name of ['shard.json', 'messages.ndjson', 'messages-rerun.ndjson']) fs.copyFileSync(path.join(dir(from), name), path.join(target, name));
+  const changed = streams({ first: read(target, 'messages.ndjson'), second: read(target, 'messages-rerun.ndjson') });
+  fs.writeFileSync(path.join(target, 'messages.ndjson'), changed.first);
+  fs.writeFileSync(path.join(target, 'messages-rerun.ndjson'), changed.second);
   const manifest = JSON.parse(read(target, 'shard.json'));
   change(manifest);
   fs.writeFileSync(path.join(target, 'shard.json'), JSON.stringify(manifest));
@@ -70,9 +82,9 @@ let merged: Run;
 before(async () => {
   [whole, ...shards] = await Promise.all([
     qualify([...SUITE, ...REQUIREMENTS, '--campaign', 'shards', '--out', dir('whole')]),
-    ...[1, 2, 3].map((i) => qualify([...SUITE, ...REQUIREMENTS, '--shard', `${i}/3`, '--out', dir(`shard-${i}`)])),
+    ...[1, 2, 3].map((i) => qualify([...SUITE, ...REQUIREMENTS, '--shard', `${i}/3`, '--out', dir(`shard-${i}`)], { KVQUAL_SIGNING_KEY: KEY })),
   ]);
-  merged = await merge('merged', [dir('shard-3'), dir('shard-1'), dir('shard-2')]);
+  merged = await merge('merged', [dir('shard-3'), dir('shard-1'), dir('shard-2')], { KVQUAL_SIGNING_KEY: KEY });
 });
 
 test('each shard runs only its share, twice, and publishes its streams and manifest but no sign-off', () => {
@@ -92,17 +104,71 @@ test('each shard runs only its share, twice, and publishes its streams and manif
 });
 
 test('the merged sign-off of 3 shards equals the unsharded one apart from the date and the command line', () => {
-  assert.equal(whole.status, 0, whole.output);
-  assert.equal(merged.status, 0, merged.output);
+  // A fixture suite without the coverage run: every gate passes, and neither is a release sign-off.
+  assert.equal(whole.status, NARROWED_EXIT_STATUS, whole.output);
+  assert.equal(merged.status, NARROWED_EXIT_STATUS, merged.output);
   for (const name of ['signoff.md', 'signoff.json', 'signoff.html']) {
     const one = masked(read(dir('whole'), name));
     const two = masked(read(dir('merged'), name));
-    assert.ok(one.includes('QUALIFIED'));
+    assert.ok(one.includes(NARROWED_VERDICT));
     assert.equal(two, one, `${name} of the merge differs from the unsharded one`);
   }
   assert.deepEqual(fs.readdirSync(path.join(dir('merged'), 'signoff-assets')).sort(), fs.readdirSync(path.join(dir('whole'), 'signoff-assets')).sort());
   assert.match(read(dir('merged'), 'junit.xml'), /<testsuite [^>]*tests="3"[^>]* failures="0"/, "cucumber's JUnit report of the merged stream has every scenario");
   assert.ok(read(dir('merged'), 'cucumber.html').length > 1000, "cucumber's HTML report is rendered from the merged stream");
+});
+
+test('each shard records its streams\' SHA-256 and nonces, its tree, registry and options, and signs its manifest', () => {
+  for (const i of [1, 2, 3]) {
+    const manifest = JSON.parse(read(dir(`shard-${i}`), 'shard.json'));
+    assert.match(manifest.signature, /^[0-9a-f]{64}$/);
+    assert.equal(manifest.trust.streams.first.sha256, sha256Of(read(dir(`shard-${i}`), 'messages.ndjson')));
+    assert.equal(manifest.trust.streams.second.sha256, sha256Of(read(dir(`shard-${i}`), 'messages-rerun.ndjson')));
+    assert.deepEqual(streamNonces(read(dir(`shard-${i}`), 'messages-rerun.ndjson')), [manifest.trust.streams.second.nonce]);
+    assert.notEqual(manifest.trust.streams.first.nonce, manifest.trust.streams.second.nonce);
+    assert.match(manifest.trust.tree, /^[0-9a-f]{40}$/);
+    assert.deepEqual(manifest.trust.options, [...SUITE, ...REQUIREMENTS]);
+    assert.deepEqual(manifest.trust.channels, []);
+  }
+});
+
+test('with KVQUAL_SIGNING_KEY the merge refuses a shard whose manifest was changed, and every shard under another key', async () => {
+  // Coverage failures removed from a manifest are the same kind of edit: any change to a signed manifest or stream.
+  const edited = copyShard('shard-2', 'edited-manifest', (m) => (m.subject.node = 'v99.0.0'));
+  const run = await merge('edited-signed', [dir('shard-1'), edited, dir('shard-3')], { KVQUAL_SIGNING_KEY: KEY });
+  assert.equal(run.status, 1, run.output);
+  assert.match(shardsGate('edited-signed'), /shard 2 of 3 \(.*edited-manifest\): its signature does not match \(KVQUAL_SIGNING_KEY\): its manifest or streams were changed after it signed them, or another key signed it; refused/);
+  assert.match(read(dir('edited-signed'), 'signoff.md'), /\| Scenarios \| 2 of 3 scenarios passed \(1 not run\) \| ❌ \|/, 'the refused shard\'s scenario did not run');
+  const otherKey = await merge('other-key', [dir('shard-1'), dir('shard-2'), dir('shard-3')], { KVQUAL_SIGNING_KEY: 'another key' });
+  assert.equal(otherKey.status, 1, otherKey.output);
+  assert.equal((shardsGate('other-key').match(/its signature does not match/g) ?? []).length, 3);
+});
+
+test('a stream edited after its shard ran, and a second run that is the first\'s copy with one space added (its digest and nonce rewritten to match), are named and left out', async () => {
+  const edited = copyShard('shard-2', 'edited-stream', () => {}, (f) => ({ first: f.first.replace('"status":"PASSED"', '"status":"PASSED" '), second: f.second }));
+  const copied = copyShard(
+    'shard-3',
+    'copied-run',
+    (m) => {
+      m.trust.streams.second = { sha256: sha256Of(read(dir('shard-3'), 'messages.ndjson').replace('"status":"PASSED"', '"status": "PASSED"')), nonce: m.trust.streams.first.nonce };
+    },
+    (f) => ({ first: f.first, second: f.first.replace('"status":"PASSED"', '"status": "PASSED"') }),
+  );
+  const run = await merge('edited-streams', [dir('shard-1'), edited, copied]);
+  assert.equal(run.status, 1, run.output);
+  const gate = shardsGate('edited-streams');
+  assert.match(gate, /shard 2 of 3 \(.*edited-stream\): the message stream of its first run is not the one it recorded \(its SHA-256 differs\): changed after the run; left out/);
+  assert.match(gate, /shard 3 of 3 \(.*copied-run\): the nonce of the message stream of its second run is also that of shard 3 of 3 \(.*copied-run\), first run: one run recorded twice/);
+  assert.match(gate, /shard 3 of 3 \(.*copied-run\): the message stream of its second run shares \d+ of cucumber's per-run ids with its first \([^)]*\): a copy of the first, however edited, not a second run; it was left out/);
+  assert.match(read(dir('edited-streams'), 'signoff.md'), /\| Determinism \| (?!both runs identical)/, 'determinism is not proven by a copy');
+});
+
+test('a merge reading a registry the commit does not hold is NOT QUALIFIED, naming it', async () => {
+  const registry = path.join(scratch, 'requirements.yaml');
+  fs.copyFileSync(path.join(ROOT, 'test', 'fixtures', 'signoff', 'requirements.yaml'), registry);
+  const run = await merge('uncommitted-registry', [dir('shard-1'), dir('shard-2'), dir('shard-3')], {}, ['--requirements', registry]);
+  assert.equal(run.status, 1, run.output);
+  assert.match(shardsGate('uncommitted-registry'), /the merge reads \.\.\/.*requirements\.yaml, which is not in the commit: merge with the registry the shards' commit holds/);
 });
 
 test('a shard missing is a gap the merged sign-off names: NOT QUALIFIED', async () => {

@@ -1,5 +1,6 @@
 // End-to-end tests of `npm run qualify` on fixture suites run through cucumber with the real
-// steps: a clean run is QUALIFIED and exits 0; the same run twice gives the same report apart
+// steps: a clean run of a fixture suite passes every gate but is not a release sign-off (another
+// suite, no coverage run): PASSED — NOT A RELEASE SIGN-OFF, exit 3; the same run twice gives the same report apart
 // from the date line; the perturbation test double flips the verdict and names the scenario; an
 // undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
 // with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
@@ -22,6 +23,7 @@ import { ROOT } from '../support/paths';
 import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
 import { parseSignoffJson } from '../../src/signoff/jsonSchema';
 import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
+import { NARROWED_EXIT_STATUS, NARROWED_VERDICT } from '../../src/signoff/narrowed';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert(1)</script> an arrival at 15 ms sees the store';
@@ -80,9 +82,18 @@ before(async () => {
 
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
-test('a clean fixture run is QUALIFIED, exits 0, and keeps cucumber\'s reports beside the sign-off', () => {
-  assert.equal(clean.status, 0, clean.output);
-  assert.match(clean.markdown, /\| Verdict \| \*\*QUALIFIED\*\* ✅ \|/);
+test('a clean fixture run passes every gate, is not a release sign-off (exit 3, its reasons named, no approval block), and keeps cucumber\'s reports beside the sign-off', () => {
+  assert.equal(clean.status, NARROWED_EXIT_STATUS, clean.output);
+  assert.match(clean.markdown, /\| Verdict \| \*\*PASSED — NOT A RELEASE SIGN-OFF\*\* ❌ \|/);
+  assert.doesNotMatch(clean.markdown, /## Approval/);
+  const reasons = parseSignoffJson(fs.readFileSync(path.join(clean.dir, 'signoff.json'), 'utf8'), 'signoff.json');
+  assert.equal(reasons.qualified, false);
+  assert.ok(reasons.gates.every((gate) => gate.passed), 'every gate passed');
+  assert.deepEqual(
+    reasons.narrowed!.map((reason) => reason.split(':')[0]),
+    ["the features of test/fixtures/signoff/features/ ran, not the project's features/", "the requirements of test/fixtures/signoff/requirements.yaml were checked, not the project's requirements.yaml", '--no-coverage', '--fuzz-runs 50', ...reasons.narrowed!.slice(4).map((reason) => reason.split(':')[0])],
+  );
+  assert.match(clean.output, /── verdict: PASSED — NOT A RELEASE SIGN-OFF ──[\s\S]*not a release sign-off: --no-coverage/);
   for (const name of ['signoff.md', 'signoff.html', 'cucumber.html', 'junit.xml', 'messages.ndjson']) {
     assert.ok(fs.existsSync(path.join(clean.dir, name)), `${name} is written`);
   }
@@ -185,10 +196,10 @@ test('--baseline on two real runs whose suites differ: scenarios added, removed,
   // No generated workloads: the comparison reads the scenarios only.
   const args = (out: string, extra: string[] = []) => ['--features', suiteDir, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', path.join(scratch, out), '--campaign', out, '--no-coverage', '--fuzz-runs', '0', ...extra];
   const before = await qualify('signoff', 'evolving-1', {}, args('evolving-1'));
-  assert.equal(before.status, 0, before.output);
+  assert.equal(before.status, NARROWED_EXIT_STATUS, before.output);
   const baselineFile = path.join(before.dir, 'signoff.json');
   const baseline = parseSignoffJson(fs.readFileSync(baselineFile, 'utf8'), 'the first run');
-  assert.equal(baseline.verdict, 'QUALIFIED');
+  assert.equal(baseline.verdict, NARROWED_VERDICT);
   assert.equal(baseline.scenarios.length, 3);
 
   // The suite evolves: one scenario renamed, one changed (a shorter prefix), one removed, one added.
@@ -202,9 +213,9 @@ test('--baseline on two real runs whose suites differ: scenarios added, removed,
   assert.notEqual(changed, text);
   fs.writeFileSync(feature, changed);
   const after = await qualify('signoff', 'evolving-2', {}, args('evolving-2', ['--baseline', baselineFile]));
-  assert.equal(after.status, 0, after.output);
+  assert.equal(after.status, NARROWED_EXIT_STATUS, after.output);
   const md = after.markdown.replace(/\\(.)/g, '$1');
-  assert.match(md, /## Since the baseline\n\nCompared with the sign-off of .* \(evolving-1, commit `[0-9a-f]{40}|unknown.*`, QUALIFIED\): 1 scenario added, 1 scenario removed, 1 scenario renamed, \d+ digests? changed/);
+  assert.match(md, /## Since the baseline\n\nCompared with the sign-off of .* \(evolving-1, commit `[0-9a-f]{40}|unknown.*`, PASSED — NOT A RELEASE SIGN-OFF\): 1 scenario added, 1 scenario removed, 1 scenario renamed, \d+ digests? changed/);
   assert.match(md, /### Scenarios added\n\n- an arrival at 50 ms sees the store \(`.*hostile\.feature:\d+`\): passed/);
   assert.match(md, /### Scenarios removed\n\n- <script>alert\(1\)<\/script> an arrival at 15 ms sees the store \(`.*hostile\.feature:\d+`\), was passed/);
   assert.match(md, /### Scenarios renamed\n\n- `.*hostile\.feature:\d+`: "an arrival at 14\.999 ms does not see the store" → "an arrival just before 15 ms does not see the store"/);
@@ -255,7 +266,7 @@ function publishedSet(dir: string): { runs: Set<string>; campaign: string | null
 test('a run killed at any moment leaves the old complete set or the new one, and the next run clears what it left', async () => {
   const dir = path.join(scratch, 'killed');
   const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign', 50));
-  assert.equal(first.status, 0, first.output);
+  assert.equal(first.status, NARROWED_EXIT_STATUS, first.output);
   // Kill the second run as its runs start, as the generated workloads end, and as it publishes
   // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, the planted faults after run 1, then the sign-off).
   for (const when of ['── [1/5]', '[3/5] done', '── [5/5]']) {
@@ -273,7 +284,7 @@ test('a run killed at any moment leaves the old complete set or the new one, and
     assert.ok(set.campaign === 'old campaign' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
   }
   const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50));
-  assert.equal(last.status, 0, last.output);
+  assert.equal(last.status, NARROWED_EXIT_STATUS, last.output);
   assert.equal(publishedSet(dir).campaign, 'new campaign');
   assert.equal(fs.readdirSync(path.join(dir, '.signoff-runs')).length, 1, 'the runs the kills left are removed');
   assert.deepEqual(fs.readdirSync(dir).filter((name) => name.startsWith('.')).sort(), ['.signoff-current', '.signoff-runs']);
@@ -375,7 +386,7 @@ test('signoff.html opens from disk in Chromium: verdict, matrix, figures, hostil
     const url = `file://${fs.realpathSync(path.join(clean.dir, 'signoff.html'))}`;
     await page.goto(url, { waitUntil: 'load' });
 
-    assert.equal((await page.locator('#verdict .word').textContent())?.trim(), 'QUALIFIED');
+    assert.equal((await page.locator('#verdict .word').textContent())?.trim(), NARROWED_VERDICT);
     // Every scenario passed: the matrix is folded under a line that says so, and opens with a click.
     const matrix = page.locator('#traceability-matrix');
     assert.equal(await matrix.isVisible(), false, 'the matrix of a passing suite is folded');
@@ -482,7 +493,7 @@ test('without scripts the page still reads completely, with no filter bar', brow
 });
 
 test('the sign-off of the whole passing suite, folded, is under 15 screens at 1280 px; a search opens its matrix', browserTest, async () => {
-  assert.equal(suite.status, 0, suite.output.slice(-2000));
+  assert.equal(suite.status, NARROWED_EXIT_STATUS, suite.output.slice(-2000));
   await withBrowser(async (context) => {
     const page = await context.newPage();
     await page.goto(`file://${fs.realpathSync(path.join(suite.dir, 'signoff.html'))}`, { waitUntil: 'load' });
@@ -497,7 +508,7 @@ test('the sign-off of the whole passing suite, folded, is under 15 screens at 12
 });
 
 test('the second run of the whole suite is shuffled (a scenario that leans on the ones before it differs), and its digests are the first run\'s all the same', () => {
-  assert.equal(suite.status, 0, suite.output.slice(-2000));
+  assert.equal(suite.status, NARROWED_EXIT_STATUS, suite.output.slice(-2000));
   assert.match(suite.output, /run 2 of 2: the same suite again in a shuffled order \(--order random:1893\)/);
   const order = (file: string) => {
     const names = new Map<string, string>();
