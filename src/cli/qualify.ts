@@ -17,6 +17,7 @@ export interface QualifyCommandOptions {
   baseline?: string;
   coverage: boolean;
   fuzzRuns?: string;
+  isolation?: boolean;
   shard?: string;
   merge?: string[];
 }
@@ -30,6 +31,7 @@ export const QUALIFY_OPTIONS: readonly { flags: string; help: string }[] = [
   { flags: '--baseline <file>', help: "an earlier sign-off's signoff.json to compare with (what changed since)" },
   { flags: '--no-coverage', help: 'skip the compiled coverage run (quicker; the sign-off then says coverage was not measured)' },
   { flags: '--fuzz-runs <n>', help: 'how many generated workloads to check against the invariants (0: none)' },
+  { flags: '--isolation', help: 'also replay every scenario that passed alone, in a process of its own (proves order independence; not with shards)' },
   { flags: '--shard <i/n>', help: 'run shard i of n of the scenarios and write its share (shard.json), no sign-off' },
   { flags: '--merge <dirs...>', help: 'build one sign-off from the shard folders (runs nothing)' },
 ];
@@ -39,7 +41,10 @@ Runs what \`npm run qualify\` runs, from the kvqual checkout (relative paths are
 folder): the feature suite twice (the second run must give the same results), the generated
 workloads, the coverage run, then publishes the sign-off (signoff.md, signoff.html) into --out.
 
-Exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 a usage or input error (nothing is deleted then).
+Exit status: 0 QUALIFIED, 1 NOT QUALIFIED, 2 a usage or input error (nothing is deleted then),
+3 PASSED — NOT A RELEASE SIGN-OFF (every gate passed, but the run was narrowed: another suite,
+--no-coverage, fewer generated workloads, a tree that is not its commit, or a variable that changes
+what runs).
 
 Examples:
   kvqual qualify                              the whole sign-off into reports/
@@ -71,6 +76,7 @@ export function qualifyArgs(options: QualifyCommandOptions): string[] {
   const args = valued.flatMap(([flag, value]) => (value === undefined ? [] : [flag, value]));
   if (!options.coverage) args.push('--no-coverage');
   if (options.fuzzRuns !== undefined) args.push('--fuzz-runs', options.fuzzRuns);
+  if (options.isolation === true) args.push('--isolation');
   if (options.shard !== undefined) args.push('--shard', options.shard);
   if (options.merge !== undefined) args.push('--merge', ...options.merge);
   return args;

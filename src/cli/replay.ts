@@ -199,7 +199,8 @@ function writeAndSummarise(file: string, options: ReplayOptions, io: CliIo, outc
   if (options.json) writeReport((text) => io.stdout(text));
   else if (comparison === undefined) io.stdout(summaryText(file, report));
   // What was written, last: on standard output after the summary; beside --json's report, on standard error.
-  if (outputs.length > 0) (options.json ? io.stderr : io.stdout)(writtenText(outputs));
+  // (A comparison names each run's files on its own line of the table's footer, compare.ts.)
+  if (outputs.length > 0 && comparison === undefined) (options.json ? io.stderr : io.stdout)(writtenText(outputs));
   if (eventLog !== null && report.summary.kv_events.batches_delivered === 0) {
     io.stderr(`kvqual replay: warning: --events-out ${options.eventsOut}: no KV event reached the router, so the log is empty; check-events refuses an empty capture\n`);
   }

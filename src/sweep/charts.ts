@@ -47,7 +47,14 @@ export function chartedParameters(document: ChartedSweep): string[] {
 }
 
 /**
- * Every chart of a sweep: each metric against each charted parameter. Two charted parameters
+ * Metrics with no chart: the infinite-cache ceilings are the trace's own (its blocks, not the
+ * cluster's settings), so against a setting they are flat lines; the share of the ceiling realised
+ * is charted instead.
+ */
+const UNCHARTED_METRICS: ReadonlySet<string> = new Set(['prefix_ceiling_token_ratio', 'prefix_ceiling_block_ratio', 'prefix_ceiling_request_ratio']);
+
+/**
+ * Every chart of a sweep: each metric (but the ceilings) against each charted parameter. Two charted parameters
  * whose file names would be one ("a/b" and "a_b") are a SweepError naming both.
  */
 export function sweepCharts(document: ChartedSweep): SweepChart[] {
@@ -62,7 +69,7 @@ export function sweepCharts(document: ChartedSweep): SweepChart[] {
   }
   return charted.flatMap((parameter) => {
     const series = charted.find((other) => other !== parameter) ?? null;
-    return document.metrics.map((metric) => ({ metric, parameter, series, file: `${safeName(metric)}--${safeName(parameter)}.svg` }));
+    return document.metrics.filter((metric) => !UNCHARTED_METRICS.has(metric)).map((metric) => ({ metric, parameter, series, file: `${safeName(metric)}--${safeName(parameter)}.svg` }));
   });
 }
 

@@ -126,7 +126,7 @@ test('the same run twice gives the same report apart from the date line', () => 
 test('the perturbation test double flips the verdict to NOT QUALIFIED and names the scenario', () => {
   assert.equal(perturbed.status, 1, perturbed.output);
   assert.match(perturbed.markdown, /\*\*NOT QUALIFIED\*\*/);
-  assert.match(perturbed.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store" \| ❌ \|/);
+  assert.match(perturbed.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store"; order independence not proven \(no --isolation\) \| ❌ \|/);
   assert.match(perturbed.markdown, /digests differ: KV batches: 1 vs 2/);
   assert.match(perturbed.markdown, /TEST DOUBLE ACTIVE/);
   assert.ok(fs.existsSync(path.join(perturbed.dir, 'messages-rerun.ndjson')), 'the second run is kept for the inquiry');
@@ -244,7 +244,7 @@ test('a test that fails only in the compiled coverage run fails the verdict, nam
   assert.match(run.output, /FAIL {2}Coverage run: on the compiled JavaScript, 1 unit test failed/);
   assert.match(run.output, /✗ unit test "this fixture test passes from TypeScript and fails when compiled" \(build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+\)/);
   assert.match(run.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the compiled run failed');
-  assert.match(run.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store" \| ❌ \|/);
+  assert.match(run.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store"; order independence not proven \(no --isolation\) \| ❌ \|/);
   assert.match(run.output, /run 2 of 2: the same suite again in a shuffled order \(--order random:\d+\) on the compiled JavaScript under c8/);
 });
 

@@ -117,7 +117,8 @@ test('3 shards in separate processes, merged, give what the unsharded sweep give
   assert.deepEqual(listing(path.join(dir, 'merged')), files);
   assert.ok(files.includes('sweep.html') && files.includes('sweep.csv') && files.includes('sweep.json'));
   const svgs = files.filter((file) => file.endsWith('.svg'));
-  assert.equal(svgs.length, 15 * 3, 'each metric against the lag, the weight and the host blocks; none against the seed');
+  assert.equal(svgs.length, 18 * 3, 'each metric but the three ceilings against the lag, the weight and the host blocks; none against the seed');
+  assert.ok(!svgs.some((file) => file.startsWith('prefix_ceiling_')), 'no chart of the trace\'s own ceiling');
   assert.ok(!svgs.some((file) => file.endsWith('--seed.svg')));
   for (const file of svgs) {
     const svg = fs.readFileSync(path.join(dir, 'whole', file), 'utf8');
