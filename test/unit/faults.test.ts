@@ -228,6 +228,30 @@ test('an Examples table without rows (or without a table) is a NOT RUN stand-in 
   assert.deepEqual(model.input.determinism.rows.map((row) => row.key), ['features/outlines.feature:14']);
 });
 
+test('an empty table under the Scenarios keyword (an Examples synonym) is named by the keyword the feature used', () => {
+  const text = 'Feature: synonyms\n\n  Scenario Outline: a <n>-token prompt\n    Then it has <n> tokens\n\n    Scenarios: none\n      | n |\n';
+  const stand = parseRun(gherkinStream('features/synonyms.feature', text)).scenarios.filter((s) => s.emptyExamples !== undefined);
+  assert.deepEqual(stand.map((s) => s.key), ['features/synonyms.feature:6']);
+  assert.match(stand[0].emptyExamples!, /^its Scenarios table \(line 6\) has no rows/);
+});
+
+test('an outline in a document that leaves out the optional fields of its Examples and steps is still named, keyed by the outline\'s line', () => {
+  const envelopes = gherkinStream('features/outlines.feature', OUTLINES).split('\n').map((line) => JSON.parse(line));
+  const document = envelopes.find((e) => e.gherkinDocument).gherkinDocument;
+  const outline = document.feature.children[0].scenario;
+  for (const examples of outline.examples) {
+    delete examples.keyword;
+    delete examples.location;
+    delete examples.tags;
+    if (examples.tableBody.length === 0) delete examples.tableBody;
+  }
+  for (const step of outline.steps) delete step.text;
+  const stand = parseRun(envelopes.map((e) => JSON.stringify(e)).join('\n')).scenarios.filter((s) => s.emptyExamples !== undefined && s.uri === 'features/outlines.feature' && s.line === 5);
+  assert.deepEqual(stand.map((s) => [s.key, s.tags]), [['features/outlines.feature:5', ['@LAG-1', '@HASH-1']]]);
+  assert.match(stand[0].emptyExamples!, /^its Examples table \(line 5\) has no rows/);
+  assert.deepEqual(stand[0].steps.map((s) => s.text), ['']);
+});
+
 test('the empty evidence of a scenario that drove nothing is no document: it is tried like any other', () => {
   const nothing = scenario('features/n.feature', 2, { evidence: emptyEvidence(1893) });
   assert.deepEqual(faultCandidates(runOf([nothing])).tried.map((s) => s.key), [nothing.key]);
@@ -246,4 +270,19 @@ test("a merge adds up its shards' checks into the check of the whole suite, and 
   assert.deepEqual(mergeFaultChecks([{ index: 1, count: 2, faults: one }, { index: 2, count: 2, faults: two }]), whole);
   const missing = mergeFaultChecks([{ index: 1, count: 2, faults: one }, { index: 2, count: 2, faults: undefined }]);
   assert.deepEqual(missing.problems, ['shard 2 of 2 recorded no planted-fault check']);
+});
+
+test("a merge lists the shards' survivors and exemptions in the suite's order (by file, then by line as a number), whichever shard found them", () => {
+  const check = (survivors: string[], exempt: string[]) => ({
+    trials: [],
+    survivors: survivors.map((key) => ({ key, name: key })),
+    exempt: exempt.map((key) => ({ key, name: key, why: DOCUMENT_EXEMPTION })),
+    problems: [],
+  });
+  const merged = mergeFaultChecks([
+    { index: 1, count: 2, faults: check(['features/b.feature:4', 'features/a.feature:10'], ['features/d.feature:12']) },
+    { index: 2, count: 2, faults: check(['features/a.feature:9', 'features/a.feature:100'], ['features/c.feature:30', 'features/d.feature:2']) },
+  ]);
+  assert.deepEqual(merged.survivors.map((s) => s.key), ['features/a.feature:9', 'features/a.feature:10', 'features/a.feature:100', 'features/b.feature:4']);
+  assert.deepEqual(merged.exempt.map((s) => s.key), ['features/c.feature:30', 'features/d.feature:2', 'features/d.feature:12']);
 });
