@@ -286,3 +286,17 @@ test("a merge lists the shards' survivors and exemptions in the suite's order (b
   assert.deepEqual(merged.survivors.map((s) => s.key), ['features/a.feature:9', 'features/a.feature:10', 'features/a.feature:100', 'features/b.feature:4']);
   assert.deepEqual(merged.exempt.map((s) => s.key), ['features/c.feature:30', 'features/d.feature:2', 'features/d.feature:12']);
 });
+
+test('scenarios a faulted run lists as not run are not caught: they stay alive and are named together as a problem', async () => {
+  const a = scenario('features/a.feature', 3);
+  const b = scenario('features/a.feature', 9);
+  const c = scenario('features/b.feature', 4);
+  const run = runOf([{ ...a, status: 'NOT RUN' }, { ...b, status: 'NOT RUN' }, { ...c, status: 'FAILED' }]);
+  const check = await checkFaults(runOf([a, b, c]), async () => ({ run, problem: null }), ['placement']);
+  assert.deepEqual(check.problems, [`under the planted fault "placement", 2 scenarios were not run: "${a.name}" (${a.key}), "${b.name}" (${b.key})`]);
+  assert.deepEqual(check.survivors.map((s) => s.key), [a.key, b.key]);
+  assert.deepEqual(check.trials.map((t) => [t.ran, t.caught]), [[3, 1]]);
+  const unreadable = await checkFaults(runOf([a]), async () => ({ run: null, problem: null }), ['placement']);
+  assert.deepEqual(unreadable.problems, ['the run under the planted fault "placement" could not be read: no message stream']);
+  assert.match(faultSummary({ ...check, problems: ['one', 'two'] }), /could not complete: one; two$/);
+});
