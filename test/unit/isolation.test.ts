@@ -95,3 +95,20 @@ test('the sign-off makes the proof a gate when it ran, and says order independen
   assert.match(notRun.gates.find((g) => g.title === 'Determinism')!.summary, /; order independence not proven \(no --isolation\)$/);
   assert.doesNotMatch(input(undefined).gates.find((g) => g.title === 'Determinism')!.summary, /order independence/);
 });
+
+test('a replay is judged by its own scenario in the stream; a scenario without evidence on one side has digest "none"', async () => {
+  const bare = scenario(3, { evidence: null });
+  assert.equal(aloneDifference(bare, scenario(3, { evidence: null })), null);
+  assert.match(aloneDifference(bare, scenario(3))!, /\(digest sha256:\w+, in the suite none\)/);
+  assert.match(aloneDifference(scenario(3), bare)!, /\(digest none, in the suite sha256:\w+\)/);
+  // The replay's stream also holds another scenario, which failed: only the replayed one counts.
+  const check = await checkIsolation(runOf([scenario(3)]), async () => ({ run: runOf([scenario(9, { status: 'FAILED' }), scenario(3)]), problem: null }));
+  assert.deepEqual(check, { ran: 1, dependent: [], problems: [] });
+});
+
+test('an unreadable replay without a reason says there was no message stream; the summary separates names and problems', async () => {
+  const check = await checkIsolation(runOf([scenario(3)]), async () => ({ run: null, problem: null }));
+  assert.deepEqual(check.problems, ['"at 3" (features/a.feature:3) replayed alone: no message stream']);
+  const summary = isolationSummary({ ran: 4, dependent: [{ key: 'k1', name: 'one', why: 'w' }, { key: 'k2', name: 'two', why: 'w' }], problems: ['p', 'q'] });
+  assert.equal(summary, '4 passed scenarios replayed alone, each in a process of its own: 2 did not: "one", "two"; could not complete: p; q');
+});
