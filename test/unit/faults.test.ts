@@ -252,9 +252,11 @@ test('an outline in a document that leaves out the optional fields of its Exampl
   assert.deepEqual(stand[0].steps.map((s) => s.text), ['']);
 });
 
-test('the empty evidence of a scenario that drove nothing is no document: it is tried like any other', () => {
+test('the empty evidence of a scenario that drove nothing, or of one without evidence, is no document: it is tried like any other', () => {
   const nothing = scenario('features/n.feature', 2, { evidence: emptyEvidence(1893) });
   assert.deepEqual(faultCandidates(runOf([nothing])).tried.map((s) => s.key), [nothing.key]);
+  const none = scenario('features/n.feature', 5, { evidence: null });
+  assert.deepEqual(faultCandidates(runOf([none])).tried.map((s) => s.key), [none.key]);
 });
 
 test("a merge adds up its shards' checks into the check of the whole suite, and names a shard that recorded none", async () => {
@@ -270,6 +272,8 @@ test("a merge adds up its shards' checks into the check of the whole suite, and 
   assert.deepEqual(mergeFaultChecks([{ index: 1, count: 2, faults: one }, { index: 2, count: 2, faults: two }]), whole);
   const missing = mergeFaultChecks([{ index: 1, count: 2, faults: one }, { index: 2, count: 2, faults: undefined }]);
   assert.deepEqual(missing.problems, ['shard 2 of 2 recorded no planted-fault check']);
+  // The shard without a check adds no trial, survivor or exemption of its own.
+  assert.deepEqual({ ...missing, problems: [] }, { ...one, problems: [] });
 });
 
 test("a merge lists the shards' survivors and exemptions in the suite's order (by file, then by line as a number), whichever shard found them", () => {
