@@ -2,7 +2,8 @@
 // Mooncake trace's first requests on aggregated workers of a named serving profile, replayed as
 // `kvqual replay` replays it, then a latency percentile or mean, goodput, a ratio between two
 // routing policies or the share of the infinite-cache ceiling checked against a limit. Each check
-// records what it measured first, so a failure names the metric, the limit and the measured value.
+// records what it measured first, so a failure names the metric, the limit and the measured value,
+// and leaves its claim and the CDFs behind it for the card's chart (src/slo/charts.ts).
 import { Given, Then, When } from './support/catalogue';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
@@ -12,6 +13,7 @@ import type { RunReport } from '../src/report/report';
 import { runTrace, setupProblem, TRACES, type RouterPolicy, type TraceRunSetup } from '../src/slo/traceRun';
 import { goodput, metricValues, parseStatistic, statisticLabel, statisticOf } from '../src/slo/claims';
 import { checkoutOf, traceFile } from '../src/traceFolder';
+import { ceilingLine, goodputChart, latencyChart, ratioChart } from '../src/slo/charts';
 
 /** The checkout (compiled, these steps run from build/steps/). */
 const ROOT = checkoutOf(__dirname);
@@ -111,6 +113,7 @@ function checkLatency(world: KvWorld, text: string, limit_ns: Nanos): void {
   const label = statisticLabel(statistic, metric);
   expect(measured, `${label}: no finished request has a ${metric}`).to.not.equal(null);
   world.measure(label, measured!, 'ms', `${label} = ${Number(measured!.toFixed(3))} ms over ${values.length} finished requests (SLO: at most ${ms(limit_ns)} ms)`);
+  world.sloCharts.push(latencyChart({ run: POLICY_WORDS.kv, values, statistic, metric, measured_ms: measured!, limit_ms: ms(limit_ns) }));
   expect(measured, `${label} (SLO: at most ${ms(limit_ns)} ms)`).to.be.at.most(ms(limit_ns));
 }
 
@@ -126,10 +129,22 @@ Then(
   'goodput with time to first token at most {duration} and inter-token latency at most {duration} is at least {float} %',
   { domain: 'slo', level: 'either', says: 'Checks the share of finished requests meeting both limits (time to first token and inter-token latency) is at least the given percentage.' },
   function (this: KvWorld, ttft: Nanos, itl: Nanos, share: number) {
-    const measured = goodput(runOf(this, 'kv'), ms(ttft), ms(itl));
+    const report = runOf(this, 'kv');
+    const measured = goodput(report, ms(ttft), ms(itl));
     const percent = Number((measured.share * 100).toFixed(4));
     const label = `goodput (time to first token at most ${ms(ttft)} ms, inter-token latency at most ${ms(itl)} ms)`;
     this.measure(label, percent, '%', `${label} = ${percent} %: ${measured.meeting} of ${measured.requests} requests (SLO: at least ${share} %)`);
+    this.sloCharts.push(
+      goodputChart({
+        run: POLICY_WORDS.kv,
+        ttft_values: metricValues(report, 'time to first token'),
+        itl_values: metricValues(report, 'inter-token latency'),
+        ttft_limit_ms: ms(ttft),
+        itl_limit_ms: ms(itl),
+        percent,
+        required_percent: share,
+      }),
+    );
     expect(percent, `${label} (SLO: at least ${share} %)`).to.be.at.least(share);
   },
 );
@@ -137,11 +152,22 @@ Then(
 Then('KV-aware routing beats round robin on {} by at least {float} times', { domain: 'slo', level: 'either', says: 'Replays the same trace with round robin too and checks the round-robin figure divided by the KV-aware one (a latency statistic) is at least the given ratio.' }, function (this: KvWorld, text: string, times: number) {
   const { statistic, metric } = statisticNamed(text);
   const label = statisticLabel(statistic, metric);
-  const [kv, roundRobin] = (['kv', 'round_robin'] as const).map((policy) => statisticOf(metricValues(runOf(this, policy), metric), statistic));
+  const [kvValues, roundRobinValues] = (['kv', 'round_robin'] as const).map((policy) => metricValues(runOf(this, policy), metric));
+  const [kv, roundRobin] = [kvValues, roundRobinValues].map((values) => statisticOf(values, statistic));
   expect(kv !== null && roundRobin !== null && kv > 0, `${label}: measured under both policies`).to.equal(true);
   const ratio = Number((roundRobin! / kv!).toFixed(4));
   const what = `round robin's ${label} ÷ KV-aware routing's`;
   this.measure(what, ratio, '×', `${what} = ${Number(roundRobin!.toFixed(3))} ms ÷ ${Number(kv!.toFixed(3))} ms = ${ratio}× (SLO: at least ${times}×)`);
+  this.sloCharts.push(
+    ratioChart({
+      statistic,
+      metric,
+      candidate: { run: POLICY_WORDS.kv, values: kvValues, measured_ms: kv! },
+      baseline: { run: POLICY_WORDS.round_robin, values: roundRobinValues, measured_ms: roundRobin! },
+      ratio,
+      required: times,
+    }),
+  );
   expect(ratio, `${what} (SLO: at least ${times}×)`).to.be.at.least(times);
 });
 
@@ -156,5 +182,6 @@ Then('prefix reuse is at least {float} % of the infinite-cache ceiling', { domai
     '%',
     `${label} = ${percent} %: ${Number((rates.measured.block_weighted * 100).toFixed(3))} % of requested blocks hit, of a ceiling of ${Number((rates.ceiling.block_weighted * 100).toFixed(3))} % (SLO: at least ${share} %)`,
   );
+  this.sloCharts.push(ceilingLine({ percent, required_percent: share }));
   expect(percent, `${label} (SLO: at least ${share} %)`).to.be.at.least(share);
 });

@@ -14,6 +14,7 @@ import type { ClusterResult } from '../sim/cluster';
 import type { RunReport } from './report';
 import { digestOf } from './canonical';
 import { compareText } from '../order';
+import type { SloChart } from './sloChart';
 
 /** Media type of the evidence attachment in cucumber's message stream. */
 export const EVIDENCE_MEDIA_TYPE = 'application/vnd.kvqual.evidence+json';
@@ -116,6 +117,8 @@ export interface ScenarioEvidence {
   compared?: { label: string; evidence: ScenarioEvidence }[];
   /** What to call this run beside the compared ones ("Run 2 of 2"). */
   run_label?: string;
+  /** An SLO scenario's claims (features/slo/): each in one line, and the CDFs its card draws (sloChart.ts). Absent elsewhere. */
+  slo?: SloChart[];
 }
 
 function numberText(value: number): string {

@@ -6,7 +6,7 @@
 // never use exponents; labels that would overlap go to another row (or are joined); two instants
 // closer than a pixel (a boundary claim: 14.999 ms vs 15 ms) get a zoomed panel of their own; a
 // scenario that compares runs ("twice", "double") shows every run it compares, one above the
-// other on the same axis. The SVG is deterministic: same evidence, same bytes, and passes the
+// other on the same axis. An SLO scenario's figure is its CDF chart instead (sloChart.ts). The SVG is deterministic: same evidence, same bytes, and passes the
 // allow-list sanitiser (svgSanitiser.ts) before anyone gets it. Rendering (vega, loaded on first
 // use) can be memoised by a FigureCache keyed by the spec and the renderer's versions, so a suite
 // run again draws nothing it drew before and gets the same bytes.
@@ -15,6 +15,7 @@ import type { TopLevelSpec } from 'vega-lite';
 import type { RankRef, Tier } from '../events/model';
 import type { ScenarioEvidence } from './evidence';
 import { sanitiseSvg, SvgRefused } from './svgSanitiser';
+import { sloChartSpec } from './sloChart';
 
 const WIDTH = 600;
 const LANE_HEIGHT = 22;
@@ -156,8 +157,9 @@ export function spreadLabels<T extends { t: number; lane: string; label: string 
   return out;
 }
 
-/** The vega-lite spec of a scenario's figure, or null when there is nothing to draw. */
+/** The vega-lite spec of a scenario's figure, or null when there is nothing to draw. An SLO scenario's figure is its CDF chart (sloChart.ts). */
 export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
+  if (evidence.slo !== undefined && evidence.slo.length > 0) return sloChartSpec(evidence.slo);
   const runs = [...(evidence.compared ?? []), { label: evidence.run_label ?? '', evidence }];
   const drawable = runs.filter((r) => r.evidence.ranks.length > 0);
   if (drawable.length === 0) return null;

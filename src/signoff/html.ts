@@ -18,6 +18,7 @@ import { BaselineDiff, baselineSummary } from './baseline';
 import type { RunStep } from './messages';
 import { escapeHtml as h, plainWords } from './text';
 import { sanitiseSvg, SvgRefused } from '../report/svgSanitiser';
+import { sloFigureCaption } from './sloCard';
 
 const CSS = `
 :root { --ok: #2b8a3e; --ok-bg: #ebfbee; --bad: #c92a2a; --bad-bg: #fff5f5; --warn: #e67700; --ink: #212529; --muted: #6c757d; --line: #dee2e6; --head: #f1f3f5; }
@@ -271,9 +272,10 @@ function scenario(view: ScenarioView): string {
   }
   if (ev?.timeline.failure) parts.push(`<p><strong>The replay stopped at ${h(formatNs(ev.timeline.failure.at_ns))}:</strong> ${h(plainWords(ev.timeline.failure.message))}</p>`);
   if (view.figure) {
+    const sloCaption = ev?.slo?.length ? h(sloFigureCaption(ev.slo)) : null;
     parts.push(
-      `<figure class="timeline">${inlineFigure(view.figure, view.anchor)}<figcaption>Top: arrivals, KV event batches from emission to the instant the router saw them, and placements per worker. ` +
-        `Bottom: per rank, the blocks the engine held (engine truth) and the blocks the router could see (router view); dashed orange lines mark placements.</figcaption></figure>`,
+      `<figure class="timeline">${inlineFigure(view.figure, view.anchor)}<figcaption>${sloCaption ?? 'Top: arrivals, KV event batches from emission to the instant the router saw them, and placements per worker. ' +
+        'Bottom: per rank, the blocks the engine held (engine truth) and the blocks the router could see (router view); dashed orange lines mark placements.'}</figcaption></figure>`,
     );
   }
   for (const note of view.notes) parts.push(`<p><strong>${h(note.title)}:</strong></p><pre>${h(note.text)}</pre>`);

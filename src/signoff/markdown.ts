@@ -9,6 +9,7 @@ import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
 import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
+import { SLO_CHART_ALT, sloCardLines } from './sloCard';
 import { escapeMarkdown as md, markdownCode as code, markdownFence, oneLine, plainWords } from './text';
 
 export const ASSETS_DIR = 'signoff-assets';
@@ -107,7 +108,8 @@ function scenarioSection(view: ScenarioView): string {
     parts.push('', '**Routing decisions, in plain words:**', '', ...ev.timeline.placements.map((p) => `- ${md(plainWords(p.sentence))}`));
   }
   if (ev?.timeline.failure) parts.push('', `**The replay stopped at ${formatNs(ev.timeline.failure.at_ns)}:** ${md(plainWords(ev.timeline.failure.message))}`);
-  if (view.figureFile) parts.push('', `![Timeline and residency of this scenario](${ASSETS_DIR}/${view.figureFile})`);
+  if (ev?.slo?.length) parts.push(...sloCardLines(ev.slo).flatMap((line) => ['', `**SLO:** ${md(line)}`]));
+  if (view.figureFile) parts.push('', `![${ev?.slo?.length ? SLO_CHART_ALT : 'Timeline and residency of this scenario'}](${ASSETS_DIR}/${view.figureFile})`);
   for (const note of view.notes) parts.push('', `**${md(note.title)}:**`, '', markdownFence(note.text));
   parts.push('', '</details>');
   return parts.join('\n');

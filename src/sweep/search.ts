@@ -9,6 +9,7 @@ import { parseDocument } from 'yaml';
 import { z } from 'zod';
 import type { RunReport } from '../report/report';
 import type { Statistics } from '../report/requestMetrics';
+import type { PrefixHitRates } from '../report/prefixHitRates';
 import { didYouMean } from '../suggest';
 import { parseFieldPath, pointLabel, SweepError, zodIssueText, type ParameterValue } from './spec';
 
@@ -27,6 +28,12 @@ const DISTRIBUTIONS = {
 } as const;
 type DistributionName = keyof typeof DISTRIBUTIONS;
 
+/** A hit rate of the run's prefix_hit_rates, or null when no request arrived (or, for the share of the ceiling, nothing could be reused). */
+function hitRate(report: RunReport, read: (rates: PrefixHitRates) => number | null): number | null {
+  const rates = report.summary.prefix_hit_rates;
+  return rates.requests === 0 ? null : read(rates);
+}
+
 /** Scalar metrics of a run: which way is better and how a run report gives it (null when not measured). */
 const SCALARS: Record<string, { better: 'lower' | 'higher'; read: (report: RunReport) => number | null }> = {
   goodput: { better: 'higher', read: (r) => (r.summary.metrics.goodput === undefined || r.summary.metrics.request_count === 0 ? null : r.summary.metrics.goodput.share) },
@@ -34,7 +41,11 @@ const SCALARS: Record<string, { better: 'lower' | 'higher'; read: (report: RunRe
   request_throughput_per_s: { better: 'higher', read: (r) => r.summary.metrics.request_throughput_per_s },
   output_token_throughput_per_s: { better: 'higher', read: (r) => r.summary.metrics.output_token_throughput_per_s },
   total_token_throughput_per_s: { better: 'higher', read: (r) => r.summary.metrics.total_token_throughput_per_s },
+  // Prefix hit rates in the published definitions (docs/glossary.md), named as sweep.json's columns: token-weighted, block-weighted, request-averaged, and the block-weighted share of the infinite-cache ceiling realised.
   prefix_reuse_ratio: { better: 'higher', read: (r) => (r.summary.tokens.input === 0 ? null : r.summary.prefix_reuse_ratio) },
+  prefix_reuse_block_ratio: { better: 'higher', read: (r) => hitRate(r, (rates) => rates.measured.block_weighted) },
+  prefix_reuse_request_ratio: { better: 'higher', read: (r) => hitRate(r, (rates) => rates.measured.request_averaged) },
+  prefix_reuse_of_ceiling_ratio: { better: 'higher', read: (r) => hitRate(r, (rates) => rates.of_ceiling.block_weighted) },
   requests_finished: { better: 'higher', read: (r) => r.summary.requests.finished },
   requests_failed: { better: 'lower', read: (r) => r.summary.requests.failed },
 };

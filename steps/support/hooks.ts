@@ -1,5 +1,5 @@
 // Scenario hooks: every scenario attaches its evidence (application/vnd.kvqual.evidence+json:
-// seed, digest, timeline, residency strips, measured values) for the sign-off report, its
+// seed, digest, timeline, residency strips, measured values, an SLO step's CDFs) for the sign-off report, its
 // figure (SVG, shown by cucumber's HTML; drawn once per machine, see figureCache.ts) and the
 // router's decisions in plain words; every failing scenario also prints its seed and a one-line
 // command that replays exactly it.
@@ -47,6 +47,7 @@ function evidenceOf(world: KvWorld): ScenarioEvidence {
 
 After(async function (this: KvWorld, { pickle, result }) {
   const evidence = evidenceOf(this);
+  if (this.sloCharts.length > 0) evidence.slo = [...this.sloCharts];
   this.attach(JSON.stringify(evidence), EVIDENCE_MEDIA_TYPE);
   const figure = await renderFigure(evidence, undefined, figureCache);
   if (figure !== null) this.attach(Buffer.from(figure, 'utf8'), { mediaType: 'image/svg+xml', fileName: HOOK_ATTACHMENT_FILES.figure });

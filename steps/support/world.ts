@@ -11,6 +11,7 @@ import { EngineScenario } from './engineScenario';
 import type { ClusterSetup } from './setup';
 import { Measurement, measurement } from '../../src/report/evidence';
 import { awaitingAssertion } from './measured';
+import type { SloChart } from '../../src/report/sloChart';
 
 export const DEFAULT_SEED = 1893;
 
@@ -56,6 +57,8 @@ export class KvWorld extends World {
   arrival_ns: number | null = null;
   /** Numbers the `Then` steps measured, in the order they checked them. */
   readonly measurements: Measurement[] = [];
+  /** What the SLO steps claimed, for the card's CDF chart (steps/slo.steps.ts), in the order they checked it. */
+  readonly sloCharts: SloChart[] = [];
   /** The scenario's level, fixed by its first router-level or engine-level step (see catalogue.ts), and that step's text. */
   scenarioLevel: { level: 'router' | 'engine'; since: string } | null = null;
   /** The text of the step running now (set before each step), for messages that quote it. */
