@@ -529,3 +529,19 @@ test('the second run of the whole suite is shuffled (a scenario that leans on th
   assert.notDeepEqual(second, first, 'in another order');
   assert.match(suite.markdown, new RegExp(`Determinism \\| both runs identical for all ${first.length} scenarios`));
 });
+
+test("an SLO scenario's card in the whole suite's sign-off shows the metric's CDF with the SLO line and the measured value, and says the claim in one line", () => {
+  assert.equal(suite.status, NARROWED_EXIT_STATUS, suite.output.slice(-2000));
+  const cards = [...suite.html.matchAll(/<details class="scenario[^"]*" id="(sc-features-slo-[^"]+)"[^]*?<\/details>/g)].map(([card, anchor]) => ({ card, anchor }));
+  assert.ok(cards.length >= 5, `the SLO feature's cards: ${cards.length}`);
+  const p99 = cards.find(({ card }) => card.includes('Then</span> p99 time to first token is at most 2 s'));
+  assert.ok(p99, "the p99 scenario's card");
+  assert.match(p99.card, /<figure class="timeline"><svg [^]*aria-label="SLO line at 2000"[^]*aria-label="measured p99 time to first token [\d.]+ s?"[^]*<\/svg><figcaption>p99 time to first token [\d.]+ m?s ≤ SLO 2 s: met\. Each curve is/);
+  const charted = cards.filter(({ card }) => /aria-label="SLO line at /.test(card));
+  assert.ok(charted.length >= 4, `percentile, mean, goodput and ratio scenarios are charted (${charted.length})`);
+  const ratio = cards.find(({ card }) => card.includes('KV-aware routing beats round robin on p99'));
+  assert.ok(ratio && ratio.card.includes('KV-aware routing (500 requests)') && ratio.card.includes('round robin (500 requests)'), "a ratio's card draws both runs");
+  assert.match(suite.markdown, /\*\*SLO:\*\* p99 time to first token [\d.]+ m?s ≤ SLO 2 s: met\n\n!\[CDF of the measured metric with the SLO limit and the measured value\]\(signoff-assets\/(sc-features-slo-[\w-]+\.svg)\)/);
+  const asset = /\]\(signoff-assets\/(sc-features-slo-[\w-]+\.svg)\)/.exec(suite.markdown)![1];
+  assert.match(fs.readFileSync(path.join(suite.dir, 'signoff-assets', asset), 'utf8'), /aria-label="SLO line at /, 'the figure file beside signoff.md is the chart');
+});
