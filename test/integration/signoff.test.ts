@@ -536,7 +536,7 @@ test("an SLO scenario's card in the whole suite's sign-off shows the metric's CD
   assert.ok(cards.length >= 5, `the SLO feature's cards: ${cards.length}`);
   const p99 = cards.find(({ card }) => card.includes('Then</span> p99 time to first token is at most 2 s'));
   assert.ok(p99, "the p99 scenario's card");
-  assert.match(p99.card, /<figure class="timeline"><svg [^]*aria-label="SLO line at 2000"[^]*aria-label="measured p99 time to first token [\d.]+ s?"[^]*<\/svg><figcaption>p99 time to first token [\d.]+ m?s ≤ SLO 2 s: met\. Each curve is/);
+  assert.match(p99.card, /<figure class="timeline"><svg [^]*aria-label="SLO line at 2000"[^]*aria-label="measured p99 time to first token [\d.]+ m?s"[^]*<\/svg><figcaption>p99 time to first token [\d.]+ m?s ≤ SLO 2 s: met\. Each curve is/);
   const charted = cards.filter(({ card }) => /aria-label="SLO line at /.test(card));
   assert.ok(charted.length >= 4, `percentile, mean, goodput and ratio scenarios are charted (${charted.length})`);
   const ratio = cards.find(({ card }) => card.includes('KV-aware routing beats round robin on p99'));
