@@ -85,14 +85,17 @@ A capacity search (the sweep file's search: key) finds the best point instead of
 Metrics: <statistic> <distribution> with statistic mean, min, p50, p90, p95, p99 or max and
 distribution ttft_ms, ttst_ms, itl_ms, tpot_ms, e2e_ms or queue_ms (over finished requests); or
 goodput (the share of finished requests meeting every goodput limit), goodput_per_s,
-request_throughput_per_s, output_token_throughput_per_s, total_token_throughput_per_s,
-prefix_reuse_ratio, requests_finished, requests_failed. A candidate is a point's parameters but the
-seed: it meets when every seed's run is clean and meets every constraint. Bisection assumes that
-once a value of the objective meets, every more generous one (more replicas) does too, with the
-other parameters fixed, and runs only the values it needs, a round at a time. It also writes
-search.json (the candidates run, the Pareto front, the winner), winner.yaml (the base config with
-the winner's values; its paths are relative to the base config's folder) and pareto.svg. The answer
-is the same on any --jobs and, merged, in any number of shards (each shard runs all its points).
+request_throughput_per_s, output_token_throughput_per_s, total_token_throughput_per_s, the prefix
+hit rates prefix_reuse_ratio (token-weighted), prefix_reuse_block_ratio (block-weighted),
+prefix_reuse_request_ratio (request-averaged) and prefix_reuse_of_ceiling_ratio (the block-weighted
+share of the infinite-cache ceiling realised), requests_finished, requests_failed. A candidate is a
+point's parameters but the seed: it meets when every seed's run is clean and meets every
+constraint. Bisection assumes that once a value of the objective meets, every more generous one
+(more replicas) does too, with the other parameters fixed, and runs only the values it needs, a
+round at a time. It also writes search.json (the candidates run, the Pareto front, the winner),
+winner.yaml (the base config with the winner's values; its paths are relative to the base config's
+folder) and pareto.svg. The answer is the same on any --jobs and, merged, in any number of shards
+(each shard runs all its points).
 
 Exit status: 0 every point ran clean (and a search found a winner), 1 a point's event stream was
 rejected or a request never ended, or no point met a search's constraints (every result is still

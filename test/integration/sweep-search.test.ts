@@ -116,7 +116,7 @@ test('an unknown metric or a bad operator in a constraint exits 2 naming the pla
   const dir = folder(t, ['p99 ttft_ms <= 1000', 'p99 ttft <= 5']);
   const unknown = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'out');
   assert.equal(unknown.status, 2);
-  assert.equal(unknown.stderr, 'kvqual sweep: search.yaml: search.subject_to[1]: unknown metric "ttft"; did you mean ttft_ms? (metrics: ttft_ms, ttst_ms, itl_ms, tpot_ms, e2e_ms, queue_ms, goodput, goodput_per_s, request_throughput_per_s, output_token_throughput_per_s, total_token_throughput_per_s, prefix_reuse_ratio, requests_finished, requests_failed)\n');
+  assert.equal(unknown.stderr, 'kvqual sweep: search.yaml: search.subject_to[1]: unknown metric "ttft"; did you mean ttft_ms? (metrics: ttft_ms, ttst_ms, itl_ms, tpot_ms, e2e_ms, queue_ms, goodput, goodput_per_s, request_throughput_per_s, output_token_throughput_per_s, total_token_throughput_per_s, prefix_reuse_ratio, prefix_reuse_block_ratio, prefix_reuse_request_ratio, prefix_reuse_of_ceiling_ratio, requests_finished, requests_failed)\n');
   fs.writeFileSync(path.join(dir, 'search.yaml'), sweepText(['p99 ttft_ms => 1000']));
   const operator = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'out');
   assert.equal(operator.status, 2);

@@ -8,7 +8,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { parseConstraint, parseMetric, paretoFront, resolveSearch, runSearch, winnerConfigText, type CandidateRecord, type PointResult, type SearchPoint, type SearchSpec } from '../../src/sweep/search';
+import { metricValue, parseConstraint, parseMetric, paretoFront, resolveSearch, runSearch, winnerConfigText, type CandidateRecord, type PointResult, type SearchPoint, type SearchSpec } from '../../src/sweep/search';
 import { documentResults, mergeSearchSections, type SearchSection } from '../../src/sweep/searchSection';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -16,8 +16,27 @@ import { parseDocument } from 'yaml';
 import { ROOT } from '../support/paths';
 import { expandSweep, parseSweepFile, SweepError } from '../../src/sweep/spec';
 import type { SearchContext } from '../../src/sweep/search';
+import { parseReplayConfig } from '../../src/config/load';
+import { runReplay } from '../../src/replay';
+import { pointMetrics } from '../../src/sweep/results';
 
 const REPLICAS = 'cluster.workers[0].replicas';
+const HIT_RATE_METRICS = ['prefix_reuse_ratio', 'prefix_reuse_block_ratio', 'prefix_reuse_request_ratio', 'prefix_reuse_of_ceiling_ratio'] as const;
+
+/** Six requests on 2 workers, each a 16-token shared prefix and a tail of its own (4-token blocks, a partial last block for some). */
+const SHARED_PREFIX_CONFIG = [
+  'seed: 7',
+  'cluster:',
+  '  workers:',
+  '    - role: aggregated',
+  '      replicas: 2',
+  '      engine: { block_size: 4, num_gpu_blocks: 64, max_num_seqs: 8, max_num_batched_tokens: 256, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }',
+  'router: { kv_event_lag_ms: 1 }',
+  'workload:',
+  '  prefixes: { system: 16 }',
+  '  requests:',
+  ...Array.from({ length: 6 }, (_, i) => `    - { id: r${i}, arrival_ms: ${10 * i}, prompt: [{ prefix: system }, { tokens: ${3 + 2 * i} }], output_length: 3 }`),
+].join('\n');
 const context: SearchContext = { grid: { [REPLICAS]: [1, 2, 3, 4, 5, 6, 7, 8], 'router.kv_event_lag_ms': [0, 10] }, baseHasSlo: false };
 
 function spec(search: Record<string, unknown>, ctx: SearchContext = context): SearchSpec {
@@ -56,6 +75,39 @@ describe('checking a search before anything runs', () => {
     assert.throws(() => resolveSearch(3, context, 'sweep.yaml'), /^SweepError: sweep\.yaml: search: .*expected object.*; a search is a mapping/);
     assert.equal(spec({ maximise: 'request_throughput_per_s' }).method, 'grid');
     assert.equal(spec({ minimise: REPLICAS }).method, 'bisect');
+  });
+
+  test('the prefix hit rates in the published definitions and the share of the ceiling are metrics, named as sweep.json names them; a wrong name lists the metrics', () => {
+    for (const name of HIT_RATE_METRICS) assert.deepEqual(parseMetric(name), { key: name, better: 'higher' });
+    assert.equal(parseConstraint('prefix_reuse_block_ratio >= 0.3').text, 'prefix_reuse_block_ratio >= 0.3');
+    assert.equal(spec({ maximise: 'prefix_reuse_of_ceiling_ratio' }).method, 'grid');
+    assert.equal(spec({ minimise: REPLICAS, subject_to: ['p99 ttft_ms <= 2000'], front: 'prefix_reuse_request_ratio' }).front.key, 'prefix_reuse_request_ratio');
+    refused({ minimise: REPLICAS, subject_to: ['p99 prefix_reuse_block_ratio >= 0.3'] }, /search\.subject_to\[0\]: prefix_reuse_block_ratio is one number per run: write it without "p99"/);
+    refused({ minimise: REPLICAS, subject_to: ['prefix_reuse_block_rate >= 0.3'] }, /search\.subject_to\[0\]: unknown metric "prefix_reuse_block_rate"; did you mean prefix_reuse_block_ratio\?/);
+    refused(
+      { minimise: REPLICAS, subject_to: ['block_hit_rate >= 0.3'] },
+      /unknown metric "block_hit_rate" \(metrics: .*prefix_reuse_ratio, prefix_reuse_block_ratio, prefix_reuse_request_ratio, prefix_reuse_of_ceiling_ratio, /,
+    );
+  });
+
+  test("a hit-rate metric's value is the run report's, as sweep.json gives it; null when no request arrived", () => {
+    const { report } = runReplay(parseReplayConfig(SHARED_PREFIX_CONFIG, 'hit rates'));
+    const rates = report.summary.prefix_hit_rates;
+    const columns = pointMetrics(report);
+    const expected: Record<(typeof HIT_RATE_METRICS)[number], number | null> = {
+      prefix_reuse_ratio: rates.measured.token_weighted,
+      prefix_reuse_block_ratio: rates.measured.block_weighted,
+      prefix_reuse_request_ratio: rates.measured.request_averaged,
+      prefix_reuse_of_ceiling_ratio: rates.of_ceiling.block_weighted,
+    };
+    for (const name of HIT_RATE_METRICS) {
+      const value = metricValue(report, name);
+      assert.equal(value, Number(expected[name]!.toFixed(6)), name);
+      assert.equal(value, columns[name], `${name}: the search reads what sweep.json writes`);
+    }
+    assert.ok(rates.measured.block_weighted > 0 && rates.measured.block_weighted !== rates.measured.request_averaged, 'the definitions differ on this run');
+    const none = { ...report, summary: { ...report.summary, prefix_hit_rates: { ...rates, requests: 0 } } };
+    for (const name of HIT_RATE_METRICS.slice(1)) assert.equal(metricValue(none, name), null, `${name} of a run no request arrived in`);
   });
 
   test('goodput needs limits, from the search or the base config; itl_ms is set as the slo tpot_ms', () => {
