@@ -99,6 +99,17 @@ export interface SearchSpec {
   slo: { ttft_ms?: number; tpot_ms?: number; e2e_ms?: number } | null;
 }
 
+/** The hit-rate metrics in words, for a name that looks like one (`block_hit_rate`) but is not. */
+const HIT_RATE_NAMES =
+  'prefix_reuse_ratio (token-weighted), prefix_reuse_block_ratio (block-weighted), prefix_reuse_request_ratio (request-averaged) and prefix_reuse_of_ceiling_ratio (the share of the infinite-cache ceiling)';
+
+/** An unknown metric named, with the nearest name or, for a hit rate by another name, the hit rates' names, and every metric. */
+function unknownMetric(name: string): SweepError {
+  const nearest = didYouMean(name, METRIC_NAMES);
+  const hint = nearest === '' && /hit|reuse|ceiling/i.test(name) ? `; the prefix hit rates are ${HIT_RATE_NAMES}` : nearest;
+  return new SweepError(`unknown metric "${name}"${hint} (metrics: ${METRIC_NAMES.join(', ')})`);
+}
+
 /** Reads "p99 ttft_ms" or "goodput"; throws a plain message naming what is wrong. */
 export function parseMetric(text: string): MetricRef {
   const words = text.trim().split(/\s+/);
@@ -106,13 +117,13 @@ export function parseMetric(text: string): MetricRef {
     const [name] = words;
     if (Object.hasOwn(SCALARS, name)) return { key: name, better: SCALARS[name].better };
     if (Object.hasOwn(DISTRIBUTIONS, name)) throw new SweepError(`${name} is a distribution: say which statistic (${STATISTICS.join(', ')}), e.g. "p99 ${name}"`);
-    throw new SweepError(`unknown metric "${name}"${didYouMean(name, METRIC_NAMES)} (metrics: ${METRIC_NAMES.join(', ')})`);
+    throw unknownMetric(name);
   }
   if (words.length === 2) {
     const [statistic, name] = words;
     if (!(STATISTICS as readonly string[]).includes(statistic)) throw new SweepError(`unknown statistic "${statistic}"${didYouMean(statistic, STATISTICS)} (statistics: ${STATISTICS.join(', ')})`);
     if (Object.hasOwn(SCALARS, name)) throw new SweepError(`${name} is one number per run: write it without "${statistic}"`);
-    if (!Object.hasOwn(DISTRIBUTIONS, name)) throw new SweepError(`unknown metric "${name}"${didYouMean(name, METRIC_NAMES)} (metrics: ${METRIC_NAMES.join(', ')})`);
+    if (!Object.hasOwn(DISTRIBUTIONS, name)) throw unknownMetric(name);
     return { key: `${statistic} ${name}`, better: 'lower' };
   }
   throw new SweepError(`"${text}" is not a metric (e.g. "p99 ttft_ms" or "goodput")`);

@@ -3,7 +3,7 @@
 // p99 TTFT ≤ 1 s and a goodput of at least 95 % is found by bisection, named with its config
 // (winner.yaml, a config `kvqual replay` runs and gives the winner's p99), charted (pareto.svg,
 // shown in sweep.html) and kept in search.json; the answer is the same on 1 or 2 jobs and in 2
-// shards merged; a constraint naming an unknown metric or a bad operator exits 2 naming the place before anything runs; a
+// shards merged; a constraint naming an unknown metric (a hit rate by another name too) or a bad operator exits 2 naming the place before anything runs; a
 // search no point meets says so plainly, exits 1 and writes no winner.yaml; a later sweep without a
 // search into the same folder removes the search's files.
 import { test } from 'node:test';
@@ -112,11 +112,32 @@ test('the smallest replica count meeting p99 TTFT and goodput is found, named wi
   assert.match(replay.stdout, /time to first token\s+ms(\s+\S+){5}\s+770\s/);
 });
 
+test("a constraint on a prefix hit rate and a front of the share of the ceiling read the values sweep.json reports", async (t) => {
+  const dir = folder(t, ['p99 ttft_ms <= 1000', 'prefix_reuse_block_ratio >= 0.05']);
+  fs.writeFileSync(path.join(dir, 'search.yaml'), read(dir, 'search.yaml').replace('  goodput:', '  front: prefix_reuse_of_ceiling_ratio\n  goodput:'));
+  const run = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'out', '--jobs', '1');
+  assert.equal(run.status, 0, run.stderr);
+  assert.match(run.stdout, /subject to p99 ttft_ms <= 1000, prefix_reuse_block_ratio >= 0\.05/);
+  const answer = JSON.parse(read(dir, 'out/search.json'));
+  assert.deepEqual(answer.winner.parameters, { 'cluster.workers[0].replicas': 3 });
+  const points = JSON.parse(read(dir, 'out/sweep.json')).points as { parameters: Record<string, number>; metrics: Record<string, number | null> }[];
+  for (const record of answer.evaluated as { parameters: Record<string, number>; values: Record<string, number | null> }[]) {
+    const point = points.find((p) => p.parameters['cluster.workers[0].replicas'] === record.parameters['cluster.workers[0].replicas'])!;
+    assert.ok(point.metrics.prefix_reuse_block_ratio! > 0, 'the trace shares its first block');
+    assert.equal(record.values.prefix_reuse_block_ratio, point.metrics.prefix_reuse_block_ratio, 'the constraint read sweep.json\'s block-weighted hit rate');
+    assert.equal(record.values.prefix_reuse_of_ceiling_ratio, point.metrics.prefix_reuse_of_ceiling_ratio, 'the front read its share of the ceiling');
+  }
+});
+
 test('an unknown metric or a bad operator in a constraint exits 2 naming the place, before anything runs or is created', async (t) => {
   const dir = folder(t, ['p99 ttft_ms <= 1000', 'p99 ttft <= 5']);
   const unknown = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'out');
   assert.equal(unknown.status, 2);
   assert.equal(unknown.stderr, 'kvqual sweep: search.yaml: search.subject_to[1]: unknown metric "ttft"; did you mean ttft_ms? (metrics: ttft_ms, ttst_ms, itl_ms, tpot_ms, e2e_ms, queue_ms, goodput, goodput_per_s, request_throughput_per_s, output_token_throughput_per_s, total_token_throughput_per_s, prefix_reuse_ratio, prefix_reuse_block_ratio, prefix_reuse_request_ratio, prefix_reuse_of_ceiling_ratio, requests_finished, requests_failed)\n');
+  fs.writeFileSync(path.join(dir, 'search.yaml'), sweepText(['p99 ttft_ms <= 1000', 'block_hit_rate >= 0.3']));
+  const hitRate = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'out');
+  assert.equal(hitRate.status, 2);
+  assert.match(hitRate.stderr, /^kvqual sweep: search\.yaml: search\.subject_to\[1\]: unknown metric "block_hit_rate"; the prefix hit rates are prefix_reuse_ratio \(token-weighted\), prefix_reuse_block_ratio \(block-weighted\), prefix_reuse_request_ratio \(request-averaged\) and prefix_reuse_of_ceiling_ratio \(the share of the infinite-cache ceiling\) \(metrics: /);
   fs.writeFileSync(path.join(dir, 'search.yaml'), sweepText(['p99 ttft_ms => 1000']));
   const operator = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'out');
   assert.equal(operator.status, 2);

@@ -86,7 +86,7 @@ describe('checking a search before anything runs', () => {
     refused({ minimise: REPLICAS, subject_to: ['prefix_reuse_block_rate >= 0.3'] }, /search\.subject_to\[0\]: unknown metric "prefix_reuse_block_rate"; did you mean prefix_reuse_block_ratio\?/);
     refused(
       { minimise: REPLICAS, subject_to: ['block_hit_rate >= 0.3'] },
-      /unknown metric "block_hit_rate" \(metrics: .*prefix_reuse_ratio, prefix_reuse_block_ratio, prefix_reuse_request_ratio, prefix_reuse_of_ceiling_ratio, /,
+      /unknown metric "block_hit_rate"; the prefix hit rates are prefix_reuse_ratio \(token-weighted\), prefix_reuse_block_ratio \(block-weighted\), .* \(metrics: .*prefix_reuse_ratio, prefix_reuse_block_ratio, prefix_reuse_request_ratio, prefix_reuse_of_ceiling_ratio, /,
     );
   });
 
