@@ -1,7 +1,7 @@
 // The SLO scenarios of features/slo/ can fail: the same claims, planted with objectives clearly
 // stricter than what the runs measure, fail in a real cucumber run, each with one plain sentence
-// naming the metric, the limit and the measured value. (Needs the published traces; see
-// src/traceFolder.ts.)
+// naming the metric, the limit and the measured value; each card's chart still comes with it and
+// says the claim missed. (Needs the published traces; see src/traceFolder.ts.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { traceFolder } from '../../src/traceFolder';
+import { EVIDENCE_MEDIA_TYPE, parseEvidence } from '../../src/report/evidence';
 
 const haveTrace = fs.existsSync(path.join(traceFolder(ROOT), 'conversation_trace.jsonl'));
 
@@ -46,7 +47,8 @@ test('each SLO claim made clearly stricter fails, its message naming the metric,
     const feature = path.join(dir, 'planted.feature');
     fs.writeFileSync(feature, PLANTED);
     const cucumber = path.join(ROOT, 'node_modules', '@cucumber', 'cucumber', 'bin', 'cucumber.js');
-    const result = spawnSync(process.execPath, [cucumber, '--profile', 'replay', feature, '--format', 'summary'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+    const messages = path.join(dir, 'messages.ndjson');
+    const result = spawnSync(process.execPath, [cucumber, '--profile', 'replay', feature, '--format', 'summary', '--format', `message:${messages}`], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
     const output = `${result.stdout}${result.stderr}`;
     assert.equal(result.status, 1, output);
     assert.match(output, /^4 scenarios \(4 failed\)$/m);
@@ -54,6 +56,21 @@ test('each SLO claim made clearly stricter fails, its message naming the metric,
     assert.match(output, /goodput \(time to first token at most 2000 ms, inter-token latency at most 100 ms\) \(SLO: at least 99\.5 %\): expected at least 99\.5 %, measured 98\.8 %\./);
     assert.match(output, /round robin's p99 time to first token ÷ KV-aware routing's \(SLO: at least 2×\): expected at least 2 ×, measured 1\.6574 ×\./);
     assert.match(output, /prefix reuse as a share of the infinite-cache ceiling \(block-weighted\) \(SLO: at least 90 %\): expected at least 90 %, measured 80\.158 %\./);
+    // A failed claim's card still draws its chart, and says it missed.
+    const claims = fs
+      .readFileSync(messages, 'utf8')
+      .split('\n')
+      .filter((line) => line.includes(EVIDENCE_MEDIA_TYPE))
+      .flatMap((line) => parseEvidence(JSON.parse(line).attachment.body).slo ?? []);
+    assert.deepEqual(
+      claims.map((claim) => [claim.sentence, claim.met, claim.panels.length]),
+      [
+        ['p99 time to first token 1.822 s > SLO 1.5 s', false, 1],
+        ['goodput 98.8 % < SLO 99.5 %', false, 2],
+        ['p99 time to first token: round robin 5.266 s ÷ KV-aware routing 3.178 s = 1.6574× < SLO 2×', false, 1],
+        ['prefix reuse 80.16 % of the infinite-cache ceiling (block-weighted) < SLO 90 %', false, 0],
+      ],
+    );
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
