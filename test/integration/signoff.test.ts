@@ -11,7 +11,9 @@
 // first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
 // filters and search work under a CSP that allows only the page's script and style sheet; it reads without
 // scripts; it prints unfolded; and the folded sign-off of the whole passing suite is under 15
-// screens. The browser tests are skipped without Chromium.
+// screens. An SLO scenario's card in the whole suite's sign-off draws its metric's CDF with the SLO
+// line and the measured value, and signoff.md says its claim in one line. The browser tests are
+// skipped without Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
