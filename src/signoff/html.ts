@@ -37,9 +37,10 @@ table { border-collapse: collapse; width: 100%; margin: 4px 0 10px; }
 th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: var(--head); font-weight: 600; }
 table.facts th { width: 170px; }
+#first-screen table.facts th { width: 120px; }
+.digest { font-size: 11px; }
 .digest { word-break: break-all; }
 .w-110px { width: 110px; }
-.w-140px { width: 140px; }
 .w-150px { width: 150px; }
 .w-16pct { width: 16%; }
 .w-38pct { width: 38%; }
@@ -48,7 +49,6 @@ table.facts th { width: 170px; }
 .w-90px { width: 90px; }
 .subtitle { color: var(--muted); margin: 0; }
 .first { display: grid; grid-template-columns: 1fr 1fr; gap: 6px 22px; margin-top: 8px; }
-.first > .wide { grid-column: 1 / span 2; }
 .first h3 { margin: 4px 0 4px; }
 .verdict { display: flex; align-items: center; gap: 14px; padding: 8px 14px; border-radius: 6px; border: 2px solid; }
 .verdict.ok { background: var(--ok-bg); border-color: var(--ok); }
@@ -466,15 +466,16 @@ export function renderHtml(model: SignoffModel): string {
     '<section class="first" id="first-screen">',
     `<div><div class="verdict ${model.qualified ? 'ok' : 'bad'}" id="verdict"><div class="word">${h(model.verdict)}</div>` +
       `<div>Computed from the results below, never typed by hand: QUALIFIED only when every gate passes and the run was the project's whole qualification.</div></div>` +
-      `<table id="gates"><thead><tr><th class="w-150px">Gate</th><th>Result</th><th class="w-56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table></div>`,
-    `<div><h3 id="attention">Needs attention</h3>${attention}` +
+      `<table id="gates"><thead><tr><th class="w-150px">Gate</th><th>Result</th><th class="w-56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table>` +
       `<h3 id="qualified">What was qualified</h3>${whatRan(model)}</div>`,
-    model.narrowed.length > 0 && model.verdict !== 'NOT QUALIFIED'
-      ? `<div class="wide" id="not-a-sign-off"><h3>Not a release sign-off</h3><p>Every gate passed, but this run is not the project's whole qualification, so it has no approval block:</p><ul>${model.narrowed.map((reason) => `<li>${h(reason)}</li>`).join('')}</ul></div>`
-      : `<div class="wide" id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>` +
-        '<table class="approval"><thead><tr><th class="w-140px">Role</th><th>Name</th><th class="w-140px">Date</th><th>Signature</th></tr></thead><tbody>' +
-        ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
-        '</tbody></table></div>',
+    `<div><h3 id="attention">Needs attention</h3>${attention}` +
+      (model.narrowed.length > 0 && model.verdict !== 'NOT QUALIFIED'
+        ? `<div id="not-a-sign-off"><h3>Not a release sign-off</h3><p>Every gate passed, but this run is not the project's whole qualification, so it has no approval block:</p><ul>${model.narrowed.map((reason) => `<li>${h(reason)}</li>`).join('')}</ul></div>`
+        : `<div id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict for the commit and scenario set named in this report.</p>` +
+          '<table class="approval"><thead><tr><th class="w-110px">Role</th><th>Name</th><th class="w-90px">Date</th><th>Signature</th></tr></thead><tbody>' +
+          ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
+          '</tbody></table></div>') +
+      '</div>',
     '</section>',
     '<nav class="toc"><a href="#summary">Summary</a><a href="#requirements">Requirements</a><a href="#matrix">Traceability matrix</a><a href="#determinism">Determinism</a>' +
       '<a href="#gaps">Gaps</a><a href="#coverage">Coverage</a><a href="#scenarios">Scenarios</a><a href="#glossary">Glossary</a></nav>',
