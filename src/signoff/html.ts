@@ -1,14 +1,17 @@
 // signoff.html: one self-contained page rendered from the sign-off model (inline CSS, SVG figures,
-// no external resource). Its first screen holds the verdict, the gates, what was qualified, what
-// needs attention and the approval block; then a chart of scenarios by requirement and result, a
-// requirement view (each requirement once), the traceability matrix (each scenario once), the
-// determinism proof, the gaps, coverage, and the scenarios, folded by feature and by scenario
-// (failed and changed ones open). One small inline script adds filtering by result and by tag and
-// a text search; the Content-Security-Policy allows that script and the page's style sheet alone,
-// each by its SHA-256 (no inline style elsewhere applies), and the page reads completely without
-// the script. Figures are inlined only through the allow-list sanitiser (src/report/svgSanitiser.ts).
-// Print CSS prints everything unfolded, with table headers repeated. Every scenario-supplied string
-// is HTML-escaped, so a scenario named `<script>…` reads as text.
+// no external resource). Its first screen holds the verdict, the gates, what was qualified (the one
+// place that says what ran), what needs attention and the approval block; then a chart of
+// scenarios by requirement and result, a requirement view (each requirement once), the
+// traceability matrix (each scenario once), the determinism proof, the gaps, coverage (one sentence,
+// the figures folded), and the scenarios, folded by feature and by scenario (failed and changed ones
+// open). One small inline script adds filtering by result and by tag, a text search, and opens the
+// card a link or the address names, clear of the sticky filter bar; the Content-Security-Policy
+// allows that script and the page's style sheet alone, each by its SHA-256 (no inline style
+// elsewhere applies), and the page reads completely without the script. Figures are inlined only
+// through the allow-list sanitiser (src/report/svgSanitiser.ts). Printed (A4), the page keeps the
+// scenarios as they are folded: a failed or changed card in full, every other one as its line,
+// with the whole matrix and table headers repeated. Every scenario-supplied string is HTML-escaped,
+// so a scenario named `<script>…` reads as text.
 import { createHash } from 'node:crypto';
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';

@@ -2,7 +2,8 @@
 // GitLab flavour) that also reads well as text; every scenario-supplied string is escaped, steps
 // are fenced, and figures are linked from signoff-assets/. The first screen holds the verdict, the
 // gates, what needs attention, what was qualified and the approval block; the requirement view
-// lists each requirement once, the traceability matrix each scenario once, and the scenarios fold
+// lists each requirement once (in natural order of their ids), the traceability matrix each
+// scenario once, coverage is one sentence with its figures folded, and the scenarios fold
 // (<details>) unless they did not pass or changed.
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';

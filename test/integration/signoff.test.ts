@@ -10,8 +10,11 @@
 // Chromium, signoff.html renders its matrix and figures and shows a hostile name as text; its
 // first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
 // filters and search work under a CSP that allows only the page's script and style sheet; it reads without
-// scripts; it prints unfolded; and the folded sign-off of the whole passing suite is under 15
-// screens. The browser tests are skipped without Chromium.
+// scripts; the folded sign-off of the whole passing suite is under 15 screens and prints on at most
+// 25 A4 pages (every passing scenario one line), a failed card prints in full; a link into a card or
+// to Gaps lands open and clear of the sticky filter bar; the summary chart's words are at least
+// 11 px inside it and one failed scenario a bar of at least 8 px. The browser tests are skipped
+// without Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
