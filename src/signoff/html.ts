@@ -1,19 +1,23 @@
 // signoff.html: one self-contained page rendered from the sign-off model (inline CSS, SVG figures,
-// no external resource). Its first screen holds the verdict, the gates, what was qualified, what
-// needs attention and the approval block; then a chart of scenarios by requirement and result, a
-// requirement view (each requirement once), the traceability matrix (each scenario once), the
-// determinism proof, the gaps, coverage, and the scenarios, folded by feature and by scenario
-// (failed and changed ones open). One small inline script adds filtering by result and by tag and
-// a text search; the Content-Security-Policy allows that script and the page's style sheet alone,
-// each by its SHA-256 (no inline style elsewhere applies), and the page reads completely without
-// the script. Figures are inlined only through the allow-list sanitiser (src/report/svgSanitiser.ts).
-// Print CSS prints everything unfolded, with table headers repeated. Every scenario-supplied string
-// is HTML-escaped, so a scenario named `<script>…` reads as text.
+// no external resource). Its first screen holds the verdict, the gates, what was qualified (the one
+// place that says what ran), what needs attention and the approval block; then a chart of
+// scenarios by requirement and result, a requirement view (each requirement once), the
+// traceability matrix (each scenario once), the determinism proof, the gaps, coverage (one sentence,
+// the figures folded), and the scenarios, folded by feature and by scenario (failed and changed ones
+// open). One small inline script adds filtering by result and by tag, a text search, and opens the
+// card a link or the address names, clear of the sticky filter bar; the Content-Security-Policy
+// allows that script and the page's style sheet alone, each by its SHA-256 (no inline style
+// elsewhere applies), and the page reads completely without the script. Figures are inlined only
+// through the allow-list sanitiser (src/report/svgSanitiser.ts). Printed (A4), the page keeps the
+// scenarios as they are folded: a failed or changed card in full, every other one as its line,
+// with the whole matrix and table headers repeated. Every scenario-supplied string is HTML-escaped,
+// so a scenario named `<script>…` reads as text.
 import { createHash } from 'node:crypto';
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
+import { compareNatural } from '../order';
 import type { Gate, MatrixRow, ScenarioView, SignoffModel } from './model';
-import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { countOf, coverageSentence, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
 import type { RunStep } from './messages';
 import { escapeHtml as h, plainWords } from './text';
@@ -37,8 +41,10 @@ table { border-collapse: collapse; width: 100%; margin: 4px 0 10px; }
 th, td { border: 1px solid var(--line); padding: 3px 7px; text-align: left; vertical-align: top; }
 th { background: var(--head); font-weight: 600; }
 table.facts th { width: 170px; }
+#first-screen table.facts th { width: 120px; }
+.digest { font-size: 11px; }
+.digest { word-break: break-all; }
 .w-110px { width: 110px; }
-.w-140px { width: 140px; }
 .w-150px { width: 150px; }
 .w-16pct { width: 16%; }
 .w-38pct { width: 38%; }
@@ -47,7 +53,6 @@ table.facts th { width: 170px; }
 .w-90px { width: 90px; }
 .subtitle { color: var(--muted); margin: 0; }
 .first { display: grid; grid-template-columns: 1fr 1fr; gap: 6px 22px; margin-top: 8px; }
-.first > .wide { grid-column: 1 / span 2; }
 .first h3 { margin: 4px 0 4px; }
 .verdict { display: flex; align-items: center; gap: 14px; padding: 8px 14px; border-radius: 6px; border: 2px solid; }
 .verdict.ok { background: var(--ok-bg); border-color: var(--ok); }
@@ -95,21 +100,50 @@ nav.toc a { margin-right: 12px; }
 #filters input[type=search] { width: 280px; }
 .chart svg { max-width: 100%; height: auto; }
 footer { margin-top: 28px; color: var(--muted); font-size: 12px; }
+/* A link into the page lands clear of the sticky filter bar (the script scrolls by the bar's measured height; this is its one-line height). */
+[id] { scroll-margin-top: 64px; }
+@page { size: A4; margin: 12mm; }
+/* Printing: the first screen, the chart, each requirement's line (those not covered and passed in full), the whole matrix, and the
+   scenarios as they are folded: a failed or changed card in full, every other one as its one line. */
 @media print {
-  body { background: white; }
+  body { background: white; font-size: 11.5px; line-height: 1.3; }
   main { padding: 0; max-width: none; }
+  code, pre, .mono { font-size: 10.5px; }
+  td { overflow-wrap: anywhere; }
+  th, td { padding: 2px 5px; }
+  #traceability-matrix { table-layout: fixed; font-size: 10.5px; }
+  #traceability-matrix .w-38pct { width: 40%; }
+  #traceability-matrix .w-16pct { width: 14%; }
+  #traceability-matrix .w-90px { width: 58px; }
+  .badge { font-size: 9.5px; padding: 0 4px; }
+  h4 { font-size: 11.5px; font-weight: 600; }
+  details.feature:not([open]) .feature-desc { display: none; }
+  h2 { margin-top: 18px; break-after: avoid; }
+  h3 { break-after: avoid; }
   nav.toc, #filters { display: none !important; }
-  details::details-content { content-visibility: visible; display: contents; }
+  #matrix-fold::details-content, details.feature::details-content { content-visibility: visible; display: contents; }
   details > summary { list-style: none; }
+  details.scenario { margin: 0; padding: 1px 10px; border-radius: 0; }
+  details.scenario:not([open]) + details.scenario:not([open]) { border-top: 0; }
+  details.scenario[open] { margin: 6px 0; padding: 4px 12px 10px; }
+  details.req { margin: 0; padding: 1px 10px; border-radius: 0; }
+  details.req:not([open]) + details.req:not([open]) { border-top: 0; }
+  details.req[open] { margin: 4px 0; }
+  details.feature { padding: 3px 8px; }
   tr[hidden] { display: table-row !important; }
   details[hidden] { display: block !important; }
   thead { display: table-header-group; }
-  tr, details.scenario, figure { break-inside: avoid; }
+  tr, figure { break-inside: avoid; }
   .first { display: block; }
 }
 `;
 
-/** The page's one script: filters by result and tag, text search, everything open for printing. */
+/**
+ * The page's one script: filters by result and tag, text search, and links into the page: the
+ * card (or section) a link or the address names is opened, with the folds around it, and scrolled
+ * clear of the sticky filter bar (on load, on a change of the address's #, and on a click of a
+ * link to where the address already points). Printing is left to the style sheet.
+ */
 export const FILTER_SCRIPT = `(function () {
   var bar = document.getElementById('filters');
   if (!bar) return;
@@ -133,9 +167,26 @@ export const FILTER_SCRIPT = `(function () {
     });
     shown.textContent = count + ' of ' + document.querySelectorAll('details.scenario').length + ' scenarios shown';
   }
+  function reveal() {
+    var target = null;
+    try { target = location.hash.length > 1 ? document.getElementById(decodeURIComponent(location.hash.slice(1))) : null; } catch (error) { return; }
+    if (target === null) return;
+    if (target.closest('[hidden]') !== null) {
+      search.value = ''; result.value = 'all'; tag.value = '';
+      apply();
+    }
+    for (var el = target; el !== null; el = el.parentElement) if (el.tagName === 'DETAILS') el.open = true;
+    window.scrollTo(0, window.scrollY + target.getBoundingClientRect().top - bar.getBoundingClientRect().height - 12);
+  }
   [search, result, tag].forEach(function (el) { el.addEventListener('input', apply); el.addEventListener('change', apply); });
-  window.addEventListener('beforeprint', function () { document.querySelectorAll('details').forEach(function (d) { d.open = true; }); });
+  window.addEventListener('hashchange', reveal);
+  window.addEventListener('load', reveal);
+  document.addEventListener('click', function (event) {
+    var link = event.target.closest ? event.target.closest('a[href^="#"]') : null;
+    if (link !== null && link.getAttribute('href') === location.hash) { event.preventDefault(); reveal(); }
+  });
   apply();
+  reveal();
 })();`;
 
 /** The CSP source of the page's script or style sheet: its SHA-256, base64. */
@@ -297,42 +348,96 @@ function list(items: string[]): string {
   return items.length ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : '<p class="muted">None.</p>';
 }
 
-/** Scenarios by requirement and result: one stacked column per requirement (inline SVG). */
+/** The summary chart's geometry, in CSS px: it is drawn at this width, which fits the page and a printed A4 page without shrinking its text. */
+export const CHART = {
+  width: 700,
+  /** Every label and number: at least 11 px. */
+  fontSize: 11,
+  /** A bar of one scenario, passed or not, is never thinner or shorter than this. */
+  minBar: 8,
+  barHeight: 11,
+  rowPitch: 17,
+  legendHeight: 30,
+  /** Requirements per column of bars before another column starts. */
+  rowsPerColumn: 30,
+} as const;
+
+/** Width of `text` at the chart's font size, taken generously (0.62 em a character), for laying out labels that must not be cut off. */
+const textWidth = (text: string) => Math.ceil(text.length * CHART.fontSize * 0.62);
+
+/** The count written after a requirement's bar: its scenarios that passed, then those that did not (empty when none). */
+function countWords(row: MatrixRow): [string, string] {
+  const passed = row.scenarios.filter((s) => s.view.scenario.status === 'PASSED').length;
+  const other = row.scenarios.length - passed;
+  return [String(passed), other > 0 ? ` · ${other} not passed` : ''];
+}
+
+/**
+ * Scenarios by requirement and result (inline SVG): one horizontal bar per requirement, in the
+ * matrix's order, in up to a few columns side by side; green for the scenarios that passed, red for
+ * the others, each part at least CHART.minBar wide so that one failed scenario shows, and the count
+ * written after the bar. A requirement without a scenario gets a red outline and the words "no
+ * scenario". The legend sits above the bars, inside the drawing.
+ */
 export function summaryChart(rows: MatrixRow[]): string {
-  const barWidth = 22;
-  const gap = 8;
-  const plotHeight = 110;
-  const labelHeight = 58;
-  const left = 34;
-  const max = Math.max(1, ...rows.map((r) => r.scenarios.length));
-  const step = max <= 5 ? 1 : max <= 10 ? 2 : max <= 25 ? 5 : 10;
-  const top = Math.ceil(max / step) * step;
-  const width = left + rows.length * (barWidth + gap) + 150;
-  const height = plotHeight + labelHeight + 14;
-  const y = (n: number) => 8 + plotHeight - (n / top) * plotHeight;
+  const { width, fontSize, minBar, barHeight, rowPitch, legendHeight } = CHART;
+  const columns = Math.max(1, Math.min(3, Math.ceil(rows.length / CHART.rowsPerColumn)));
+  const perColumn = Math.max(1, Math.ceil(rows.length / columns));
+  const columnWidth = Math.floor(width / columns);
+  const labelWidth = 6 + Math.max(0, ...rows.map((r) => textWidth(r.requirement.id)));
+  const countWidth = 6 + Math.max(textWidth('no scenario'), ...rows.map((r) => textWidth(countWords(r).join(''))));
+  const barRoom = columnWidth - labelWidth - countWidth - 12;
+  const most = Math.max(1, ...rows.map((r) => r.scenarios.length));
+  const length = (n: number) => (n === 0 ? 0 : Math.max(minBar, Math.round((n / most) * (barRoom - minBar))));
+  const height = legendHeight + perColumn * rowPitch + 6;
+  const text = (x: number, y: number, words: string, extra = '') => `<text x="${x}" y="${y}" font-size="${fontSize}"${extra}>${h(words)}</text>`;
   const parts: string[] = [];
-  for (let n = 0; n <= top; n += step) {
-    parts.push(`<line x1="${left}" x2="${left + rows.length * (barWidth + gap)}" y1="${y(n)}" y2="${y(n)}" stroke="#eef0f2"/>`, `<text x="${left - 5}" y="${y(n) + 4}" text-anchor="end" font-size="10" fill="#495057">${n}</text>`);
+  let legendX = 0;
+  for (const [fill, stroke, words] of [['#2f9e44', 'none', 'passed'], ['#e03131', 'none', 'not passed'], ['none', '#e03131', 'no scenario']] as const) {
+    parts.push(`<rect x="${legendX + 0.5}" y="${8.5}" width="12" height="12" fill="${fill}" stroke="${stroke}"/>`, text(legendX + 18, 19, words, ' fill="#343a40"'));
+    legendX += 18 + textWidth(words) + 18;
   }
   rows.forEach((row, i) => {
-    const x = left + gap / 2 + i * (barWidth + gap);
+    const x = Math.floor(i / perColumn) * columnWidth;
+    const y = legendHeight + (i % perColumn) * rowPitch;
+    const [passedWords, otherWords] = countWords(row);
     const passed = row.scenarios.filter((s) => s.view.scenario.status === 'PASSED').length;
     const other = row.scenarios.length - passed;
-    const title = `${row.requirement.id}: ${passed} passed, ${other} not passed`;
-    if (row.scenarios.length === 0) parts.push(`<rect x="${x}" y="${y(0) - 3}" width="${barWidth}" height="3" fill="#c92a2a"><title>${h(row.requirement.id)}: no scenario</title></rect>`);
-    if (passed > 0) parts.push(`<rect x="${x}" y="${y(passed)}" width="${barWidth}" height="${y(0) - y(passed)}" fill="#2f9e44"><title>${h(title)}</title></rect>`);
-    if (other > 0) parts.push(`<rect x="${x}" y="${y(passed + other)}" width="${barWidth}" height="${y(passed) - y(passed + other)}" fill="#e03131"><title>${h(title)}</title></rect>`);
-    const lx = x + barWidth / 2;
-    const ly = y(0) + 8;
-    parts.push(`<text x="${lx}" y="${ly}" font-size="10" fill="#343a40" text-anchor="end" transform="rotate(-55 ${lx} ${ly})">${h(row.requirement.id)}</text>`);
+    const title = `<title>${h(`${row.requirement.id}: ${row.scenarios.length === 0 ? 'no scenario' : `${passed} passed, ${other} not passed`}`)}</title>`;
+    const barX = x + labelWidth;
+    parts.push(text(barX - 6, y + barHeight - 1, row.requirement.id, ' text-anchor="end" fill="#212529"'));
+    if (row.scenarios.length === 0) {
+      parts.push(`<rect x="${barX + 0.5}" y="${y + 0.5}" width="${minBar}" height="${barHeight - 1}" fill="none" stroke="#e03131">${title}</rect>`);
+      parts.push(text(barX + minBar + 6, y + barHeight - 1, 'no scenario', ' fill="#c92a2a"'));
+      return;
+    }
+    if (passed > 0) parts.push(`<rect x="${barX}" y="${y}" width="${length(passed)}" height="${barHeight}" fill="#2f9e44">${title}</rect>`);
+    if (other > 0) parts.push(`<rect x="${barX + length(passed)}" y="${y}" width="${length(other)}" height="${barHeight}" fill="#e03131">${title}</rect>`);
+    const countX = barX + length(passed) + length(other) + 6;
+    parts.push(text(countX, y + barHeight - 1, passedWords, ' fill="#343a40"'));
+    if (otherWords) parts.push(text(countX + textWidth(passedWords), y + barHeight - 1, otherWords, ' fill="#c92a2a" font-weight="700"'));
   });
-  const legendX = left + rows.length * (barWidth + gap) + 14;
-  parts.push(
-    `<rect x="${legendX}" y="14" width="12" height="12" fill="#2f9e44"/><text x="${legendX + 18}" y="24" font-size="11">passed</text>`,
-    `<rect x="${legendX}" y="34" width="12" height="12" fill="#e03131"/><text x="${legendX + 18}" y="44" font-size="11">not passed / no scenario</text>`,
-    `<text x="${left - 28}" y="${8 + plotHeight / 2}" font-size="10" fill="#495057" transform="rotate(-90 ${left - 28} ${8 + plotHeight / 2})" text-anchor="middle">scenarios</text>`,
-  );
   return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" font-family="Helvetica, Arial, sans-serif" role="img" aria-label="Scenarios by requirement and result">${parts.join('')}</svg>`;
+}
+
+/**
+ * What ran, said once (on the first screen): the package, the commit and its working tree, the
+ * scenario set and the requirement registry with their digests, the versions that ran them and
+ * the command that produced the report. The campaign and date are the page's subtitle; the files
+ * written beside the report, its footer.
+ */
+function whatRan(model: SignoffModel): string {
+  const { input } = model;
+  const { subject, scope } = input;
+  const digest = (value: string) => `<span class="mono digest">${h(value)}</span>`;
+  return facts([
+    ['Package', h(`${subject.packageName} ${subject.packageVersion}`)],
+    ['Git commit', `${digest(subject.commit)} (${h(subject.worktree)})`],
+    ['Scenario set', `${h(countOf(model.scenarioSet.scenarios, 'scenario'))} in ${h(countOf(model.scenarioSet.files, 'feature file'))}${scope ? ` of <code>${h(scope.features)}/</code>` : ''}: ${digest(model.scenarioSet.digest)}`],
+    ...(scope ? [['Requirements', `<code>${h(scope.requirements)}</code> ${digest(scope.requirements_digest)}${scope.repository_suite ? '' : ' — not the repository\'s suite'}`] as [string, string]] : []),
+    ['Run with', h(`Node.js ${subject.node}, cucumber-js ${model.cucumberVersion}`)],
+    ['Produced by', `<code>${h(input.command)}</code>`],
+  ]);
 }
 
 /** Renders signoff.html. */
@@ -341,7 +446,7 @@ export function renderHtml(model: SignoffModel): string {
   const subject = input.subject;
   const det = input.determinism;
   const cov = input.coverage;
-  const tags = [...new Set(model.views.flatMap((v) => v.scenario.tags))].sort();
+  const tags = [...new Set(model.views.flatMap((v) => v.scenario.tags))].sort(compareNatural);
   const out: string[] = [];
   out.push(
     '<!DOCTYPE html>',
@@ -366,29 +471,24 @@ export function renderHtml(model: SignoffModel): string {
     '<section class="first" id="first-screen">',
     `<div><div class="verdict ${model.qualified ? 'ok' : 'bad'}" id="verdict"><div class="word">${h(model.verdict)}</div>` +
       `<div>Computed from the results below, never typed by hand: QUALIFIED only when every gate passes and the run was the project's whole qualification.</div></div>` +
-      `<table id="gates"><thead><tr><th class="w-150px">Gate</th><th>Result</th><th class="w-56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table></div>`,
+      `<table id="gates"><thead><tr><th class="w-150px">Gate</th><th>Result</th><th class="w-56px"></th></tr></thead><tbody>${model.gates.map(gateRow).join('')}</tbody></table>` +
+      `<h3 id="qualified">What was qualified</h3>${whatRan(model)}</div>`,
     `<div><h3 id="attention">Needs attention</h3>${attention}` +
-      `<h3 id="qualified">What was qualified</h3>${facts([
-        ['Package', h(`${subject.packageName} ${subject.packageVersion}`)],
-        ['Git commit', `<span class="mono">${h(subject.commit.slice(0, 12))}</span> (${h(subject.worktree)})`],
-        ['Scenario set', `<span class="mono" title="${h(model.scenarioSet.digest)}">${h(shortDigest(model.scenarioSet.digest))}</span>: ${h(countOf(model.scenarioSet.scenarios, 'scenario'))} in ${h(countOf(model.scenarioSet.files, 'feature file'))}${input.scope ? ` of <code>${h(input.scope.features)}/</code>` : ''}`],
-        ...(input.scope ? [['Requirements', `<code>${h(input.scope.requirements)}</code> <span class="mono" title="${h(input.scope.requirements_digest)}">${h(shortDigest(input.scope.requirements_digest))}</span>${input.scope.repository_suite ? '' : ' — not the repository\'s suite'}`] as [string, string]] : []),
-        ['Run with', h(`Node.js ${subject.node}, cucumber-js ${model.cucumberVersion}`)],
-      ])}</div>`,
-    model.narrowed.length > 0 && model.verdict !== 'NOT QUALIFIED'
-      ? `<div class="wide" id="not-a-sign-off"><h3>Not a release sign-off</h3><p>Every gate passed, but this run is not the project's whole qualification, so it has no approval block:</p><ul>${model.narrowed.map((reason) => `<li>${h(reason)}</li>`).join('')}</ul></div>`
-      : `<div class="wide" id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict above for the commit and scenario set named in this report.</p>` +
-        '<table class="approval"><thead><tr><th class="w-140px">Role</th><th>Name</th><th class="w-140px">Date</th><th>Signature</th></tr></thead><tbody>' +
-        ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
-        '</tbody></table></div>',
+      (model.narrowed.length > 0 && model.verdict !== 'NOT QUALIFIED'
+        ? `<div id="not-a-sign-off"><h3>Not a release sign-off</h3><p>Every gate passed, but this run is not the project's whole qualification, so it has no approval block:</p><ul>${model.narrowed.map((reason) => `<li>${h(reason)}</li>`).join('')}</ul></div>`
+        : `<div id="approval"><h3>Approval</h3><p class="muted">To be completed by people. A signature approves the verdict for the commit and scenario set named in this report.</p>` +
+          '<table class="approval"><thead><tr><th class="w-110px">Role</th><th>Name</th><th class="w-90px">Date</th><th>Signature</th></tr></thead><tbody>' +
+          ['Prepared by', 'Reviewed by', 'Approved by'].map((role) => `<tr><td>${role}</td><td></td><td></td><td></td></tr>`).join('') +
+          '</tbody></table></div>') +
+      '</div>',
     '</section>',
     '<nav class="toc"><a href="#summary">Summary</a><a href="#requirements">Requirements</a><a href="#matrix">Traceability matrix</a><a href="#determinism">Determinism</a>' +
-      '<a href="#gaps">Gaps</a><a href="#coverage">Coverage</a><a href="#scenarios">Scenarios</a><a href="#details-of-the-run">The run</a><a href="#glossary">Glossary</a></nav>',
+      '<a href="#gaps">Gaps</a><a href="#coverage">Coverage</a><a href="#scenarios">Scenarios</a><a href="#glossary">Glossary</a></nav>',
   );
 
   out.push(
     '<h2 id="summary">Scenarios by requirement and result</h2>',
-    `<figure class="chart">${summaryChart(model.matrix)}<figcaption>Each column is one requirement: how many of its scenarios passed (green) and did not (red). A scenario counts under every requirement it traces to.</figcaption></figure>`,
+    `<figure class="chart">${summaryChart(model.matrix)}<figcaption>Each bar is one requirement: how many of its scenarios passed (green) and did not (red), the count after it. A scenario counts under every requirement it traces to.</figcaption></figure>`,
   );
   out.push(
     '<div id="filters" hidden><label>Result <select id="filter-result"><option value="all">all</option><option value="passed">passed</option><option value="not-passed">not passed</option></select></label>' +
@@ -488,11 +588,13 @@ export function renderHtml(model: SignoffModel): string {
   out.push('<h2 id="coverage">Coverage of src/</h2>');
   if (cov) {
     out.push(
-      `<p><strong>Lines ${cov.lines.pct}%</strong> (${cov.lines.covered}/${cov.lines.total}), <strong>branches ${cov.branches.pct}%</strong> (${cov.branches.covered}/${cov.branches.total}), ` +
-        `functions ${cov.functions.pct}% (${cov.functions.covered}/${cov.functions.total}).</p><p class="muted">${h(cov.scope)}</p>`,
-      `<details><summary>By folder of src/</summary><table><thead><tr><th>Directory</th><th>Files</th><th>Lines</th><th>Branches</th><th>Functions</th></tr></thead><tbody>${cov.groups
-        .map((g) => `<tr><td class="mono">${h(g.path)}</td><td>${g.files}</td><td>${g.lines.pct}%</td><td>${g.branches.pct}%</td><td>${g.functions.pct}%</td></tr>`)
-        .join('')}</tbody></table></details>`,
+      `<p id="coverage-sentence">${h(coverageSentence(cov))}</p>`,
+      `<details id="coverage-details"><summary>For developers: lines, branches and functions, what ran, and each folder of src/</summary>` +
+        `<p>Lines ${cov.lines.pct}% (${cov.lines.covered}/${cov.lines.total}), branches ${cov.branches.pct}% (${cov.branches.covered}/${cov.branches.total}), ` +
+        `functions ${cov.functions.pct}% (${cov.functions.covered}/${cov.functions.total}).</p><p class="muted">${h(cov.scope)}</p>` +
+        `<table><thead><tr><th>Directory</th><th>Files</th><th>Lines</th><th>Branches</th><th>Functions</th></tr></thead><tbody>${cov.groups
+          .map((g) => `<tr><td class="mono">${h(g.path)}</td><td>${g.files}</td><td>${g.lines.pct}%</td><td>${g.branches.pct}%</td><td>${g.functions.pct}%</td></tr>`)
+          .join('')}</tbody></table></details>`,
     );
   } else out.push(`<p class="muted">Not measured: ${h(input.coverageNote)}</p>`);
 
@@ -508,16 +610,6 @@ export function renderHtml(model: SignoffModel): string {
     out.push('</details>');
   }
 
-  out.push(
-    '<h2 id="details-of-the-run">The run</h2>',
-    facts([
-      ['Campaign', h(input.campaign)],
-      ['Git commit', `<span class="mono">${h(subject.commit)}</span>`],
-      ['Scenario set', `<span class="mono">${h(model.scenarioSet.digest)}</span>`],
-      ['Produced by', `<code>${h(input.command)}</code>`],
-      ['Beside this report', input.companions.map((c) => `${h(c.label)}: <code>${h(c.file)}</code>`).join('<br>')],
-    ]),
-  );
   if (input.glossary.length > 0) {
     out.push(
       '<h2 id="glossary">Glossary</h2>',
@@ -527,7 +619,7 @@ export function renderHtml(model: SignoffModel): string {
     );
   }
   out.push(
-    `<footer>Generated by <code>${h(input.command)}</code> from cucumber's message streams (two runs), the requirement registry and c8's coverage summary.</footer>`,
+    `<footer>Beside this report: ${input.companions.map((c) => `${h(c.label)} <code>${h(c.file)}</code>`).join(', ')}. Made from cucumber's message streams (two runs), the requirement registry and c8's coverage summary.</footer>`,
     `</main><script>${FILTER_SCRIPT}</script></body></html>`,
   );
   return `${out.join('\n')}\n`;

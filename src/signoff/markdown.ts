@@ -2,12 +2,13 @@
 // GitLab flavour) that also reads well as text; every scenario-supplied string is escaped, steps
 // are fenced, and figures are linked from signoff-assets/. The first screen holds the verdict, the
 // gates, what needs attention, what was qualified and the approval block; the requirement view
-// lists each requirement once, the traceability matrix each scenario once, and the scenarios fold
+// lists each requirement once (in natural order of their ids), the traceability matrix each
+// scenario once, coverage is one sentence with its figures folded, and the scenarios fold
 // (<details>) unless they did not pass or changed.
 import type { DeterminismRow } from './determinism';
 import { formatNs } from '../time';
 import type { MatrixRow, ScenarioView, SignoffModel } from './model';
-import { countOf, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
+import { countOf, coverageSentence, measuredText, PLANTED_BANNER, RERUN_MESSAGES, shortDigest, statusWord } from './model';
 import { BaselineDiff, baselineSummary } from './baseline';
 import { SLO_CHART_ALT, sloCardLines } from './sloCard';
 import { escapeMarkdown as md, markdownCode as code, markdownFence, oneLine, plainWords } from './text';
@@ -267,9 +268,11 @@ export function renderMarkdown(model: SignoffModel): string {
   push('## Coverage of src/', '');
   const cov = input.coverage;
   if (cov) {
-    push(`**Lines ${cov.lines.pct}%** (${cov.lines.covered}/${cov.lines.total}), **branches ${cov.branches.pct}%** (${cov.branches.covered}/${cov.branches.total}), functions ${cov.functions.pct}% (${cov.functions.covered}/${cov.functions.total}).`, '');
+    push(md(coverageSentence(cov)), '');
+    push('<details><summary>For developers: lines, branches and functions, what ran, and each folder of src/</summary>', '');
+    push(`Lines ${cov.lines.pct}% (${cov.lines.covered}/${cov.lines.total}), branches ${cov.branches.pct}% (${cov.branches.covered}/${cov.branches.total}), functions ${cov.functions.pct}% (${cov.functions.covered}/${cov.functions.total}).`, '');
     push(md(cov.scope), '');
-    push(table(['Directory', 'Files', 'Lines', 'Branches', 'Functions'], cov.groups.map((g) => [code(g.path), String(g.files), `${g.lines.pct}%`, `${g.branches.pct}%`, `${g.functions.pct}%`])), '');
+    push(table(['Directory', 'Files', 'Lines', 'Branches', 'Functions'], cov.groups.map((g) => [code(g.path), String(g.files), `${g.lines.pct}%`, `${g.branches.pct}%`, `${g.functions.pct}%`])), '', '</details>', '');
   } else push(`Not measured: ${md(input.coverageNote)}`, '');
 
   push('## Scenarios', '');

@@ -10,10 +10,12 @@
 // Chromium, signoff.html renders its matrix and figures and shows a hostile name as text; its
 // first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
 // filters and search work under a CSP that allows only the page's script and style sheet; it reads without
-// scripts; it prints unfolded; and the folded sign-off of the whole passing suite is under 15
-// screens. An SLO scenario's card in the whole suite's sign-off draws its metric's CDF with the SLO
-// line and the measured value, and signoff.md says its claim in one line. The browser tests are
-// skipped without Chromium.
+// scripts; the folded sign-off of the whole passing suite is under 15 screens and prints on at most
+// 25 A4 pages (every passing scenario one line), a failed card prints in full; a link into a card or
+// to Gaps lands open and clear of the sticky filter bar; the summary chart's words are at least
+// 11 px inside it and one failed scenario a bar of at least 8 px. An SLO scenario's card in the
+// whole suite's sign-off draws its metric's CDF with the SLO line and the measured value, and
+// signoff.md says its claim in one line. The browser tests are skipped without Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
@@ -26,6 +28,10 @@ import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
 import { parseSignoffJson } from '../../src/signoff/jsonSchema';
 import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
 import { NARROWED_EXIT_STATUS, NARROWED_VERDICT } from '../../src/signoff/narrowed';
+import { anchorsOf, buildSignoff } from '../../src/signoff/model';
+import { renderHtml } from '../../src/signoff/html';
+import { renderFigure } from '../../src/report/figure';
+import { lagEvidence, SCENARIO_KEYS, signoffInputOf } from '../support/signoffInput';
 
 const CHROMIUM = '/usr/bin/chromium';
 const HOSTILE = '<script>alert(1)</script> an arrival at 15 ms sees the store';
@@ -474,9 +480,11 @@ test('folding, filtering by result and by tag, and text search; the CSP allows o
     assert.equal(await page.locator('[style]').count(), 0, 'no style attribute');
     assert.deepEqual(errors, [], 'no CSP violation or script error');
 
-    // Printing shows everything, unfolded.
+    // Printing shows the card that did not pass in full, each other one as its line, and no filter bar.
     await page.emulateMedia({ media: 'print' });
-    assert.equal(await page.locator('details.scenario:not([open]) ol.steps').first().isVisible(), true, 'print shows folded cards');
+    assert.equal(await page.locator('details.scenario.bad ol.steps').isVisible(), true, 'print shows the card that did not pass in full');
+    assert.equal(await page.locator('details.scenario:not([open]) > summary').first().isVisible(), true, 'a folded card as its line');
+    assert.equal(await page.locator('details.scenario:not([open]) ol.steps').first().isVisible(), false, 'and not its steps');
     assert.equal(await page.locator('#filters').isVisible(), false, 'and no filter bar');
   });
 });
@@ -506,6 +514,140 @@ test('the sign-off of the whole passing suite, folded, is under 15 screens at 12
     await page.fill('#filter-text', 'hash');
     assert.equal(await page.locator('#matrix-fold[open]').count(), 1, 'a search opens the matrix');
     assert.ok((await page.locator('#traceability-matrix tbody tr:visible').count()) >= 1, 'and shows the rows it found');
+  });
+});
+
+/** The pages of a PDF Chromium printed (each page object once). */
+function pdfPages(pdf: Buffer): number {
+  return (pdf.toString('latin1').match(/\/Type\s*\/Page\b(?!s)/g) ?? []).length;
+}
+
+/** A4, as the page's own @page rule asks: what a reader's "Print" gives. */
+const printed = (page: import('playwright-core').Page) => page.pdf({ preferCSSPageSize: true, printBackground: true });
+
+test('printed, the sign-off of the whole passing suite is at most 25 A4 pages: the first screen, the requirements, the matrix, and every scenario as one line', browserTest, async (t) => {
+  assert.equal(suite.status, NARROWED_EXIT_STATUS, suite.output.slice(-2000));
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(`file://${fs.realpathSync(path.join(suite.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    const pages = pdfPages(await printed(page));
+    t.diagnostic(`the whole passing suite prints on ${pages} A4 pages`);
+    assert.ok(pages >= 5 && pages <= 25, `${pages} pages`);
+    await page.emulateMedia({ media: 'print' });
+    const scenarios = await page.locator('details.scenario').count();
+    assert.ok(scenarios >= 100, `${scenarios} scenarios`);
+    assert.equal(await page.locator('details.scenario > summary:visible').count(), scenarios, 'every scenario is a line');
+    assert.equal(await page.locator('details.scenario ol.steps:visible').count(), 0, 'and none of a passing suite prints its steps');
+    assert.equal(await page.locator('#traceability-matrix tbody tr:visible').count(), scenarios, 'the matrix prints whole, folded on screen as it is');
+    assert.equal(await page.locator('details.req > summary:visible').count(), await page.locator('details.req').count(), 'each requirement prints its line');
+    for (const selector of ['#verdict', '#gates', '#qualified', '#not-a-sign-off', 'figure.chart svg']) assert.ok(await page.locator(selector).isVisible(), `${selector} prints`);
+  });
+});
+
+test('printed, a sign-off with one failed scenario shows that card in full, its failure and figure included, and the passing one as its line', browserTest, async () => {
+  const anchors = anchorsOf(SCENARIO_KEYS.map((key) => ({ uri: key.split(':')[0], line: Number(key.split(':')[1]) })));
+  const figures = new Map<string, string>();
+  for (const key of SCENARIO_KEYS) figures.set(key, (await renderFigure(lagEvidence(), anchors.get(key)!))!);
+  const file = path.join(scratch, 'one-failed.html');
+  fs.writeFileSync(file, renderHtml(buildSignoff(signoffInputOf(undefined, figures))));
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(`file://${file}`, { waitUntil: 'load' });
+    await page.emulateMedia({ media: 'print' });
+    const failed = page.locator('details.scenario.bad');
+    const passed = page.locator('details.scenario.ok');
+    assert.equal(await failed.count(), 1);
+    for (const part of ['ol.steps', 'table.facts', 'pre', 'figure.timeline svg']) assert.ok(await failed.locator(part).first().isVisible(), `the failed card prints its ${part}`);
+    assert.match((await failed.locator('pre').first().textContent())!, /expected 1, got 2/);
+    assert.ok(await passed.locator('summary').isVisible(), 'the passing card prints its line');
+    assert.equal(await passed.locator('ol.steps').isVisible(), false, 'and not its steps');
+    assert.ok(pdfPages(await printed(page)) <= 4, 'a sign-off of two scenarios prints on a few pages');
+  });
+});
+
+/** Where the element `id` of a page is, where its sticky filter bar ends, and whether it is open (when it is a fold). */
+async function placeOf(page: import('playwright-core').Page, id: string): Promise<{ open: boolean | null; top: number; barBottom: number; screen: number }> {
+  return (await page.evaluate(`(() => {
+    const target = document.getElementById(${JSON.stringify(id)});
+    return { open: target.tagName === 'DETAILS' ? target.open : null, top: target.getBoundingClientRect().top, barBottom: document.getElementById('filters').getBoundingClientRect().bottom, screen: innerHeight };
+  })()`)) as { open: boolean | null; top: number; barBottom: number; screen: number };
+}
+
+/** The card or section `id` is open (if a fold) and shown below the sticky filter bar, on the screen. */
+async function assertRevealed(page: import('playwright-core').Page, id: string, how: string): Promise<void> {
+  // The page moves on the hashchange event, after the click returns: wait for it (the assertions below say what was wrong if it never does).
+  const quoted = JSON.stringify(id);
+  await page
+    .waitForFunction(`document.getElementById(${quoted}).getBoundingClientRect().top >= document.getElementById('filters').getBoundingClientRect().bottom && document.getElementById(${quoted}).getBoundingClientRect().top < innerHeight - 40`, undefined, { timeout: 2000 })
+    .catch(() => undefined);
+  const place = await placeOf(page, id);
+  assert.notEqual(place.open, false, `${how}: #${id} is open`);
+  assert.ok(place.top >= place.barBottom && place.top < place.screen - 40, `${how}: #${id} starts below the filter bar, on the screen: ${JSON.stringify(place)}`);
+}
+
+test('a link into a scenario opens its card clear of the sticky filter bar: from the address, the requirement view, the matrix and Gaps; a link to Gaps lands clear of it too', browserTest, async () => {
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    const url = `file://${fs.realpathSync(path.join(suite.dir, 'signoff.html'))}`;
+    const anchors = await page.goto(url, { waitUntil: 'load' }).then(() => page.locator('details.scenario').evaluateAll((cards) => cards.map((card) => card.id)));
+    const middle = anchors[Math.floor(anchors.length / 2)];
+    // An address with a hash, opened afresh.
+    await page.goto(`${url}#${middle}`, { waitUntil: 'load' });
+    await assertRevealed(page, middle, 'the address');
+    // A link of the requirement view (its requirement opened first, as a reader does).
+    const fromRequirement = anchors[Math.floor(anchors.length / 3)];
+    const requirement = page.locator(`details.req:has(a[href="#${fromRequirement}"])`).first();
+    await requirement.locator('summary').click();
+    await requirement.locator(`a[href="#${fromRequirement}"]`).click();
+    await assertRevealed(page, fromRequirement, 'the requirement view');
+    // A link of the matrix.
+    const fromMatrix = anchors[anchors.length - 20];
+    await page.locator('#matrix-fold > summary').click();
+    await page.locator(`#traceability-matrix a[href="#${fromMatrix}"]`).click();
+    await assertRevealed(page, fromMatrix, 'the matrix');
+    // The same link again, once the reader has scrolled away: the address does not change, the card is shown all the same.
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.locator(`#traceability-matrix a[href="#${fromMatrix}"]`).click();
+    await assertRevealed(page, fromMatrix, 'the same link again');
+    // The table of contents to Gaps.
+    await page.locator('nav.toc a[href="#gaps"]').click();
+    await assertRevealed(page, 'gaps', 'the contents');
+
+    // Gaps of a failing suite: its list links to a folded card; Needs attention to Gaps.
+    await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    const untraced = await page.locator('#gaps ~ ul a[href^="#sc-"]').first().getAttribute('href');
+    assert.ok(untraced !== null);
+    assert.equal(await page.locator(`details.scenario[id="${untraced.slice(1)}"][open]`).count(), 0, 'the card is folded at first');
+    await page.locator(`#gaps ~ ul a[href="${untraced}"]`).first().click();
+    await assertRevealed(page, untraced.slice(1), 'Gaps');
+    await page.evaluate('window.scrollTo(0, 0)');
+    await page.locator('ul.attention a[href="#gaps"]').first().click();
+    await assertRevealed(page, 'gaps', 'Needs attention');
+  });
+});
+
+test('the summary chart at 1280 px: every word at least 11 px and inside the drawing with the legend, one failed scenario a bar of at least 8 × 8 px', browserTest, async () => {
+  await withBrowser(async (context) => {
+    const page = await context.newPage();
+    await page.goto(`file://${fs.realpathSync(path.join(broken.dir, 'signoff.html'))}`, { waitUntil: 'load' });
+    const chart = (await page.evaluate(`(() => {
+      const svg = document.querySelector('figure.chart svg');
+      const frame = svg.getBoundingClientRect();
+      const scale = frame.width / svg.viewBox.baseVal.width;
+      const box = (el) => { const r = el.getBoundingClientRect(); return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, height: r.height }; };
+      return {
+        frame: box(svg),
+        texts: [...svg.querySelectorAll('text')].map((t) => ({ words: t.textContent, px: parseFloat(getComputedStyle(t).fontSize) * scale, ...box(t) })),
+        failed: [...svg.querySelectorAll('rect')].filter((r) => r.getAttribute('fill') === '#e03131' && r.querySelector('title') !== null).map((r) => ({ title: r.querySelector('title').textContent, ...box(r) })),
+      };
+    })()`)) as { frame: { left: number; right: number; top: number; bottom: number }; texts: { words: string; px: number; left: number; right: number; top: number; bottom: number }[]; failed: { title: string; width: number; height: number }[] };
+    assert.ok(chart.texts.some((t) => t.words === 'no scenario'), 'the legend is drawn');
+    for (const text of chart.texts) {
+      assert.ok(text.px >= 11, `"${text.words}" at ${text.px.toFixed(1)} px`);
+      assert.ok(text.left >= chart.frame.left - 0.5 && text.right <= chart.frame.right + 0.5 && text.top >= chart.frame.top - 0.5 && text.bottom <= chart.frame.bottom + 0.5, `"${text.words}" inside the chart: ${JSON.stringify({ text, frame: chart.frame })}`);
+    }
+    assert.deepEqual(chart.failed.map((bar) => bar.title), ['AISIM-1893: 1 passed, 1 not passed']);
+    for (const bar of chart.failed) assert.ok(bar.width >= 8 && bar.height >= 8, `one failed scenario: ${bar.width} × ${bar.height} px`);
   });
 });
 

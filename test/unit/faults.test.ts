@@ -166,7 +166,7 @@ test('a survivor of every fault checked nothing: named, its requirement not cove
   const model = buildSignoff(signoffInput(run, check));
   assert.equal(model.verdict, 'NOT QUALIFIED');
   assert.deepEqual(model.checkedNothing.map(({ view, why }) => [view.scenario.key, why]), [[hash.key, CHECKED_NOTHING_WHY[3]]]);
-  assert.deepEqual(model.matrix.map((row) => [row.requirement.id, row.ok]), [['LAG-1', true], ['HASH-1', false]]);
+  assert.deepEqual(model.matrix.map((row) => [row.requirement.id, row.ok]), [['HASH-1', false], ['LAG-1', true]]);
   const gate = model.gates.find((g) => g.title === 'Planted faults')!;
   assert.equal(gate.passed, false);
   const clean = buildSignoff(signoffInput(run, await checkFaults(run, fakeRuns({ placement: [lag.key, hash.key] }, [], [lag, hash]), ['placement'])));
@@ -223,7 +223,7 @@ test('an Examples table without rows (or without a table) is a NOT RUN stand-in 
     ['features/outlines.feature:19', CHECKED_NOTHING_WHY[2]],
   ]);
   assert.equal(model.gates.find((g) => g.title === 'Scenarios')!.passed, false);
-  assert.deepEqual(model.matrix.map((row) => [row.requirement.id, row.ok]), [['LAG-1', false], ['HASH-1', false]]);
+  assert.deepEqual(model.matrix.map((row) => [row.requirement.id, row.ok]), [['HASH-1', false], ['LAG-1', false]]);
   // Neither run ran it: the determinism proof does not compare it (the Scenarios gate names it).
   assert.deepEqual(model.input.determinism.rows.map((row) => row.key), ['features/outlines.feature:14']);
 });
