@@ -6,6 +6,13 @@ import { type FigureCache } from '../report/figure';
 import { Subject } from './model';
 import type { Git } from './worktree';
 
+/** What a live status line shows: phases done of all, and what runs now (phaseConsole.ts). */
+export interface PhaseStatus {
+  done: number;
+  total: number;
+  text: string;
+}
+
 export interface DriverContext {
   /** The repository root (package.json, node_modules, cucumber.js). */
   root: string;
@@ -15,7 +22,15 @@ export interface DriverContext {
   /** The date line of the report. */
   date(): string;
   subject(): Subject;
+  /** The console: whole lines, already fitted to `columns` (phaseConsole.ts). */
   write(text: string): void;
+  /** The terminal's width in characters; absent when the console is not a terminal (then lines fit 100 columns). */
+  columns?: number;
+  /**
+   * On a terminal: a live status line beside the printed lines, which the caller refreshes from
+   * `status` on its own clock (at least every few seconds) until `stop` (which may be called twice).
+   */
+  liveStatus?(status: () => PhaseStatus): { stop(): void };
   /**
    * Cucumber's HTML and JUnit reports rendered from a message stream (the merge's merged stream);
    * without it the merge leaves cucumber.html and junit.xml saying where the shards' own are.

@@ -12,10 +12,10 @@ import { blobId } from './provenance';
 import { channelsGate } from './channels';
 import { checkoutProblems, mergeNarrowed, SIGNING_KEY_ENV, verifyShards } from './shardTrust';
 import { exitStatusOf } from './narrowed';
-import { countOf, seconds } from './context';
+import { countOf } from './context';
 import type { DriverContext } from './context';
 import type { Measured } from './coverageRun';
-import { phaseRunner, reportVerdict } from './phaseConsole';
+import { failuresToPrint, PhaseConsole, reportVerdict, reportWritten } from './phaseConsole';
 import type { Prepared } from './prepare';
 import { publishSignoff } from './publish';
 import { readRun } from './runStreams';
@@ -73,15 +73,16 @@ export async function mergeShards(prepared: Prepared, ctx: DriverContext): Promi
   // The sign-off names what the shards ran; the merge reads this checkout's requirements and glossary, so it must be the same clean commit.
   const checkout = mergeCheckout(ctx, prepared);
   check.problems.push(...checkoutProblems(checkout, { commit: check.reference.subject.commit, tree: check.reference.trust?.tree ?? null }));
-  const phase = phaseRunner(ctx, [
-    `merge: ${countOf(prepared.shards.length, 'shard folder')} given for ${countOf(n, 'shard')}; the message streams of both runs merged, cucumber's reports rendered from them`,
-    'sign-off: signoff.md, signoff.html and signoff.json, published with the merged reports as one set',
+  const phases = new PhaseConsole(ctx, [
+    `merge: ${countOf(prepared.shards.length, 'shard folder')} for ${countOf(n, 'shard')}, both runs' streams merged, cucumber's reports rendered`,
+    'sign-off: signoff.md, signoff.html, signoff.json',
   ]);
+  phases.announce(false);
   const removed = removeStale(out);
-  if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
+  if (removed.length > 0) phases.note(`removed what earlier runs left unfinished: ${removed.join(', ')}`);
   const runDir = newRunDir(out, `run-${ctx.now()}-${ownerTag()}`);
-  await phase(async () => {
-    for (const problem of check.problems) ctx.write(`   ✗ ${problem}\n`);
+  await phases.run(0, async () => {
+    for (const problem of check.problems) phases.note(`   ✗ ${problem}`);
     const merged = (which: 'first' | 'second') =>
       mergeStreams(check.used.filter((s) => s[which] !== null).map((s) => ({ shard: s.manifest.shard.index, text: s[which]! })));
     const firstText = merged('first');
@@ -109,7 +110,7 @@ export async function mergeShards(prepared: Prepared, ctx: DriverContext): Promi
   const perturbations = [...new Set(check.used.map((s) => s.manifest.perturbation).filter((p): p is string => p !== null))];
   // Every shard refused: the sign-off still names what the set claimed to run.
   const subject = mergedSubject(check.used.length > 0 ? check.used.map((s) => s.manifest) : [check.reference]);
-  const model = await phase(() =>
+  const model = await phases.run(1, () =>
     publishSignoff(prepared, ctx, runDir, {
       first: readRun(path.join(runDir, 'messages.ndjson')),
       second: readRun(path.join(runDir, RERUN_MESSAGES)),
@@ -128,7 +129,8 @@ export async function mergeShards(prepared: Prepared, ctx: DriverContext): Promi
       narrowed: subject.worktree === 'clean working tree' ? mergeNarrowed(checkout) : [],
     }),
   );
-  reportVerdict(ctx, model, measured);
-  ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
+  phases.close();
+  reportVerdict(ctx, model, failuresToPrint(model, measured));
+  reportWritten(ctx, options.out, ctx.now() - started);
   return { status: exitStatusOf(model), model };
 }

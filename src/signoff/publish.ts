@@ -43,8 +43,8 @@ export function environmentOf(env: NodeJS.ProcessEnv, merge: boolean): RunVariab
 const MERGE_VARIABLES = /^(GIT_|NODE_OPTIONS$|KVQUAL_FIGURE_CACHE$)/;
 
 /**
- * Writes a shard's manifest into its run folder and publishes the shard's set. It prints what its
- * share did, as a preview only: the verdict belongs to the merge of all n shards.
+ * Writes a shard's manifest into its run folder and publishes the shard's set. It returns what its
+ * share did, in words to print, as a preview only: the verdict belongs to the merge of all n shards.
  */
 export function publishShard(
   prepared: Prepared,
@@ -59,7 +59,7 @@ export function publishShard(
     channels: (first: RunModel | null, second: RunModel | null) => string[];
     nonces: { first: string; second: string };
   },
-): void {
+): string {
   const { shard } = made;
   const firstFile = path.join(runDir, 'messages.ndjson');
   const firstText = fs.existsSync(firstFile) ? fs.readFileSync(firstFile, 'utf8') : '';
@@ -98,10 +98,10 @@ export function publishShard(
   const mine = (first.run?.scenarios ?? []).filter((s) => ran.has(s.key));
   const passed = mine.filter((s) => s.status === 'PASSED').length;
   const determinism = first.run === null ? null : compareRuns({ ...first.run, scenarios: mine }, second.run === null ? null : { ...second.run, scenarios: second.run.scenarios.filter((s) => ran.has(s.key)) }, second.problem);
-  ctx.write(
-    `   its share: ${passed} of ${countOf(mine.length, 'scenario')} passed (of ${identity.pickles.length} in the suite); ` +
-      `${determinism === null ? 'no first run to compare' : determinism.identical ? 'both runs identical' : `determinism: ${determinism.problem ?? `${countOf(determinism.differences.length, 'scenario')} differed`}`}\n` +
-      `   not a verdict: merge all ${shard.count} shards with npm run qualify -- --merge <their --out folders>\n`,
+  return (
+    `its share: ${passed} of ${countOf(mine.length, 'scenario')} passed (of ${identity.pickles.length} in the suite); ` +
+    `${determinism === null ? 'no first run to compare' : determinism.identical ? 'both runs identical' : `determinism: ${determinism.problem ?? `${countOf(determinism.differences.length, 'scenario')} differed`}`}\n` +
+    `not a verdict: merge all ${shard.count} shards with npm run qualify -- --merge <their --out folders>`
   );
 }
 

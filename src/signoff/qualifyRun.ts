@@ -1,8 +1,9 @@
 // The run of a qualification (qualify): the phases planned from the options, the independent ones
 // started at once (run 1, the generated workloads, the compiled build and its runs or run 2, the
 // planted faults and isolation after run 1), then the sign-off or a shard's manifest published.
+// The console (phaseConsole.ts) prints each phase's line in number order as they end.
 import path from 'node:path';
-import { RunModel } from './messages';
+import type { RunModel } from './messages';
 import { generatedSummary, RERUN_MESSAGES, SignoffModel } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
@@ -17,185 +18,258 @@ import { ownerTag } from '../processes';
 import { channelsGate } from './channels';
 import { RUN_NONCE_ENV } from './shardTrust';
 import { exitStatusOf } from './narrowed';
-import { fromRoot, newNonce, seconds } from './context';
+import { countOf, fromRoot, newNonce, seconds } from './context';
 import type { DriverContext } from './context';
 import { NO_JAVASCRIPT, compileBuild, compiledScenarioFailures, coverageEnv, coverageReport, emptyCoverageRun, measureCoverage, runCompiledUnits, typeCheck } from './coverageRun';
 import type { Measured } from './coverageRun';
 import { aloneRun, runFaultCheck } from './faultRuns';
 import { mergeShards } from './merge';
 import { PERTURB_ENV, secondRunOrder } from './options';
-import { numberedPhases, reportVerdict } from './phaseConsole';
+import { failuresToPrint, PhaseConsole, reportVerdict, reportWritten } from './phaseConsole';
 import type { Prepared } from './prepare';
 import { publishShard, publishSignoff, renderFigures } from './publish';
 import { readRun, runChannelProblems, withLastWords } from './runStreams';
 import { spawn, tool } from './spawn';
 import type { Spawned } from './spawn';
 
+type Read = { run: RunModel | null; problem: string | null };
+
+/** The phases of one run, by what they are (-1: not in this run), and their titles in number order. */
+interface Plan {
+  titles: string[];
+  first: number;
+  secondOnTsx: number;
+  compile: number;
+  types: number;
+  fuzz: number;
+  faults: number;
+  isolation: number;
+  secondCompiled: number;
+  units: number;
+  report: number;
+  ownCoverage: number;
+  last: number;
+}
+
+/** What the options ask of this run: a shard's share, the generated workloads, the coverage run and whether run 2 is the compiled one. */
+interface Shape {
+  shardArgs: string[];
+  fuzzRuns: number;
+  coverage: boolean;
+  compiledRerun: boolean;
+}
+
+function shapeOf(prepared: Prepared): Shape {
+  const shard = prepared.options.shard;
+  // The generated workloads and the coverage run are not cut into shards: shard 1 makes them whole.
+  const wholeRuns = shard === null || shard.index === 1;
+  const coverage = wholeRuns && prepared.options.coverage;
+  return {
+    shardArgs: shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`],
+    fuzzRuns: wholeRuns ? prepared.options.fuzzRuns : 0,
+    coverage,
+    // Without shards, the coverage run is the second run of the determinism proof: the suite on the
+    // compiled JavaScript under c8 (the proof then compares the tsx run with the compiled one). A
+    // shard keeps its second run on tsx, and shard 1 makes a coverage run of its own over the whole suite.
+    compiledRerun: coverage && shard === null,
+  };
+}
+
+/** The phases in number order: roughly the order they end in, so that few lines wait for an earlier one. */
+function planPhases(prepared: Prepared, shape: Shape, perturbation: string | null): Plan {
+  const { shard, isolation } = prepared.options;
+  const titles: string[] = [];
+  const add = (title: string) => titles.push(title) - 1;
+  const when = (yes: boolean, title: string) => (yes ? add(title) : -1);
+  const share = shard === null ? '' : ` (shard ${shard.index} of ${shard.count})`;
+  const perturbed = perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : '';
+  const shuffled = `shuffled (--order ${secondRunOrder(prepared.fuzzSeed)})`;
+  const compile = when(shape.compiledRerun, 'compile to build/ (esbuild)');
+  const first = add(`run 1 of 2: the suite${share} through tsx`);
+  const secondOnTsx = when(!shape.compiledRerun, `run 2 of 2: the same${shard === null ? ' suite' : ' share'} ${shuffled} through tsx${perturbed}`);
+  const secondCompiled = when(shape.compiledRerun, `run 2 of 2: the same suite ${shuffled}, compiled, under c8${perturbed}`);
+  const units = when(shape.compiledRerun, 'unit tests, compiled, under c8');
+  const types = when(shape.compiledRerun, 'type check (tsc)');
+  const report = when(shape.compiledRerun, 'coverage report (c8)');
+  const planted = prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active)` : '';
+  const fuzz = when(shape.fuzzRuns > 0, `generated workloads${planted}`);
+  const faults = add(`planted faults${share}`);
+  const isolated = when(shard === null && isolation, 'order independence (--isolation)');
+  const ownCoverage = when(shape.coverage && !shape.compiledRerun, 'coverage run: compiled, unit tests and the whole suite under c8, tsc beside (shard 1)');
+  const last = add(shard === null ? 'sign-off: signoff.md, signoff.html, signoff.json' : `shard manifest: ${SHARD_MANIFEST} (no sign-off)`);
+  return { titles, first, secondOnTsx, compile, types, fuzz, faults, isolation: isolated, secondCompiled, units, report, ownCoverage, last };
+}
+
+/** A cucumber run's scenarios in words: "164 of 170 scenarios passed". */
+function scenariosPassed(read: Read): string {
+  if (read.run === null) return read.problem ?? 'no message stream';
+  const passed = read.run.scenarios.filter((s) => s.status === 'PASSED').length;
+  const total = read.run.scenarios.length;
+  return `${passed} of ${countOf(total, 'scenario')} passed${read.run.runErrors.length > 0 ? `; the run reported ${countOf(read.run.runErrors.length, 'problem')}` : ''}`;
+}
+
+/** The environments of the two runs: each with its nonce; the test doubles where they belong (the perturbation in run 2 only, the planted defect in the generated workloads only). */
+function runEnvironments(ctx: DriverContext, nonces: { first: string; second: string }): { first: NodeJS.ProcessEnv; second: NodeJS.ProcessEnv } {
+  const first: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.first };
+  const second: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.second };
+  for (const name of [PERTURB_ENV, PLANTED_DEFECT_ENV, SIMULATOR_FAULT_ENV]) delete first[name];
+  for (const name of [PLANTED_DEFECT_ENV, SIMULATOR_FAULT_ENV]) delete second[name];
+  return { first, second };
+}
+
+/** Everything one unsharded or shard run shares while its phases run. */
+interface Running {
+  prepared: Prepared;
+  ctx: DriverContext;
+  plan: Plan;
+  shape: Shape;
+  phases: PhaseConsole;
+  runDir: string;
+  perturbation: string | null;
+  nonces: { first: string; second: string };
+  env: { first: NodeJS.ProcessEnv; second: NodeJS.ProcessEnv };
+  /** The second run's process, once it has ended. */
+  second?: Spawned;
+}
+
+function inRun(r: Running, name: string): string {
+  return fromRoot(r.ctx.root, path.join(r.runDir, name));
+}
+
+/** Run 1: the suite through tsx with cucumber's reports, quiet (its failures are printed once, at the end), read back. */
+function startRunOne(r: Running): Promise<{ spawned: Spawned; read: Read }> {
+  const args = ['--profile', 'replay', `${r.prepared.features}/**/*.feature`, ...r.shape.shardArgs];
+  const formats = ['--format', `html:${inRun(r, 'cucumber.html')}`, '--format', `junit:${inRun(r, 'junit.xml')}`, '--format', `message:${inRun(r, 'messages.ndjson')}`];
+  return r.phases.run(
+    r.plan.first,
+    async () => {
+      const spawned = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), [...args, ...formats], r.env.first, true, r.shape.compiledRerun);
+      return { spawned, read: withLastWords(readRun(path.join(r.runDir, 'messages.ndjson')), spawned.output) };
+    },
+    ({ read }) => scenariosPassed(read),
+  );
+}
+
+/** Run 2, in a shuffled order, on `profile` (replay: tsx; compiled: build/), quiet; its stream is read back by the sign-off. */
+async function secondRun(r: Running, index: number, profile: string, env: NodeJS.ProcessEnv): Promise<Read> {
+  const args = ['--profile', profile, `${r.prepared.features}/**/*.feature`, ...r.shape.shardArgs, '--order', secondRunOrder(r.prepared.fuzzSeed), '--format', `message:${inRun(r, RERUN_MESSAGES)}`];
+  return r.phases.run(
+    index,
+    async () => {
+      r.second = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), args, env, true, r.shape.compiledRerun);
+      return withLastWords(readRun(path.join(r.runDir, RERUN_MESSAGES)), r.second.output);
+    },
+    scenariosPassed,
+  );
+}
+
+/**
+ * The compiled build and its runs: tsc's type check beside esbuild's compile, then run 2 of the
+ * suite and the unit tests on the JavaScript under c8, then c8's report. Without JavaScript the
+ * proof still gets its second run, through tsx.
+ */
+async function compiledRuns(r: Running): Promise<Measured> {
+  const { plan, phases, ctx } = r;
+  const run = emptyCoverageRun();
+  const checking = phases.run(plan.types, () => typeCheck(ctx, r.env.first, run), () => (run.problems.some((p) => p.startsWith('tsc')) ? 'tsc reported errors' : 'no type error'));
+  const built = await phases.run(plan.compile, () => compileBuild(ctx, run), (ok) => (ok ? 'done' : NO_JAVASCRIPT));
+  if (!built) {
+    await Promise.all([secondRun(r, plan.secondCompiled, 'replay', r.env.second), checking]);
+    phases.skip(plan.units, NO_JAVASCRIPT);
+    phases.skip(plan.report, NO_JAVASCRIPT);
+    return { summary: null, run, note: NO_JAVASCRIPT };
+  }
+  const covEnv = coverageEnv(ctx, r.env.first);
+  const perturbedEnv = { ...covEnv, ...(r.perturbation ? { [PERTURB_ENV]: r.perturbation } : {}), [RUN_NONCE_ENV]: r.nonces.second };
+  const unitsSaid = () => `${run.unitPassed ?? run.unitTests} of ${countOf(run.unitTests, 'unit test')} passed`;
+  const [unitFolder, second] = await Promise.all([phases.run(plan.units, () => runCompiledUnits(ctx, covEnv, run), unitsSaid), secondRun(r, plan.secondCompiled, 'compiled', perturbedEnv), checking]);
+  compiledScenarioFailures(second, run, null);
+  return phases.run(plan.report, () => coverageReport(ctx, r.env.first, run, r.prepared.features, unitFolder), coverageSaid);
+}
+
+/** The coverage run's result in words. */
+function coverageSaid(measured: Measured): string {
+  return measured.summary ? `lines ${measured.summary.lines.pct}%, branches ${measured.summary.branches.pct}%` : `not measured: ${measured.note}`;
+}
+
+/** The generated workloads on a worker thread, or null when none were asked for. */
+function startFuzz(r: Running): Promise<CampaignResult | null> {
+  if (r.plan.fuzz < 0) return Promise.resolve(null);
+  const campaign = { runs: r.shape.fuzzRuns, seed: r.prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS, planted_defect: r.prepared.plantedDefect };
+  return r.phases.run(r.plan.fuzz, () => runFuzzCampaignOnThread(campaign), generatedSummary);
+}
+
+/** The planted-fault check of what passed run 1 (faults.ts), once run 1 has ended. */
+async function startFaults(r: Running, firstRead: Promise<Read>): Promise<FaultCheck | undefined> {
+  const read = await firstRead;
+  if (read.run === null) {
+    r.phases.skip(r.plan.faults, 'run 1 wrote no message stream');
+    return undefined;
+  }
+  return r.phases.run(r.plan.faults, () => runFaultCheck(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), r.shape.compiledRerun), faultSummary);
+}
+
+/** The order-independence proof (--isolation) of what passed run 1; null when not asked for (undefined for a shard). */
+async function startIsolation(r: Running, firstRead: Promise<Read>): Promise<IsolationCheck | null | undefined> {
+  if (r.plan.isolation < 0) return r.prepared.options.shard === null ? null : undefined;
+  const read = await firstRead;
+  if (read.run === null) {
+    r.phases.skip(r.plan.isolation, 'run 1 wrote no message stream');
+    return undefined;
+  }
+  return r.phases.run(r.plan.isolation, () => checkIsolation(read.run!, aloneRun(r.ctx, r.env.first, r.shape.compiledRerun)), isolationSummary);
+}
+
 /** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED, 3 passed but narrowed; a shard: 0 when it ran). */
 export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{ status: number; model: SignoffModel | null }> {
   if (prepared.options.merge !== null) return mergeShards(prepared, ctx);
-  const { options, out, features } = prepared;
-  const shard = options.shard;
   const started = ctx.now();
   const perturbation = ctx.env[PERTURB_ENV] ? ctx.env[PERTURB_ENV]! : null;
-  // The planted defect is the generated workloads' test double only: the suite and the tests run without it.
+  const shape = shapeOf(prepared);
+  const plan = planPhases(prepared, shape, perturbation);
+  const phases = new PhaseConsole(ctx, plan.titles);
+  phases.announce(true);
+  const removed = removeStale(prepared.out);
+  if (removed.length > 0) phases.note(`removed what earlier runs left unfinished: ${removed.join(', ')}`);
+  const runDir = newRunDir(prepared.out, `run-${ctx.now()}-${ownerTag()}`);
+  const runDirKept = runFolderGuard(runDir, prepared.options.out);
   // Each run gets a nonce its own stream must carry (shardTrust.ts): a stream copied from another run does not.
   const nonces = { first: newNonce(ctx), second: newNonce(ctx) };
-  const firstEnv: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.first };
-  delete firstEnv[PERTURB_ENV];
-  delete firstEnv[PLANTED_DEFECT_ENV];
-  delete firstEnv[SIMULATOR_FAULT_ENV];
-  const secondEnv: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.second };
-  delete secondEnv[PLANTED_DEFECT_ENV];
-  delete secondEnv[SIMULATOR_FAULT_ENV];
-  const glob = `${features}/**/*.feature`;
-  const shardArgs = shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`];
-  const share = shard === null ? '' : ` (shard ${shard.index} of ${shard.count}: its share of the scenarios)`;
-  // The generated workloads and the coverage run are not cut into shards: shard 1 makes them whole.
-  const wholeRuns = shard === null || shard.index === 1;
-  const fuzzRuns = wholeRuns ? options.fuzzRuns : 0;
-  const coverage = wholeRuns && options.coverage;
-  // Without shards, the coverage run is the second run of the determinism proof: the suite on the
-  // compiled JavaScript under c8 (the proof then compares the tsx run with the compiled one), while
-  // the unit tests run compiled beside it. A shard keeps its second run on tsx, and shard 1 makes
-  // a coverage run of its own over the whole suite, as the merged sign-off's coverage must be.
-  const compiledRerun = coverage && shard === null;
-  const phases: string[] = [];
-  const add = (title: string) => phases.push(title) - 1;
-  const first = add(`run 1 of 2: the suite${share} through tsx, with cucumber.html, junit.xml and messages.ndjson`);
-  const perturbed = perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : '';
-  const sameAgain = `the same${shard === null ? ' suite' : ' share'} again in a shuffled order (--order ${secondRunOrder(prepared.fuzzSeed)})`;
-  const secondOnTsx = compiledRerun ? -1 : add(`run 2 of 2: ${sameAgain} through tsx, to compare digests${perturbed}`);
-  const compilePhase = compiledRerun ? add('compile: src/, steps/ and the tests to build/ (esbuild, with source maps)') : -1;
-  const typesPhase = compiledRerun ? add('type check: tsc over src/, steps/ and the tests, beside the compiled runs') : -1;
-  const fuzzPhase =
-    fuzzRuns > 0
-      ? add(
-          `generated workloads: ${fuzzRuns} cases (fast-check seed ${prepared.fuzzSeed}) checked against the simulator's invariants, on a worker thread` +
-            `${KNOWN_DEFECT_AREAS.length > 0 ? `, areas left out for known defects: ${KNOWN_DEFECT_AREAS.join(', ')}` : ''}${shard === null ? '' : ' (shard 1 runs them all)'}` +
-            `${prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active, a planted defect)` : ''}`,
-        )
-      : -1;
-  const faultPhase = add(`planted faults: the scenarios${share} that passed run 1 again under each planted simulator fault in turn, only those that passed again under the next (src/fuzz/simulatorFaults.ts)`);
-  const isolationPhase = shard === null && options.isolation ? add('order independence: every scenario that passed run 1 replayed alone, each in a cucumber process of its own, two at a time (--isolation)') : -1;
-  const secondCompiled = compiledRerun ? add(`run 2 of 2: ${sameAgain} on the compiled JavaScript under c8 (coverage), to compare digests${perturbed}`) : -1;
-  const unitsPhase = compiledRerun ? add('unit tests on the compiled JavaScript under c8 (coverage), in one process') : -1;
-  const reportPhase = compiledRerun ? add('coverage report: c8 over build/src') : -1;
-  const ownCoverage = coverage && !compiledRerun ? add('coverage run: compiled to build/, then the unit tests and the whole suite again on the JavaScript under c8, while tsc checks the types (shard 1 makes it)') : -1;
-  const last = add(shard === null ? 'sign-off: signoff.md, signoff.html and signoff.json, published with the reports as one set' : `shard manifest: ${SHARD_MANIFEST}, published with the shard's reports as one set (no sign-off)`);
-  const phase = numberedPhases(ctx, phases);
-
-  const removed = removeStale(out);
-  if (removed.length > 0) ctx.write(`removed what earlier runs left unfinished: ${removed.join(', ')}\n`);
-  const runDir = newRunDir(out, `run-${ctx.now()}-${ownerTag()}`);
-  const runDirKept = runFolderGuard(runDir, options.out);
-  const inRun = (name: string) => fromRoot(ctx.root, path.join(runDir, name));
-  const secondArgs = (profile: string) => ['--profile', profile, glob, ...shardArgs, '--order', secondRunOrder(prepared.fuzzSeed), '--format', `message:${inRun(RERUN_MESSAGES)}`];
-  let secondResult: Spawned | undefined;
-  /** A quiet second run prints its output only when it did not pass. */
-  const secondRun = async (profile: string, env: NodeJS.ProcessEnv) => {
-    const result = await spawn(ctx, tool(ctx, 'cucumber-js'), secondArgs(profile), env, true, compiledRerun);
-    secondResult = result;
-    if (result.status !== 0) ctx.write(`   run 2 of 2 exited with status ${result.status}:\n${result.output.split('\n').slice(-40).join('\n')}\n`);
-    return result;
-  };
-
-  // Independent work runs at once (two cores): run 1, the fuzz thread, and either run 2 or the compiled build and its runs.
-  const runOne = phase(first, () =>
-    spawn(
-      ctx,
-      tool(ctx, 'cucumber-js'),
-      ['--profile', 'replay', glob, ...shardArgs, '--format', `html:${inRun('cucumber.html')}`, '--format', `junit:${inRun('junit.xml')}`, '--format', `message:${inRun('messages.ndjson')}`],
-      firstEnv,
-      false,
-      compiledRerun,
-    ),
-  );
-  // The unit tests under c8 are the longest of these: they start as soon as the compiled build is there.
-  const secondAndCoverage: Promise<Measured | null> = compiledRerun
-    ? (async () => {
-        const run = emptyCoverageRun();
-        const checking = phase(typesPhase, () => typeCheck(ctx, firstEnv, run));
-        const built = await phase(compilePhase, () => compileBuild(ctx, run));
-        if (!built) {
-          // No JavaScript to run: the proof still gets its second run, through tsx.
-          await Promise.all([secondRun('replay', secondEnv), checking]);
-          return { summary: null, run, note: NO_JAVASCRIPT };
-        }
-        const covEnv = coverageEnv(ctx, firstEnv);
-        const perturbedEnv = { ...covEnv, ...(perturbation ? { [PERTURB_ENV]: perturbation } : {}), [RUN_NONCE_ENV]: nonces.second };
-        const [unitFolder] = await Promise.all([phase(unitsPhase, () => runCompiledUnits(ctx, covEnv, run)), phase(secondCompiled, () => secondRun('compiled', perturbedEnv)), checking]);
-        compiledScenarioFailures(readRun(path.join(runDir, RERUN_MESSAGES)), run, null);
-        return phase(reportPhase, () => coverageReport(ctx, firstEnv, run, features, unitFolder));
-      })()
-    : phase(secondOnTsx, () => secondRun('replay', secondEnv)).then(() => null);
-  const fuzzing: Promise<CampaignResult | null> =
-    fuzzPhase < 0
-      ? Promise.resolve(null)
-      : phase(fuzzPhase, () => runFuzzCampaignOnThread({ runs: fuzzRuns, seed: prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS, planted_defect: prepared.plantedDefect })).then((result) => {
-          ctx.write(`   ${generatedSummary(result)}\n`);
-          return result;
-        });
-  // The first run's figures are drawn as soon as it ends, while the other work goes on.
-  const firstRead = runOne.then((spawned) => withLastWords(readRun(path.join(runDir, 'messages.ndjson')), spawned.output));
-  const figures = shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
-  // The planted-fault check starts when run 1 has ended: it reruns what passed there (faults.ts).
-  const faultChecked: Promise<FaultCheck | undefined> =
-    faultPhase < 0
-      ? Promise.resolve(undefined)
-      : firstRead.then((read) =>
-          read.run === null
-            ? undefined
-            : phase(faultPhase, async () => {
-                const check = await runFaultCheck(ctx, firstEnv, path.join(runDir, 'messages.ndjson'), compiledRerun);
-                ctx.write(`   ${faultSummary(check)}\n`);
-                return check;
-              }),
-        );
-  const isolated: Promise<IsolationCheck | null | undefined> =
-    isolationPhase < 0
-      ? Promise.resolve(shard === null ? null : undefined)
-      : firstRead.then((read) =>
-          read.run === null
-            ? undefined
-            : phase(isolationPhase, async () => {
-                const check = await checkIsolation(read.run!, aloneRun(ctx, firstEnv, compiledRerun));
-                ctx.write(`   ${isolationSummary(check)}\n`);
-                return check;
-              }),
-        );
-  const [firstResult, generated, compiledMeasured] = await Promise.all([runOne, fuzzing, secondAndCoverage, figures, faultChecked, isolated]);
-  const channels = (first: RunModel | null, second: RunModel | null) => runChannelProblems(runDir, nonces, firstResult, secondResult, first, second);
-
-  let measured: Measured | null = compiledMeasured;
-  if (ownCoverage >= 0) measured = await phase(ownCoverage, () => measureCoverage(ctx, features, firstEnv));
-  if (measured !== null) {
-    const cov = measured.summary;
-    ctx.write(cov ? `   coverage: lines ${cov.lines.pct}%, branches ${cov.branches.pct}%\n` : `   coverage not measured: ${measured.note}\n`);
-    for (const failure of measured.run.failures) ctx.write(`   ✗ ${failure.kind} "${failure.name}" (${failure.where})${failure.why ? `: ${failure.why}` : ''}\n`);
-    for (const test of measured.run.skipped ?? []) ctx.write(`   – unit test "${test.name}" skipped, not checked again${test.why ? `: ${test.why}` : ''}\n`);
-    for (const problem of measured.run.problems) ctx.write(`   ✗ ${problem}\n`);
-  }
-
-  if (shard !== null) {
-    const faults = (await faultChecked) ?? null;
-    await phase(last, () => {
+  const r: Running = { prepared, ctx, plan, shape, phases, runDir, perturbation, nonces, env: runEnvironments(ctx, nonces) };
+  const live = ctx.liveStatus?.(() => phases.status());
+  try {
+    // Independent work runs at once (two cores): run 1, the fuzz thread, and either run 2 or the compiled build and its runs.
+    const runOne = startRunOne(r);
+    const firstRead = runOne.then((one) => one.read);
+    const compiled: Promise<Measured | null> = shape.compiledRerun ? compiledRuns(r) : secondRun(r, plan.secondOnTsx, 'replay', r.env.second).then(() => null);
+    // The first run's figures are drawn as soon as it ends, while the other work goes on.
+    const figures = prepared.options.shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
+    const [one, generated, compiledMeasured, , faults, isolation] = await Promise.all([runOne, startFuzz(r), compiled, figures, startFaults(r, firstRead), startIsolation(r, firstRead)]);
+    const measured = plan.ownCoverage >= 0 ? await phases.run(plan.ownCoverage, () => measureCoverage(ctx, prepared.features, r.env.first), coverageSaid) : compiledMeasured;
+    const channels = (first: RunModel | null, second: RunModel | null) => runChannelProblems(runDir, nonces, one.spawned, r.second, first, second);
+    const shard = prepared.options.shard;
+    if (shard !== null) {
+      const preview = await phases.run(plan.last, () => {
+        runDirKept();
+        return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, faults: faults ?? null, channels, nonces });
+      });
+      phases.close();
+      live?.stop();
+      phases.note(`\n${preview}\nshard ${shard.index} of ${shard.count}: ${path.join(prepared.options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)`);
+      return { status: 0, model: null };
+    }
+    const model = await phases.run(plan.last, async () => {
       runDirKept();
-      return publishShard(prepared, ctx, runDir, { shard, perturbation, generated, measured, faults, channels, nonces });
+      const second = readRun(path.join(runDir, RERUN_MESSAGES));
+      const checks = [channelsGate(channels(one.read.run, second.run))];
+      return publishSignoff(prepared, ctx, runDir, { first: one.read, second, perturbation, generated, measured, shardProblems: [], figures: await figures, checks, faults, isolation });
     });
-    ctx.write(`\nshard ${shard.index} of ${shard.count}: ${path.join(options.out, SHARD_MANIFEST)} and its message streams (${seconds(ctx.now() - started)} in all)\n`);
-    return { status: 0, model: null };
+    phases.close();
+    live?.stop();
+    reportVerdict(ctx, model, failuresToPrint(model, measured));
+    reportWritten(ctx, prepared.options.out, ctx.now() - started);
+    return { status: exitStatusOf(model), model };
+  } finally {
+    live?.stop();
   }
-
-  const model = await phase(last, async () => {
-    runDirKept();
-    const secondRunRead = readRun(path.join(runDir, RERUN_MESSAGES));
-    const firstRunRead = await firstRead;
-    const checks = [channelsGate(channels(firstRunRead.run, secondRunRead.run))];
-    return publishSignoff(prepared, ctx, runDir, { first: firstRunRead, second: secondRunRead, perturbation, generated, measured, shardProblems: [], figures: await figures, checks, faults: await faultChecked, isolation: await isolated });
-  });
-  reportVerdict(ctx, model, measured);
-  ctx.write(`\nsign-off: ${path.join(options.out, 'signoff.md')} and ${path.join(options.out, 'signoff.html')} (${seconds(ctx.now() - started)} in all)\n`);
-  return { status: exitStatusOf(model), model };
 }
-
