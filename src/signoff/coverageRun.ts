@@ -1,15 +1,16 @@
-// The compiled coverage run: the sources compiled to build/ by esbuild, tsc's type check, the unit
-// tests and the feature suite on the JavaScript under c8, and c8's report mapped back to src/; every
-// failure or problem there is a problem of the coverage run (a gate of the sign-off).
+// The compiled coverage run: src/ and steps/ compiled to build/ by esbuild, tsc's type check of the
+// whole project beside it, the feature suite on the JavaScript under c8, and c8's report mapped back
+// to src/. Coverage is what the scenarios exercised, which is what an approver signs (the unit tests
+// are npm test's). Every failure or problem there is a problem of the coverage run (a gate).
 import fs from 'node:fs';
 import path from 'node:path';
-import { CoverageRun, CoverageSummary, failedTapTests, skippedTapTests, summariseCoverage } from './coverage';
+import { CoverageRun, CoverageSummary, summariseCoverage } from './coverage';
 import { RunModel } from './messages';
 import { statusWord } from './model';
 import { typeCheckPlan } from './typeCheck';
-import { countOf, fromRoot } from './context';
+import { fromRoot } from './context';
 import type { DriverContext } from './context';
-import { FUZZ_TEST_RUNS_ENV, PERTURB_ENV } from './options';
+import { PERTURB_ENV } from './options';
 import { readRun } from './runStreams';
 import { spawn, tool } from './spawn';
 
@@ -22,37 +23,29 @@ export interface Measured {
 const BUILD = 'build';
 const RAW_COVERAGE = path.join(BUILD, '.v8-coverage');
 
-
 export function emptyCoverageRun(): CoverageRun {
   return { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], skipped: [], problems: [] };
 }
 
-/**
- * Generated workloads the compiled unit run's fuzz test checks. The sign-off's own phase checks the
- * full campaign (DEFAULT_FUZZ_RUNS cases, the same generator and seed as that test); here they count
- * toward coverage, which a tenth of them measures as well at a fraction of the time under c8.
- */
-export const COVERAGE_FUZZ_TEST_RUNS = 100;
-
-/** The environment of the compiled runs: coverage collected, the command line from build/, no test double. */
+/** The environment of the compiled run: coverage collected, its scratch folders in the caller's temporary folder, no test double. */
 export function coverageEnv(ctx: DriverContext, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE), KVQUAL_BUILD: BUILD, [FUZZ_TEST_RUNS_ENV]: String(COVERAGE_FUZZ_TEST_RUNS) };
+  const covEnv: NodeJS.ProcessEnv = { ...env, NODE_V8_COVERAGE: path.join(ctx.root, RAW_COVERAGE) };
   if (ctx.coverageTemp !== undefined) covEnv.TMPDIR = ctx.coverageTemp;
   delete covEnv[PERTURB_ENV];
-  // Started from inside a `node --test` run, the nested runner would report to that parent instead of printing TAP.
-  delete covEnv.NODE_TEST_CONTEXT;
   return covEnv;
 }
 
-/** The folders of the repository compiled into build/ (tsconfig.json's include). */
+/** What the compiled suite run loads: the simulator and the steps (cucumber's profile "compiled"). */
+const SUITE_FOLDERS = ['src', 'steps'];
+/** The folders of the repository an earlier version compiled into build/ (tsconfig.json's include): their orphans are removed. */
 const COMPILED_FOLDERS = ['src', 'steps', 'test', 'bench', 'scripts'];
 /** The coverage run's problem when build/ holds no compiled src/. */
 export const NO_JAVASCRIPT = 'the compiler produced no JavaScript';
 
-/** The TypeScript sources of COMPILED_FOLDERS (relative to the repository), in name order. */
+/** The TypeScript sources of SUITE_FOLDERS (relative to the repository), in name order. */
 function compiledSources(root: string): string[] {
   const sources: string[] = [];
-  for (const folder of COMPILED_FOLDERS) {
+  for (const folder of SUITE_FOLDERS) {
     const source = path.join(root, folder);
     if (!fs.existsSync(source)) continue;
     for (const entry of fs.readdirSync(source, { recursive: true, encoding: 'utf8' })) {
@@ -78,7 +71,7 @@ export function buildOrphans(root: string): string[] {
 }
 
 /**
- * The TypeScript of COMPILED_FOLDERS transpiled to build/ as CommonJS with source maps (for c8), by
+ * The TypeScript of SUITE_FOLDERS transpiled to build/ as CommonJS with source maps (for c8), by
  * esbuild, the compiler tsx runs the first run on: every file every time, in well under a second
  * where tsc takes several. What the last coverage run measured goes first, and every
  * compiled file whose source is gone. Types are checked by typeCheck, beside the compiled runs.
@@ -126,32 +119,6 @@ export async function typeCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, run:
   if (checked.status !== 0) run.problems.push(`tsc reported errors: ${checked.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
 }
 
-/**
- * The unit test files of the compiled build under c8, in one process (build/test/units.js: one
- * Node start and one load of src/ for all of them, beside the compiled feature run); their failures
- * and counts go into `run`.
- */
-export async function runCompiledUnits(ctx: DriverContext, covEnv: NodeJS.ProcessEnv, run: CoverageRun): Promise<string> {
-  // KVQUAL_COVERAGE_UNITS=<folder under build/> runs that folder's tests instead of test/unit's
-  // (the integration test of this gate uses a fixture test that fails only when compiled).
-  const unitFolder = ctx.env.KVQUAL_COVERAGE_UNITS ?? path.join(BUILD, 'test', 'unit');
-  const unitDir = path.join(ctx.root, unitFolder);
-  const units = fs.existsSync(unitDir) ? fs.readdirSync(unitDir).filter((f) => f.endsWith('.test.js')) : [];
-  run.unitFiles = units.length;
-  if (units.length === 0) run.problems.push(`no unit test file (*.test.js) in ${unitFolder}: the coverage run checked no unit test`);
-  if (units.length > 0) {
-    const unit = await spawn(ctx, process.execPath, ['--test-reporter=tap', path.join(BUILD, 'test', 'units.js'), unitFolder], covEnv, true);
-    const count = (label: string) => Number((unit.output.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) ?? [0, 0])[1]);
-    run.unitTests = count('tests');
-    run.unitPassed = count('pass');
-    run.failures.push(...failedTapTests(unit.output, ctx.root));
-    run.skipped = skippedTapTests(unit.output);
-    if (unit.status !== 0 && run.failures.length === 0) run.problems.push(`node --test exited with status ${unit.status} and named no failed test`);
-    if (run.unitTests === 0) run.problems.push(`node --test ran no test from ${countOf(units.length, 'file')} of ${unitFolder}`);
-  }
-  return unitFolder;
-}
-
 /** Every scenario of a compiled feature run that did not pass is a failure of the coverage run. */
 export function compiledScenarioFailures(suite: { run: RunModel | null; problem: string | null }, run: CoverageRun, share: Set<string> | null): void {
   if (suite.run === null) {
@@ -170,7 +137,7 @@ export function compiledScenarioFailures(suite: { run: RunModel | null; problem:
 }
 
 /** c8's summary of what the compiled runs covered in build/src, mapped back to src/. */
-export async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun, features: string, unitFolder: string): Promise<Measured> {
+export async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun, features: string): Promise<Measured> {
   const build = path.join(ctx.root, BUILD);
   const report = await spawn(
     ctx,
@@ -187,15 +154,15 @@ export async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv,
   }
   const scope =
     `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that esbuild compiled from src/ (mapped back to the TypeScript sources by its source maps), while running ` +
-    `the ${countOf(run.unitFiles, 'unit test file')} of ${unitFolder.replace(/^build\//, '')} (the kvqual command line included, through bin/kvqual.js with KVQUAL_BUILD=build; its fuzz test on ${COVERAGE_FUZZ_TEST_RUNS} generated workloads, as the generated-workloads gate checks the whole campaign) and the ${features}/ feature suite once more ` +
-    '(cucumber profile "compiled"). Every file of src/ counts, loaded or not. The integration tests (test/integration) drive the TypeScript sources through tsx and are not part of this run.';
+    `the ${features}/ feature suite once more (cucumber profile "compiled"): what the scenarios exercised. Every file of src/ counts, loaded or not. ` +
+    'The unit and integration tests (npm test) are not part of this run.';
   const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
   return { summary: summariseCoverage(summary, ctx.root, scope), run, note: '' };
 }
 
 /**
- * Coverage of src/ in a run of its own (a shard's): the sources compiled to build/, then the unit
- * tests and the whole feature suite from the JavaScript under c8, while tsc checks the types.
+ * Coverage of src/ in a run of its own (a shard's): the sources compiled to build/, then the whole
+ * feature suite from the JavaScript under c8, while tsc checks the types.
  */
 export async function measureCoverage(ctx: DriverContext, features: string, env: NodeJS.ProcessEnv): Promise<Measured> {
   const run = emptyCoverageRun();
@@ -206,13 +173,9 @@ export async function measureCoverage(ctx: DriverContext, features: string, env:
   }
   const covEnv = coverageEnv(ctx, env);
   const messages = path.join(ctx.root, BUILD, 'coverage-messages.ndjson');
-  const [unitFolder] = await Promise.all([
-    runCompiledUnits(ctx, covEnv, run),
-    spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true, true),
-    checking,
-  ]);
+  await Promise.all([spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true), checking]);
   compiledScenarioFailures(readRun(messages), run, null);
-  return coverageReport(ctx, env, run, features, unitFolder);
+  return coverageReport(ctx, env, run, features);
 }
 
 

@@ -27,7 +27,7 @@ export type { DriverContext } from './context';
 export { prepare } from './prepare';
 export type { Prepared } from './prepare';
 export { stopChildren } from './spawn';
-export { COVERAGE_FUZZ_TEST_RUNS, buildOrphans, runCompiledUnits } from './coverageRun';
+export { buildOrphans } from './coverageRun';
 export { SET_NAMES, SHARD_SET_NAMES } from './outputSet';
 export { environmentOf } from './publish';
 export { coverageClaimProblems, mergedSubject } from './merge';

@@ -75,7 +75,7 @@ export interface SignoffInput {
    */
   scope?: SuiteScope;
   /**
-   * Environment variables that changed what ran (KVQUAL_SEED, KVQUAL_COVERAGE_UNITS), each named
+   * Environment variables that changed what ran (KVQUAL_SEED, KVQUAL_FIGURE_CACHE), each named
    * under Needs attention and on the "Produced by" line.
    */
   environment?: { name: string; value: string; meaning: string }[];
@@ -561,6 +561,8 @@ export const PLANTED_BANNER = `The generated workloads ran with a planted defect
 function coverageRunPassedSummary(run: CoverageRun): string {
   const skipped = run.skipped ?? [];
   const scenarios = countOf(run.scenarios, 'scenario');
+  // The coverage run of the scenarios alone (the unit tests are npm test's): no unit test to count.
+  if (skipped.length === 0 && run.unitFiles === 0 && run.unitTests === 0) return `all ${scenarios} passed again on the compiled JavaScript`;
   if (skipped.length === 0) return `all ${countOf(run.unitTests, 'unit test')} and ${scenarios} passed again on the compiled JavaScript`;
   return `${run.unitPassed ?? run.unitTests - skipped.length} of ${countOf(run.unitTests, 'unit test')} and all ${scenarios} passed again on the compiled JavaScript; ${countOf(skipped.length, 'unit test')} skipped, not checked again: ${skippedNames(skipped)}`;
 }

@@ -20,7 +20,7 @@ import { RUN_NONCE_ENV } from './shardTrust';
 import { exitStatusOf } from './narrowed';
 import { countOf, fromRoot, newNonce, seconds } from './context';
 import type { DriverContext } from './context';
-import { NO_JAVASCRIPT, compileBuild, compiledScenarioFailures, coverageEnv, coverageReport, emptyCoverageRun, measureCoverage, runCompiledUnits, typeCheck } from './coverageRun';
+import { NO_JAVASCRIPT, compileBuild, compiledScenarioFailures, coverageEnv, coverageReport, emptyCoverageRun, measureCoverage, typeCheck } from './coverageRun';
 import type { Measured } from './coverageRun';
 import { aloneRun, runFaultCheck } from './faultRuns';
 import { mergeShards } from './merge';
@@ -45,7 +45,6 @@ interface Plan {
   faults: number;
   isolation: number;
   secondCompiled: number;
-  units: number;
   report: number;
   ownCoverage: number;
   last: number;
@@ -88,16 +87,15 @@ function planPhases(prepared: Prepared, shape: Shape, perturbation: string | nul
   const first = add(`run 1 of 2: the suite${share} through tsx`);
   const secondOnTsx = when(!shape.compiledRerun, `run 2 of 2: the same${shard === null ? ' suite' : ' share'} ${shuffled} through tsx${perturbed}`);
   const secondCompiled = when(shape.compiledRerun, `run 2 of 2: the same suite ${shuffled}, compiled, under c8${perturbed}`);
-  const units = when(shape.compiledRerun, 'unit tests, compiled, under c8');
   const types = when(shape.compiledRerun, 'type check (tsc)');
   const report = when(shape.compiledRerun, 'coverage report (c8)');
   const planted = prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active)` : '';
   const fuzz = when(shape.fuzzRuns > 0, `generated workloads${planted}`);
   const faults = add(`planted faults${share}`);
   const isolated = when(shard === null && isolation, 'order independence (--isolation)');
-  const ownCoverage = when(shape.coverage && !shape.compiledRerun, 'coverage run: compiled, unit tests and the whole suite under c8, tsc beside (shard 1)');
+  const ownCoverage = when(shape.coverage && !shape.compiledRerun, 'coverage run: the whole suite compiled, under c8, tsc beside (shard 1)');
   const last = add(shard === null ? 'sign-off: signoff.md, signoff.html, signoff.json' : `shard manifest: ${SHARD_MANIFEST} (no sign-off)`);
-  return { titles, first, secondOnTsx, compile, types, fuzz, faults, isolation: isolated, secondCompiled, units, report, ownCoverage, last };
+  return { titles, first, secondOnTsx, compile, types, fuzz, faults, isolation: isolated, secondCompiled, report, ownCoverage, last };
 }
 
 /** A cucumber run's scenarios in words: "164 of 170 scenarios passed". */
@@ -143,7 +141,8 @@ function startRunOne(r: Running): Promise<{ spawned: Spawned; read: Read }> {
   return r.phases.run(
     r.plan.first,
     async () => {
-      const spawned = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), [...args, ...formats], r.env.first, true, r.shape.compiledRerun);
+      // Run 1 and the planted faults after it are the longest chain: they keep their priority, the work beside them yields.
+      const spawned = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), [...args, ...formats], r.env.first, true, false);
       return { spawned, read: withLastWords(readRun(path.join(r.runDir, 'messages.ndjson')), spawned.output) };
     },
     ({ read }) => scenariosPassed(read),
@@ -164,9 +163,9 @@ async function secondRun(r: Running, index: number, profile: string, env: NodeJS
 }
 
 /**
- * The compiled build and its runs: tsc's type check beside esbuild's compile, then run 2 of the
- * suite and the unit tests on the JavaScript under c8, then c8's report. Without JavaScript the
- * proof still gets its second run, through tsx.
+ * The compiled build and its run: tsc's type check beside esbuild's compile, then run 2 of the
+ * suite on the JavaScript under c8, then c8's report. Without JavaScript the proof still gets its
+ * second run, through tsx.
  */
 async function compiledRuns(r: Running): Promise<Measured> {
   const { plan, phases, ctx } = r;
@@ -175,16 +174,14 @@ async function compiledRuns(r: Running): Promise<Measured> {
   const built = await phases.run(plan.compile, () => compileBuild(ctx, run), (ok) => (ok ? 'done' : NO_JAVASCRIPT));
   if (!built) {
     await Promise.all([secondRun(r, plan.secondCompiled, 'replay', r.env.second), checking]);
-    phases.skip(plan.units, NO_JAVASCRIPT);
     phases.skip(plan.report, NO_JAVASCRIPT);
     return { summary: null, run, note: NO_JAVASCRIPT };
   }
   const covEnv = coverageEnv(ctx, r.env.first);
   const perturbedEnv = { ...covEnv, ...(r.perturbation ? { [PERTURB_ENV]: r.perturbation } : {}), [RUN_NONCE_ENV]: r.nonces.second };
-  const unitsSaid = () => `${run.unitPassed ?? run.unitTests} of ${countOf(run.unitTests, 'unit test')} passed`;
-  const [unitFolder, second] = await Promise.all([phases.run(plan.units, () => runCompiledUnits(ctx, covEnv, run), unitsSaid), secondRun(r, plan.secondCompiled, 'compiled', perturbedEnv), checking]);
+  const [second] = await Promise.all([secondRun(r, plan.secondCompiled, 'compiled', perturbedEnv), checking]);
   compiledScenarioFailures(second, run, null);
-  return phases.run(plan.report, () => coverageReport(ctx, r.env.first, run, r.prepared.features, unitFolder), coverageSaid);
+  return phases.run(plan.report, () => coverageReport(ctx, r.env.first, run, r.prepared.features), coverageSaid);
 }
 
 /** The coverage run's result in words. */
@@ -206,7 +203,7 @@ async function startFaults(r: Running, firstRead: Promise<Read>): Promise<FaultC
     r.phases.skip(r.plan.faults, 'run 1 wrote no message stream');
     return undefined;
   }
-  return r.phases.run(r.plan.faults, () => runFaultCheck(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), r.shape.compiledRerun), faultSummary);
+  return r.phases.run(r.plan.faults, () => runFaultCheck(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), false), faultSummary);
 }
 
 /** The order-independence proof (--isolation) of what passed run 1; null when not asked for (undefined for a shard). */

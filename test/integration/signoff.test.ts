@@ -234,19 +234,20 @@ test('--baseline on two real runs whose suites differ: scenarios added, removed,
   assert.match(refused.output.trim(), /^qualify: --baseline .*not-a-signoff\.json: not a kvqual-signoff\/1 sign-off \(format "something else"\)$/);
 });
 
-test('a test that fails only in the compiled coverage run fails the verdict, named with its file on the console and under Gaps; the compiled second run carries the test double', async () => {
+test('with coverage on, run 2 is the suite compiled under c8: it carries the test double, the coverage is what the scenarios exercised, and no unit test runs', async () => {
   const dir = path.join(scratch, 'compiled');
   const args = fixtureArgs('signoff', dir).filter((a) => a !== '--no-coverage');
   // With coverage on, run 2 is the suite on the compiled JavaScript: the test double perturbs it there, and the proof must still catch it.
-  const run = await qualify('signoff', 'compiled', { KVQUAL_COVERAGE_UNITS: 'build/test/fixtures/compiled', KVQUAL_PERTURB: '14.999 ms' }, args);
+  const run = await qualify('signoff', 'compiled', { KVQUAL_PERTURB: '14.999 ms' }, args);
   assert.equal(run.status, 1, run.output.slice(-3000));
-  assert.match(run.markdown, /\| Coverage run \| on the compiled JavaScript, 1 unit test failed: "this fixture test passes from TypeScript and fails when compiled" \| ❌ \|/);
-  assert.match(run.markdown, /### Failures of the compiled coverage run\n\n- unit test "this fixture test passes from TypeScript and fails when compiled" \(`build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+`\): ran from the compiled/);
-  assert.match(run.output, /FAIL {2}Coverage run: on the compiled JavaScript, 1 unit test failed/);
-  assert.match(run.output, /✗ unit test "this fixture test passes from TypeScript and fails when compiled" \(build\/test\/fixtures\/compiled\/compiled-only\.test\.js:\d+:\d+\)/);
-  assert.match(run.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the compiled run failed');
+  assert.match(run.markdown, /\| Coverage run \| all 3 scenarios passed again on the compiled JavaScript \| ✅ \|/);
+  assert.match(run.markdown, /feature suite once more \(cucumber profile "compiled"\): what the scenarios exercised/);
+  assert.match(run.markdown, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'only the compiled run was perturbed');
   assert.match(run.markdown, /\| Determinism \| 1 scenario differed between the two runs: "an arrival at 14\.999 ms does not see the store"; order independence not proven \(no --isolation\) \| ❌ \|/);
-  assert.match(run.output, /run 2 of 2: the same suite again in a shuffled order \(--order random:\d+\) on the compiled JavaScript under c8/);
+  assert.match(run.output, /^\[\d\/\d\] run 2 of 2: the same suite shuffled \(--order random:\d+\), compiled, under c8/m);
+  assert.match(run.output, /^\[\d\/\d\] type check \(tsc\): no type error/m);
+  assert.match(run.output, /^\[\d\/\d\] coverage report \(c8\): lines [\d.]+%, branches [\d.]+%/m);
+  assert.doesNotMatch(run.output, /unit test/);
 });
 
 /** What a reader of the output folder sees: which run each name resolves to, and the campaign of its sign-off. */
