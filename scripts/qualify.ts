@@ -2,10 +2,10 @@
 // error prints one line and exits 2 before anything is deleted), runs the feature suite twice
 // with cucumber's HTML, JUnit and message reports, runs generated workloads against the
 // simulator's invariants (as `npm run fuzz`), measures c8 coverage of src/ over the
-// tsc-compiled JavaScript (the same unit tests and features again; a failure there fails the
-// verdict), then publishes the sign-off (signoff.md, signoff.html, signoff-assets/) and the reports
-// as one set. The work is in src/signoff/driver.ts; this script gives it the clock, git and the
-// console. Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run,
+// esbuild-compiled JavaScript while the features run again (a failure there, or a type error,
+// fails the verdict), then publishes the sign-off (signoff.md, signoff.html, signoff-assets/) and
+// the reports as one set. The work is in src/signoff/driver.ts; this script gives it the clock,
+// git and the console (on a terminal, a live status line: bin/progress.js). Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run,
 // 3 when every gate passed but the run was narrowed (PASSED — NOT A RELEASE SIGN-OFF, src/signoff/narrowed.ts).
 //
 //   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--baseline FILE] [--no-coverage] [--fuzz-runs N]
