@@ -4,14 +4,14 @@
 // The console (phaseConsole.ts) prints each phase's line in number order as they end.
 import path from 'node:path';
 import type { RunModel } from './messages';
-import { generatedSummary, RERUN_MESSAGES, SignoffModel } from './model';
+import { RERUN_MESSAGES, SignoffModel } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
 import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { PLANTED_DEFECT_ENV } from '../fuzz/planted';
 import { SIMULATOR_FAULT_ENV } from '../fuzz/simulatorFaults';
-import { faultSummary, type FaultCheck } from './faults';
-import { checkIsolation, isolationSummary, type IsolationCheck } from './isolation';
+import type { FaultCheck } from './faults';
+import { checkIsolation, type IsolationCheck } from './isolation';
 import { newRunDir, removeStale, runFolderGuard } from './write';
 import { SHARD_MANIFEST } from './shards';
 import { ownerTag } from '../processes';
@@ -98,12 +98,32 @@ function planPhases(prepared: Prepared, shape: Shape, perturbation: string | nul
   return { titles, first, secondOnTsx, compile, types, fuzz, faults, isolation: isolated, secondCompiled, report, ownCoverage, last };
 }
 
+// A phase's line gives its counts only; what failed is said once, in the gates and the failures after the verdict.
+
 /** A cucumber run's scenarios in words: "164 of 170 scenarios passed". */
 function scenariosPassed(read: Read): string {
   if (read.run === null) return read.problem ?? 'no message stream';
   const passed = read.run.scenarios.filter((s) => s.status === 'PASSED').length;
   const total = read.run.scenarios.length;
   return `${passed} of ${countOf(total, 'scenario')} passed${read.run.runErrors.length > 0 ? `; the run reported ${countOf(read.run.runErrors.length, 'problem')}` : ''}`;
+}
+
+/** The generated workloads in counts: "1000 cases, seed 1893: every invariant kept". */
+function workloadsSaid(campaign: CampaignResult): string {
+  const heavy = campaign.too_heavy > 0 ? `; ${campaign.too_heavy} too heavy to check` : '';
+  return `${campaign.runs} cases, seed ${campaign.seed}: ${campaign.counterexample === null ? 'every invariant kept' : `case ${campaign.counterexample.case_number} broke an invariant`}${heavy}`;
+}
+
+/** The planted-fault check in counts: "169 scenarios under 17 faults: none survived". */
+function faultsSaid(check: FaultCheck): string {
+  const problems = check.problems.length > 0 ? `; ${countOf(check.problems.length, 'problem')}` : '';
+  return `${countOf(check.trials[0]?.ran ?? 0, 'scenario')} under ${countOf(check.trials.length, 'fault')}: ${check.survivors.length === 0 ? 'none survived' : `${check.survivors.length} survived every fault`}${problems}`;
+}
+
+/** The isolation proof in counts: "169 scenarios alone: all as in the suite". */
+function isolationSaid(check: IsolationCheck): string {
+  const problems = check.problems.length > 0 ? `; ${countOf(check.problems.length, 'problem')}` : '';
+  return `${countOf(check.ran, 'scenario')} alone: ${check.dependent.length === 0 ? 'all as in the suite' : `${check.dependent.length} not as in the suite`}${problems}`;
 }
 
 /** The environments of the two runs: each with its nonce; the test doubles where they belong (the perturbation in run 2 only, the planted defect in the generated workloads only). */
@@ -193,7 +213,7 @@ function coverageSaid(measured: Measured): string {
 function startFuzz(r: Running): Promise<CampaignResult | null> {
   if (r.plan.fuzz < 0) return Promise.resolve(null);
   const campaign = { runs: r.shape.fuzzRuns, seed: r.prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS, planted_defect: r.prepared.plantedDefect };
-  return r.phases.run(r.plan.fuzz, () => runFuzzCampaignOnThread(campaign), generatedSummary);
+  return r.phases.run(r.plan.fuzz, () => runFuzzCampaignOnThread(campaign), workloadsSaid);
 }
 
 /** The planted-fault check of what passed run 1 (faults.ts), once run 1 has ended. */
@@ -203,7 +223,7 @@ async function startFaults(r: Running, firstRead: Promise<Read>): Promise<FaultC
     r.phases.skip(r.plan.faults, 'run 1 wrote no message stream');
     return undefined;
   }
-  return r.phases.run(r.plan.faults, () => runFaultCheck(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), false), faultSummary);
+  return r.phases.run(r.plan.faults, () => runFaultCheck(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), false), faultsSaid);
 }
 
 /** The order-independence proof (--isolation) of what passed run 1; null when not asked for (undefined for a shard). */
@@ -214,7 +234,7 @@ async function startIsolation(r: Running, firstRead: Promise<Read>): Promise<Iso
     r.phases.skip(r.plan.isolation, 'run 1 wrote no message stream');
     return undefined;
   }
-  return r.phases.run(r.plan.isolation, () => checkIsolation(read.run!, aloneRun(r.ctx, r.env.first, r.shape.compiledRerun)), isolationSummary);
+  return r.phases.run(r.plan.isolation, () => checkIsolation(read.run!, aloneRun(r.ctx, r.env.first, r.shape.compiledRerun)), isolationSaid);
 }
 
 /** Runs the qualification; returns the exit status (0 QUALIFIED, 1 NOT QUALIFIED, 3 passed but narrowed; a shard: 0 when it ran). */
