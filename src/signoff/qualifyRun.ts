@@ -84,10 +84,10 @@ function planPhases(prepared: Prepared, shape: Shape, perturbation: string | nul
   const perturbed = perturbation ? ` (${PERTURB_ENV}="${perturbation}": test double active)` : '';
   const shuffled = `shuffled (--order ${secondRunOrder(prepared.fuzzSeed)})`;
   const compile = when(shape.compiledRerun, 'compile to build/ (esbuild)');
+  const types = when(shape.compiledRerun, 'type check (tsc)');
   const first = add(`run 1 of 2: the suite${share} through tsx`);
   const secondOnTsx = when(!shape.compiledRerun, `run 2 of 2: the same${shard === null ? ' suite' : ' share'} ${shuffled} through tsx${perturbed}`);
   const secondCompiled = when(shape.compiledRerun, `run 2 of 2: the same suite ${shuffled}, compiled, under c8${perturbed}`);
-  const types = when(shape.compiledRerun, 'type check (tsc)');
   const report = when(shape.compiledRerun, 'coverage report (c8)');
   const planted = prepared.plantedDefect ? ` (${PLANTED_DEFECT_ENV}=1: test double active)` : '';
   const fuzz = when(shape.fuzzRuns > 0, `generated workloads${planted}`);
@@ -199,9 +199,10 @@ async function compiledRuns(r: Running): Promise<Measured> {
   }
   const covEnv = coverageEnv(ctx, r.env.first);
   const perturbedEnv = { ...covEnv, ...(r.perturbation ? { [PERTURB_ENV]: r.perturbation } : {}), [RUN_NONCE_ENV]: r.nonces.second };
-  const [second] = await Promise.all([secondRun(r, plan.secondCompiled, 'compiled', perturbedEnv), checking]);
-  compiledScenarioFailures(second, run, null);
-  return phases.run(plan.report, () => coverageReport(ctx, r.env.first, run, r.prepared.features), coverageSaid);
+  compiledScenarioFailures(await secondRun(r, plan.secondCompiled, 'compiled', perturbedEnv), run, null);
+  // c8 reports as soon as run 2 has ended; tsc's errors join the run's problems whenever it ends.
+  const [measured] = await Promise.all([phases.run(plan.report, () => coverageReport(ctx, r.env.first, run, r.prepared.features), coverageSaid), checking]);
+  return measured;
 }
 
 /** The coverage run's result in words. */

@@ -145,7 +145,7 @@ test('the planted defect (KVQUAL_FUZZ_PLANT=1) fails the generated-workloads gat
   assert.match(md, /\| Scenarios \| 3 of 3 scenarios passed \| ✅ \|/, 'the suite runs without the plant');
   assert.match(md, /\| Determinism \| both runs identical/);
   assert.match(planted.html, /id="planted-defect">⚠ TEST DOUBLE ACTIVE/);
-  assert.match(planted.output, /^\[3\/5\] generated workloads \(KVQUAL_FUZZ_PLANT=1: test double active\): 20 cases, seed 1893: case \d+ broke an invariant/m);
+  assert.match(planted.output.replace(/\n {6}/g, ' '), /^\[3\/5\] generated workloads \(KVQUAL_FUZZ_PLANT=1: test double active\): 20 cases, seed 1893: case \d+ broke an invariant/m);
   assert.equal(planted.output.split('reused').length - 1, 1, 'the counterexample is printed once, in its gate');
   assert.match(md, /\| Produced by \| `KVQUAL_FUZZ_PLANT=1 npm run qualify -- --features /, 'the command line names the test double');
 });
