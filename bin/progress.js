@@ -58,4 +58,59 @@ function replayProgress() {
   };
 }
 
-module.exports = { replayProgress, etaText };
+/** How often the phases' status line is redrawn from its poll (the times it shows advance by the second). */
+const PHASE_REFRESH_MS = 1000;
+
+/**
+ * qualify's live status line on a terminal (cli-progress): phases done of all and what runs now,
+ * redrawn every second from `poll` (src/signoff/phaseConsole.ts), with the lines printed
+ * meanwhile written above it. Null when the stream is not a terminal: piped output stays plain.
+ * `write` prints a line whether or not the line is shown; `stop` removes it (and may be called twice).
+ */
+function phaseProgress(stream = process.stdout, refreshMs = PHASE_REFRESH_MS) {
+  if (!stream.isTTY) return null;
+  let multibar = null;
+  let bar = null;
+  let timer = null;
+  const draw = (poll) => {
+    const status = poll();
+    bar.setTotal(status.total);
+    bar.update(status.done, { status: status.text });
+  };
+  const display = {
+    start(poll) {
+      const status = poll();
+      multibar = new cliProgress.MultiBar(
+        {
+          stream,
+          format: 'qualify |{bar}| {value}/{total} phases · {status}',
+          barsize: 10,
+          // As for the replay: no terminal mode changed, and too long a line cut to the terminal's width.
+          hideCursor: false,
+          linewrap: true,
+          clearOnComplete: true,
+          gracefulExit: false,
+          fps: 5,
+        },
+        cliProgress.Presets.shades_classic,
+      );
+      bar = multibar.create(status.total, status.done, { status: status.text });
+      timer = setInterval(() => draw(poll), refreshMs);
+      return { stop: () => display.stop() };
+    },
+    write(text) {
+      if (multibar === null) stream.write(text);
+      else multibar.log(text);
+    },
+    stop() {
+      if (multibar === null) return;
+      clearInterval(timer);
+      multibar.update(); // writes what was logged since the last redraw
+      multibar.stop();
+      multibar = null;
+    },
+  };
+  return display;
+}
+
+module.exports = { replayProgress, etaText, phaseProgress };

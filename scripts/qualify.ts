@@ -2,10 +2,10 @@
 // error prints one line and exits 2 before anything is deleted), runs the feature suite twice
 // with cucumber's HTML, JUnit and message reports, runs generated workloads against the
 // simulator's invariants (as `npm run fuzz`), measures c8 coverage of src/ over the
-// tsc-compiled JavaScript (the same unit tests and features again; a failure there fails the
-// verdict), then publishes the sign-off (signoff.md, signoff.html, signoff-assets/) and the reports
-// as one set. The work is in src/signoff/driver.ts; this script gives it the clock, git and the
-// console. Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run,
+// esbuild-compiled JavaScript while the features run again (a failure there, or a type error,
+// fails the verdict), then publishes the sign-off (signoff.md, signoff.html, signoff-assets/) and
+// the reports as one set. The work is in src/signoff/driver.ts; this script gives it the clock,
+// git and the console (on a terminal, a live status line: bin/progress.js). Exits 0 when the computed verdict is QUALIFIED, 1 when NOT QUALIFIED, 2 when it could not run,
 // 3 when every gate passed but the run was narrowed (PASSED — NOT A RELEASE SIGN-OFF, src/signoff/narrowed.ts).
 //
 //   npm run qualify [-- --features DIR] [--requirements FILE] [--out DIR] [--campaign NAME] [--baseline FILE] [--no-coverage] [--fuzz-runs N]
@@ -32,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopChildren, UsageError } from '../src/signoff/driver';
 import type { Subject } from '../src/signoff/model';
+import type { PhaseStatus } from '../src/signoff/context';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
 import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
@@ -124,6 +125,14 @@ function coverageTempFolder(): string {
   return folder;
 }
 
+/** On a terminal, the phases' live status line (bin/progress.js, cli-progress); null when piped. */
+const progress = (require('../bin/progress.js') as { phaseProgress(stream: NodeJS.WriteStream): PhaseProgress | null }).phaseProgress(process.stdout);
+interface PhaseProgress {
+  start(status: () => PhaseStatus): { stop(): void };
+  write(text: string): void;
+  stop(): void;
+}
+
 const context: DriverContext = {
   cucumberReports,
   root: ROOT,
@@ -131,7 +140,9 @@ const context: DriverContext = {
   now: () => Date.now(),
   date: () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
   subject,
-  write: (text) => out.write(text),
+  write: (text) => (progress === null ? out.write(text) : progress.write(text)),
+  columns: process.stdout.isTTY ? process.stdout.columns : undefined,
+  liveStatus: progress === null ? undefined : (status) => progress.start(status),
   figureCache: figureCacheFromEnv(),
   coverageTemp: coverageTempFolder(),
   git,
@@ -155,6 +166,7 @@ async function main(argv: string[]): Promise<number> {
 for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
   process.once(signal, () => {
     stopChildren(signal);
+    progress?.stop();
     err.write(`qualify: stopped by ${signal}; the last published sign-off is unchanged\n`);
     process.exit(128 + number);
   });

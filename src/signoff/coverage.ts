@@ -87,8 +87,8 @@ export interface CoverageRunFailure {
 }
 
 /**
- * The compiled run that measured coverage: the same unit tests and feature files run once more,
- * from the JavaScript tsc wrote. Any failure here fails the "coverage run" gate.
+ * The compiled run that measured coverage: the feature files run once more, from the compiled
+ * JavaScript (sign-offs of earlier versions also ran the unit tests there, hence the unit fields). Any failure here fails the "coverage run" gate.
  */
 export interface CoverageRun {
   unitFiles: number;

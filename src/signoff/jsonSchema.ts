@@ -85,7 +85,7 @@ export const SignoffJsonSchema = z
     environment: z
       .array(z.strictObject({ name: z.string(), value: z.string(), meaning: z.string() }))
       .optional()
-      .describe('environment variables that changed what ran (NODE_OPTIONS, GIT_*, KVQUAL_SEED, KVQUAL_COVERAGE_UNITS, KVQUAL_FIGURE_CACHE, …); absent before they were recorded'),
+      .describe('environment variables that changed what ran (NODE_OPTIONS, GIT_*, KVQUAL_SEED, KVQUAL_FIGURE_CACHE, …); absent before they were recorded'),
     counts: z.record(z.string(), z.number().int()),
     requirements: z.array(
       z.strictObject({

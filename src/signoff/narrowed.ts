@@ -27,15 +27,11 @@ export interface RunVariable {
  * when it is not the default.
  */
 export const RUN_CHANGING_VARIABLES: Record<string, string> = {
-  NODE_OPTIONS: 'every Node.js process of the run (cucumber, the unit tests, tsc) started with these options, which can load code into it',
+  NODE_OPTIONS: 'every Node.js process of the run (cucumber, tsc, c8) started with these options, which can load code into it',
   KVQUAL_SEED: 'the scenarios and the generated workloads ran with another seed than the default',
-  KVQUAL_COVERAGE_UNITS: "the coverage run ran the unit tests of another folder, not the repository's test/unit",
   KVQUAL_FIGURE_CACHE: 'the figures were taken from, or not from, another figure cache than the per-user default',
-  KVQUAL_TRACE_MUTATIONS: 'the unit tests ran another number of trace mutations than the default',
-  KVQUAL_TRACE_MUTATION_SEED: 'the unit tests ran the trace mutations with another seed than the default',
-  KVQUAL_FUZZ_TEST_RUNS: 'the unit tests checked another number of generated workloads than the default',
-  KVQUAL_BUILD: 'the command line under test ran from another build folder',
 };
+// The unit tests' own variables (KVQUAL_TRACE_MUTATIONS, KVQUAL_FUZZ_TEST_RUNS, …) are not here: qualify runs no unit test (npm test does).
 // The test doubles (KVQUAL_PERTURB, KVQUAL_FUZZ_PLANT) are not here: each has its own gate, which fails the run.
 
 /**
@@ -78,7 +74,7 @@ export function narrowedReasons(facts: RunFacts): string[] {
   const reasons: string[] = [];
   if (facts.features !== 'features') reasons.push(`the features of ${facts.features}/ ran, not the project's features/`);
   if (facts.requirements !== 'requirements.yaml') reasons.push(`the requirements of ${facts.requirements} were checked, not the project's requirements.yaml`);
-  if (!facts.coverage) reasons.push('--no-coverage: the compiled coverage run, which runs the unit tests and checks the types, did not run');
+  if (!facts.coverage) reasons.push('--no-coverage: the compiled coverage run, which runs the suite again on the compiled JavaScript and checks the types, did not run');
   if (facts.fuzzRuns < DEFAULT_FUZZ_RUNS) reasons.push(`--fuzz-runs ${facts.fuzzRuns}: fewer generated workloads than the ${DEFAULT_FUZZ_RUNS} of a release sign-off`);
   if (facts.worktree !== 'clean working tree') reasons.push(`${facts.worktree}: what ran may not be the commit named`);
   for (const variable of facts.variables) reasons.push(`${variable.name} is set (${variable.name}=${variable.value}): ${variable.meaning}`);

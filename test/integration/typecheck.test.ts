@@ -1,6 +1,7 @@
 // The type check as `npm test` and the sign-off make it (src/signoff/typeCheck.ts), with the real
 // tsc on a small project: a passing check leaves a record that makes the next one a no-op, and
-// no record can hide an error: an error in a changed or a new file fails, and fails again until fixed.
+// no record can hide an error: an error in a changed or a new file fails, and fails again until fixed;
+// the sign-off's type check makes a type error a problem of its coverage run gate.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -9,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { typeCheckPlan } from '../../src/signoff/typeCheck';
+import { typeCheck } from '../../src/signoff/coverageRun';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-'));
 // The record outside the project, as npm test keeps it (in the temporary folder).
@@ -60,4 +62,25 @@ test('a passing check is not made again; an error in a changed or a new file fai
   assert.match(added.output, /b\.ts\(2,14\): error TS2322/);
   fs.rmSync(path.join(root, 'b.ts'));
   assert.equal(check().status, 0, 'a removed file is no longer checked');
+});
+
+test("the sign-off's type check (the coverage run gate's tsc) turns a type error into a problem of the coverage run, and passes a project without one", async () => {
+  const project = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-gate-'));
+  try {
+    fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(project, 'node_modules'), 'dir');
+    fs.writeFileSync(path.join(project, 'tsconfig.json'), '{ "compilerOptions": { "strict": true, "types": ["seedrandom"] }, "include": ["*.ts"] }\n');
+    fs.writeFileSync(path.join(project, 'a.ts'), "export const a: number = 'one';\n");
+    const ctx = { root: project, env: {}, now: () => 0, date: () => '', subject: () => { throw new Error('not asked'); }, write: () => {} };
+    const failed = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] as string[] };
+    await typeCheck(ctx, process.env, failed);
+    assert.equal(failed.problems.length, 1, failed.problems.join('\n'));
+    assert.match(failed.problems[0], /^tsc reported errors: .*a\.ts\(1,14\): error TS2322/);
+    fs.writeFileSync(path.join(project, 'a.ts'), 'export const a: number = 1;\n');
+    fs.utimesSync(path.join(project, 'a.ts'), new Date(Date.now() + 10_000), new Date(Date.now() + 10_000));
+    const passed = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], problems: [] as string[] };
+    await typeCheck(ctx, process.env, passed);
+    assert.deepEqual(passed.problems, []);
+  } finally {
+    fs.rmSync(project, { recursive: true, force: true });
+  }
 });

@@ -57,7 +57,8 @@ test("the variables that change a run: each listed one, any GIT_* but git's netw
   assert.equal(found.find((v) => v.name === 'KVQUAL_FIGURE_CACHE')!.meaning, RUN_CHANGING_VARIABLES.KVQUAL_FIGURE_CACHE);
   assert.deepEqual(variablesThatChangeRun({ KVQUAL_SEED: '' }), [], 'an empty seed is the default');
   assert.deepEqual(variablesThatChangeRun({ KVQUAL_SEED: '7' }), [{ name: 'KVQUAL_SEED', value: '7', meaning: 'the scenarios and the generated workloads ran with seed 7, not the default 1893' }]);
-  assert.deepEqual(variablesThatChangeRun({ KVQUAL_COVERAGE_UNITS: '' }).map((v) => v.name), ['KVQUAL_COVERAGE_UNITS'], 'set, even empty');
+  assert.deepEqual(variablesThatChangeRun({ KVQUAL_FIGURE_CACHE: '' }).map((v) => v.name), ['KVQUAL_FIGURE_CACHE'], 'set, even empty');
+  assert.deepEqual(variablesThatChangeRun({ KVQUAL_FUZZ_TEST_RUNS: '5', KVQUAL_TRACE_MUTATIONS: '5', KVQUAL_COVERAGE_UNITS: 'x', KVQUAL_BUILD: 'b' }), [], 'the unit tests\' variables: qualify runs no unit test');
   assert.deepEqual(variablesThatChangeRun({ NODE_OPTIONS: undefined }), []);
 });
 

@@ -17,8 +17,9 @@ import { ROOT } from '../support/paths';
 import { FakeScenario, fakeMessages } from '../support/messages';
 import { lagReplay } from '../support/replays';
 import os from 'node:os';
-import { buildOrphans, commandOf, parseQualifyArgs, runCompiledUnits } from '../../src/signoff/driver';
-import { figure } from '../../src/signoff/coverage';
+import { buildOrphans, commandOf, parseQualifyArgs } from '../../src/signoff/driver';
+import { figure, type CoverageRun } from '../../src/signoff/coverage';
+import { compiledScenarioFailures } from '../../src/signoff/coverageRun';
 
 const REGISTRY = parseRegistry(`
 requirements:
@@ -888,7 +889,7 @@ test('what changed the suite or its gates is named under Needs attention: fewer 
   assert.match(renderMarkdown(model), /\| Requirements \| `\/tmp\/req-small\.yaml` `sha256:b{64}` — not the repository's suite \|/);
   assert.match(renderHtml(model), /<th>Requirements<\/th><td><code>\/tmp\/req-small\.yaml<\/code> .* — not the repository's suite/);
   assert.deepEqual(toSignoffJson(model).scope, subset);
-  assert.deepEqual(texts({ environment: [{ name: 'KVQUAL_COVERAGE_UNITS', value: 'build/none', meaning: "the coverage run ran the unit tests of build/none, not the repository's test/unit" }] }), ["KVQUAL_COVERAGE_UNITS=build/none: the coverage run ran the unit tests of build/none, not the repository's test/unit."]);
+  assert.deepEqual(texts({ environment: [{ name: 'KVQUAL_FIGURE_CACHE', value: '/tmp/figures', meaning: 'the figures were taken from, or not from, another figure cache than the per-user default' }] }), ['KVQUAL_FIGURE_CACHE=/tmp/figures: the figures were taken from, or not from, another figure cache than the per-user default.']);
   assert.deepEqual(texts({ coverage: null }), ['Coverage was not measured: not requested.'], 'a coverage run with no summary measured nothing');
 });
 
@@ -914,18 +915,21 @@ test('scenarios neither run ran (a merge missing their shard) are said to be not
   assert.equal(gateOf(both, 'Determinism').summary, '1 scenario differed between the two runs: "gone"; 1 scenario not run in either run, so not proven: "never ran"');
 });
 
-test('a coverage run whose unit folder holds no test file checked no unit test: a problem of the run, not "all 0 unit tests passed"', async () => {
-  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-no-units-'));
-  try {
-    const run = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], skipped: [], problems: [] as string[] };
-    const ctx = { root: empty, env: { KVQUAL_COVERAGE_UNITS: 'build/none' }, now: () => 0, date: () => '', subject: () => { throw new Error('not asked'); }, write: () => {} };
-    assert.equal(await runCompiledUnits(ctx, {}, run), 'build/none');
-    assert.deepEqual(run.problems, ['no unit test file (*.test.js) in build/none: the coverage run checked no unit test']);
-    const model = buildSignoff({ ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: run });
-    assert.equal(gateOf(model, 'Coverage run').passed, false);
-  } finally {
-    fs.rmSync(empty, { recursive: true, force: true });
-  }
+test('a scenario that did not pass in the compiled run fails the coverage run gate, named; a compiled run without a stream is a problem of it; the scenarios alone are counted', () => {
+  const run = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], skipped: [], problems: [] } as CoverageRun;
+  const compiled = parseRun(fakeMessages([scenario('passes', 10), scenario('fails compiled', 20, { steps: [{ keyword: 'Then', text: 'it is placed on worker 1, which holds it in G2', status: 'FAILED', message: 'expected worker 1\nstack' }] })]));
+  compiledScenarioFailures({ run: compiled, problem: null }, run, null);
+  assert.deepEqual(run.failures, [{ kind: 'scenario', name: 'fails compiled', where: 'features/router/lag.feature:20', why: 'failed: expected worker 1' }]);
+  const model = buildSignoff({ ...input([scenario('passes', 10), scenario('fails compiled', 20)]), coverage: MEASURED, coverageRun: run });
+  assert.equal(gateOf(model, 'Coverage run').summary, 'on the compiled JavaScript, 1 scenario did not pass: "fails compiled"');
+  assert.equal(gateOf(model, 'Coverage run').passed, false);
+  const passing = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], skipped: [], problems: [] } as CoverageRun;
+  compiledScenarioFailures({ run: parseRun(fakeMessages([scenario('passes', 10)])), problem: null }, passing, null);
+  assert.equal(gateOf(buildSignoff({ ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: passing }), 'Coverage run').summary, 'all 1 scenario passed again on the compiled JavaScript');
+  const none = { unitFiles: 0, unitTests: 0, scenarios: 0, failures: [], skipped: [], problems: [] } as CoverageRun;
+  compiledScenarioFailures({ run: null, problem: 'cucumber wrote no message stream (coverage-messages.ndjson)' }, none, null);
+  assert.deepEqual(none.problems, ['the compiled feature run: cucumber wrote no message stream (coverage-messages.ndjson)']);
+  assert.equal(gateOf(buildSignoff({ ...input([scenario('passes', 10)]), coverage: MEASURED, coverageRun: none }), 'Coverage run').passed, false);
 });
 
 test('a scenario moved to another feature file (same name and steps) is matched with its baseline as moved, from where to where, not added and removed', () => {

@@ -1,0 +1,51 @@
+// Reading what a cucumber run wrote: its message stream (with cucumber's last words when it stopped
+// early), and the disagreements between its exit status, printed summary, junit.xml and stream.
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseRun, RunModel, runLastWords } from './messages';
+import { RERUN_MESSAGES } from './model';
+import { channelDisagreements } from './channels';
+import { ownStreamProblems } from './shardTrust';
+import type { Spawned } from './spawn';
+
+/** A run whose stream did not finish, with cucumber's own account of what stopped it added to its problems. */
+export function withLastWords(read: { run: RunModel | null; problem: string | null }, output: string): { run: RunModel | null; problem: string | null } {
+  const words = read.run !== null && !read.run.finished ? runLastWords(output) : null;
+  if (words !== null) read.run!.runErrors.push(words);
+  return read;
+}
+
+/** A file's text, or null when it cannot be read. */
+export function textOrNull(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Where each cucumber run's exit status, printed summary and (run 1) junit.xml disagree with its
+ * message stream (channels.ts), in words.
+ */
+export function runChannelProblems(
+  runDir: string,
+  nonces: { first: string; second: string },
+  first: Spawned,
+  second: Spawned | undefined,
+  firstRun: RunModel | null,
+  secondRun: RunModel | null,
+): string[] {
+  const firstText = textOrNull(path.join(runDir, 'messages.ndjson'));
+  const secondText = textOrNull(path.join(runDir, RERUN_MESSAGES));
+  return [
+    ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: firstText }, firstRun),
+    ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: secondText }, secondRun)),
+    ...ownStreamProblems({ first: firstText, second: secondText }, nonces),
+  ];
+}
+
+export function readRun(file: string): { run: RunModel | null; problem: string | null } {
+  if (!fs.existsSync(file)) return { run: null, problem: `cucumber wrote no message stream (${path.basename(file)})` };
+  return { run: parseRun(fs.readFileSync(file, 'utf8')), problem: null };
+}
