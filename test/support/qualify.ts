@@ -21,7 +21,7 @@ export interface QualifyRun {
 }
 
 /** The test doubles a run gets only when the test gives them (a developer's shell may have one set). */
-const TEST_DOUBLES = ['KVQUAL_PERTURB', 'KVQUAL_FUZZ_PLANT', 'KVQUAL_SIGNING_KEY'];
+const TEST_DOUBLES = ['KVQUAL_PERTURB', 'KVQUAL_FUZZ_PLANT', 'KVQUAL_SIM_FAULT', 'KVQUAL_SIGNING_KEY'];
 
 /** This process's variables with `env` added, and without a test double `env` does not give. */
 export function qualifyEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
