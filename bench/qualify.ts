@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..');
 const WALL_TARGET_S = 10;
 
 /** `npm` as this bench was started (npm_execpath under `npm run`), else the one on PATH. */
-function npmCommand(): { command: string; args: string[] } {
+export function npmCommand(): { command: string; args: string[] } {
   const npmCli = process.env.npm_execpath;
   return npmCli && fs.existsSync(npmCli) ? { command: process.execPath, args: [npmCli] } : { command: 'npm', args: [] };
 }
