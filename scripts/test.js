@@ -25,12 +25,18 @@ const tally = { passed: 0, failed: 0, skipped: 0 };
 /** test/unit's files, run in one process (test/units.ts): a Node start and a load of src/ for all of them. */
 const UNITS = path.join('test', 'units.ts');
 /**
- * Test files started first, longest first, so that the rest fits beside them: signoff.test.ts runs
- * `npm run qualify` about twenty times; the sweep tests run sweeps in worker threads; the unit
- * tests; the shard tests run qualify in several processes and the Kubernetes examples' pods (a name
- * that does not exist is passed over).
+ * Test files started first, longest first (by their CPU time, measured), so that the rest fits
+ * beside them: signoff.test.ts qualifies fixture suites and the whole suite about fifteen times;
+ * the unit tests; the Kubernetes examples' pods; the sweep tests run sweeps in worker threads; the
+ * shard tests qualify in shards; fuzz.test.ts shrinks a counterexample; temp-cleanup runs the unit
+ * tests that make scratch folders again; the author's loop starts cucumber five times (a name that
+ * does not exist is passed over).
  */
-const LONGEST_TEST_FILES = [...['signoff', 'sweep'].map((name) => path.join('test', 'integration', `${name}.test.ts`)), UNITS, ...['qualify-shards', 'k8s-examples'].map((name) => path.join('test', 'integration', `${name}.test.ts`))];
+const LONGEST_TEST_FILES = [
+  path.join('test', 'integration', 'signoff.test.ts'),
+  UNITS,
+  ...['k8s-examples', 'sweep', 'qualify-shards', 'fuzz', 'temp-cleanup', 'sweep-search', 'author-loop'].map((name) => path.join('test', 'integration', `${name}.test.ts`)),
+];
 /** Test files run at a time by node --test (its default on two cores is one). */
 const TEST_FILES_AT_ONCE = 2;
 
