@@ -4,11 +4,10 @@
 // `npm test` runs it beside the integration test files; the sign-off's coverage run runs its
 // compiled copy (build/test/units.js) on build/test/unit.
 //
-//   node --require tsx/cjs --test-reporter=tap test/units.ts [FOLDER | FILE…]
+//   node --require tsx/cjs --test-reporter=tap test/units.ts [FOLDER]
 //
 // FOLDER defaults to unit/ beside this file; its files are those ending in .test.ts through tsx or
-// .test.js compiled (this file's own extension). FILE… runs those test files only, in the order
-// given (test/integration/temp-cleanup.test.ts runs those that make scratch folders). A file that throws while it loads fails a test
+// .test.js compiled (this file's own extension). A file that throws while it loads fails a test
 // "the file loads" in its suite with that error, and the other files still run.
 import { describe, test } from 'node:test';
 import fs from 'node:fs';
@@ -26,9 +25,8 @@ function unitTestFiles(folder: string, extension: string): string[] {
 
 function main(argv: string[]): void {
   const extension = path.extname(__filename);
-  const named = argv.length > 0 && argv.every((arg) => arg.endsWith(`.test${extension}`));
-  const folder = path.resolve(named ? '.' : (argv[0] ?? path.join(__dirname, 'unit')));
-  const files = named ? argv.map((file) => path.resolve(file)) : unitTestFiles(folder, extension);
+  const folder = path.resolve(argv[0] ?? path.join(__dirname, 'unit'));
+  const files = unitTestFiles(folder, extension);
   if (files.length === 0) throw new Error(`units: no *.test${extension} file in ${folder}`);
   const root = process.cwd();
   for (const file of files) {
