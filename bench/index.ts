@@ -15,6 +15,7 @@ import { runScaleBenchmark } from './scale';
 import { runSweepBenchmark } from './sweep';
 import { runTraceBenchmark } from './trace';
 import { runQualifyBenchmark } from './qualify';
+import { runLoopsBenchmark } from './loops';
 import { describeMachine, resultsMarkdown, writeResults } from './results';
 
 /** Rate benchmarks run by the harness (warm-up, three timed passes): the default set. */
@@ -28,6 +29,7 @@ const BENCHMARKS = new Map<string, () => Benchmark>([
 const RUNNERS = new Map<string, () => BenchFigure[]>([
   ['trace', runTraceBenchmark],
   ['qualify', runQualifyBenchmark],
+  ['loops', runLoopsBenchmark],
   ['scale', runScaleBenchmark],
   ['sweep', runSweepBenchmark],
 ]);

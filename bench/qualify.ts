@@ -13,7 +13,7 @@ const ROOT = path.resolve(__dirname, '..');
 const WALL_TARGET_S = 10;
 
 /** `npm` as this bench was started (npm_execpath under `npm run`), else the one on PATH. */
-function npmCommand(): { command: string; args: string[] } {
+export function npmCommand(): { command: string; args: string[] } {
   const npmCli = process.env.npm_execpath;
   return npmCli && fs.existsSync(npmCli) ? { command: process.execPath, args: [npmCli] } : { command: 'npm', args: [] };
 }
@@ -28,13 +28,13 @@ export function runQualifyBenchmark(): TargetFigure[] {
     const wall_s = wallSeconds() - started;
     const cpuAfter = childCpuSeconds();
     const output = `${run.stdout ?? ''}${run.stderr ?? ''}`;
-    const verdict = /── verdict: (.*) ──/.exec(output)?.[1];
+    const verdict = /^verdict: (.*)$/m.exec(output)?.[1];
     // 0 QUALIFIED and 1 NOT QUALIFIED both ran the whole qualification; anything else did not.
     if ((run.status !== 0 && run.status !== 1) || verdict === undefined) {
       process.stdout.write(`qualify: npm run qualify did not run to a verdict (exit ${run.status}):\n${output.slice(-1500)}\n`);
       return [{ benchmark: 'qualify', label: 'wall of npm run qualify', value: Number.NaN, unit: 's', target: WALL_TARGET_S, better: 'lower', decimals: 1 }];
     }
-    const phases = [...output.matchAll(/\[(\d+)\/(\d+)\] done in ([\d.]+ s)/g)].map((m) => `${m[1]}: ${m[3]}`).join(', ');
+    const phases = [...output.matchAll(/^\[(\d+)\/(\d+)\] .*\(([\d.]+ s)\)$/gm)].map((m) => `${m[1]}: ${m[3]}`).join(', ');
     const cpu = cpuBefore === null || cpuAfter === null ? '' : `, ${(cpuAfter - cpuBefore).toFixed(1)} s CPU`;
     process.stdout.write(`qualify: ${verdict} in ${wall_s.toFixed(1)} s wall${cpu} (load ${os.loadavg()[0].toFixed(1)} on ${os.availableParallelism()} cores); phases ${phases}\n`);
     return [{ benchmark: 'qualify', label: 'wall of npm run qualify', value: wall_s, unit: 's', target: WALL_TARGET_S, better: 'lower', decimals: 1 }];

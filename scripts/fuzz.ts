@@ -32,27 +32,34 @@ ${PLANTED_DEFECT_ENV}=1 plants the test double's defect: ${PLANTED_DEFECT_MEANIN
 
 class UsageError extends Error {}
 
+/** Where a run writes, and the variables it reads (KVQUAL_FUZZ_PLANT). */
+export interface FuzzIo {
+  out(text: string): void;
+  err(text: string): void;
+  env: NodeJS.ProcessEnv;
+}
+
 function wholeNumber(text: string | undefined, flag: string, fallback: number): number {
   if (text === undefined) return fallback;
   if (!/^-?\d+$/.test(text) || !Number.isSafeInteger(Number(text))) throw new UsageError(`${flag} ${text}: expected a whole number`);
   return Number(text);
 }
 
-function printViolations(violations: readonly Violation[]): void {
-  for (const violation of violations) process.stdout.write(`  ✗ ${INVARIANT_CLAIMS[violation.invariant]}: ${violation.message}\n`);
+function printViolations(io: FuzzIo, violations: readonly Violation[]): void {
+  for (const violation of violations) io.out(`  ✗ ${INVARIANT_CLAIMS[violation.invariant]}: ${violation.message}\n`);
 }
 
 /** Says so before anything runs when the test double's defect is planted. */
-function announcePlantedDefect(planted: boolean): void {
-  if (planted) process.stdout.write(`fuzz: TEST DOUBLE ACTIVE (${PLANTED_DEFECT_ENV}=1): ${PLANTED_DEFECT_MEANING}\n`);
+function announcePlantedDefect(io: FuzzIo, planted: boolean): void {
+  if (planted) io.out(`fuzz: TEST DOUBLE ACTIVE (${PLANTED_DEFECT_ENV}=1): ${PLANTED_DEFECT_MEANING}\n`);
 }
 
 /** The agentic trace beside a checked case is read whole: a generated one is a few KB. */
 const MAX_CHECKED_TRACE_BYTES = 256 * 1024 * 1024;
 
 /** --check: runs a written case again and prints what broke. */
-function checkFile(file: string, planted: boolean): number {
-  announcePlantedDefect(planted);
+function checkFile(io: FuzzIo, file: string, planted: boolean): number {
+  announcePlantedDefect(io, planted);
   let fuzzCase: FuzzCase;
   try {
     // Read as kvqual reads a config: a regular file (never /dev/zero or a FIFO) within the size limit.
@@ -65,33 +72,33 @@ function checkFile(file: string, planted: boolean): number {
     fuzzCase = caseFromYaml(configText, traceText);
   } catch (error) {
     if (error instanceof InputFileError) {
-      process.stderr.write(`fuzz --check: ${error.message}\n`);
+      io.err(`fuzz --check: ${error.message}\n`);
       return 2;
     }
     // The YAML reader's message is several lines (the line quoted, a caret): its first says where and what.
-    process.stderr.write(`fuzz --check: cannot read ${file}: ${yamlProblem((error as Error).message.split('\n')[0].replace(/:$/, ''))}\n`);
+    io.err(`fuzz --check: cannot read ${file}: ${yamlProblem((error as Error).message.split('\n')[0].replace(/:$/, ''))}\n`);
     return 2;
   }
   let violations: Violation[];
   try {
     const verdict = runCase(fuzzCase, { planted_defect: planted });
     if (verdict.too_heavy) {
-      process.stdout.write(`${file}: not checked, too heavy: ${verdict.first.error?.message}\n`);
+      io.out(`${file}: not checked, too heavy: ${verdict.first.error?.message}\n`);
       return 1;
     }
     violations = verdict.violations;
   } catch (error) {
     // A bad config, or a bad trace beside it (e.g. an agentic row kvqual refuses): exit 2, one message.
     if (!(error instanceof ConfigError) && !isInputError(error)) throw error;
-    process.stderr.write(`fuzz --check: ${error.message}\n`);
+    io.err(`fuzz --check: ${error.message}\n`);
     return 2;
   }
   if (violations.length === 0) {
-    process.stdout.write(`${file}: every invariant holds\n`);
+    io.out(`${file}: every invariant holds\n`);
     return 0;
   }
-  process.stdout.write(`${file}: ${violations.length} invariant violation(s)\n`);
-  printViolations(violations);
+  io.out(`${file}: ${violations.length} invariant violation(s)\n`);
+  printViolations(io, violations);
   return 1;
 }
 
@@ -133,12 +140,12 @@ function checkOutFolder(out: string): void {
 /** While a counterexample shrinks (each smaller case a whole run, a heavy one tens of seconds), a line at most this often. */
 const SHRINK_NEWS_EVERY_MS = 10_000;
 
-function fuzz(options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string; planted_defect: boolean }): number {
+function fuzz(io: FuzzIo, options: { runs: number; seed: number; path: string | undefined; exclude: DefectArea[]; only: InvariantName[]; out: string; planted_defect: boolean }): number {
   const started = Date.now();
   const excluded = options.exclude.length === 0 ? 'none' : options.exclude.join(', ');
   const watched = options.only.length === INVARIANTS.length ? '' : `; failing only on ${options.only.join(', ')}`;
-  process.stdout.write(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
-  announcePlantedDefect(options.planted_defect);
+  io.out(`fuzz: ${options.runs} generated cases, seed ${options.seed}${options.path ? `, path ${options.path}` : ''}; excluded areas: ${excluded}${watched}\n`);
+  announcePlantedDefect(io, options.planted_defect);
   const plant = plantedCommandPrefix(options.planted_defect);
   // Run again with what this campaign ran with.
   const rerun = (seed: number, at: string, alone = false) =>
@@ -153,7 +160,7 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
     ...options,
     onTooHeavy: (heavy) => {
       const again = heavy.path === null ? '' : `; alone: ${rerun(options.seed, heavy.path, true)}`;
-      process.stdout.write(`fuzz: case ${heavy.case_number} too heavy to check, not checked (${((Date.now() - lastCaseEnded) / 1000).toFixed(1)} s): ${heavy.reason}${again}\n`);
+      io.out(`fuzz: case ${heavy.case_number} too heavy to check, not checked (${((Date.now() - lastCaseEnded) / 1000).toFixed(1)} s): ${heavy.reason}${again}\n`);
     },
     onCase: (executed, violations) => {
       lastCaseEnded = Date.now();
@@ -163,15 +170,15 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
         lastSaid = Date.now();
         // Shrinking a heavy case can take long: the case as found can be replayed meanwhile (fast-check's path of a case is its index).
         const asFound = options.path === undefined ? ` (as found: ${rerun(options.seed, String(executed - 1))})` : '';
-        process.stdout.write(`fuzz: case ${executed} broke an invariant; shrinking…${asFound}\n`);
+        io.out(`fuzz: case ${executed} broke an invariant; shrinking…${asFound}\n`);
       } else if (failures > 0) {
         if (violations.length > 0) failures++;
         if (Date.now() - lastSaid >= SHRINK_NEWS_EVERY_MS) {
           lastSaid = Date.now();
-          process.stdout.write(`fuzz: shrinking: ${executed - firstFailure} smaller case(s) tried, ${failures - 1} of them still failing (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+          io.out(`fuzz: shrinking: ${executed - firstFailure} smaller case(s) tried, ${failures - 1} of them still failing (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
         }
       } else if (executed % every === 0) {
-        process.stdout.write(`fuzz: ${executed}/${options.runs} cases passed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+        io.out(`fuzz: ${executed}/${options.runs} cases passed (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
       }
     },
   });
@@ -179,13 +186,13 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   const found = result.counterexample;
   if (found === null) {
     const heavy = result.too_heavy > 0 ? `; ${result.too_heavy} of them too heavy to check (${TOO_HEAVY_MEANING}), not checked` : '';
-    process.stdout.write(`fuzz: ${result.passed} cases passed every invariant in ${seconds} s (seed ${options.seed})${heavy}\n`);
+    io.out(`fuzz: ${result.passed} cases passed every invariant in ${seconds} s (seed ${options.seed})${heavy}\n`);
     return 0;
   }
   const origin = { seed: found.seed, path: found.path };
-  process.stdout.write(`fuzz: case ${found.case_number} of ${options.runs} failed after ${seconds} s; shrunk ${found.shrinks} time(s)\n`);
-  process.stdout.write(`counterexample: ${JSON.stringify(origin)}\n`);
-  printViolations(found.violations);
+  io.out(`fuzz: case ${found.case_number} of ${options.runs} failed after ${seconds} s; shrunk ${found.shrinks} time(s)\n`);
+  io.out(`counterexample: ${JSON.stringify(origin)}\n`);
+  printViolations(io, found.violations);
   const files = caseFiles(found.fuzz_case, { origin, violations: found.violations, folder: options.out, planted_defect: options.planted_defect });
   const written = [files.config, files.trace, files.feature].filter((file): file is { name: string; content: string } => file !== null);
   // Written as kvqual's own outputs are: temporary files, renamed into place only when all are written.
@@ -200,19 +207,20 @@ function fuzz(options: { runs: number; seed: number; path: string | undefined; e
   } catch (error) {
     // The folder was checked before the campaign; it can still change, or the disk fill, meanwhile.
     if (!(error instanceof OutputError)) throw error;
-    process.stderr.write(`fuzz: ${error.message}\n`);
+    io.err(`fuzz: ${error.message}\n`);
     return 2;
   }
-  process.stdout.write(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
+  io.out(`written: ${written.map((file) => path.join(options.out, file.name)).join(', ')}\n`);
   // With the planted defect, the counterexample reproduces only with it planted again (plant).
-  process.stdout.write(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
-  process.stdout.write(`check it:   ${plant}npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
-  process.stdout.write(`rerun it:   ${rerun(origin.seed, origin.path)}\n`);
-  process.stdout.write(options.planted_defect ? `scenario:   ${plant}npx cucumber-js --profile replay ${path.join(options.out, files.feature.name)} (it fails only with the defect planted)\n` : `scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
+  io.out(`replay it:  npx kvqual replay ${path.join(options.out, files.config.name)}\n`);
+  io.out(`check it:   ${plant}npm run fuzz -- --check ${path.join(options.out, files.config.name)}\n`);
+  io.out(`rerun it:   ${rerun(origin.seed, origin.path)}\n`);
+  io.out(options.planted_defect ? `scenario:   ${plant}npx cucumber-js --profile replay ${path.join(options.out, files.feature.name)} (it fails only with the defect planted)\n` : `scenario:   move ${path.join(options.out, files.feature.name)} into features/ (it fails until the invariant holds)\n`);
   return 1;
 }
 
-function main(argv: string[]): number {
+/** `npm run fuzz -- ARGV` with this console and these variables; returns the exit status (the tests run it in their own process). */
+export function runFuzz(argv: string[], io: FuzzIo): number {
   try {
     const { values } = parseArgs({
       args: argv,
@@ -229,16 +237,16 @@ function main(argv: string[]): number {
       strict: true,
     });
     if (values.help) {
-      process.stdout.write(`${USAGE}\n`);
+      io.out(`${USAGE}\n`);
       return 0;
     }
     let planted: boolean;
     try {
-      planted = plantedDefectAsked(process.env);
+      planted = plantedDefectAsked(io.env);
     } catch (error) {
       throw new UsageError((error as Error).message);
     }
-    if (values.check !== undefined) return checkFile(values.check, planted);
+    if (values.check !== undefined) return checkFile(io, values.check, planted);
     const runs = wholeNumber(values.runs, '--runs', 1000);
     if (runs <= 0) throw new UsageError(`--runs ${runs}: expected at least 1`);
     let exclude: DefectArea[];
@@ -255,16 +263,16 @@ function main(argv: string[]): number {
     }
     const out = values.out ?? path.join('reports', 'fuzz');
     checkOutFolder(out);
-    return fuzz({ runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out, planted_defect: planted });
+    return fuzz(io, { runs, seed: wholeNumber(values.seed, '--seed', Date.now() % 2 ** 31), path: values.path, exclude, only, out, planted_defect: planted });
   } catch (error) {
     if (error instanceof FuzzPathError || error instanceof OutputError) {
-      process.stderr.write(`fuzz: ${error.message}\n`);
+      io.err(`fuzz: ${error.message}\n`);
       return 2;
     }
     if (!(error instanceof UsageError) && !(error instanceof TypeError && 'code' in error)) throw error;
-    process.stderr.write(`fuzz: ${(error as Error).message}\n${USAGE}\n`);
+    io.err(`fuzz: ${(error as Error).message}\n${USAGE}\n`);
     return 2;
   }
 }
 
-process.exitCode = main(process.argv.slice(2));
+if (require.main === module) process.exitCode = runFuzz(process.argv.slice(2), { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text), env: process.env });

@@ -126,66 +126,94 @@ function coverageTempFolder(): string {
 }
 
 /** On a terminal, the phases' live status line (bin/progress.js, cli-progress); null when piped. */
-const progress = (require('../bin/progress.js') as { phaseProgress(stream: NodeJS.WriteStream): PhaseProgress | null }).phaseProgress(process.stdout);
+const terminalProgress = (): PhaseProgress | null => (require('../bin/progress.js') as { phaseProgress(stream: NodeJS.WriteStream): PhaseProgress | null }).phaseProgress(process.stdout);
 interface PhaseProgress {
   start(status: () => PhaseStatus): { stop(): void };
   write(text: string): void;
   stop(): void;
 }
 
-const context: DriverContext = {
-  cucumberReports,
-  root: ROOT,
-  env: process.env,
-  now: () => Date.now(),
-  date: () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-  subject,
-  write: (text) => (progress === null ? out.write(text) : progress.write(text)),
-  columns: process.stdout.isTTY ? process.stdout.columns : undefined,
-  liveStatus: progress === null ? undefined : (status) => progress.start(status),
-  figureCache: figureCacheFromEnv(),
-  coverageTemp: coverageTempFolder(),
-  git,
-  nonce: () => randomBytes(16).toString('hex'),
-};
+/** Where a qualification writes and what it reads from its caller: the process's own streams and variables, or (tests) ones given. */
+export interface QualifyIo {
+  out(text: string): void;
+  err(text: string): void;
+  env: NodeJS.ProcessEnv;
+  /** The compiled coverage run's temporary folder (its caller removes it); without one, the run's scratch folders go to the system's. */
+  coverageTemp?: string;
+  /** The terminal's width, when the console is one (lines are fitted to it; 100 characters otherwise). */
+  columns?: number;
+  /** On a terminal, the live status line that `out` writes above; absent when piped. */
+  progress?: PhaseProgress | null;
+}
 
-async function main(argv: string[]): Promise<number> {
+/** The driver's context: the clock, git, the console and the figure cache of this checkout. */
+export function driverContext(io: QualifyIo): DriverContext {
+  return {
+    cucumberReports,
+    root: ROOT,
+    env: io.env,
+    now: () => Date.now(),
+    date: () => `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    subject,
+    write: (text) => (io.progress ? io.progress.write(text) : io.out(text)),
+    columns: io.columns,
+    liveStatus: io.progress ? (status) => io.progress!.start(status) : undefined,
+    figureCache: figureCacheFromEnv(io.env),
+    coverageTemp: io.coverageTemp,
+    git,
+    nonce: () => randomBytes(16).toString('hex'),
+  };
+}
+
+async function main(argv: string[], io: QualifyIo): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
-    out.write(`${QUALIFY_USAGE}\n`);
+    io.out(`${QUALIFY_USAGE}\n`);
     return 0;
   }
   const options = parseQualifyArgs(argv);
   // A clean or smudge filter makes git compare another content than the file's: refused before anything runs.
   const filtered = git(['rev-parse', 'HEAD']) === null ? [] : filteredPaths(git, [...LOADED_PATHS, path.relative(ROOT, path.resolve(options.requirements))].filter((p) => !p.startsWith('..')));
   if (filtered.length > 0) throw new UsageError(`what ran would not be what the commit holds: ${filtered.join('; ')}; refused (remove the filter attribute)`);
-  const prepared = prepare(options, ROOT, process.env);
-  return (await qualify(prepared, context)).status;
+  const prepared = prepare(options, ROOT, io.env);
+  return (await qualify(prepared, driverContext(io))).status;
 }
 
-// Stopped by a signal (Ctrl-C, a CI timeout): the suite runs it started stop too, then it exits as the signal would.
-for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
-  process.once(signal, () => {
-    stopChildren(signal);
-    progress?.stop();
-    err.write(`qualify: stopped by ${signal}; the last published sign-off is unchanged\n`);
-    process.exit(128 + number);
+/**
+ * The sign-off with these arguments and this console, resolved with its exit status (a usage or
+ * input error is one line on `io.err`, status 2): runQualify runs it on the process's own, the
+ * tests in their own process.
+ */
+export const qualifyWith = (argv: string[], io: QualifyIo): Promise<number> =>
+  main(argv, io).catch((error: Error) => {
+    const message = error instanceof UsageError ? `qualify: ${error.message}` : `qualify could not complete: ${error.message.split('\n')[0]}`;
+    io.err(`${message}\n`);
+    if (!(error instanceof UsageError) && io.env.KVQUAL_DEBUG) io.err(`${error.stack}\n`);
+    return 2;
   });
+
+/** Stopped by a signal (Ctrl-C, a CI timeout): the suite runs it started stop too, then the process exits as the signal would. */
+function stopOnSignals(progress: PhaseProgress | null): void {
+  for (const [signal, number] of [['SIGINT', 2], ['SIGTERM', 15]] as const) {
+    process.once(signal, () => {
+      stopChildren(signal);
+      progress?.stop();
+      err.write(`qualify: stopped by ${signal}; the last published sign-off is unchanged\n`);
+      process.exit(128 + number);
+    });
+  }
 }
 
 /** The sign-off with these arguments, resolved with its exit status: `npm run qualify` (below) and `kvqual qualify` (bin/kvqual.js) run it. */
-export const runQualify = (argv: string[]): Promise<number> =>
-  main(argv).then(
-  (code) => {
+export const runQualify = (argv: string[]): Promise<number> => {
+  const progress = terminalProgress();
+  stopOnSignals(progress);
+  const columns = process.stdout.isTTY ? process.stdout.columns : undefined;
+  // The coverage run's temporary folder is made (and what a killed run left removed) first, even for --help.
+  return qualifyWith(argv, { out: (text) => out.write(text), err: (text) => err.write(text), env: process.env, coverageTemp: coverageTempFolder(), columns, progress }).then((code) => {
     // The sign-off is published and its status is the verdict's; a console that could not be written is said, not counted.
     if (out.failure !== null) err.write(`qualify: standard output: cannot write it (${reason(out.failure)}); what was printed is incomplete\n`);
     return code;
-  },
-  (error: Error) => {
-    const message = error instanceof UsageError ? `qualify: ${error.message}` : `qualify could not complete: ${error.message.split('\n')[0]}`;
-    err.write(`${message}\n`);
-    if (!(error instanceof UsageError) && process.env.KVQUAL_DEBUG) err.write(`${error.stack}\n`);
-    return 2;
-  },
-);
+  });
+};
 
 if (require.main === module) void runQualify(process.argv.slice(2)).then((code) => process.exit(code));

@@ -13,6 +13,7 @@
 'use strict';
 const { spawn } = require('node:child_process');
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
@@ -25,20 +26,22 @@ const tally = { passed: 0, failed: 0, skipped: 0 };
 /** test/unit's files, run in one process (test/units.ts): a Node start and a load of src/ for all of them. */
 const UNITS = path.join('test', 'units.ts');
 /**
- * Test files started first, longest first, so that the rest fits beside them: signoff.test.ts runs
- * `npm run qualify` about twenty times; the sweep tests run sweeps in worker threads; the unit
- * tests; the shard tests run qualify in several processes and the Kubernetes examples' pods (a name
- * that does not exist is passed over).
+ * Integration test files started first, longest first (by their CPU time, measured), so that the
+ * rest fits beside them: signoff.test.ts qualifies fixture suites and the whole suite about fifteen
+ * times; the Kubernetes examples' pods; the sweep tests run sweeps in worker threads; the shard
+ * tests qualify in shards; fuzz.test.ts shrinks a counterexample; the author's loop starts cucumber
+ * five times (a name that does not exist is passed over). test/unit's run beside them, in a
+ * process of their own (test/units.ts).
  */
-const LONGEST_TEST_FILES = [...['signoff', 'sweep'].map((name) => path.join('test', 'integration', `${name}.test.ts`)), UNITS, ...['qualify-shards', 'k8s-examples'].map((name) => path.join('test', 'integration', `${name}.test.ts`))];
-/** Test files run at a time by node --test (its default on two cores is one). */
+const LONGEST_TEST_FILES = ['signoff', 'k8s-examples', 'sweep', 'qualify-shards', 'fuzz', 'sweep-search', 'author-loop'].map((name) => path.join('test', 'integration', `${name}.test.ts`));
+/** Integration test files run at a time by node --test (its default on two cores is one), beside the unit tests. */
 const TEST_FILES_AT_ONCE = 2;
 
 /** Runs a tool to its end; resolves with its status and output (never rejects on a failing status). */
-function run(command, args) {
+function run(command, args, env = process.env) {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: root, env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk) => (stdout += chunk));
@@ -94,7 +97,7 @@ async function check(title, command, args, summary) {
 function typecheckRecord() {
   const checkout = require('node:crypto').createHash('sha256').update(root).digest('hex').slice(0, 16);
   const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
-  return path.join(require('node:os').tmpdir(), `kvqual-typecheck-${uid}-${checkout}`);
+  return path.join(os.tmpdir(), `kvqual-typecheck-${uid}-${checkout}`);
 }
 
 function typecheck() {
@@ -139,32 +142,81 @@ function testsIn(name) {
   return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts')).sort().map((f) => path.join('test', name, f)) : [];
 }
 
-/** The test files, the longest first, then the rest of test/integration (each starts processes); test/unit's through test/units.ts. */
-function testFiles() {
-  const all = [...testsIn('integration'), ...(testsIn('unit').length > 0 ? [UNITS] : [])];
+/** The integration test files, the longest first, then the rest of test/integration in name order. */
+function integrationFiles() {
+  const all = testsIn('integration');
   return [...LONGEST_TEST_FILES.filter((f) => all.includes(f)), ...all.filter((f) => !LONGEST_TEST_FILES.includes(f))];
 }
 
+/** The name of tsx's compile cache in a temporary folder (tsx-<uid>). */
+function tsxCacheName() {
+  return `tsx-${typeof process.geteuid === 'function' ? process.geteuid() : os.userInfo().username}`;
+}
+
+/**
+ * A temporary folder of the unit tests' own (their TMPDIR), in which they must leave no kvqual-*
+ * entry; tsx's compile cache is reached through a link to the system's, as a cold one would
+ * compile every source again.
+ */
+function unitsTempFolder(system = os.tmpdir()) {
+  const folder = fs.mkdtempSync(path.join(system, 'kvqual-test-units-'));
+  const cache = path.join(system, tsxCacheName());
+  if (fs.existsSync(cache)) fs.symlinkSync(cache, path.join(folder, tsxCacheName()));
+  return folder;
+}
+
+/** The kvqual-* entries left in a temporary folder (tsx's compile cache is the tool's, kept on purpose). */
+function leftovers(folder) {
+  return fs.readdirSync(folder).filter((name) => name.startsWith('kvqual-')).sort();
+}
+
+/** test/unit's files in one process (test/units.ts) with a TMPDIR of their own: what they left there is a failure of its own. */
+async function unitRun() {
+  const folder = unitsTempFolder();
+  try {
+    const result = await run(process.execPath, ['--require', 'tsx/cjs', '--test-reporter=tap', UNITS], { ...process.env, TMPDIR: folder });
+    return { ...result, left: leftovers(folder) };
+  } finally {
+    fs.rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** The integration test files (node --test, a few at a time) and, beside them, the unit tests. */
 async function unitTests() {
   const out = report();
-  const files = testFiles();
-  if (files.length === 0) return out;
-  const result = await run(process.execPath, ['--require', 'tsx/cjs', '--test', `--test-concurrency=${TEST_FILES_AT_ONCE}`, '--test-reporter=tap', ...files]);
-  if (verbose) out.write(result.output);
-  const count = (label) => Number((result.stdout.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) || [0, 0])[1]);
-  const failed = count('fail') + count('cancelled');
+  const integration = integrationFiles();
+  const units = testsIn('unit').length;
+  if (integration.length + units === 0) return out;
+  const started = Date.now();
+  const runs = await Promise.all([
+    integration.length === 0 ? null : run(process.execPath, ['--require', 'tsx/cjs', '--test', `--test-concurrency=${TEST_FILES_AT_ONCE}`, '--test-reporter=tap', ...integration]),
+    units === 0 ? null : unitRun(),
+  ]);
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  const results = runs.filter((result) => result !== null);
+  if (verbose) for (const result of results) out.write(result.output);
+  const count = (label) => results.reduce((sum, result) => sum + Number((result.stdout.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) || [0, 0])[1]), 0);
+  const left = runs[1] === null ? [] : runs[1].left;
+  // What the unit tests left in their temporary folder counts as one check more (test/unit's files clean up after themselves).
+  const passed = count('pass') + (runs[1] !== null && left.length === 0 ? 1 : 0);
+  const failed = count('fail') + count('cancelled') + (left.length > 0 ? 1 : 0);
   const skipped = count('skipped') + count('todo');
-  tally.passed += count('pass');
+  tally.passed += passed;
   tally.failed += failed;
   tally.skipped += skipped;
-  const unitFiles = files.includes(UNITS) ? testsIn('unit').length : 0;
-  const fileCount = files.length - (files.includes(UNITS) ? 1 : 0) + unitFiles;
-  out.line('unit + integration tests', `${count('pass')} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${fileCount} files`, result.seconds);
-  for (const match of result.stdout.matchAll(/^\s*ok \d+ - (.*) # SKIP(.*)$/gm)) out.write(`    skipped: ${match[1]}${match[2] ? ` (${match[2].trim()})` : ''}\n`);
-  for (const block of failedTapBlocks(result.stdout)) out.write(indent(block));
-  if (result.status !== 0 && failed === 0) {
+  out.line('unit + integration tests', `${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''} in ${integration.length + units} files`, seconds);
+  for (const result of results) {
+    for (const match of result.stdout.matchAll(/^\s*ok \d+ - (.*) # SKIP(.*)$/gm)) out.write(`    skipped: ${match[1]}${match[2] ? ` (${match[2].trim()})` : ''}\n`);
+  }
+  for (const result of results) for (const block of failedTapBlocks(result.stdout)) out.write(indent(block));
+  if (left.length > 0) {
+    out.problem('the unit tests left temporary folders behind');
+    out.write(`    the unit tests left in their TMPDIR: ${left.join(', ')} (a test must remove the scratch folders it makes)\n`);
+  }
+  for (const [result, what] of [[runs[0], 'the integration test runner'], [runs[1], 'the unit test runner']]) {
+    if (result === null || result.status === 0 || failedTapBlocks(result.stdout).length > 0 || /^# fail [1-9]/m.test(result.stdout)) continue;
     tally.failed++;
-    out.problem('the unit test runner failed');
+    out.problem(`${what} failed`);
     out.write(indent(result.output));
   }
   return out;
@@ -247,7 +299,7 @@ async function main() {
   process.exit(tally.failed > 0 ? 1 : 0);
 }
 
-module.exports = { countScenarios, failedTapBlocks };
+module.exports = { countScenarios, failedTapBlocks, leftovers, unitsTempFolder };
 if (require.main === module) {
   main().catch((error) => {
     process.stdout.write(`npm test could not run: ${error && error.stack ? error.stack : error}\n0 passed, 1 failed\n`);

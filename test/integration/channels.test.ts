@@ -5,17 +5,17 @@
 // naming each disagreement.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { qualifyInProcess } from '../support/qualify';
 import { parseSignoffJson } from '../../src/signoff/jsonSchema';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-channels-'));
 after(() => fs.rmSync(scratch, { recursive: true, force: true }));
 
-test('a message stream rewritten at exit to pass: NOT QUALIFIED, the Channels gate naming the exit status, summary line and junit.xml of each run', () => {
+test('a message stream rewritten at exit to pass: NOT QUALIFIED, the Channels gate naming the exit status, summary line and junit.xml of each run', async () => {
   const features = path.join(scratch, 'features');
   fs.mkdirSync(features);
   const fixture = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'signoff', 'features', 'hostile.feature'), 'utf8');
@@ -23,11 +23,10 @@ test('a message stream rewritten at exit to pass: NOT QUALIFIED, the Channels ga
   assert.notEqual(failing, fixture);
   fs.writeFileSync(path.join(features, 'hostile.feature'), failing);
   const out = path.join(scratch, 'out');
-  const env: NodeJS.ProcessEnv = { ...process.env, NODE_OPTIONS: `--require ${path.join(ROOT, 'test', 'fixtures', 'channels', 'rewrite-stream.cjs')}` };
-  delete env.KVQUAL_PERTURB;
-  delete env.KVQUAL_FUZZ_PLANT;
-  const args = ['--require', 'tsx/cjs', 'scripts/qualify.ts', '--features', features, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', out, '--no-coverage', '--fuzz-runs', '0'];
-  const run = spawnSync(process.execPath, args, { cwd: ROOT, env, encoding: 'utf8', timeout: 300_000 });
+  // In this process: the variable reaches the suite runs, the processes whose streams are rewritten.
+  const env: NodeJS.ProcessEnv = { NODE_OPTIONS: `--require ${path.join(ROOT, 'test', 'fixtures', 'channels', 'rewrite-stream.cjs')}` };
+  const args = ['--features', features, '--requirements', 'test/fixtures/signoff/requirements.yaml', '--out', out, '--no-coverage', '--fuzz-runs', '0'];
+  const run = await qualifyInProcess(args, env);
   assert.equal(run.status, 1, run.stdout + run.stderr);
   const signoff = parseSignoffJson(fs.readFileSync(path.join(out, 'signoff.json'), 'utf8'), 'signoff.json');
   const gate = (title: string) => signoff.gates.find((g) => g.title === title)!;

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { qualifyInProcess } from '../support/qualify';
 import type { FaultCheck } from '../../src/signoff/faults';
 
 const FIXTURE = path.join('test', 'fixtures', 'unfailable');
@@ -38,14 +39,12 @@ test('only the scenarios that passed one fault run under the next; one that no f
   }
 });
 
-test('qualify runs the check as a phase: every fault given, the gate passes when each scenario failed under one; the empty Examples table is named and its requirement not covered', () => {
+test('qualify runs the check as a phase: every fault given, the gate passes when each scenario failed under one; the empty Examples table is named and its requirement not covered', async () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-out-'));
   try {
-    const env = { ...process.env };
-    for (const name of ['KVQUAL_PERTURB', 'KVQUAL_FUZZ_PLANT', 'KVQUAL_SIM_FAULT']) delete env[name];
     const args = ['--features', path.join(FIXTURE, 'features'), '--requirements', path.join(FIXTURE, 'requirements.yaml'), '--out', out, '--no-coverage', '--fuzz-runs', '0'];
-    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env, encoding: 'utf8', timeout: 300_000 });
-    assert.equal(result.status, 1, `${result.stdout}${result.stderr}`);
+    const result = await qualifyInProcess(args);
+    assert.equal(result.status, 1, result.output);
     const json = JSON.parse(fs.readFileSync(path.join(out, 'signoff.json'), 'utf8'));
     const gate = json.gates.find((g: { title: string }) => g.title === 'Planted faults');
     assert.equal(gate.passed, true, gate.summary);

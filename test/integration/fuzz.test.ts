@@ -21,6 +21,8 @@ import { runFuzzCampaign } from '../../src/fuzz/campaign';
 import { UnsettledError } from '../../src/kernel';
 import { parse, stringify } from 'yaml';
 import type { FuzzCase } from '../../src/fuzz/generate';
+import { runFuzz } from '../../scripts/fuzz';
+import { kvqualInProcess } from '../support/cli';
 
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-fuzz-'));
 
@@ -34,7 +36,16 @@ function run(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | nu
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-const fuzz = (args: string[], env: NodeJS.ProcessEnv = {}) => run(['--require', 'tsx/cjs', 'scripts/fuzz.ts', ...args], env);
+/** `npm run fuzz -- ARGS` as a real process: kept where its exit status and streams are what is tested (a pass, a usage error, a counterexample). */
+const fuzzProcess = (args: string[], env: NodeJS.ProcessEnv = {}) => run(['--require', 'tsx/cjs', 'scripts/fuzz.ts', ...args], env);
+
+/** `npm run fuzz -- ARGS` in this process (scripts/fuzz.ts's runFuzz), with `env` (the planted defect only when given): a Node start and a load of the simulator saved per case. */
+function fuzz(args: string[], env: NodeJS.ProcessEnv = {}): { status: number | null; output: string } {
+  let stdout = '';
+  let stderr = '';
+  const status = runFuzz(args, { out: (text) => void (stdout += text), err: (text) => void (stderr += text), env: { ...env } });
+  return { status, output: `${stdout}${stderr}` };
+}
 const cucumber = (feature: string, env: NodeJS.ProcessEnv = {}) => run([path.join(ROOT, 'node_modules', '@cucumber', 'cucumber', 'bin', 'cucumber.js'), '--profile', 'replay', feature], env);
 
 /** Writes a case's files into a fresh folder; returns their paths. */
@@ -48,15 +59,16 @@ function writeCase(fuzzCase: FuzzCase, label: string): { config: string; feature
 }
 
 test('a fuzz run without the known-defect areas passes and exits 0', () => {
-  const result = fuzz(['--runs', '40', '--seed', '1893', '--exclude', 'known', '--out', path.join(scratch, 'clean')]);
+  const result = fuzzProcess(['--runs', '40', '--seed', '1893', '--exclude', 'known', '--out', path.join(scratch, 'clean')]);
   assert.equal(result.status, 0, result.output);
   assert.match(result.output, /40 cases passed every invariant in [\d.]+ s \(seed 1893\)/);
   assert.ok(!fs.existsSync(path.join(scratch, 'clean')), 'nothing is written when every case passes');
 });
 
 test('bad arguments exit 2 with the usage', () => {
-  for (const args of [['--runs', 'many'], ['--exclude', 'everything'], ['--frobnicate']]) {
-    const result = fuzz(args);
+  for (const [index, args] of [['--runs', 'many'], ['--exclude', 'everything'], ['--frobnicate']].entries()) {
+    // The first as a real process (its exit status and stream), the others in this process.
+    const result = (index === 0 ? fuzzProcess : fuzz)(args);
     assert.equal(result.status, 2, `${args.join(' ')}: ${result.output}`);
     assert.match(result.output, /usage: npm run fuzz/);
   }
@@ -74,7 +86,7 @@ test('--check of a case whose trace kvqual refuses exits 2 with the trace, the l
 
 test('a counterexample (the planted defect) is shrunk, written, and reproduces by --check, kvqual replay, cucumber and --path; without the plant each passes', () => {
   const out = path.join(scratch, 'planted');
-  const result = fuzz(['--runs', '100', '--seed', '1', '--out', out], PLANTED);
+  const result = fuzzProcess(['--runs', '100', '--seed', '1', '--out', out], PLANTED);
   assert.equal(result.status, 1, result.output);
   assert.match(result.output, /^fuzz: TEST DOUBLE ACTIVE \(KVQUAL_FUZZ_PLANT=1\)/m);
   // The first case that reuses cached tokens (seed 1's generator draws decide which one).
@@ -101,8 +113,8 @@ test('a counterexample (the planted defect) is shrunk, written, and reproduces b
   const check = fuzz(['--check', config], PLANTED);
   assert.equal(check.status, 1, check.output);
   assert.match(check.output, /planted defect \(test double KVQUAL_FUZZ_PLANT=1\)/);
-  const replay = run(['bin/kvqual.js', 'replay', config]);
-  assert.equal(replay.status, 0, `kvqual replay runs the written config: ${replay.output}`);
+  const replay = kvqualInProcess(['replay', config]);
+  assert.equal(replay.status, 0, `kvqual replay runs the written config: ${replay.stdout}${replay.stderr}`);
   const scenario = cucumber(feature, PLANTED);
   assert.equal(scenario.status, 1, scenario.output);
   assert.match(scenario.output, /1 scenario \(1 failed\)/);
@@ -211,9 +223,8 @@ test('--check reads its file as kvqual reads a config: a device, a FIFO, an empt
     if (fs.existsSync(fifo)) cases.push([fifo, /^fuzz --check: cannot read .*fifo\.yaml: it is a FIFO \(named pipe\), not a regular file$/m]);
   }
   for (const [file, message] of cases) {
-    const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'scripts/fuzz.ts', '--check', file], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
-    const output = `${result.stdout}${result.stderr}`;
-    assert.equal(result.status, 2, `${file}: ${output}`);
+    const { status, output } = fuzz(['--check', file]);
+    assert.equal(status, 2, `${file}: ${output}`);
     assert.match(output, message);
     assert.doesNotMatch(output, /^\s+at /m);
   }

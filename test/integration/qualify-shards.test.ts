@@ -1,5 +1,5 @@
 // Qualification in shards, end to end on the sign-off fixture suite: the suite qualified whole and
-// as 3 shards in 4 separate processes at once, the shards merged; the merged sign-off (Markdown,
+// as 3 shards at once (each its own suite runs), the shards merged; the merged sign-off (Markdown,
 // HTML, JSON) equals the unsharded one once the date and the command line are masked. A shard
 // missing, a shard given twice, a shard of another count and one of another suite each make the
 // merged verdict NOT QUALIFIED with a Shards gate that names it. A shard run publishes no
@@ -7,11 +7,12 @@
 // nothing.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
+import { qualifyInProcess } from '../support/qualify';
 import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
 import { NARROWED_EXIT_STATUS, NARROWED_VERDICT } from '../../src/signoff/narrowed';
 import { sha256Of, streamNonces } from '../../src/signoff/shardTrust';
@@ -30,18 +31,10 @@ interface Run {
 /** The key the shards sign their manifests with here (KVQUAL_SIGNING_KEY); merges that check it are given it. */
 const KEY = 'shard-test-key';
 
-function qualify(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, ...extra };
-  if (!('KVQUAL_SIGNING_KEY' in extra)) delete env.KVQUAL_SIGNING_KEY;
-  delete env.KVQUAL_PERTURB;
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, output }));
-  });
+/** A qualification in this process (test/support/qualify.ts): the shards and merges are the driver's, and each shard runs its own cucumber processes. */
+async function qualify(args: string[], extra: NodeJS.ProcessEnv = {}): Promise<Run> {
+  const { status, output } = await qualifyInProcess(args, extra);
+  return { status, output };
 }
 
 const dir = (name: string) => path.join(scratch, name);

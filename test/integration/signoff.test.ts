@@ -18,12 +18,13 @@
 // signoff.md says its claim in one line. The browser tests are skipped without Chromium.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { qualifyInProcess, qualifyProcess } from '../support/qualify';
 import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
 import { parseSignoffJson } from '../../src/signoff/jsonSchema';
 import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
@@ -52,22 +53,16 @@ function fixtureArgs(fixture: string, dir: string, campaign = 'sign-off fixture'
   return ['--features', features, '--requirements', requirements, '--out', dir, '--campaign', campaign, '--no-coverage', '--fuzz-runs', String(fuzzRuns)];
 }
 
-function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), onSpawn?: (child: ChildProcess) => void): Promise<Qualified> {
+/**
+ * A qualification of a fixture suite into scratch/OUT: in this process (test/support/qualify.ts),
+ * or as a real `node scripts/qualify.ts` process where the process itself is tested (`process`,
+ * or `onSpawn` to see the child: the clean run's exit status and console, the usage errors, the kills).
+ */
+async function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), how: { process?: boolean; onSpawn?: (child: ChildProcess) => void } = {}): Promise<Qualified> {
   const dir = path.join(scratch, out);
-  const childEnv = { ...process.env, ...env };
-  for (const double of ['KVQUAL_PERTURB', 'KVQUAL_FUZZ_PLANT']) if (!(double in env)) delete childEnv[double];
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', 'scripts/qualify.ts', ...args], { cwd: ROOT, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
-    onSpawn?.(child);
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    child.on('error', reject);
-    child.on('close', (status) => {
-      const read = (name: string) => (fs.existsSync(path.join(dir, name)) ? fs.readFileSync(path.join(dir, name), 'utf8') : '');
-      resolve({ status, output, markdown: read('signoff.md'), html: read('signoff.html'), dir });
-    });
-  });
+  const run = how.process || how.onSpawn ? await qualifyProcess(args, env, how.onSpawn) : await qualifyInProcess(args, env);
+  const read = (name: string) => (fs.existsSync(path.join(dir, name)) ? fs.readFileSync(path.join(dir, name), 'utf8') : '');
+  return { status: run.status, output: run.output, markdown: read('signoff.md'), html: read('signoff.html'), dir };
 }
 
 let clean: Qualified;
@@ -78,9 +73,10 @@ let suite: Qualified;
 let planted: Qualified;
 
 before(async () => {
-  // Two runs at a time on two cores; the repeat of the clean run writes to the same place.
+  // Two runs at a time on two cores; the repeat of the clean run writes to the same place. The clean
+  // run is `npm run qualify` end to end, a process of its own (its exit status and console); the others run in this process.
   const withWorkloads = fixtureArgs('signoff', path.join(scratch, 'clean'), 'sign-off fixture', 50);
-  [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
+  [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads, { process: true }), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
   const first = { markdown: clean.markdown, html: clean.html };
   [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean', {}, withWorkloads).then((again) => (cleanAgain = again))]);
   // The planted defect's run beside the whole suite's (whose two runs leave room on the second core now and then).
@@ -276,26 +272,27 @@ function publishedSet(dir: string): { runs: Set<string>; campaign: string | null
 
 test('a run killed at any moment leaves the old complete set or the new one, and the next run clears what it left', async () => {
   const dir = path.join(scratch, 'killed');
-  const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign', 50));
+  // The old set, and below the run that clears what the kills left, need no generated workloads (the killed runs do: a phase of theirs is where one is killed).
+  const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign'));
   assert.equal(first.status, NARROWED_EXIT_STATUS, first.output);
   // Kill the second run as its runs start, as the generated workloads end, and as it publishes
   // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, the planted faults after run 1, then the sign-off;
   // the first line is printed as they start, and each phase's line when it and those before it have ended).
   for (const when of ['qualify: 5 phases', '[3/5] generated workloads', '[4/5] planted faults']) {
-    const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50), (child) => {
+    const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50), { onSpawn: (child) => {
       let seen = '';
       child.stdout!.on('data', (chunk) => {
         seen += chunk;
         if (seen.includes(when)) child.kill('SIGKILL');
       });
-    });
+    } });
     assert.equal(killed.status, null, `the run was killed at ${when}, not left to finish: ${killed.output.slice(-500)}`);
     const set = publishedSet(dir);
     assert.deepEqual(set.missing, [], `after a kill at ${when}, every name of the set is there`);
     assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);
     assert.ok(set.campaign === 'old campaign' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
   }
-  const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50));
+  const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'));
   assert.equal(last.status, NARROWED_EXIT_STATUS, last.output);
   assert.equal(publishedSet(dir).campaign, 'new campaign');
   assert.equal(fs.readdirSync(path.join(dir, '.signoff-runs')).length, 1, 'the runs the kills left are removed');
@@ -332,7 +329,7 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
   // Two cases as real processes (the exit status and the one line); the others through the same checks in this process.
   for (const [index, [args, expected]] of cases.entries()) {
     if (index < 2) {
-      const run = await qualify('signoff', 'clean', {}, args);
+      const run = await qualify('signoff', 'clean', {}, args, { process: true });
       assert.equal(run.status, 2, `${args.slice(-2).join(' ')}: ${run.output}`);
       assert.equal(run.output.trim().split('\n').length, 1, `one line: ${run.output}`);
       assert.match(run.output.trim(), expected);

@@ -33,7 +33,7 @@ function kvqual(cwd: string, ...args: string[]): Run {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** `kvqual ARGS` from `cwd` in this process (runCliAsync with an injected io): for refusals where no process is what is tested. */
+/** `kvqual ARGS` from `cwd` in this process (runCliAsync with an injected io): where no process is what is tested. */
 async function kvqualInProcess(cwd: string, ...args: string[]): Promise<Run> {
   let stdout = '';
   let stderr = '';
@@ -111,7 +111,8 @@ test('3 shards in separate processes, merged, give what the unsharded sweep give
   assert.deepEqual(listing(path.join(dir, 'shards')), ['shard-1-of-3.json', 'shard-2-of-3.json', 'shard-3-of-3.json']);
   const shardPoints = [1, 2, 3].map((i) => JSON.parse(fs.readFileSync(path.join(dir, 'shards', `shard-${i}-of-3.json`), 'utf8')).points.map((p: { index: number }) => p.index));
   assert.deepEqual(shardPoints, [[0, 3, 6, 9], [1, 4, 7, 10], [2, 5, 8, 11]]);
-  const merge = kvqual(dir, 'sweep', 'merge', 'shards/shard-3-of-3.json', 'shards/shard-1-of-3.json', 'shards/shard-2-of-3.json', '--out', 'merged');
+  // The merge and its refusals in this process: the shards' separate processes are what this test is about.
+  const merge = await kvqualInProcess(dir, 'sweep', 'merge', 'shards/shard-3-of-3.json', 'shards/shard-1-of-3.json', 'shards/shard-2-of-3.json', '--out', 'merged');
   assert.equal(merge.status, 0, merge.stderr);
   const files = listing(path.join(dir, 'whole'));
   assert.deepEqual(listing(path.join(dir, 'merged')), files);
@@ -143,10 +144,10 @@ test('3 shards in separate processes, merged, give what the unsharded sweep give
   assert.ok(json.points.every((p: { wall_ms: number }) => Number.isInteger(p.wall_ms) && p.wall_ms >= 0));
   assert.equal(new Set(json.points.map((p: { digest: string }) => p.digest)).size > 1, true, 'the points differ');
 
-  const missing = kvqual(dir, 'sweep', 'merge', 'shards/shard-1-of-3.json', 'shards/shard-3-of-3.json', '--out', 'partial');
+  const missing = await kvqualInProcess(dir, 'sweep', 'merge', 'shards/shard-1-of-3.json', 'shards/shard-3-of-3.json', '--out', 'partial');
   assert.equal(missing.status, 2);
   assert.equal(missing.stderr, 'kvqual sweep merge: shard 2/3 missing; give every shard\'s result\n');
-  const twice = kvqual(dir, 'sweep', 'merge', 'shards/shard-1-of-3.json', 'shards/shard-2-of-3.json', 'shards/shard-1-of-3.json', '--out', 'partial');
+  const twice = await kvqualInProcess(dir, 'sweep', 'merge', 'shards/shard-1-of-3.json', 'shards/shard-2-of-3.json', 'shards/shard-1-of-3.json', '--out', 'partial');
   assert.equal(twice.status, 2);
   assert.match(twice.stderr, /shard 1\/3 is given twice/);
   assert.ok(!fs.existsSync(path.join(dir, 'partial')), 'a refused merge writes nothing');
@@ -213,9 +214,9 @@ test('a worker killed from outside (as by the out-of-memory killer) is named wit
   assert.ok(!fs.existsSync(path.join(dir, 'out', 'sweep.json')));
 });
 
-test('a sweep with other parameters into the same folder removes the charts of the earlier one, and nothing else', () => {
+test('a sweep with other parameters into the same folder removes the charts of the earlier one, and nothing else', async () => {
   const dir = sweepFolder();
-  const first = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2');
+  const first = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2');
   assert.equal(first.status, 0, first.stderr);
   const charts = path.join(dir, 'out', 'charts');
   const before = fs.readdirSync(charts);
@@ -224,7 +225,7 @@ test('a sweep with other parameters into the same folder removes the charts of t
   fs.writeFileSync(path.join(charts, 'my--own.svg'), '<svg/>');
   fs.writeFileSync(path.join(charts, 'ttft_p99_ms--seed.svg'), '<svg/>');
   fs.writeFileSync(path.join(dir, 'lag-only.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 3]\n  router.host_cache_hit_weight: [0.5, 1]\n');
-  const second = kvqual(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '2');
+  const second = await kvqualInProcess(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '2');
   assert.equal(second.status, 0, second.stderr);
   const after = fs.readdirSync(charts).sort();
   const written = after.filter((name) => name !== 'notes.txt' && name !== 'my--own.svg');

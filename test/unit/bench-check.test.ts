@@ -99,7 +99,7 @@ test('npm run bench with an unknown benchmark or option prints one line and exit
     const result = spawnSync(process.execPath, ['--require', 'tsx/cjs', 'bench/index.ts', arg], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     assert.equal(result.status, 2, `${arg}: ${result.stdout}${result.stderr}`);
     assert.equal(result.stdout, '', arg);
-    assert.match(result.stderr, arg === '--bogus' ? /^bench: unknown option --bogus; usage: / : new RegExp(`^bench: unknown benchmark ${arg}; known: kernel, router, e2e, trace, qualify, scale, sweep\n$`));
+    assert.match(result.stderr, arg === '--bogus' ? /^bench: unknown option --bogus; usage: / : new RegExp(`^bench: unknown benchmark ${arg}; known: kernel, router, e2e, trace, qualify, loops, scale, sweep\n$`));
     assert.equal(result.stderr.trim().split('\n').length, 1, arg);
   }
 });

@@ -1,8 +1,12 @@
 // Unit tests of `npm test`'s own counting (scripts/test.js): a scenario counts by its worst step,
 // so undefined, pending, ambiguous and failed steps all count as failed and only skipped ones as
-// skipped; a failed test's TAP block is kept whole, a parent failing only through subtests is not.
+// skipped; a failed test's TAP block is kept whole, a parent failing only through subtests is not;
+// the unit tests' own temporary folder links tsx's compile cache, and what they leave there (a
+// kvqual-* entry, never the cache) is named.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { fakeMessages, FakeScenario } from '../support/messages';
@@ -10,6 +14,8 @@ import { fakeMessages, FakeScenario } from '../support/messages';
 const runner = require(path.join(ROOT, 'scripts', 'test.js')) as {
   countScenarios(ndjson: string): { passed: number; failed: number; skipped: number };
   failedTapBlocks(tap: string): string[];
+  leftovers(folder: string): string[];
+  unitsTempFolder(system?: string): string;
 };
 
 const one = (name: string, line: number, status: FakeScenario['steps'][number]['status']): FakeScenario => ({
@@ -32,4 +38,22 @@ test('undefined, pending, ambiguous and failed steps count their scenario as fai
 test('failed TAP blocks are printed whole; a parent failing only through its subtests is left out', () => {
   const tap = ['ok 1 - fine', '    not ok 1 - child', '      ---', "      error: 'boom'", '      ...', 'not ok 2 - parent', '  ---', "  failureType: 'subtestsFailed'", '  ...'].join('\n');
   assert.deepEqual(runner.failedTapBlocks(tap), ["    not ok 1 - child\n      ---\n      error: 'boom'\n      ..."]);
+});
+
+test("the unit tests' temporary folder links tsx's compile cache; a kvqual-* entry left there is named, the cache is not", () => {
+  const system = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-test-runner-'));
+  try {
+    const cache = `tsx-${process.geteuid?.() ?? os.userInfo().username}`;
+    fs.mkdirSync(path.join(system, cache));
+    const folder = runner.unitsTempFolder(system);
+    assert.ok(path.basename(folder).startsWith('kvqual-test-units-'));
+    assert.equal(fs.realpathSync(path.join(folder, cache)), fs.realpathSync(path.join(system, cache)), 'the cache is the system one');
+    assert.deepEqual(runner.leftovers(folder), []);
+    fs.mkdirSync(path.join(folder, 'kvqual-replay-cli-x'));
+    fs.writeFileSync(path.join(folder, 'kvqual-a-file'), '');
+    fs.mkdirSync(path.join(folder, 'other'));
+    assert.deepEqual(runner.leftovers(folder), ['kvqual-a-file', 'kvqual-replay-cli-x']);
+  } finally {
+    fs.rmSync(system, { recursive: true, force: true });
+  }
 });
