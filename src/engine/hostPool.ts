@@ -136,10 +136,24 @@ export class HostPool {
 
   /** G2-5: touches a request's resident prompt keys (the first `count`) in reverse order, so its first block is most recent. */
   touch(ids: ArrayLike<BlockId>, count = ids.length): void {
+    // Moved as runs: resident entries the touch meets one after another that already follow each
+    // other in the LRU order (a cohort completed together, a prompt touched before) go to the back
+    // in one splice; the order is the one moving each entry in turn gives.
+    const lru = this.lru;
+    let runFirst = NO_SLOT;
+    let runLast = NO_SLOT;
     for (let i = count - 1; i >= 0; i--) {
       const slot = this.entries.slotOf(ids[i]);
-      if (slot !== NO_SLOT && this.lru.has(slot)) this.lru.moveToBack(slot);
+      if (slot === NO_SLOT || !lru.has(slot)) continue;
+      if (runLast !== NO_SLOT && lru.after(runLast) === slot) {
+        runLast = slot;
+        continue;
+      }
+      if (runFirst !== NO_SLOT) lru.moveRunToBack(runFirst, runLast);
+      runFirst = slot;
+      runLast = slot;
     }
+    if (runFirst !== NO_SLOT) lru.moveRunToBack(runFirst, runLast);
   }
 
   /** Keys of `ids` that are neither resident nor pending. */

@@ -1,0 +1,125 @@
+// The stores keep runs of blocks where a prefix moves as one (the G2 pool's touch splices runs of
+// its LRU order, an event holds a request's run of ids with one count): on generated workloads each
+// gives what the per-block form gives — the same LRU order, the same evictions, the same hits.
+import { test } from 'node:test';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { BlockIds, type BlockId } from '../../src/collections/blockIds';
+import { SlotList } from '../../src/collections/blockSlots';
+import { HostPool } from '../../src/engine/hostPool';
+
+/** The per-block form of a G2 pool's LRU: an array of ids, least recently used first. */
+class PerBlockPool {
+  readonly lru: BlockId[] = [];
+  readonly pending = new Set<BlockId>();
+  constructor(readonly capacity: number) {}
+
+  has(id: BlockId): boolean {
+    return this.pending.has(id) || this.lru.includes(id);
+  }
+  reserve(cohort: BlockId[]): BlockId[] | null {
+    const shortfall = cohort.length - (this.capacity - this.lru.length - this.pending.size);
+    if (cohort.length === 0 || cohort.length > this.capacity || shortfall > this.lru.length) return null;
+    const victims = shortfall > 0 ? this.lru.splice(0, shortfall) : [];
+    for (const id of cohort) this.pending.add(id);
+    return victims;
+  }
+  complete(cohort: BlockId[]): void {
+    for (let i = cohort.length - 1; i >= 0; i--) {
+      this.pending.delete(cohort[i]);
+      this.lru.push(cohort[i]);
+    }
+  }
+  /** Each resident id of the first `count`, last to first, moved to the back in turn. */
+  touch(ids: BlockId[], count: number): void {
+    for (let i = count - 1; i >= 0; i--) {
+      const at = this.lru.indexOf(ids[i]);
+      if (at < 0) continue;
+      this.lru.splice(at, 1);
+      this.lru.push(ids[i]);
+    }
+  }
+  lookup(ids: BlockId[]): number {
+    let hits = 0;
+    while (hits < ids.length && this.lru.includes(ids[hits])) hits++;
+    return hits;
+  }
+}
+
+type PoolOp = { kind: 'store'; chain: number; to: number } | { kind: 'complete'; which: number } | { kind: 'touch'; chain: number; count: number };
+
+const poolOps = fc.array(
+  fc.oneof(
+    fc.record({ kind: fc.constant('store' as const), chain: fc.nat(3), to: fc.integer({ min: 1, max: 12 }) }),
+    fc.record({ kind: fc.constant('complete' as const), which: fc.nat(5) }),
+    fc.record({ kind: fc.constant('touch' as const), chain: fc.nat(3), count: fc.integer({ min: 0, max: 12 }) }),
+  ),
+  { maxLength: 80 },
+);
+
+/** Four prompts of 12 blocks; the first two share a prefix of 5 (as turns of one conversation do). */
+function chains(table: BlockIds): BlockId[][] {
+  const hashes = (first: number, count: number) => Array.from({ length: count }, (_, i) => BigInt(first + i));
+  const words = [[...hashes(100, 5), ...hashes(200, 7)], [...hashes(100, 5), ...hashes(300, 7)], hashes(400, 12), hashes(500, 12)];
+  return words.map((chain) => chain.map((hash) => table.acquire(hash)));
+}
+
+test('the G2 pool touched in runs keeps the LRU order, evictions and hits of touching block by block', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 4, max: 20 }), poolOps, (capacity, ops) => {
+      const table = new BlockIds();
+      const pool = new HostPool('g2', capacity, table);
+      const model = new PerBlockPool(capacity);
+      const prompts = chains(table);
+      const inFlight: { cohort: BlockId[]; slots: Int32Array }[] = [];
+      for (const op of ops as PoolOp[]) {
+        if (op.kind === 'store') {
+          const cohort = prompts[op.chain].slice(0, op.to).filter((id) => !pool.contains(id));
+          const reservation = pool.reserve(cohort);
+          const victims = model.reserve(cohort);
+          expect(reservation?.victims ?? null).to.deep.equal(victims);
+          if (reservation) {
+            inFlight.push({ cohort, slots: reservation.slots });
+            table.releaseAll(reservation.victims);
+          }
+        } else if (op.kind === 'complete') {
+          if (inFlight.length === 0) continue;
+          const [{ cohort, slots }] = inFlight.splice(op.which % inFlight.length, 1);
+          pool.complete(cohort, slots);
+          model.complete(cohort);
+        } else {
+          pool.touch(prompts[op.chain], op.count);
+          model.touch(prompts[op.chain], op.count);
+        }
+        expect(pool.residentHashes()).to.deep.equal(model.lru.map((id) => table.hashOf(id)));
+        for (const prompt of prompts) expect(pool.residentRun(prompt, 0)).to.equal(model.lookup(prompt));
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('a run moved to the back of a slot list gives the order of moving its slots one by one', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 1, max: 12 }), fc.array(fc.tuple(fc.nat(11), fc.nat(11)), { maxLength: 30 }), (size, moves) => {
+      const list = new SlotList();
+      const order: number[] = [];
+      for (let slot = 0; slot < size; slot++) {
+        list.pushBack(slot);
+        order.push(slot);
+      }
+      for (const [a, b] of moves) {
+        const from = order.indexOf(a % size);
+        const to = Math.min(from + (b % size), order.length - 1);
+        const run = order.slice(from, to + 1);
+        list.moveRunToBack(run[0], run[run.length - 1]);
+        for (const slot of run) order.push(...order.splice(order.indexOf(slot), 1));
+      }
+      const listed: number[] = [];
+      for (let slot = list.first(); slot !== -1; slot = list.after(slot)) listed.push(slot);
+      expect(listed).to.deep.equal(order);
+      for (let i = 0; i < order.length; i++) expect(list.before(order[i])).to.equal(i === 0 ? -1 : order[i - 1]);
+    }),
+    { numRuns: 300 },
+  );
+});
