@@ -136,6 +136,11 @@ export class RankEngine {
    * false steps every pass through the kernel. Both give the same run, to the nanosecond.
    */
   batchDecodeRuns = true;
+  /**
+   * A Stored of a request's prompt blocks holds the request's run of ids with one count (IdRun);
+   * false holds each id it names. Both give the same run.
+   */
+  holdIdRuns = true;
   /** The decode run under way: its passes (0 when none), and the end of each (index p − 1 for pass p). */
   private runPasses = 0;
   private readonly runEnds_ns: Nanos[] = [];
@@ -892,7 +897,8 @@ export class RankEngine {
   /** A Stored of prompt blocks [from, to) of a request, holding their ids (and the parent's) until the router has it. */
   private storedData(request: SimRequest, from: number, to: number): StoredIds {
     const parent = from === 0 ? NO_BLOCK_ID : request.block_ids[from - 1];
-    return new StoredIds(this.blockIds, request.block_ids.slice(from, to), request.tokenWordsIn(from, to), parent, from);
+    if (!this.holdIdRuns) return new StoredIds(this.blockIds, request.block_ids.slice(from, to), request.tokenWordsView(from, to).slice(), parent, from);
+    return new StoredIds(this.blockIds, request.block_ids.subarray(from, to), request.tokenWordsView(from, to), parent, from, request.heldIds);
   }
 
   /**

@@ -64,6 +64,8 @@ export interface ClusterSpec {
   on_delivered?: (batch: KvEventBatch, visible_ns: Nanos) => void;
   /** Step every decode pass through the kernel instead of batching runs of identical ones (same run either way; for tests that compare the two). */
   step_every_pass?: boolean;
+  /** Engines' Stored events hold each block id they name instead of the request's run of ids with one count (same run either way; for tests that compare the two). */
+  hold_each_block_id?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
 }
@@ -212,7 +214,7 @@ export class Cluster implements RankListener {
   private readonly requests: SimRequest[] = [];
   private sharedDomain: HostDomain | null = null;
   /** Block hashes as small ids, shared by the engine ranks and the router's mirror of this run. */
-  private readonly blockIds = new BlockIds();
+  readonly blockIds = new BlockIds();
   /** Per-request block buffers, reused from requests that have ended. */
   private readonly requestBuffers = new Int32Pool();
   /** Every prompt block of the requests that arrived, for the infinite-cache ceiling (src/report/prefixHitRates.ts). */
@@ -266,6 +268,7 @@ export class Cluster implements RankListener {
           const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this, this.blockIds);
           rank.host = this.hostDomainFor(role, rank);
           rank.batchDecodeRuns = !(this.spec.step_every_pass ?? false);
+          rank.holdIdRuns = !(this.spec.hold_each_block_id ?? false);
           this.ranks.push(rank);
         }
       }

@@ -7,6 +7,10 @@ import fc from 'fast-check';
 import { BlockIds, type BlockId } from '../../src/collections/blockIds';
 import { SlotList } from '../../src/collections/blockSlots';
 import { HostPool } from '../../src/engine/hostPool';
+import { fuzzCaseArbitrary, type FuzzCase } from '../../src/fuzz/generate';
+import { caseConfig, caseInputs, eventLogOf } from '../../src/fuzz/runCase';
+import { runReplay } from '../../src/replay';
+import type { Cluster } from '../../src/sim/cluster';
 
 /** The per-block form of a G2 pool's LRU: an array of ids, least recently used first. */
 class PerBlockPool {
@@ -121,5 +125,26 @@ test('a run moved to the back of a slot list gives the order of moving its slots
       for (let i = 0; i < order.length; i++) expect(list.before(order[i])).to.equal(i === 0 ? -1 : order[i - 1]);
     }),
     { numRuns: 300 },
+  );
+});
+
+/** A generated case replayed with its events holding each request's run of ids, or each id: its digest, event log and ids live at the end. */
+function replayHolding(fuzzCase: FuzzCase, hold_each_block_id: boolean): string {
+  const config = caseConfig(fuzzCase);
+  let cluster: Cluster | null = null;
+  try {
+    const outcome = runReplay(config, { ...caseInputs(fuzzCase, config), keep_event_history: true, hold_each_block_id, max_kernel_events: 2_000_000, observe: (observed) => (cluster = observed) });
+    return `${outcome.report.digest}\n${eventLogOf(outcome)}\nids live at the end: ${(cluster as Cluster | null)?.blockIds.size}`;
+  } catch (error) {
+    return `error: ${(error as Error).message}`;
+  }
+}
+
+test('events holding a request run of ids give the digest, the event log and the live ids at the end of events holding each id', () => {
+  fc.assert(
+    fc.property(fuzzCaseArbitrary({ exclude: [] }), (fuzzCase) => {
+      expect(replayHolding(fuzzCase, false)).to.equal(replayHolding(fuzzCase, true));
+    }),
+    { numRuns: 150, seed: 41 },
   );
 });
