@@ -12,11 +12,14 @@
  * removed): a replay of the whole conversation trace adds two million blocks to it.
  */
 export class PrefixCeiling {
-  /** Cell c holds a hash's low word at 2c and its high word at 2c + 1; a cell is used when used[c] is 1. */
+  /**
+   * Cell c holds a hash's low word at 2c and its high word at 2c + 1; a cell of two zero words is
+   * free (the hash 0 itself is kept apart, in zeroSeen), so a probe reads one cache line.
+   */
   private words = new Int32Array(2 * INITIAL_CELLS);
-  private used = new Uint8Array(INITIAL_CELLS);
   private mask = INITIAL_CELLS - 1;
   private count = 0;
+  private zeroSeen = false;
   /** What the last observe's first pass read (nothing else reads it): stored, so that the compiler keeps the reads. */
   touched = 0;
 
@@ -27,9 +30,9 @@ export class PrefixCeiling {
   observe(words: Int32Array, stride: number): number {
     // Each block's home cell is read first: the blocks sit in cells all over a table larger than the
     // cache, and reads that do not depend on each other let their cache misses overlap.
-    if (4 * (this.count + words.length / stride) > 3 * (this.mask + 1)) this.grow();
+    while (4 * (this.count + words.length / stride) > 3 * (this.mask + 1)) this.grow();
     let touched = 0;
-    for (let at = 0; at + 1 < words.length; at += stride) touched ^= this.used[this.home(words[at] | 0, words[at + 1] | 0)];
+    for (let at = 0; at + 1 < words.length; at += stride) touched ^= this.words[2 * this.home(words[at] | 0, words[at + 1] | 0)];
     this.touched = touched;
     let hits = 0;
     let leading = true;
@@ -43,20 +46,27 @@ export class PrefixCeiling {
 
   /** Adds a hash; false when it was there already. */
   private add(lo: number, hi: number): boolean {
+    if ((lo | hi) === 0) {
+      if (this.zeroSeen) return false;
+      this.zeroSeen = true;
+      return true;
+    }
     if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.grow();
     const cell = this.cellOf(lo, hi);
-    if (this.used[cell] === 1) return false;
-    this.used[cell] = 1;
+    if ((this.words[2 * cell] | this.words[2 * cell + 1]) !== 0) return false;
     this.words[2 * cell] = lo;
     this.words[2 * cell + 1] = hi;
     this.count++;
     return true;
   }
 
-  /** The cell holding the hash, or the free cell where its probe run ends. */
+  /** The cell holding the (non-zero) hash, or the free cell where its probe run ends. */
   private cellOf(lo: number, hi: number): number {
+    const words = this.words;
     for (let cell = this.home(lo, hi); ; cell = (cell + 1) & this.mask) {
-      if (this.used[cell] === 0 || (this.words[2 * cell] === lo && this.words[2 * cell + 1] === hi)) return cell;
+      const cellLo = words[2 * cell];
+      const cellHi = words[2 * cell + 1];
+      if ((cellLo | cellHi) === 0 || (cellLo === lo && cellHi === hi)) return cell;
     }
   }
 
@@ -68,17 +78,14 @@ export class PrefixCeiling {
 
   private grow(): void {
     const words = this.words;
-    const used = this.used;
-    const cells = 2 * used.length;
+    const cells = words.length; // twice the cells there were
     this.words = new Int32Array(2 * cells);
-    this.used = new Uint8Array(cells);
     this.mask = cells - 1;
-    for (let cell = 0; cell < used.length; cell++) {
-      if (used[cell] === 0) continue;
-      const into = this.cellOf(words[2 * cell], words[2 * cell + 1]);
-      this.used[into] = 1;
-      this.words[2 * into] = words[2 * cell];
-      this.words[2 * into + 1] = words[2 * cell + 1];
+    for (let at = 0; at < words.length; at += 2) {
+      if ((words[at] | words[at + 1]) === 0) continue;
+      const into = this.cellOf(words[at], words[at + 1]);
+      this.words[2 * into] = words[at];
+      this.words[2 * into + 1] = words[at + 1];
     }
   }
 }
