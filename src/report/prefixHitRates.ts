@@ -3,7 +3,9 @@
 // blocks) and request-averaged (the mean over requests of each one's hit blocks ÷ its requested
 // blocks), each measured and as the policy-free infinite-cache ceiling, where a request's hit is
 // the longest prefix of its blocks seen in any earlier request, and the share of the ceiling a run
-// realised. Owns the ceiling's record of blocks seen (PrefixCeiling) and the arithmetic.
+// realised. Owns the ceiling's record of blocks seen (PrefixCeiling, and TableCeiling beside a run's
+// block id table) and the arithmetic.
+import type { BlockIds } from '../collections/blockIds';
 
 /**
  * The blocks of every request seen so far, by sequence hash (two 32-bit words: a block's hash
@@ -42,6 +44,20 @@ export class PrefixCeiling {
       else leading = false;
     }
     return hits;
+  }
+
+  /** Adds a hash (its two words) to the blocks seen. */
+  record(lo: number, hi: number): void {
+    this.add(lo | 0, hi | 0);
+  }
+
+  /** Whether a hash (its two words) was seen. */
+  has(lo: number, hi: number): boolean {
+    lo |= 0;
+    hi |= 0;
+    if ((lo | hi) === 0) return this.zeroSeen;
+    const cell = this.cellOf(lo, hi);
+    return (this.words[2 * cell] | this.words[2 * cell + 1]) !== 0;
   }
 
   /** Adds a hash; false when it was there already. */
@@ -91,6 +107,33 @@ export class PrefixCeiling {
 }
 
 const INITIAL_CELLS = 1024;
+
+/**
+ * The same ceiling kept beside a run's block id table, recording fewer blocks: a block was seen in
+ * an earlier request exactly when the table holds its id as the request arrives (every id a run
+ * holds comes from a prompt that arrived before) or forgot it before (the table tells of each hash
+ * it forgets, and only those are recorded). A request's leading blocks are looked up only until the
+ * first one never seen.
+ */
+export class TableCeiling {
+  private readonly forgotten = new PrefixCeiling();
+
+  /** `table`: the run's id table, which tells this ceiling of each hash it forgets from now on. */
+  constructor(private readonly table: BlockIds) {
+    if (table.onForget !== null) throw new Error('the block id table already tells another of the hashes it forgets');
+    table.onForget = (low, high) => this.forgotten.record(low, high);
+  }
+
+  /**
+   * How many leading blocks of an arriving request an earlier request had, given the ids it has just
+   * acquired (holding each once) and their hash words (key words at `stride` × i and + 1).
+   */
+  hits(ids: Int32Array, words: Int32Array, stride: number): number {
+    let hits = 0;
+    while (hits < ids.length && (this.table.holders(ids[hits]) > 1 || this.forgotten.has(words[stride * hits], words[stride * hits + 1]))) hits++;
+    return hits;
+  }
+}
 
 /** One request's prefix reuse: its prompt, how much of it was reused, and how much could have been. */
 export interface RequestReuse {

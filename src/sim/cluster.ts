@@ -18,7 +18,7 @@ import { BlockIds } from '../collections/blockIds';
 import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../collections/valueCounts';
 import { Int32Pool } from '../collections/typedArrays';
-import { PrefixCeiling } from '../report/prefixHitRates';
+import { TableCeiling } from '../report/prefixHitRates';
 import { WORDS_PER_BLOCK } from '../hash';
 import type { TierIndex } from '../router/residency';
 import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
@@ -217,8 +217,8 @@ export class Cluster implements RankListener {
   readonly blockIds = new BlockIds();
   /** Per-request block buffers, reused from requests that have ended. */
   private readonly requestBuffers = new Int32Pool();
-  /** Every prompt block of the requests that arrived, for the infinite-cache ceiling (src/report/prefixHitRates.ts). */
-  private readonly prefixCeiling = new PrefixCeiling();
+  /** Which prompt blocks of the requests that arrived were seen before, for the infinite-cache ceiling (src/report/prefixHitRates.ts). */
+  private readonly prefixCeiling = new TableCeiling(this.blockIds);
   private readonly finishedTokenGaps = new ValueCounts();
   private eventsEmitted = 0;
   private eventsWithheld = 0;
@@ -305,8 +305,8 @@ export class Cluster implements RankListener {
     request.arrival_action = this.kernel.at(arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
       if (request.state !== 'created') return; // withdrawn before it arrived
       const words = prompt.computeBlockWords(blockSize);
-      request.ceiling_hit_blocks = this.prefixCeiling.observe(words, WORDS_PER_BLOCK);
       request.attachBlocks(words, this.blockIds, this.requestBuffers);
+      request.ceiling_hit_blocks = this.prefixCeiling.hits(request.block_ids, words, WORDS_PER_BLOCK);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
     });

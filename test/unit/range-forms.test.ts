@@ -1,6 +1,7 @@
 // The stores keep runs of blocks where a prefix moves as one (the G2 pool's touch splices runs of
-// its LRU order, an event holds a request's run of ids with one count): on generated workloads each
-// gives what the per-block form gives — the same LRU order, the same evictions, the same hits.
+// its LRU order, an event holds a request's run of ids with one count), and the prefix ceiling
+// records only what the id table forgets: on generated workloads each gives what the per-block form
+// gives — the same LRU order, the same evictions, the same events, the same hits.
 import { test } from 'node:test';
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -11,6 +12,7 @@ import { fuzzCaseArbitrary, type FuzzCase } from '../../src/fuzz/generate';
 import { caseConfig, caseInputs, eventLogOf } from '../../src/fuzz/runCase';
 import { runReplay } from '../../src/replay';
 import type { Cluster } from '../../src/sim/cluster';
+import { PrefixCeiling, TableCeiling } from '../../src/report/prefixHitRates';
 
 /** The per-block form of a G2 pool's LRU: an array of ids, least recently used first. */
 class PerBlockPool {
@@ -146,5 +148,53 @@ test('events holding a request run of ids give the digest, the event log and the
       expect(replayHolding(fuzzCase, false)).to.equal(replayHolding(fuzzCase, true));
     }),
     { numRuns: 150, seed: 41 },
+  );
+});
+
+type CeilingOp = { kind: 'arrive'; chain: number; length: number } | { kind: 'end'; which: number } | { kind: 'hold'; which: number; block: number } | { kind: 'let-go'; which: number };
+
+test('the ceiling kept beside the id table counts the hits of a set of every block seen, whoever holds the ids', () => {
+  const op = fc.oneof(
+    fc.record({ kind: fc.constant('arrive' as const), chain: fc.nat(4), length: fc.integer({ min: 0, max: 10 }) }),
+    fc.record({ kind: fc.constant('end' as const), which: fc.nat(20) }),
+    fc.record({ kind: fc.constant('hold' as const), which: fc.nat(20), block: fc.nat(10) }),
+    fc.record({ kind: fc.constant('let-go' as const), which: fc.nat(20) }),
+  );
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 120 }), (ops) => {
+      const table = new BlockIds();
+      const ceiling = new TableCeiling(table);
+      const everyBlock = new PrefixCeiling();
+      // Chains 0 and 1 share their first 3 blocks; chain 4 starts with the hash 0.
+      const hashOf = (chain: number, i: number) => (chain === 4 && i === 0 ? 0n : BigInt((chain === 1 && i < 3 ? 0 : chain) * 1000 + i + 1) | (BigInt(chain & 1) << 40n));
+      const live: Int32Array[] = [];
+      const holds: BlockId[] = [];
+      for (const step of ops as CeilingOp[]) {
+        if (step.kind === 'arrive') {
+          const words = new Int32Array(2 * step.length);
+          for (let i = 0; i < step.length; i++) {
+            const hash = hashOf(step.chain, i);
+            words[2 * i] = Number(hash & 0xffffffffn) | 0;
+            words[2 * i + 1] = Number(hash >> 32n) | 0;
+          }
+          const expected = everyBlock.observe(words, 2);
+          const ids = new Int32Array(step.length);
+          table.acquireAllWords(words, 2, ids);
+          expect(ceiling.hits(ids, words, 2)).to.equal(expected);
+          live.push(ids);
+        } else if (step.kind === 'end' && live.length > 0) {
+          table.releaseAll(live.splice(step.which % live.length, 1)[0]);
+        } else if (step.kind === 'hold' && live.length > 0) {
+          const ids = live[step.which % live.length];
+          if (ids.length === 0) continue;
+          const id = ids[step.block % ids.length];
+          table.retain(id);
+          holds.push(id);
+        } else if (step.kind === 'let-go' && holds.length > 0) {
+          table.release(holds.splice(step.which % holds.length, 1)[0]);
+        }
+      }
+    }),
+    { numRuns: 300 },
   );
 });
