@@ -7,9 +7,13 @@
 // as what is live. Ids never leak into results: which number a hash gets changes nothing.
 import type { BlockHash } from '../hash';
 import { toU64 } from '../hash';
-import { hashInteger } from './openIndex';
+import { hashInteger as importedHashInteger } from './openIndex';
 import { grownIdArray, zeroedIdArray } from './typedArrays';
 import { SlotFamily } from './slotFamily';
+
+// Read per probe: copied into this module once (run through tsx, every read of an imported binding
+// is a getter call, esbuild's live bindings).
+const hashInteger = importedHashInteger;
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
 export type BlockId = number;
