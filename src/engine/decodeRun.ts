@@ -1,11 +1,10 @@
 // Runs of identical decode-only passes of one rank, taken through the kernel as one action with
 // the same result as stepping each pass: the end of each pass of the run, accounting its passes
-// (tokens stamped, passes shown to the observer) as they end, and cutting the run short where a
-// request joining the rank would have changed course. Which passes may form a run is the rank's
+// as they end (tokens stamped, in groups of equal gaps; passes shown to the observer), and cutting
+// the run short where a request joining the rank would have changed course. Which passes may form a run is the rank's
 // to say (RankEngine.decodeRunLength).
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { Nanos } from '../time';
-import type { SimRequest } from './request';
 import { passDurationNs, PassShape, PassTimeModel } from './passTime';
 import type { PassPlan } from './passPlan';
 import * as simulatorFaults from '../fuzz/simulatorFaults';
@@ -18,7 +17,6 @@ export interface DecodeRunRank {
   readonly rank_index: number;
   /** Shows a pass to the rank's pass observer; false when there is none. */
   showPass(time_ns: Nanos, shape: PassShape, duration_ns: Nanos): boolean;
-  stampTokenAt(request: SimRequest, now: Nanos): void;
   /** The run's last pass ends now: it ends as any pass does. */
   endPass(): void;
   /** Stepping ended a pass at this instant and asks for the next one to start now. */
@@ -38,6 +36,9 @@ export class DecodeRun {
   /** Kernel handle of the run's end. */
   private endHandle = -1;
   private readonly endAction = () => this.end();
+  /** The gaps between the ends of passes being accounted, as groups of equal gaps (reused). */
+  private groupGaps: Nanos[] = [];
+  private groupCounts: number[] = [];
 
   constructor(
     private readonly rank: DecodeRunRank,
@@ -104,11 +105,35 @@ export class DecodeRun {
       if (!this.rank.showPass(start, this.plan.decodeRunShape(p, this.contextTokens), ends[p - 1] - start)) break;
     }
     this.started = Math.max(this.started, started);
-    const plan = this.plan;
-    for (let p = this.completed + 1; p <= completed; p++) {
-      const end = ends[p - 1];
-      for (let i = 0; i < plan.count; i++) this.rank.stampTokenAt(plan.requests[i], end);
-    }
+    const from = this.completed + 1;
+    if (completed >= from) this.stampTokens(from, completed);
     this.completed = Math.max(this.completed, completed);
+  }
+
+  /**
+   * Each request of the run makes a token at the end of passes from..to: the first stamped as it
+   * comes, the rest in groups of passes that end equally far apart (every pass of a fixed pass
+   * time), so a request's tokens cost one step per group instead of one per pass.
+   */
+  private stampTokens(from: number, to: number): void {
+    const ends = this.ends_ns;
+    let groups = 0;
+    for (let p = from + 1; p <= to; p++) {
+      const gap = ends[p - 1] - ends[p - 2];
+      if (groups > 0 && this.groupGaps[groups - 1] === gap) this.groupCounts[groups - 1]++;
+      else {
+        this.groupGaps[groups] = gap;
+        this.groupCounts[groups] = 1;
+        groups++;
+      }
+    }
+    const plan = this.plan;
+    const firstEnd = ends[from - 1];
+    const lastEnd = ends[to - 1];
+    for (let i = 0; i < plan.count; i++) {
+      const request = plan.requests[i];
+      request.stampToken(firstEnd);
+      request.stampTokenGroups(this.groupGaps, this.groupCounts, groups, lastEnd);
+    }
   }
 }

@@ -12,7 +12,6 @@ import type { KvEvent, RankRef } from '../events/model';
 import { RankEventStream, StoredIds } from '../events/model';
 import type { Nanos } from '../time';
 import { DeviceCache } from './deviceCache';
-import { ValueCounts } from '../collections/valueCounts';
 import type { EngineTruth, SimRequest } from './request';
 import { passDurationNs, PassShape } from './passTime';
 import * as simulatorFaults from '../fuzz/simulatorFaults';
@@ -123,7 +122,6 @@ export class RankEngine {
           this.passObserver(this, this.observePass(time_ns, shape, duration_ns));
           return true;
         },
-        stampTokenAt: (request, now) => this.stampTokenAt(request, now),
         endPass: () => this.endPass(),
         stepOn: () => {
           this.planned.clear();
@@ -720,17 +718,7 @@ export class RankEngine {
   }
 
   private stampToken(request: SimRequest): void {
-    this.stampTokenAt(request, this.kernel.now);
-  }
-
-  private stampTokenAt(request: SimRequest, now: Nanos): void {
-    if (request.first_token_ns === null) request.first_token_ns = now;
-    else {
-      if (request.second_token_ns === null) request.second_token_ns = now;
-      (request.token_gaps_ns ??= new ValueCounts()).add(now - request.last_token_ns!);
-    }
-    request.last_token_ns = now;
-    request.output_tokens++;
+    request.stampToken(this.kernel.now);
   }
 
   /** Blocks [from, to) of the prompt became complete this pass: cache entries and Device Stored. */

@@ -6,7 +6,7 @@ import type { BlockId, BlockIds } from '../collections/blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
-import type { ValueCounts } from '../collections/valueCounts';
+import { ValueCounts } from '../collections/valueCounts';
 import type { Int32Pool } from '../collections/typedArrays';
 import { IdRun } from '../collections/idRun';
 // Constants read per block are copied into this module once: run through tsx, every read of an
@@ -274,6 +274,36 @@ export class SimRequest {
   clearEntries(): void {
     this.entryCount = 0;
   }
+  /** An output token is out at `now`: the first, the second, and each gap after the first are recorded. */
+  stampToken(now: Nanos): void {
+    if (this.first_token_ns === null) this.first_token_ns = now;
+    else {
+      if (this.second_token_ns === null) this.second_token_ns = now;
+      (this.token_gaps_ns ??= new ValueCounts()).add(now - this.last_token_ns!);
+    }
+    this.last_token_ns = now;
+    this.output_tokens++;
+  }
+
+  /**
+   * Output tokens out one after another after a first one (stamped already): `counts[g]` tokens each
+   * `gaps[g]` after the one before, for each group g < `groups`, the last at `last_ns`. The same as
+   * stamping each in turn.
+   */
+  stampTokenGroups(gaps: ArrayLike<number>, counts: ArrayLike<number>, groups: number, last_ns: Nanos): void {
+    if (groups === 0) return;
+    if (this.first_token_ns === null) throw new InvariantError(`request ${this.request_id}: tokens stamped in groups before its first`);
+    if (this.second_token_ns === null) this.second_token_ns = this.last_token_ns! + gaps[0];
+    const recorded = (this.token_gaps_ns ??= new ValueCounts());
+    let tokens = 0;
+    for (let g = 0; g < groups; g++) {
+      recorded.addRepeated(gaps[g], counts[g]);
+      tokens += counts[g];
+    }
+    this.last_token_ns = last_ns;
+    this.output_tokens += tokens;
+  }
+
   /** Tokens the prefill must cover: the prompt, plus outputs to recompute after a preemption. */
   get prefill_target_tokens(): number {
     return this.input_length + this.recompute_output_tokens;

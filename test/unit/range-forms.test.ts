@@ -13,6 +13,8 @@ import { caseConfig, caseInputs, eventLogOf } from '../../src/fuzz/runCase';
 import { runReplay } from '../../src/replay';
 import type { Cluster } from '../../src/sim/cluster';
 import { PrefixCeiling, TableCeiling } from '../../src/report/prefixHitRates';
+import { SimRequest } from '../../src/engine/request';
+import { ValueCounts } from '../../src/collections/valueCounts';
 
 /** The per-block form of a G2 pool's LRU: an array of ids, least recently used first. */
 class PerBlockPool {
@@ -194,6 +196,66 @@ test('the ceiling kept beside the id table counts the hits of a set of every blo
           table.release(holds.splice(step.which % holds.length, 1)[0]);
         }
       }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('a decode run stamps tokens in groups of equal gaps as stamping each token in turn does', () => {
+  const identity = { request_id: 'r', ordinal: 0, session_id: null, play_id: null, cache_id: null, lane: null };
+  const state = (request: SimRequest) => ({
+    first: request.first_token_ns,
+    second: request.second_token_ns,
+    last: request.last_token_ns,
+    outputs: request.output_tokens,
+    gaps: request.token_gaps_ns?.ascending() ?? null,
+    gap_count: request.token_gaps_ns?.count ?? 0,
+  });
+  fc.assert(
+    fc.property(fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 30 }), fc.nat(3), fc.option(fc.nat(99)), (steps, before, firstAtTens) => {
+      // The ends of the run's passes: gaps from a few values, so groups of equal gaps form.
+      const ends: number[] = [];
+      let end = 1000;
+      for (const step of steps) ends.push((end += 10 * step));
+      const stepped = new SimRequest(identity, 8, 100);
+      const grouped = new SimRequest(identity, 8, 100);
+      // Tokens already out before the run (none, or a few), their gaps as the run's may be.
+      if (firstAtTens !== null) {
+        for (let k = 0; k <= before; k++) {
+          stepped.stampToken(10 * (firstAtTens - k - 1) + 10 * k * k);
+          grouped.stampToken(10 * (firstAtTens - k - 1) + 10 * k * k);
+        }
+      }
+      for (const at of ends) stepped.stampToken(at);
+      grouped.stampToken(ends[0]);
+      const gaps: number[] = [];
+      const counts: number[] = [];
+      for (let p = 1; p < ends.length; p++) {
+        const gap = ends[p] - ends[p - 1];
+        if (gaps.length > 0 && gaps[gaps.length - 1] === gap) counts[counts.length - 1]++;
+        else {
+          gaps.push(gap);
+          counts.push(1);
+        }
+      }
+      grouped.stampTokenGroups(gaps, counts, gaps.length, ends[ends.length - 1]);
+      expect(state(grouped)).to.deep.equal(state(stepped));
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test('counting a value k times over is adding it k times', () => {
+  const state = (counts: ValueCounts) => ({ count: counts.count, ascending: counts.ascending() });
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 1, max: 3 }), fc.nat(4)), { maxLength: 30 }), (additions) => {
+      const repeated = new ValueCounts();
+      const oneByOne = new ValueCounts();
+      for (const [value, times] of additions) {
+        repeated.addRepeated(value, times);
+        for (let k = 0; k < times; k++) oneByOne.add(value);
+      }
+      expect(state(repeated)).to.deep.equal(state(oneByOne));
     }),
     { numRuns: 300 },
   );
