@@ -46,7 +46,13 @@ export class HostWriter {
     let firstIndex = request.write_through_blocks;
     while (firstIndex > 0 && !pool.contains(ids[firstIndex - 1])) firstIndex--;
     const cohortIndexes: number[] = [];
-    for (let i = firstIndex; i < complete; i++) if (!pool.contains(ids[i])) cohortIndexes.push(i);
+    // The blocks of the prompt the pool may hold: those before the store, and those of it the pool holds already.
+    const heldIndexes: number[] = [];
+    for (let i = 0; i < firstIndex; i++) heldIndexes.push(i);
+    for (let i = firstIndex; i < complete; i++) {
+      if (pool.contains(ids[i])) heldIndexes.push(i);
+      else cohortIndexes.push(i);
+    }
     const cohortSize = cohortIndexes.length;
     if (cohortSize === 0) {
       request.write_through_blocks = complete;
@@ -61,16 +67,19 @@ export class HostWriter {
       if (index > 0 && (n === 0 || cohortIndexes[n - 1] !== index - 1)) parents.push(ids[index - 1]);
     }
     for (const parent of parents) pool.anchor(parent);
-    // Every block the store names, those G2 holds already included, is spared while room is made.
-    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id, ids, firstIndex, complete);
+    // Every block the store names that G2 holds already is spared while room is made.
+    const named: BlockId[] = [];
+    for (let k = firstIndex; k < heldIndexes.length; k++) named.push(ids[heldIndexes[k]]);
+    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id, named, 0, named.length);
     if (!reservation) {
       for (const parent of parents) pool.unanchor(parent);
       return;
     }
     request.write_through_blocks = complete;
     // As vLLM's offloading connector (and AISimulate) do once a store is prepared, the request's
-    // resident keys so far are touched, last to first, so its first block is the most recent.
-    pool.touch(ids, complete);
+    // resident keys so far are touched, last to first, so its first block is the most recent (the
+    // cohort's blocks are pending, not resident: only the others are looked up).
+    pool.touchIndexes(ids, heldIndexes);
     if (reservation.victims.length > 0) this.announceEvictions(Int32Array.from(reservation.victims));
     // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
     const runs = this.hostRuns(request, cohortIndexes);

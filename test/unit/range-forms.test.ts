@@ -54,13 +54,13 @@ class PerBlockPool {
   }
 }
 
-type PoolOp = { kind: 'store'; chain: number; to: number } | { kind: 'complete'; which: number } | { kind: 'touch'; chain: number; count: number };
+type PoolOp = { kind: 'store'; chain: number; to: number } | { kind: 'complete'; which: number } | { kind: 'touch'; chain: number; count: number; known: boolean };
 
 const poolOps = fc.array(
   fc.oneof(
     fc.record({ kind: fc.constant('store' as const), chain: fc.nat(3), to: fc.integer({ min: 1, max: 12 }) }),
     fc.record({ kind: fc.constant('complete' as const), which: fc.nat(5) }),
-    fc.record({ kind: fc.constant('touch' as const), chain: fc.nat(3), count: fc.integer({ min: 0, max: 12 }) }),
+    fc.record({ kind: fc.constant('touch' as const), chain: fc.nat(3), count: fc.integer({ min: 0, max: 12 }), known: fc.boolean() }),
   ),
   { maxLength: 80 },
 );
@@ -95,6 +95,12 @@ test('the G2 pool touched in runs keeps the LRU order, evictions and hits of tou
           const [{ cohort, slots }] = inFlight.splice(op.which % inFlight.length, 1);
           pool.complete(cohort, slots);
           model.complete(cohort);
+        } else if (op.known) {
+          // Only the blocks the pool holds, as the write-through names them.
+          const prompt = prompts[op.chain];
+          const held = [...Array(op.count).keys()].filter((i) => pool.contains(prompt[i]));
+          pool.touchIndexes(prompt, held);
+          model.touch(prompt, op.count);
         } else {
           pool.touch(prompts[op.chain], op.count);
           model.touch(prompts[op.chain], op.count);
