@@ -238,7 +238,6 @@ export class SimRequest {
     return this.idList;
   }
 
-
   get request_id(): string {
     return this.identity.request_id;
   }
@@ -274,6 +273,7 @@ export class SimRequest {
   clearEntries(): void {
     this.entryCount = 0;
   }
+
   /** An output token is out at `now`: the first, the second, and each gap after the first are recorded. */
   stampToken(now: Nanos): void {
     if (this.first_token_ns === null) this.first_token_ns = now;
