@@ -211,8 +211,9 @@ export function hashPromptWords(chunks: readonly TokenChunk[], givenBlockSize: n
   const words = new Int32Array(Math.floor(promptLength(chunks) / blockSize) * WORDS_PER_BLOCK);
   let written = 0;
   const sequence = new Int32Array([ROOT_LO, ROOT_HI]);
+  const chainFault = faultPlanted('chain'); // planted fault (src/fuzz/simulatorFaults.ts), read once per prompt
   const appendBlock = (localLo: number, localHi: number) => {
-    if (faultPlanted('chain')) sequence.set([ROOT_LO, ROOT_HI]); // planted fault (src/fuzz/simulatorFaults.ts)
+    if (chainFault) sequence.set([ROOT_LO, ROOT_HI]); // planted fault (src/fuzz/simulatorFaults.ts)
     mixSequence(sequence[0], sequence[1], localLo, localHi, sequence);
     words[written++] = sequence[0];
     words[written++] = sequence[1];

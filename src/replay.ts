@@ -28,6 +28,8 @@ export interface ReplayInputs {
   on_delivered?: (batch: KvEventBatch, visible_ns: number) => void;
   /** Step every decode pass through the kernel (see ClusterSpec.step_every_pass). */
   step_every_pass?: boolean;
+  /** Events hold each block id they name (see ClusterSpec.hold_each_block_id). */
+  hold_each_block_id?: boolean;
   /** A livelock guard: fail after this many kernel events (see ClusterSpec.max_kernel_events). */
   max_kernel_events?: number;
   /** Told as requests end, and every 65,536 kernel events (ended, submitted, virtual ns), for a progress display. */
@@ -45,6 +47,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
     keep_event_history: inputs.keep_event_history ?? false,
     max_kernel_events: inputs.max_kernel_events,
     step_every_pass: inputs.step_every_pass ?? false,
+    hold_each_block_id: inputs.hold_each_block_id ?? false,
     on_delivered: inputs.on_delivered,
     router: { ...spec.router, kept_scores: inputs.kept_scores ?? 'chosen_and_runner_up' },
   });

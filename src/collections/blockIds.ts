@@ -7,9 +7,13 @@
 // as what is live. Ids never leak into results: which number a hash gets changes nothing.
 import type { BlockHash } from '../hash';
 import { toU64 } from '../hash';
-import { hashInteger } from './openIndex';
+import { hashInteger as importedHashInteger } from './openIndex';
 import { grownIdArray, zeroedIdArray } from './typedArrays';
 import { SlotFamily } from './slotFamily';
+
+// Read per probe: copied into this module once (run through tsx, every read of an imported binding
+// is a getter call, esbuild's live bindings).
+const hashInteger = importedHashInteger;
 
 /** A block id: an index into arrays sized by BlockIds.capacity. */
 export type BlockId = number;
@@ -85,6 +89,8 @@ export class BlockIds {
 
   /** What the last touching pass read (nothing else reads it): stored, so that the compiler keeps the reads. */
   touched = 0;
+  /** Told of each hash the table forgets (its id's last holder let go), as its low and high words. */
+  onForget: ((low: number, high: number) => void) | null = null;
 
   /** The slot family shared by the run's block stores of one kind (made on first use). */
   slotFamily(kind: string): SlotFamily {
@@ -184,6 +190,11 @@ export class BlockIds {
     return ids;
   }
 
+  /** How many holders an id has now. */
+  holders(id: BlockId): number {
+    return this.idWords[ID_STRIDE * id + REFERENCES];
+  }
+
   /** One more holder of an id already held. */
   retain(id: BlockId): void {
     this.idWords[ID_STRIDE * id + REFERENCES]++;
@@ -199,6 +210,7 @@ export class BlockIds {
     const left = --this.idWords[at + REFERENCES];
     if (left > 0) return;
     if (left < 0) throw new Error(`block id ${id} released more often than retained`);
+    if (this.onForget !== null) this.onForget(this.idWords[at + LOW_WORD], this.idWords[at + HIGH_WORD]);
     this.removeCell(cellKey(this.idWords[at + LOW_WORD], this.idWords[at + HIGH_WORD]), id);
     this.freeIds.push(id);
   }

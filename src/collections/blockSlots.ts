@@ -194,6 +194,23 @@ export class SlotList {
     this.pushBack(slot);
   }
 
+  /**
+   * Makes a run of slots the newest, in its order: `first`, then each `after` up to `last` (which
+   * must follow `first` in the list). The same order as moving each to the back in turn, in O(1).
+   */
+  moveRunToBack(first: number, last: number): void {
+    if (last === this.tail) return;
+    const before = this.previous[first];
+    const after = this.next[last];
+    if (before === NO_SLOT) this.head = after;
+    else this.next[before] = after;
+    this.previous[after] = before;
+    this.previous[first] = this.tail;
+    this.next[this.tail] = first;
+    this.next[last] = NO_SLOT;
+    this.tail = last;
+  }
+
   private grow(minLength: number): void {
     if (minLength > NARROW_SLOTS) {
       this.next = widenedInt32(this.next);

@@ -35,6 +35,19 @@ export class ValueCounts {
     this.runTimes = 1;
   }
 
+  /** add(value), `times` times over. */
+  addRepeated(value: number, times: number): void {
+    if (times <= 0) return;
+    this.valueCount += times;
+    if (this.runTimes > 0 && value === this.runValue) {
+      this.runTimes += times;
+      return;
+    }
+    this.endRun();
+    this.runValue = value;
+    this.runTimes = times;
+  }
+
   addAll(values: readonly number[]): void {
     for (const value of values) this.add(value);
   }

@@ -70,6 +70,9 @@ export class HostPool {
   /** Resident entries, least recently used first. */
   private readonly lru = new SlotList();
   private pendingCount = 0;
+  /** The run of entries a touch under way has met and not moved yet (see touchId). */
+  private touchRunFirst = NO_SLOT;
+  private touchRunLast = NO_SLOT;
   /** Cohort completions waiting for a pending parent entry, by the parent's slot. */
   private readonly waiters = new Map<number, (() => void)[]>();
 
@@ -136,10 +139,42 @@ export class HostPool {
 
   /** G2-5: touches a request's resident prompt keys (the first `count`) in reverse order, so its first block is most recent. */
   touch(ids: ArrayLike<BlockId>, count = ids.length): void {
-    for (let i = count - 1; i >= 0; i--) {
-      const slot = this.entries.slotOf(ids[i]);
-      if (slot !== NO_SLOT && this.lru.has(slot)) this.lru.moveToBack(slot);
+    for (let i = count - 1; i >= 0; i--) this.touchId(ids[i]);
+    this.endTouch();
+  }
+
+  /**
+   * touch, of ids[indexes[k]] for k from `count` − 1 down to 0 only (the caller knows the other
+   * ids of the prompt are not resident): the same order as a touch of the whole prompt.
+   */
+  touchIndexes(ids: ArrayLike<BlockId>, indexes: ArrayLike<number>, count = indexes.length): void {
+    for (let k = count - 1; k >= 0; k--) this.touchId(ids[indexes[k]]);
+    this.endTouch();
+  }
+
+  /**
+   * One id of a touch. Entries are moved as runs: resident entries a touch meets one after another
+   * that already follow each other in the LRU order (a cohort completed together, a prompt touched
+   * before) go to the back in one splice (at the next entry that does not follow, or at endTouch);
+   * the order is the one moving each entry in turn gives.
+   */
+  private touchId(id: BlockId): void {
+    const slot = this.entries.slotOf(id);
+    const lru = this.lru;
+    if (slot === NO_SLOT || !lru.has(slot)) return;
+    if (this.touchRunLast !== NO_SLOT && lru.after(this.touchRunLast) === slot) {
+      this.touchRunLast = slot;
+      return;
     }
+    if (this.touchRunFirst !== NO_SLOT) lru.moveRunToBack(this.touchRunFirst, this.touchRunLast);
+    this.touchRunFirst = slot;
+    this.touchRunLast = slot;
+  }
+
+  private endTouch(): void {
+    if (this.touchRunFirst !== NO_SLOT) this.lru.moveRunToBack(this.touchRunFirst, this.touchRunLast);
+    this.touchRunFirst = NO_SLOT;
+    this.touchRunLast = NO_SLOT;
   }
 
   /** Keys of `ids` that are neither resident nor pending. */

@@ -1,46 +1,34 @@
-// One vLLM-style engine rank (ENG-1..4, G2-2..7): waiting and running queues, passes under a
-// token budget and a sequence cap with chunked prefill, pass timing (fixed, linear or table), the G1 prefix cache
-// and G2 write-through / restore, and the KV events all of that produces. Runs of identical
-// decode-only passes go through the kernel as one action (startDecodeRun), with the same result as
-// stepping each pass.
+// One vLLM-style engine rank (ENG-1..4, G2-5..7): waiting and running queues, planning passes
+// under a token budget and a sequence cap with chunked prefill, admission (the G1 prefix, G2
+// lookups and restores, KV pulled from a prefill worker), preemption, and the G1 entries a pass's
+// prompt blocks become. Its parts: the pass plan (passPlan.ts), runs of identical decode passes
+// taken as one kernel action (decodeRun.ts), G2 write-through (hostWriter.ts), the pass's KV
+// events (rankOutbox.ts) and what it is given and tells (rankInterfaces.ts).
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { NO_SLOT as IMPORTED_NO_SLOT } from '../collections/blockSlots';
-import type { KvEvent, RankRef, Tier } from '../events/model';
-import { RankEventStream, RemovedIds, StoredIds } from '../events/model';
+import type { KvEvent, RankRef } from '../events/model';
+import { RankEventStream, StoredIds } from '../events/model';
 import type { Nanos } from '../time';
 import { DeviceCache } from './deviceCache';
-import type { HostPool } from './hostPool';
-import type { TransferEngine } from './transfers';
-import { ValueCounts } from '../collections/valueCounts';
 import type { EngineTruth, SimRequest } from './request';
-import { passDurationNs, PassShape, PassTimeModel } from './passTime';
-import { faultPlanted, plantedPassDelayNs } from '../fuzz/simulatorFaults';
+import { passDurationNs, PassShape } from './passTime';
+import * as simulatorFaults from '../fuzz/simulatorFaults';
+import type { EngineSettings, HostDomain, PassObservation } from './rankInterfaces';
+import { RankOutbox } from './rankOutbox';
+import { DECODE as IMPORTED_DECODE, PassPlan, type PlannedWork } from './passPlan';
+import { DecodeRun } from './decodeRun';
+import { HostWriter } from './hostWriter';
+export type { EngineSettings, HostDomain, PassObservation } from './rankInterfaces';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+// The planted-fault hooks are read per pass and per admission: copied too.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 const NO_SLOT = IMPORTED_NO_SLOT;
-
-export interface EngineSettings {
-  block_size: number;
-  num_gpu_blocks: number;
-  max_num_seqs: number;
-  max_num_batched_tokens: number;
-  enable_prefix_caching: boolean;
-  /** Bytes of KV per token; block bytes = block_size × this. */
-  kv_cache_bytes_per_token: number;
-  /** How long a pass takes (fixed, linear or table; src/engine/passTime.ts). */
-  pass_time: PassTimeModel;
-}
-
-/** The G2 side of a rank: its pool (private or shared), the transfers that feed it, and who hears about it. */
-export interface HostDomain {
-  pool: HostPool;
-  transfers: TransferEngine;
-  /** Every rank that sees this pool (one for a private pool). */
-  subscribers: RankEngine[];
-}
+const DECODE = IMPORTED_DECODE;
+const faultPlanted = simulatorFaults.faultPlanted;
+const plantedPassDelayNs = simulatorFaults.plantedPassDelayNs;
 
 /** What a rank tells the rest of the cluster. */
 export interface RankListener {
@@ -60,40 +48,16 @@ export interface RankListener {
   preempted(rank: RankEngine, request: SimRequest): void;
 }
 
-/** What a rank holds and plans as a pass starts, for an optional observer (see RankEngine.passObserver). */
-export interface PassObservation {
-  time_ns: Nanos;
-  /** Requests in the running queue, including those admitted for this pass. */
-  running_requests: number;
-  /** Tokens the pass computes: prefill chunk tokens, plus one per decode step. */
-  scheduled_tokens: number;
-  /** G1 blocks taken: held by requests or kept as cache entries. */
-  g1_occupied_blocks: number;
-  /** G2 entries of the rank's pool (resident or being stored); null without G2. */
-  host_used_blocks: number | null;
-  /** What the pass computes, and how long it lasts (fixed at its start). */
-  shape: PassShape;
-  duration_ns: Nanos;
-}
-
-/** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
-interface EventDraft {
-  tier: Tier;
-  data: StoredIds | RemovedIds;
-}
-
-/** Planned work for one request in a pass: prefill tokens (≥ 0), or DECODE for one decode step. */
-type PlannedWork = number;
-const DECODE = -1;
-
 export class RankEngine {
   readonly g1: DeviceCache;
   readonly events: RankEventStream;
-  host: HostDomain | null = null;
+  private hostDomain: HostDomain | null = null;
+  /** The G2 write-through (with a G2 side only). */
+  private writer: HostWriter | null = null;
   private readonly waiting: SimRequest[] = [];
   private readonly running: SimRequest[] = [];
-  /** Events due at the end of the pass, in order; a bare block id (held by the outbox) stands for a Device Removed of that one block (an eviction). */
-  private outbox: (EventDraft | BlockId)[] = [];
+  /** Events due at the end of the pass. */
+  private readonly outbox: RankOutbox;
   private busy = false;
   private startScheduled = false;
   private loadsDoneMidPass: SimRequest[] = [];
@@ -116,37 +80,25 @@ export class RankEngine {
   private fencedPass: { shape: PassShape; duration_ns: Nanos } | null = null;
   /** Waiting requests whose G2 restore, or whose KV from a prefill worker (PD-1), is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
   private restoresInFlight = 0;
-  /**
-   * The pass being planned or run (a rank runs one pass at a time): its requests and their work,
-   * kept in arrays reused from pass to pass instead of an object per request per pass.
-   */
-  private readonly planRequests: SimRequest[] = [];
-  private readonly planWork: PlannedWork[] = [];
-  /** Entries of planRequests / planWork in the current pass (the arrays keep their room between passes). */
-  private planCount = 0;
+  /** The pass being planned or run. */
+  private readonly planned = new PassPlan();
   private readonly startPassAction = () => this.startPass();
   private readonly endPassAction = () => this.endPass();
-  /** Reused for every pass's shape (no object per pass). */
-  private readonly shape: PassShape = { has_prefill: false, prefill_tokens: 0, decode_sequences: 0, context_tokens: 0, decode_context_tokens: 0 };
   preemptionCount = 0;
   /** Told of every non-empty pass once it is planned (the fuzzer's capacity checks); observing never changes the run. */
   passObserver: ((rank: RankEngine, pass: PassObservation) => void) | null = null;
   /**
-   * Runs of identical decode-only passes go through the kernel as one action (see startDecodeRun);
+   * Runs of identical decode-only passes go through the kernel as one action (see DecodeRun);
    * false steps every pass through the kernel. Both give the same run, to the nanosecond.
    */
   batchDecodeRuns = true;
-  /** The decode run under way: its passes (0 when none), and the end of each (index p − 1 for pass p). */
-  private runPasses = 0;
-  private readonly runEnds_ns: Nanos[] = [];
-  /** Passes of the run whose tokens are stamped, and passes counted as started. */
-  private runCompleted = 0;
-  private runStarted = 0;
-  /** The decode-context tokens of the run's first pass (each later pass adds one per sequence). */
-  private runContextTokens = 0;
-  /** Kernel handle of the run's end. */
-  private runEndHandle = -1;
-  private readonly endDecodeRunAction = () => this.endDecodeRun();
+  /**
+   * A Stored of a request's prompt blocks holds the request's run of ids with one count (IdRun);
+   * false holds each id it names. Both give the same run.
+   */
+  holdIdRuns = true;
+  /** The run of identical decode passes under way, if any. */
+  private readonly decodeRun: DecodeRun;
 
   constructor(
     readonly rank: RankRef,
@@ -159,15 +111,52 @@ export class RankEngine {
     private readonly blockIds: BlockIds,
   ) {
     this.events = new RankEventStream(rank);
-    this.g1 = new DeviceCache(
-      settings.num_gpu_blocks,
-      settings.enable_prefix_caching,
-      (id) => {
-        blockIds.retain(id);
-        this.outbox.push(id);
+    const outbox = new RankOutbox(blockIds);
+    this.outbox = outbox;
+    this.g1 = new DeviceCache(settings.num_gpu_blocks, settings.enable_prefix_caching, (id) => outbox.evicted(id), blockIds);
+    this.decodeRun = new DecodeRun(
+      {
+        rank_index,
+        showPass: (time_ns, shape, duration_ns) => {
+          if (this.passObserver === null) return false;
+          this.passObserver(this, this.observePass(time_ns, shape, duration_ns));
+          return true;
+        },
+        endPass: () => this.endPass(),
+        stepOn: () => {
+          this.planned.clear();
+          this.busy = false;
+          this.kick();
+        },
+        name: () => `${this.rank.worker_id}/${this.rank.dp_rank}`,
       },
-      blockIds,
+      kernel,
+      settings.pass_time,
+      this.planned,
     );
+  }
+
+  get host(): HostDomain | null {
+    return this.hostDomain;
+  }
+  /** The rank's G2 side (set once the cluster has made its pool). */
+  set host(domain: HostDomain | null) {
+    this.hostDomain = domain;
+    this.writer = domain === null ? null : new HostWriter(this.writerSide(), domain, this.blockIds);
+  }
+
+  /** What the G2 write-through sees of this rank. */
+  private writerSide() {
+    return {
+      rank_index: this.rank_index,
+      rank: this.rank,
+      block_size: this.settings.block_size,
+      block_bytes: this.block_bytes,
+      outbox: this.outbox,
+      storedData: (request: SimRequest, from: number, to: number) => this.storedData(request, from, to),
+      copyStarted: (request: SimRequest) => this.copiesInFlight.set(request, (this.copiesInFlight.get(request) ?? 0) + 1),
+      copyDone: (request: SimRequest) => this.copyDone(request),
+    };
   }
 
   get block_bytes(): number {
@@ -196,26 +185,11 @@ export class RankEngine {
    */
   private reportedPrefixLength(ids: ArrayLike<BlockId>): number {
     if (!this.settings.enable_prefix_caching) return 0;
-    const pending = this.pendingDeviceChanges();
+    const pending = this.outbox.pendingDeviceChanges();
     if (pending === null) return this.g1.prefixLength(ids);
     let length = 0;
     while (length < ids.length && (pending.get(ids[length]) ?? this.g1.has(ids[length]))) length++;
     return length;
-  }
-
-  /** Per block with a Device event in the outbox, whether it was held before the first of them (null: none). */
-  private pendingDeviceChanges(): Map<BlockId, boolean> | null {
-    let heldBefore: Map<BlockId, boolean> | null = null;
-    for (const draft of this.outbox) {
-      if (typeof draft === 'number') {
-        heldBefore ??= new Map();
-        if (!heldBefore.has(draft)) heldBefore.set(draft, true);
-      } else if (draft.tier === 'Device' && draft.data instanceof StoredIds) {
-        heldBefore ??= new Map();
-        for (const id of draft.data.block_ids) if (!heldBefore.has(id)) heldBefore.set(id, false);
-      }
-    }
-    return heldBefore;
   }
 
   /** Where an unfinished request is held on this rank, in words ("waiting at position 2 of 3 in the queue"). */
@@ -230,7 +204,7 @@ export class RankEngine {
 
   /** A request routed here joins the waiting queue (FCFS). */
   enqueue(request: SimRequest): void {
-    this.cutDecodeRun();
+    this.decodeRun.cut();
     request.state = 'waiting';
     request.rank_index = this.rank_index;
     request.worker_id = this.rank.worker_id;
@@ -244,7 +218,7 @@ export class RankEngine {
    * still on the prefill worker, and moves once this rank has reserved G1 room for it (pullKv).
    */
   enqueueDecode(request: SimRequest): void {
-    this.cutDecodeRun();
+    this.decodeRun.cut();
     request.stage = 'decode';
     request.kv_from_prefill = true;
     request.computed_tokens = 0;
@@ -283,7 +257,7 @@ export class RankEngine {
     if (--held.waits > 0) return;
     this.blockHolds.delete(request);
     // A run of decode passes observed its passes with the blocks still held: it stops here, as stepping would see them freed.
-    this.cutDecodeRun();
+    this.decodeRun.cut();
     this.g1.releaseSlots(held.slots, held.private_blocks);
     this.kick();
   }
@@ -304,13 +278,13 @@ export class RankEngine {
     this.startScheduled = false;
     if (this.busy) return;
     this.plan();
-    const count = this.planCount;
+    const count = this.planned.count;
     if (count === 0) {
       this.flushOutbox();
       return;
     }
     this.busy = true;
-    const shape = this.passShape();
+    const shape = this.planned.passShape();
     const duration = passDurationNs(this.settings.pass_time, shape) + plantedPassDelayNs(); // planted fault (src/fuzz/simulatorFaults.ts)
     if (this.preemptedWhileCopying.length > 0) {
       this.fencePass(shape, duration);
@@ -318,7 +292,7 @@ export class RankEngine {
     }
     if (this.passObserver !== null) this.passObserver(this, this.observePass(this.kernel.now, shape, duration));
     const runPasses = this.batchDecodeRuns ? this.decodeRunLength() : 1;
-    if (runPasses > 1) this.startDecodeRun(runPasses, shape, duration);
+    if (runPasses > 1) this.decodeRun.start(runPasses, shape, duration);
     else this.kernel.at(this.kernel.now + duration, Phase.PassCompletion, this.rank_index, this.endPassAction);
   }
 
@@ -346,16 +320,17 @@ export class RankEngine {
    * How many passes, from the one just planned, are the same decode-only pass: every running
    * request takes one decode step, none needs a new G1 block or has anything to write to G2, no
    * request waits, and no event is due. The run stops at the first pass that finishes a request.
-   * Nothing from outside changes such passes but a request joining this rank (cutDecodeRun).
+   * Nothing from outside changes such passes but a request joining this rank (DecodeRun.cut).
    */
   private decodeRunLength(): number {
-    const count = this.planCount;
-    if (count === 0 || count !== this.running.length || this.waiting.length > 0 || this.outbox.length > 0 || this.loadsDoneMidPass.length > 0) return 1;
+    const plan = this.planned;
+    const count = plan.count;
+    if (count === 0 || count !== this.running.length || this.waiting.length > 0 || !this.outbox.isEmpty || this.loadsDoneMidPass.length > 0) return 1;
     const B = this.settings.block_size;
     let passes = Number.MAX_SAFE_INTEGER;
     for (let i = 0; i < count; i++) {
-      if (this.planWork[i] !== DECODE) return 1;
-      const request = this.planRequests[i];
+      if (plan.work[i] !== DECODE) return 1;
+      const request = plan.requests[i];
       if (this.host !== null && Math.min(Math.floor(request.computed_tokens / B), request.blockCount) > request.write_through_blocks) return 1;
       const untilFinished = request.output_length - request.output_tokens;
       // Pass p plans input + outputs + p − 1 tokens of KV: within the blocks held while p ≤ room + 1.
@@ -365,117 +340,11 @@ export class RankEngine {
     return Math.max(passes, 1);
   }
 
-  /** Schedules only the end of a run of identical decode passes; each pass's tokens are stamped as if stepped. */
-  private startDecodeRun(passes: number, shape: PassShape, firstDuration: Nanos): void {
-    const ends = this.runEnds_ns;
-    ends.length = passes;
-    this.runContextTokens = shape.decode_context_tokens;
-    let end = this.kernel.now + firstDuration;
-    ends[0] = end;
-    for (let p = 2; p <= passes; p++) {
-      end += passDurationNs(this.settings.pass_time, this.decodeRunShape(p)) + plantedPassDelayNs(); // planted fault (src/fuzz/simulatorFaults.ts)
-      ends[p - 1] = end;
-    }
-    this.runPasses = passes;
-    this.runCompleted = 0;
-    this.runStarted = 1;
-    this.runEndHandle = this.kernel.at(ends[passes - 1], Phase.PassCompletion, this.rank_index, this.endDecodeRunAction);
-  }
-
-  /** The shape of pass p of the decode run (written into the reused shape object). */
-  private decodeRunShape(p: number): PassShape {
-    const shape = this.shape;
-    const sequences = this.planCount;
-    shape.has_prefill = false;
-    shape.prefill_tokens = 0;
-    shape.decode_sequences = sequences;
-    shape.decode_context_tokens = this.runContextTokens + sequences * (p - 1);
-    shape.context_tokens = shape.decode_context_tokens;
-    return shape;
-  }
-
-  /** The run's last pass ends now: the passes before it are accounted, then it ends as any pass does. */
-  private endDecodeRun(): void {
-    this.advanceDecodeRun(this.runPasses - 1, this.runPasses);
-    this.runPasses = 0;
-    this.endPass();
-  }
-
-  /**
-   * A request joins this rank during a decode run: the run is cut where stepping would have
-   * changed course. Passes that ended before now are accounted; the pass under way (if one
-   * started) becomes the run's last, and otherwise the next pass starts now as stepping would.
-   */
-  private cutDecodeRun(): void {
-    if (this.runPasses === 0) return;
-    const kernel = this.kernel;
-    const ends = this.runEnds_ns;
-    let completed = this.runCompleted;
-    while (completed < this.runPasses && kernel.ranBefore(ends[completed], Phase.PassCompletion, this.rank_index)) completed++;
-    if (completed >= this.runPasses) throw new InvariantError(`rank ${this.rank.worker_id}/${this.rank.dp_rank}: its decode run ended at ${ends[this.runPasses - 1]} ns but was still under way at ${kernel.now} ns`);
-    const nextStarted = completed === 0 || kernel.ranBefore(ends[completed - 1], Phase.PassStart, this.rank_index);
-    this.advanceDecodeRun(completed, nextStarted ? completed + 1 : completed);
-    kernel.cancel(this.runEndHandle);
-    if (nextStarted) {
-      this.runPasses = completed + 1;
-      this.runEndHandle = kernel.at(ends[completed], Phase.PassCompletion, this.rank_index, this.endDecodeRunAction);
-      return;
-    }
-    // Stepping ended pass `completed` at this instant and asked for the next pass to start now.
-    this.runPasses = 0;
-    this.planCount = 0;
-    this.busy = false;
-    this.kick();
-  }
-
-  /** Accounts the run's passes up to `completed` (their tokens) and `started` (observed). */
-  private advanceDecodeRun(completed: number, started: number): void {
-    const ends = this.runEnds_ns;
-    const observer = this.passObserver;
-    for (let p = this.runStarted + 1; observer !== null && p <= started; p++) {
-      const start = ends[p - 2];
-      observer(this, this.observePass(start, this.decodeRunShape(p), ends[p - 1] - start));
-    }
-    this.runStarted = Math.max(this.runStarted, started);
-    for (let p = this.runCompleted + 1; p <= completed; p++) {
-      const end = ends[p - 1];
-      for (let i = 0; i < this.planCount; i++) this.stampTokenAt(this.planRequests[i], end);
-    }
-    this.runCompleted = Math.max(this.runCompleted, completed);
-  }
-
-  /** What the planned pass computes (its duration depends on nothing else). */
-  private passShape(): PassShape {
-    const shape = this.shape;
-    shape.has_prefill = false;
-    shape.prefill_tokens = 0;
-    shape.decode_sequences = 0;
-    shape.context_tokens = 0;
-    shape.decode_context_tokens = 0;
-    for (let i = 0; i < this.planCount; i++) {
-      const request = this.planRequests[i];
-      const work = this.planWork[i];
-      if (work === DECODE) {
-        const context = request.input_length + request.output_tokens;
-        shape.decode_sequences++;
-        shape.decode_context_tokens += context;
-        shape.context_tokens += context;
-      } else {
-        shape.has_prefill = true;
-        shape.prefill_tokens += work;
-        shape.context_tokens += request.computed_tokens + work;
-      }
-    }
-    return shape;
-  }
-
   private observePass(time_ns: Nanos, shape: PassShape, duration_ns: Nanos): PassObservation {
-    let scheduled_tokens = 0;
-    for (let i = 0; i < this.planCount; i++) scheduled_tokens += this.planWork[i] === DECODE ? 1 : this.planWork[i];
     return {
       time_ns,
       running_requests: this.running.length,
-      scheduled_tokens,
+      scheduled_tokens: this.planned.scheduledTokens(),
       g1_occupied_blocks: this.settings.num_gpu_blocks - this.g1.freeBlocks,
       host_used_blocks: this.host === null ? null : this.host.pool.usedBlocks,
       shape: { ...shape },
@@ -485,13 +354,13 @@ export class RankEngine {
 
   /**
    * ENG-1: running requests first, then (as vLLM does) requests whose G2 load has finished, then
-   * waiting ones in FCFS order under the caps (into planRequests / planWork). As in vLLM, a restore
+   * waiting ones in FCFS order under the caps (into the pass plan). As in vLLM, a restore
    * starts only while a running slot is free, but takes none while it loads (max_num_seqs caps the
    * running requests); once loaded it waits for a slot, ahead of the ordinary queue.
    */
   private plan(): void {
     let budget = this.settings.max_num_batched_tokens;
-    this.planCount = 0;
+    this.planned.clear();
     const preemptionsAtStart = this.preemptionCount;
     for (let i = 0; i < this.running.length && budget > 0; i++) {
       const request = this.running[i];
@@ -500,12 +369,12 @@ export class RankEngine {
         if (this.running[i] !== request) i--;
         continue;
       }
-      this.addToPlan(request, work);
+      this.planned.add(request, work);
       budget -= work === DECODE ? 1 : work;
     }
     // As vLLM does, a pass that had to preempt admits nothing new; but when the preemptions left
     // nothing to run, this is vLLM's next (immediate) step, which admits as usual.
-    if (this.preemptionCount !== preemptionsAtStart && this.planCount > 0) return;
+    if (this.preemptionCount !== preemptionsAtStart && this.planned.count > 0) return;
     budget = this.admitLoadedRequests(budget);
     for (let i = 0; i < this.waiting.length && budget > 0 && this.running.length < this.settings.max_num_seqs; ) {
       const request = this.waiting[i];
@@ -522,7 +391,7 @@ export class RankEngine {
       }
       this.waiting.splice(i, 1);
       this.startRunning(request);
-      this.addToPlan(request, work);
+      this.planned.add(request, work);
       budget -= work === DECODE ? 1 : work;
     }
   }
@@ -545,16 +414,10 @@ export class RankEngine {
       this.waiting.splice(i, 1);
       this.restoresInFlight--;
       this.startRunning(request);
-      this.addToPlan(request, work);
+      this.planned.add(request, work);
       budget -= work === DECODE ? 1 : work;
     }
     return budget;
-  }
-
-  private addToPlan(request: SimRequest, work: PlannedWork): void {
-    this.planRequests[this.planCount] = request;
-    this.planWork[this.planCount] = work;
-    this.planCount++;
   }
 
   private continueRunning(request: SimRequest, budget: number): PlannedWork | null {
@@ -822,16 +685,17 @@ export class RankEngine {
   }
 
   private endPass(): void {
-    const requests = this.planRequests;
-    const work = this.planWork;
-    const count = this.planCount;
+    const plan = this.planned;
+    const requests = plan.requests;
+    const work = plan.work;
+    const count = plan.count;
     for (let i = 0; i < count; i++) {
       if (work[i] === DECODE) this.finishDecodeStep(requests[i]);
       else this.finishPrefillChunk(requests[i], work[i]);
     }
     for (let i = 0; i < count; i++) this.writeThrough(requests[i]);
     for (let i = 0; i < count; i++) if (this.isComplete(requests[i])) this.finish(requests[i]);
-    this.planCount = 0;
+    plan.clear();
     this.flushOutbox();
     this.busy = false;
     if (this.loadsDoneMidPass.length > 0) for (const request of this.loadsDoneMidPass.splice(0)) this.markLoaded(request);
@@ -854,17 +718,7 @@ export class RankEngine {
   }
 
   private stampToken(request: SimRequest): void {
-    this.stampTokenAt(request, this.kernel.now);
-  }
-
-  private stampTokenAt(request: SimRequest, now: Nanos): void {
-    if (request.first_token_ns === null) request.first_token_ns = now;
-    else {
-      if (request.second_token_ns === null) request.second_token_ns = now;
-      (request.token_gaps_ns ??= new ValueCounts()).add(now - request.last_token_ns!);
-    }
-    request.last_token_ns = now;
-    request.output_tokens++;
+    request.stampToken(this.kernel.now);
   }
 
   /** Blocks [from, to) of the prompt became complete this pass: cache entries and Device Stored. */
@@ -886,115 +740,19 @@ export class RankEngine {
   /** A Device Stored is due for `length` new cache entries from prompt block `start`. */
   private storedRun(request: SimRequest, start: number, length: number): void {
     const data = this.storedData(request, start, start + length);
-    this.outbox.push({ tier: 'Device', data });
+    this.outbox.add('Device', data);
   }
 
   /** A Stored of prompt blocks [from, to) of a request, holding their ids (and the parent's) until the router has it. */
   private storedData(request: SimRequest, from: number, to: number): StoredIds {
     const parent = from === 0 ? NO_BLOCK_ID : request.block_ids[from - 1];
-    return new StoredIds(this.blockIds, request.block_ids.slice(from, to), request.tokenWordsIn(from, to), parent, from);
+    if (!this.holdIdRuns) return new StoredIds(this.blockIds, request.block_ids.slice(from, to), request.tokenWordsView(from, to).slice(), parent, from);
+    return new StoredIds(this.blockIds, request.block_ids.subarray(from, to), request.tokenWordsView(from, to), parent, from, request.heldIds);
   }
 
-  /**
-   * G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. The
-   * cohort reaches back over evicted blocks just before the new ones, so that every contiguous run
-   * of it has its parent in G2; its HostPinned Stored goes out as one parent-linked event per run.
-   * The store names the blocks from where the request's stores stopped (or from where the cohort
-   * reaches back) to the last complete one; none of those G2 holds already is evicted to make room.
-   */
+  /** G2-2..4: the request's complete prompt blocks G2 lacks are stored (see HostWriter). */
   private writeThrough(request: SimRequest): void {
-    if (!this.host) return;
-    const complete = Math.min(Math.floor(request.computed_tokens / this.settings.block_size), request.blockCount);
-    if (complete <= request.write_through_blocks) return;
-    const pool = this.host.pool;
-    const ids = request.block_ids;
-    let firstIndex = request.write_through_blocks;
-    while (firstIndex > 0 && !pool.contains(ids[firstIndex - 1])) firstIndex--;
-    const cohortIndexes: number[] = [];
-    for (let i = firstIndex; i < complete; i++) if (!pool.contains(ids[i])) cohortIndexes.push(i);
-    const cohortSize = cohortIndexes.length;
-    if (cohortSize === 0) {
-      request.write_through_blocks = complete;
-      return;
-    }
-    const cohort: BlockId[] = new Array(cohortSize);
-    for (let n = 0; n < cohortSize; n++) cohort[n] = ids[cohortIndexes[n]];
-    // The parent of each run is in the pool now; anchored, it stays there until the run's Stored is out.
-    const parents: BlockId[] = [];
-    for (let n = 0; n < cohortSize; n++) {
-      const index = cohortIndexes[n];
-      if (index > 0 && (n === 0 || cohortIndexes[n - 1] !== index - 1)) parents.push(ids[index - 1]);
-    }
-    for (const parent of parents) pool.anchor(parent);
-    // Every block the store names, those G2 holds already included, is spared while room is made.
-    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id, ids, firstIndex, complete);
-    if (!reservation) {
-      for (const parent of parents) pool.unanchor(parent);
-      return;
-    }
-    request.write_through_blocks = complete;
-    // As vLLM's offloading connector (and AISimulate) do once a store is prepared, the request's
-    // resident keys so far are touched, last to first, so its first block is the most recent.
-    pool.touch(ids, complete);
-    if (reservation.victims.length > 0) {
-      // The reservation holds each victim once: the first subscriber's event takes those holds, and
-      // every event holds the victims before any is emitted (an event emitted at once may be
-      // delivered, and let go of its holds, before the next subscriber's is made).
-      const victims = Int32Array.from(reservation.victims);
-      const subscribers = this.host.subscribers;
-      const removals = subscribers.map((_, n) => (n === 0 ? RemovedIds.takingHolds(this.blockIds, victims) : new RemovedIds(this.blockIds, victims)));
-      subscribers.forEach((subscriber, n) => {
-        const data = removals[n];
-        if (subscriber === this) this.outbox.push({ tier: 'HostPinned', data });
-        else subscriber.emitNow([subscriber.events.numbered('HostPinned', data)]);
-      });
-      if (subscribers.length === 0) this.blockIds.releaseAll(victims);
-    }
-    // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
-    const runs = this.hostRuns(request, cohortIndexes);
-    const host = this.host;
-    const completeCohort = (): void => {
-      // A parent still pending (a shared pool may finish copies out of order) goes out first.
-      const pendingParent = parents.find((parent) => pool.isPending(parent));
-      if (pendingParent !== undefined) {
-        pool.whenComplete(pendingParent, completeCohort);
-        return;
-      }
-      pool.complete(cohort, reservation.slots);
-      for (const parent of parents) pool.unanchor(parent);
-      for (const subscriber of host.subscribers) {
-        subscriber.emitNow(runs.map((run) => subscriber.events.numbered('HostPinned', run.copy())));
-        subscriber.kick();
-      }
-      for (const run of runs) run.release();
-      pool.releaseWaiters(cohort);
-    };
-    this.copiesInFlight.set(request, (this.copiesInFlight.get(request) ?? 0) + 1);
-    host.transfers.submit({
-      direction: 'd2h',
-      rank_index: this.rank_index,
-      worker_id: this.rank.worker_id,
-      dp_rank: this.rank.dp_rank,
-      bytes: cohort.length * this.block_bytes,
-      blocks: cohort.length,
-      request_id: request.request_id,
-      onComplete: () => {
-        completeCohort();
-        this.copyDone(request);
-      },
-    });
-  }
-
-  /** The contiguous runs of a cohort (prompt block indexes in order), each a Stored with its parent and start position. */
-  private hostRuns(request: SimRequest, indexes: readonly number[]): StoredIds[] {
-    const runs: StoredIds[] = [];
-    for (let n = 0; n < indexes.length; ) {
-      let end = n + 1;
-      while (end < indexes.length && indexes[end] === indexes[end - 1] + 1) end++;
-      runs.push(this.storedData(request, indexes[n], indexes[end - 1] + 1));
-      n = end;
-    }
-    return runs;
+    if (this.writer !== null) this.writer.writeThrough(request);
   }
 
   private isComplete(request: SimRequest): boolean {
@@ -1024,25 +782,7 @@ export class RankEngine {
 
   /** Emits the pass's events as one batch; consecutive evictions go out as one Device Removed of all their blocks. */
   private flushOutbox(): void {
-    if (this.outbox.length === 0) return;
-    const drafts = this.outbox;
-    this.outbox = [];
-    const events: KvEvent[] = [];
-    for (let i = 0; i < drafts.length; ) {
-      const draft = drafts[i];
-      if (typeof draft !== 'number') {
-        events.push(this.events.numbered(draft.tier, draft.data));
-        i++;
-        continue;
-      }
-      let end = i + 1;
-      while (end < drafts.length && typeof drafts[end] === 'number') end++;
-      const ids = new Int32Array(end - i);
-      for (let k = 0; k < ids.length; k++) ids[k] = drafts[i + k] as BlockId;
-      // The outbox held each evicted id once: the event takes those holds.
-      events.push(this.events.numbered('Device', RemovedIds.takingHolds(this.blockIds, ids)));
-      i = end;
-    }
-    this.listener.emit(this, events);
+    if (this.outbox.isEmpty) return;
+    this.listener.emit(this, this.outbox.flush(this.events));
   }
 }

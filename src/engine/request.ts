@@ -6,8 +6,9 @@ import type { BlockId, BlockIds } from '../collections/blockIds';
 import { InvariantError } from '../kernel';
 import type { Placement } from '../router/router';
 import type { Nanos } from '../time';
-import type { ValueCounts } from '../collections/valueCounts';
+import { ValueCounts } from '../collections/valueCounts';
 import type { Int32Pool } from '../collections/typedArrays';
+import { IdRun } from '../collections/idRun';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const WORDS_PER_BLOCK = IMPORTED_WORDS_PER_BLOCK;
@@ -138,9 +139,8 @@ export class SimRequest {
   private tokensWords: Int32Array | null = null;
   private idList: Int32Array | null = null;
   private blockIds: BlockIds | null = null;
-  /** The buffer behind idList, tokensWords and (at first) entryStore, and the pool it goes back to. */
-  private store: Int32Array | null = null;
-  private storePool: Int32Pool | null = null;
+  /** idList held as one run (with the buffer behind idList, tokensWords and at first entryStore, and the pool it goes back to). */
+  private idRun: IdRun | null = null;
 
   constructor(
     readonly identity: RequestIdentity,
@@ -174,8 +174,6 @@ export class SimRequest {
     // are not kept: the ids stand for them).
     // The G1 entries it uses (a subsequence of its block ids) take the rest of the buffer.
     const store = pool ? pool.take(4 * count) : new Int32Array(4 * count);
-    this.store = store;
-    this.storePool = pool;
     const ids = store.subarray(0, count);
     const tokens = store.subarray(count, 3 * count);
     this.entryStore = store.subarray(3 * count);
@@ -189,16 +187,33 @@ export class SimRequest {
     this.tokensWords = tokens;
     this.idList = ids;
     this.blockIds = blockIds;
+    this.idRun = new IdRun(blockIds, ids, store, pool);
   }
 
+  /** The request lets go of its prompt blocks; their ids (and the buffer) are released once no event names them either. */
   releaseBlocks(): void {
-    if (this.idList) this.blockIds!.releaseAll(this.idList);
+    const run = this.idRun;
     this.tokensWords = null;
     this.idList = null;
-    if (this.entryCount > 0) return; // (never after a finish) the entries still use the buffer
+    this.idRun = null;
+    if (this.entryCount > 0) {
+      run?.keepBuffer(); // (never after a finish) the entries still use the buffer
+      run?.letGo();
+      return;
+    }
     this.entryStore = null;
-    if (this.store !== null && this.storePool !== null) this.storePool.give(this.store);
-    this.store = null;
+    run?.letGo();
+  }
+
+  /** The prompt's block ids as one held run (events naming some of them hold it: see IdRun). */
+  get heldIds(): IdRun {
+    if (this.idRun === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
+    return this.idRun;
+  }
+
+  /** The token-hash words (low, high) of prompt blocks [from, to): a view, valid while the request's id run is held. */
+  tokenWordsView(from: number, to: number): Int32Array {
+    return this.tokensWords!.subarray(2 * from, 2 * to);
   }
 
   /**
@@ -221,11 +236,6 @@ export class SimRequest {
   get block_ids(): Int32Array {
     if (this.idList === null) throw new InvariantError(`request ${this.request_id} has no prompt blocks (not arrived, or already finished)`);
     return this.idList;
-  }
-
-  /** The token-hash words (low, high) of prompt blocks [from, to), copied. */
-  tokenWordsIn(from: number, to: number): Int32Array {
-    return this.tokensWords!.slice(2 * from, 2 * to);
   }
 
   get request_id(): string {
@@ -263,6 +273,37 @@ export class SimRequest {
   clearEntries(): void {
     this.entryCount = 0;
   }
+
+  /** An output token is out at `now`: the first, the second, and each gap after the first are recorded. */
+  stampToken(now: Nanos): void {
+    if (this.first_token_ns === null) this.first_token_ns = now;
+    else {
+      if (this.second_token_ns === null) this.second_token_ns = now;
+      (this.token_gaps_ns ??= new ValueCounts()).add(now - this.last_token_ns!);
+    }
+    this.last_token_ns = now;
+    this.output_tokens++;
+  }
+
+  /**
+   * Output tokens out one after another after a first one (stamped already): `counts[g]` tokens each
+   * `gaps[g]` after the one before, for each group g < `groups`, the last at `last_ns`. The same as
+   * stamping each in turn.
+   */
+  stampTokenGroups(gaps: ArrayLike<number>, counts: ArrayLike<number>, groups: number, last_ns: Nanos): void {
+    if (groups === 0) return;
+    if (this.first_token_ns === null) throw new InvariantError(`request ${this.request_id}: tokens stamped in groups before its first`);
+    if (this.second_token_ns === null) this.second_token_ns = this.last_token_ns! + gaps[0];
+    const recorded = (this.token_gaps_ns ??= new ValueCounts());
+    let tokens = 0;
+    for (let g = 0; g < groups; g++) {
+      recorded.addRepeated(gaps[g], counts[g]);
+      tokens += counts[g];
+    }
+    this.last_token_ns = last_ns;
+    this.output_tokens += tokens;
+  }
+
   /** Tokens the prefill must cover: the prompt, plus outputs to recompute after a preemption. */
   get prefill_target_tokens(): number {
     return this.input_length + this.recompute_output_tokens;

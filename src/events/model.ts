@@ -7,6 +7,7 @@ import { toU64 } from '../hash';
 import type { Nanos } from '../time';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
+import type { IdRun } from '../collections/idRun';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
@@ -71,14 +72,23 @@ export class StoredIds {
   readonly type = 'Stored' as const;
   private made: HashedBlock[] | null = null;
 
-  /** `tokenWords`: two 32-bit words (low, high) of each block's token hash. */
+  /**
+   * `tokenWords`: two 32-bit words (low, high) of each block's token hash. `run`: the held run of ids
+   * the blocks and their parent are part of (a request's prompt): the event holds it with one count
+   * instead of holding each id (views of the run's buffer stay valid while it is held).
+   */
   constructor(
     readonly table: BlockIds,
     readonly block_ids: Int32Array,
     private readonly tokenWords: Int32Array,
     readonly parent_id: BlockId,
     readonly start_position: number | null,
+    private readonly run: IdRun | null = null,
   ) {
+    if (run !== null) {
+      run.hold();
+      return;
+    }
     table.retainAll(block_ids);
     if (parent_id !== NO_BLOCK_ID) table.retain(parent_id);
   }
@@ -97,6 +107,7 @@ export class StoredIds {
 
   /** The event's hold on its ids ends (the hashes must have been read before, if they are needed). */
   release(): void {
+    if (this.run !== null) return this.run.letGo();
     this.table.releaseAll(this.block_ids);
     if (this.parent_id !== NO_BLOCK_ID) this.table.release(this.parent_id);
   }
@@ -107,7 +118,7 @@ export class StoredIds {
 
   /** The same Stored with a hold of its own (for another rank's stream). */
   copy(): StoredIds {
-    return new StoredIds(this.table, this.block_ids, this.tokenWords, this.parent_id, this.start_position);
+    return new StoredIds(this.table, this.block_ids, this.tokenWords, this.parent_id, this.start_position, this.run);
   }
 }
 

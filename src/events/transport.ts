@@ -5,7 +5,10 @@ import type { Nanos } from '../time';
 import { formatNs } from '../time';
 import type { KvEventBatch } from './model';
 import { plainEvent } from './model';
-import { faultPlanted } from '../fuzz/simulatorFaults';
+import * as simulatorFaults from '../fuzz/simulatorFaults';
+// The planted-fault hook, read per batch, is copied into this module once: run through tsx, every
+// read of an imported binding is a getter call (esbuild's live bindings).
+const faultPlanted = simulatorFaults.faultPlanted;
 
 export interface DeliveredBatch {
   batch: KvEventBatch;

@@ -3,7 +3,9 @@
 // blocks) and request-averaged (the mean over requests of each one's hit blocks ÷ its requested
 // blocks), each measured and as the policy-free infinite-cache ceiling, where a request's hit is
 // the longest prefix of its blocks seen in any earlier request, and the share of the ceiling a run
-// realised. Owns the ceiling's record of blocks seen (PrefixCeiling) and the arithmetic.
+// realised. Owns the ceiling's record of blocks seen (PrefixCeiling, and TableCeiling beside a run's
+// block id table) and the arithmetic.
+import type { BlockIds } from '../collections/blockIds';
 
 /**
  * The blocks of every request seen so far, by sequence hash (two 32-bit words: a block's hash
@@ -12,17 +14,28 @@
  * removed): a replay of the whole conversation trace adds two million blocks to it.
  */
 export class PrefixCeiling {
-  /** Cell c holds a hash's low word at 2c and its high word at 2c + 1; a cell is used when used[c] is 1. */
+  /**
+   * Cell c holds a hash's low word at 2c and its high word at 2c + 1; a cell of two zero words is
+   * free (the hash 0 itself is kept apart, in zeroSeen), so a probe reads one cache line.
+   */
   private words = new Int32Array(2 * INITIAL_CELLS);
-  private used = new Uint8Array(INITIAL_CELLS);
   private mask = INITIAL_CELLS - 1;
   private count = 0;
+  private zeroSeen = false;
+  /** What the last observe's first pass read (nothing else reads it): stored, so that the compiler keeps the reads. */
+  touched = 0;
 
   /**
    * Records a request's blocks (key words at `stride` × i and + 1) and returns how many leading
    * blocks an earlier request had: its hit with an infinite cache.
    */
   observe(words: Int32Array, stride: number): number {
+    // Each block's home cell is read first: the blocks sit in cells all over a table larger than the
+    // cache, and reads that do not depend on each other let their cache misses overlap.
+    while (4 * (this.count + words.length / stride) > 3 * (this.mask + 1)) this.grow();
+    let touched = 0;
+    for (let at = 0; at + 1 < words.length; at += stride) touched ^= this.words[2 * this.home(words[at] | 0, words[at + 1] | 0)];
+    this.touched = touched;
     let hits = 0;
     let leading = true;
     for (let at = 0; at + 1 < words.length; at += stride) {
@@ -33,44 +46,94 @@ export class PrefixCeiling {
     return hits;
   }
 
+  /** Adds a hash (its two words) to the blocks seen. */
+  record(lo: number, hi: number): void {
+    this.add(lo | 0, hi | 0);
+  }
+
+  /** Whether a hash (its two words) was seen. */
+  has(lo: number, hi: number): boolean {
+    lo |= 0;
+    hi |= 0;
+    if ((lo | hi) === 0) return this.zeroSeen;
+    const cell = this.cellOf(lo, hi);
+    return (this.words[2 * cell] | this.words[2 * cell + 1]) !== 0;
+  }
+
   /** Adds a hash; false when it was there already. */
   private add(lo: number, hi: number): boolean {
+    if ((lo | hi) === 0) {
+      if (this.zeroSeen) return false;
+      this.zeroSeen = true;
+      return true;
+    }
     if (4 * (this.count + 1) > 3 * (this.mask + 1)) this.grow();
     const cell = this.cellOf(lo, hi);
-    if (this.used[cell] === 1) return false;
-    this.used[cell] = 1;
+    if ((this.words[2 * cell] | this.words[2 * cell + 1]) !== 0) return false;
     this.words[2 * cell] = lo;
     this.words[2 * cell + 1] = hi;
     this.count++;
     return true;
   }
 
-  /** The cell holding the hash, or the free cell where its probe run ends. */
+  /** The cell holding the (non-zero) hash, or the free cell where its probe run ends. */
   private cellOf(lo: number, hi: number): number {
-    const mixed = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
-    for (let cell = (mixed ^ (mixed >>> 16)) & this.mask; ; cell = (cell + 1) & this.mask) {
-      if (this.used[cell] === 0 || (this.words[2 * cell] === lo && this.words[2 * cell + 1] === hi)) return cell;
+    const words = this.words;
+    for (let cell = this.home(lo, hi); ; cell = (cell + 1) & this.mask) {
+      const cellLo = words[2 * cell];
+      const cellHi = words[2 * cell + 1];
+      if ((cellLo | cellHi) === 0 || (cellLo === lo && cellHi === hi)) return cell;
     }
+  }
+
+  /** Where a hash's probe run starts. */
+  private home(lo: number, hi: number): number {
+    const mixed = Math.imul(lo ^ Math.imul(hi, 0x85ebca6b), 0x9e3779b1);
+    return (mixed ^ (mixed >>> 16)) & this.mask;
   }
 
   private grow(): void {
     const words = this.words;
-    const used = this.used;
-    const cells = 2 * used.length;
+    const cells = words.length; // twice the cells there were
     this.words = new Int32Array(2 * cells);
-    this.used = new Uint8Array(cells);
     this.mask = cells - 1;
-    for (let cell = 0; cell < used.length; cell++) {
-      if (used[cell] === 0) continue;
-      const into = this.cellOf(words[2 * cell], words[2 * cell + 1]);
-      this.used[into] = 1;
-      this.words[2 * into] = words[2 * cell];
-      this.words[2 * into + 1] = words[2 * cell + 1];
+    for (let at = 0; at < words.length; at += 2) {
+      if ((words[at] | words[at + 1]) === 0) continue;
+      const into = this.cellOf(words[at], words[at + 1]);
+      this.words[2 * into] = words[at];
+      this.words[2 * into + 1] = words[at + 1];
     }
   }
 }
 
 const INITIAL_CELLS = 1024;
+
+/**
+ * The same ceiling kept beside a run's block id table, recording fewer blocks: a block was seen in
+ * an earlier request exactly when the table holds its id as the request arrives (every id a run
+ * holds comes from a prompt that arrived before) or forgot it before (the table tells of each hash
+ * it forgets, and only those are recorded). A request's leading blocks are looked up only until the
+ * first one never seen.
+ */
+export class TableCeiling {
+  private readonly forgotten = new PrefixCeiling();
+
+  /** `table`: the run's id table, which tells this ceiling of each hash it forgets from now on. */
+  constructor(private readonly table: BlockIds) {
+    if (table.onForget !== null) throw new Error('the block id table already tells another of the hashes it forgets');
+    table.onForget = (low, high) => this.forgotten.record(low, high);
+  }
+
+  /**
+   * How many leading blocks of an arriving request an earlier request had, given the ids it has just
+   * acquired (holding each once) and their hash words (key words at `stride` × i and + 1).
+   */
+  hits(ids: Int32Array, words: Int32Array, stride: number): number {
+    let hits = 0;
+    while (hits < ids.length && (this.table.holders(ids[hits]) > 1 || this.forgotten.has(words[stride * hits], words[stride * hits + 1]))) hits++;
+    return hits;
+  }
+}
 
 /** One request's prefix reuse: its prompt, how much of it was reused, and how much could have been. */
 export interface RequestReuse {

@@ -13,9 +13,11 @@ import { RemovedIds, StoredIds, TIERS, workerIdText } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
 import { grownIdArray, zeroedIdArray } from '../collections/typedArrays';
-import { faultPlanted } from '../fuzz/simulatorFaults';
+import * as simulatorFaults from '../fuzz/simulatorFaults';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
+// So is the planted-fault hook, read per event.
+const faultPlanted = simulatorFaults.faultPlanted;
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 /** The largest position a 32-bit positions array holds (see ResidencyMirror.positions). */
 const INT32_MAX = 2 ** 31 - 1;

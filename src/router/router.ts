@@ -10,7 +10,10 @@ import type { Nanos } from '../time';
 import { EventIdStart, ResidencyMirror } from './mirror';
 import { LoadTracker } from './load';
 import { atScale, exactDecimal } from '../exactDecimal';
-import { faultPlanted } from '../fuzz/simulatorFaults';
+import * as simulatorFaults from '../fuzz/simulatorFaults';
+// The planted-fault hook, read per placement, is copied into this module once: run through tsx,
+// every read of an imported binding is a getter call (esbuild's live bindings).
+const faultPlanted = simulatorFaults.faultPlanted;
 
 export type RoutingPolicy = 'kv' | 'round_robin';
 

@@ -18,7 +18,7 @@ import { BlockIds } from '../collections/blockIds';
 import type { RequestIdentity } from '../engine/request';
 import { ValueCounts } from '../collections/valueCounts';
 import { Int32Pool } from '../collections/typedArrays';
-import { PrefixCeiling } from '../report/prefixHitRates';
+import { TableCeiling } from '../report/prefixHitRates';
 import { WORDS_PER_BLOCK } from '../hash';
 import type { TierIndex } from '../router/residency';
 import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
@@ -64,6 +64,8 @@ export interface ClusterSpec {
   on_delivered?: (batch: KvEventBatch, visible_ns: Nanos) => void;
   /** Step every decode pass through the kernel instead of batching runs of identical ones (same run either way; for tests that compare the two). */
   step_every_pass?: boolean;
+  /** Engines' Stored events hold each block id they name instead of the request's run of ids with one count (same run either way; for tests that compare the two). */
+  hold_each_block_id?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
 }
@@ -212,11 +214,11 @@ export class Cluster implements RankListener {
   private readonly requests: SimRequest[] = [];
   private sharedDomain: HostDomain | null = null;
   /** Block hashes as small ids, shared by the engine ranks and the router's mirror of this run. */
-  private readonly blockIds = new BlockIds();
+  readonly blockIds = new BlockIds();
   /** Per-request block buffers, reused from requests that have ended. */
   private readonly requestBuffers = new Int32Pool();
-  /** Every prompt block of the requests that arrived, for the infinite-cache ceiling (src/report/prefixHitRates.ts). */
-  private readonly prefixCeiling = new PrefixCeiling();
+  /** Which prompt blocks of the requests that arrived were seen before, for the infinite-cache ceiling (src/report/prefixHitRates.ts). */
+  private readonly prefixCeiling = new TableCeiling(this.blockIds);
   private readonly finishedTokenGaps = new ValueCounts();
   private eventsEmitted = 0;
   private eventsWithheld = 0;
@@ -266,6 +268,7 @@ export class Cluster implements RankListener {
           const rank = new RankEngine({ worker_id, dp_rank }, this.ranks.length, role.role, role.engine, this.kernel, this, this.blockIds);
           rank.host = this.hostDomainFor(role, rank);
           rank.batchDecodeRuns = !(this.spec.step_every_pass ?? false);
+          rank.holdIdRuns = !(this.spec.hold_each_block_id ?? false);
           this.ranks.push(rank);
         }
       }
@@ -302,8 +305,8 @@ export class Cluster implements RankListener {
     request.arrival_action = this.kernel.at(arrival_ns, Phase.Arrival, spec.identity.ordinal, () => {
       if (request.state !== 'created') return; // withdrawn before it arrived
       const words = prompt.computeBlockWords(blockSize);
-      request.ceiling_hit_blocks = this.prefixCeiling.observe(words, WORDS_PER_BLOCK);
       request.attachBlocks(words, this.blockIds, this.requestBuffers);
+      request.ceiling_hit_blocks = this.prefixCeiling.hits(request.block_ids, words, WORDS_PER_BLOCK);
       if (target === null) this.place(request);
       else this.sendTo(request, target);
     });

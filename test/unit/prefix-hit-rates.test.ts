@@ -3,6 +3,7 @@
 // ceiling the simulator computes from its own block hashes, and the arithmetic on requests made by hand.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PrefixCeiling, prefixHitRates, requestedBlocks, type RequestReuse } from '../../src/report/prefixHitRates';
@@ -94,4 +95,28 @@ test('the three definitions differ as the published figures do, and the realised
 test('with nothing to reuse the ceiling is 0 and the realised share is not measured (null), not 0', () => {
   const rates = prefixHitRates([{ input_tokens: 4, requested_blocks: 1, hit_blocks: 0, hit_tokens: 0, ceiling_hit_blocks: 0, ceiling_hit_tokens: 0 }], 4);
   assert.deepEqual(rates.of_ceiling, { token_weighted: null, block_weighted: null, request_averaged: null });
+});
+
+test('the ceiling counts what a set of every block seen counts, the hash 0 and table growth included', () => {
+  const block = fc.tuple(fc.integer({ min: -2, max: 2 }), fc.integer({ min: -1, max: 1 }));
+  fc.assert(
+    fc.property(fc.array(fc.array(block, { maxLength: 40 }), { maxLength: 60 }), fc.array(fc.nat(), { minLength: 1, maxLength: 50 }), (prompts, salts) => {
+      const ceiling = new PrefixCeiling();
+      const seen = new Set<string>();
+      prompts.forEach((prompt, n) => {
+        // Blocks as the chain of a prompt: each block's words depend on its prefix, some prompts sharing leading blocks.
+        const words = new Int32Array(2 * prompt.length);
+        prompt.forEach(([low, high], i) => {
+          words[2 * i] = low === 2 ? salts[n % salts.length] + i * 7919 : low;
+          words[2 * i + 1] = high;
+        });
+        const keys = prompt.map((_, i) => `${words[2 * i]}:${words[2 * i + 1]}`);
+        let expected = 0;
+        while (expected < keys.length && seen.has(keys[expected])) expected++;
+        for (const key of keys) seen.add(key);
+        assert.equal(ceiling.observe(words, 2), expected);
+      });
+    }),
+    { numRuns: 300 },
+  );
 });

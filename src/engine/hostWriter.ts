@@ -1,0 +1,148 @@
+// G2 write-through of one rank (G2-2..4): after each pass, the complete prompt blocks a request
+// computed that its G2 pool lacks form one store cohort; room is reserved (evicting, with a
+// HostPinned Removed to every rank that sees the pool), the D2H copy is submitted, and when it
+// completes the cohort becomes resident and its HostPinned Stored events go out, one
+// parent-linked event per contiguous run.
+import type { BlockId, BlockIds } from '../collections/blockIds';
+import { RemovedIds, StoredIds } from '../events/model';
+import type { RankRef } from '../events/model';
+import type { SimRequest } from './request';
+import type { HostDomain } from './rankInterfaces';
+import type { RankOutbox } from './rankOutbox';
+
+/** What the write-through needs of its rank. */
+export interface HostWriterRank {
+  readonly rank_index: number;
+  readonly rank: RankRef;
+  readonly block_size: number;
+  readonly block_bytes: number;
+  readonly outbox: RankOutbox;
+  /** A Stored of prompt blocks [from, to) of a request (see RankEngine.storedData). */
+  storedData(request: SimRequest, from: number, to: number): StoredIds;
+  /** A D2H copy of the request's blocks starts, and ends (its held blocks may go with the last). */
+  copyStarted(request: SimRequest): void;
+  copyDone(request: SimRequest): void;
+}
+
+export class HostWriter {
+  constructor(
+    private readonly rank: HostWriterRank,
+    private readonly host: HostDomain,
+    private readonly blockIds: BlockIds,
+  ) {}
+
+  /**
+   * G2-2..4: the complete prompt blocks computed so far that G2 lacks form one store cohort. The
+   * cohort reaches back over evicted blocks just before the new ones, so that every contiguous run
+   * of it has its parent in G2; its HostPinned Stored goes out as one parent-linked event per run.
+   * The store names the blocks from where the request's stores stopped (or from where the cohort
+   * reaches back) to the last complete one; none of those G2 holds already is evicted to make room.
+   */
+  writeThrough(request: SimRequest): void {
+    const complete = Math.min(Math.floor(request.computed_tokens / this.rank.block_size), request.blockCount);
+    if (complete <= request.write_through_blocks) return;
+    const pool = this.host.pool;
+    const ids = request.block_ids;
+    let firstIndex = request.write_through_blocks;
+    while (firstIndex > 0 && !pool.contains(ids[firstIndex - 1])) firstIndex--;
+    const cohortIndexes: number[] = [];
+    // The blocks of the prompt the pool may hold: those before the store, and those of it the pool holds already.
+    const heldIndexes: number[] = [];
+    for (let i = 0; i < firstIndex; i++) heldIndexes.push(i);
+    for (let i = firstIndex; i < complete; i++) {
+      if (pool.contains(ids[i])) heldIndexes.push(i);
+      else cohortIndexes.push(i);
+    }
+    const cohortSize = cohortIndexes.length;
+    if (cohortSize === 0) {
+      request.write_through_blocks = complete;
+      return;
+    }
+    const cohort: BlockId[] = new Array(cohortSize);
+    for (let n = 0; n < cohortSize; n++) cohort[n] = ids[cohortIndexes[n]];
+    // The parent of each run is in the pool now; anchored, it stays there until the run's Stored is out.
+    const parents: BlockId[] = [];
+    for (let n = 0; n < cohortSize; n++) {
+      const index = cohortIndexes[n];
+      if (index > 0 && (n === 0 || cohortIndexes[n - 1] !== index - 1)) parents.push(ids[index - 1]);
+    }
+    for (const parent of parents) pool.anchor(parent);
+    // Every block the store names that G2 holds already is spared while room is made.
+    const named: BlockId[] = [];
+    for (let k = firstIndex; k < heldIndexes.length; k++) named.push(ids[heldIndexes[k]]);
+    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id, named, 0, named.length);
+    if (!reservation) {
+      for (const parent of parents) pool.unanchor(parent);
+      return;
+    }
+    request.write_through_blocks = complete;
+    // As vLLM's offloading connector (and AISimulate) do once a store is prepared, the request's
+    // resident keys so far are touched, last to first, so its first block is the most recent (the
+    // cohort's blocks are pending, not resident: only the others are looked up).
+    pool.touchIndexes(ids, heldIndexes);
+    if (reservation.victims.length > 0) this.announceEvictions(Int32Array.from(reservation.victims));
+    // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
+    const runs = this.hostRuns(request, cohortIndexes);
+    const host = this.host;
+    const completeCohort = (): void => {
+      // A parent still pending (a shared pool may finish copies out of order) goes out first.
+      const pendingParent = parents.find((parent) => pool.isPending(parent));
+      if (pendingParent !== undefined) {
+        pool.whenComplete(pendingParent, completeCohort);
+        return;
+      }
+      pool.complete(cohort, reservation.slots);
+      for (const parent of parents) pool.unanchor(parent);
+      for (const subscriber of host.subscribers) {
+        subscriber.emitNow(runs.map((run) => subscriber.events.numbered('HostPinned', run.copy())));
+        subscriber.kick();
+      }
+      for (const run of runs) run.release();
+      pool.releaseWaiters(cohort);
+    };
+    const rank = this.rank;
+    rank.copyStarted(request);
+    host.transfers.submit({
+      direction: 'd2h',
+      rank_index: rank.rank_index,
+      worker_id: rank.rank.worker_id,
+      dp_rank: rank.rank.dp_rank,
+      bytes: cohort.length * rank.block_bytes,
+      blocks: cohort.length,
+      request_id: request.request_id,
+      onComplete: () => {
+        completeCohort();
+        rank.copyDone(request);
+      },
+    });
+  }
+
+  /**
+   * A HostPinned Removed of the victims to every rank that sees the pool. The reservation holds
+   * each victim once: the first subscriber's event takes those holds, and every event holds the
+   * victims before any is emitted (an event emitted at once may be delivered, and let go of its
+   * holds, before the next subscriber's is made).
+   */
+  private announceEvictions(victims: Int32Array): void {
+    const subscribers = this.host.subscribers;
+    const removals = subscribers.map((_, n) => (n === 0 ? RemovedIds.takingHolds(this.blockIds, victims) : new RemovedIds(this.blockIds, victims)));
+    subscribers.forEach((subscriber, n) => {
+      const data = removals[n];
+      if (subscriber.rank_index === this.rank.rank_index) this.rank.outbox.add('HostPinned', data);
+      else subscriber.emitNow([subscriber.events.numbered('HostPinned', data)]);
+    });
+    if (subscribers.length === 0) this.blockIds.releaseAll(victims);
+  }
+
+  /** The contiguous runs of a cohort (prompt block indexes in order), each a Stored with its parent and start position. */
+  private hostRuns(request: SimRequest, indexes: readonly number[]): StoredIds[] {
+    const runs: StoredIds[] = [];
+    for (let n = 0; n < indexes.length; ) {
+      let end = n + 1;
+      while (end < indexes.length && indexes[end] === indexes[end - 1] + 1) end++;
+      runs.push(this.rank.storedData(request, indexes[n], indexes[end - 1] + 1));
+      n = end;
+    }
+    return runs;
+  }
+}
