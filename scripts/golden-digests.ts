@@ -4,14 +4,15 @@
 // long runs (bench/longRuns.ts: the e2e workload, the whole Mooncake trace on 16, 64 and 256
 // workers and twice; a minute or so) and compares their report digests. `--write` records what
 // ran instead: for a change of results made on purpose (say why in docs/model.md); the long runs'
-// record is kept as it was unless --long ran them. Needs ../shared for the Mooncake examples and
+// record is kept as it was unless --long ran them, and --write without --long is refused when an
+// example run moved (the long runs run the same simulator: their record would go stale). Needs ../shared for the Mooncake examples and
 // the whole trace: without it, it prints them as not run and refuses to write.
 // Exit 0 when nothing moved (or the record was written), 1 when something moved, 2 for bad arguments.
 //
 //   npm run golden [-- --long] [-- --write]
 import fs from 'node:fs';
 import path from 'node:path';
-import { GOLDEN_FILE, goldenRuns, goldenText, measureGolden, readGolden, SHARED, type GoldenDigests, type GoldenRecord } from '../test/support/golden';
+import { GOLDEN_FILE, goldenRuns, goldenText, measureGolden, readGolden, SHARED, writeRefusal, type GoldenDigests, type GoldenRecord } from '../test/support/golden';
 import { haveTrace, longRuns } from '../bench/longRuns';
 
 const USAGE = 'usage: npm run golden [-- --long] [-- --write]';
@@ -75,6 +76,11 @@ function main(argv: string[]): number {
   const measured: Record<string, GoldenDigests> = {};
   const measuredLong: Record<string, string> = {};
   let moved = exampleRuns(record.runs, haveShared, measured);
+  const refusal = write ? writeRefusal({ long, movedExamples: moved }) : null;
+  if (refusal !== null) {
+    process.stderr.write(`golden: nothing recorded: ${refusal}\n`);
+    return 2;
+  }
   if (long) moved += longRunDigests(record.long_runs ?? {}, measuredLong);
   if (write) {
     fs.writeFileSync(GOLDEN_FILE, goldenText(measured, long ? measuredLong : (record.long_runs ?? {})));

@@ -119,3 +119,14 @@ export function goldenText(runs: Record<string, GoldenDigests>, long_runs: Recor
 /** What to do when a digest moved, for the failure message and the script. */
 export const GOLDEN_ADVICE =
   'If the results changed on purpose, say why in docs/model.md (and bump REPORT_VERSION in src/report/report.ts when a report of the same run reads differently), then record them: npm run golden -- --write (with --long for the long runs of the benchmarks: the whole trace and the e2e workload)';
+
+/**
+ * Why `npm run golden -- --write` must not record, or null: example runs that moved mean the
+ * simulator or its report changed, and the long runs of the benchmarks run the same code, so
+ * recording the examples alone would leave the long runs' record stale (the benchmarks then print
+ * MOVED for a change nobody looked at).
+ */
+export function writeRefusal(options: { long: boolean; movedExamples: number }): string | null {
+  if (options.long || options.movedExamples === 0) return null;
+  return `${options.movedExamples} example run(s) moved, so the long runs of the benchmarks (same simulator) most likely moved too: record them together with npm run golden -- --long --write`;
+}

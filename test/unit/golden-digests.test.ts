@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPORT_VERSION } from '../../src/report/report';
-import { GOLDEN_ADVICE, GOLDEN_FILE, goldenRuns, measureGolden, readGolden, SHARED, type GoldenRun } from '../support/golden';
+import { GOLDEN_ADVICE, GOLDEN_FILE, goldenRuns, measureGolden, readGolden, SHARED, writeRefusal, type GoldenRun } from '../support/golden';
 import { longRuns } from '../../bench/longRuns';
 
 const haveShared = fs.existsSync(path.join(SHARED, 'data', 'mooncake'));
@@ -47,4 +47,10 @@ test('every example config that needs no published trace gives its recorded repo
 test('every Mooncake example gives its recorded report on its first requests', { skip: !haveShared && 'no ../shared/data/mooncake here' }, () => {
   const lines = moved(goldenRuns().filter((run) => run.needsShared));
   assert.deepEqual(lines, [], movedMessage(lines));
+});
+
+test('recording the examples alone is refused when one moved: the long runs would keep a stale record', () => {
+  assert.match(writeRefusal({ long: false, movedExamples: 2 }) ?? '', /^2 example run\(s\) moved.*npm run golden -- --long --write$/);
+  assert.equal(writeRefusal({ long: true, movedExamples: 2 }), null, 'with --long both are recorded');
+  assert.equal(writeRefusal({ long: false, movedExamples: 0 }), null, 'nothing moved: the long runs are as recorded');
 });
