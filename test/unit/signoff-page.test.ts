@@ -10,7 +10,7 @@ import { compareRuns } from '../../src/signoff/determinism';
 import { evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { parseRun } from '../../src/signoff/messages';
-import { buildSignoff, coverageSentence, type MatrixRow, type SignoffInput } from '../../src/signoff/model';
+import { buildSignoff, coverageSentence, simulatorLines, type MatrixRow, type SignoffInput } from '../../src/signoff/model';
 import { CHART, renderHtml, summaryChart } from '../../src/signoff/html';
 import { renderMarkdown } from '../../src/signoff/markdown';
 import { toSignoffJson } from '../../src/signoff/json';
@@ -143,7 +143,7 @@ const COVERAGE = {
   lines: figure(873, 1000),
   branches: figure(701, 1000),
   functions: figure(912, 1000),
-  groups: [{ path: 'src/sim/', files: 3, lines: figure(90, 100), branches: figure(80, 100), functions: figure(9, 10) }],
+  groups: [{ path: 'src/sim/', files: 3, lines: figure(873, 1000), branches: figure(80, 100), functions: figure(9, 10) }],
 };
 
 test('coverage is one plain sentence for approvers; the figures for developers are folded under it', () => {
@@ -163,6 +163,18 @@ test('coverage is one plain sentence for approvers; the figures for developers a
   const [mdBefore, mdFolded] = md.split('<details>');
   assert.ok(mdBefore.includes("The scenarios exercised 87.3 % of the lines of kvqual's code (src/)"), mdBefore);
   assert.ok(!/branches|functions/.test(mdBefore) && /branches 70\.1%/.test(mdFolded) && /src\/sim\//.test(mdFolded));
+});
+
+test("with the tools of src/ measured too, the sentence gives the simulator's share first and all of src/ after it", () => {
+  const group = (at: string, covered: number, total: number) => ({ path: at, files: 1, lines: figure(covered, total), branches: figure(1, 1), functions: figure(1, 1) });
+  // The simulator: 930 of 1,000 lines; the tools (and a folder below one of them): 70 of 1,000.
+  const groups = [group('src/', 180, 200), group('src/engine/', 750, 800), group('src/cli/', 0, 400), group('src/signoff/', 30, 300), group('src/signoff/inner/', 0, 100), group('src/sweep/', 0, 100), group('src/fuzz/', 40, 100)];
+  const coverage = { ...COVERAGE, lines: figure(1000, 2000), groups };
+  assert.deepEqual(simulatorLines(coverage), figure(930, 1000));
+  assert.equal(
+    coverageSentence(coverage),
+    'The scenarios exercised 93 % of the lines of the simulator they qualify; the tools around it (command line, sweeps, generated workloads, this sign-off) are checked by the unit tests instead, so of all of src/ it is 50 %. Each folder is listed in the details below.',
+  );
 });
 
 /** A matrix row of `passed` passing and `failed` failing scenarios. */
