@@ -1,7 +1,7 @@
 // End-to-end tests of `npm run qualify` on fixture suites run through cucumber with the real
 // steps: a clean run of a fixture suite passes every gate but is not a release sign-off (another
 // suite, no coverage run): PASSED — NOT A RELEASE SIGN-OFF, exit 3; the same run twice gives the same report apart
-// from the date line; the perturbation test double flips the verdict and names the scenario; an
+// from the date line; the perturbation test double (in a run with coverage on, whose run 2 on the compiled suite it perturbs) flips the verdict and names the scenario; an
 // undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
 // with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
 // the real suite with one scenario of every feature file perturbed is NOT QUALIFIED naming each;
@@ -76,7 +76,9 @@ before(async () => {
   // Two runs at a time on two cores; the repeat of the clean run writes to the same place. The clean
   // run is `npm run qualify` end to end, a process of its own (its exit status and console); the others run in this process.
   const withWorkloads = fixtureArgs('signoff', path.join(scratch, 'clean'), 'sign-off fixture', 50);
-  [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads, { process: true }), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' })]);
+  // The perturbed run has coverage on: its run 2 is the suite compiled under c8, and the test double perturbs it there (the coverage test reads it too).
+  const withCoverage = fixtureArgs('signoff', path.join(scratch, 'perturbed')).filter((arg) => arg !== '--no-coverage');
+  [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads, { process: true }), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' }, withCoverage)]);
   const first = { markdown: clean.markdown, html: clean.html };
   [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean', {}, withWorkloads).then((again) => (cleanAgain = again))]);
   // The planted defect's run beside the whole suite's (whose two runs leave room on the second core now and then).
@@ -239,11 +241,9 @@ test('--baseline on two real runs whose suites differ: scenarios added, removed,
   assert.match(refused.output.trim(), /^qualify: --baseline .*not-a-signoff\.json: not a kvqual-signoff\/1 sign-off \(format "something else"\)$/);
 });
 
-test('with coverage on, run 2 is the suite compiled under c8: it carries the test double, the coverage is what the scenarios exercised, and no unit test runs', async () => {
-  const dir = path.join(scratch, 'compiled');
-  const args = fixtureArgs('signoff', dir).filter((a) => a !== '--no-coverage');
-  // With coverage on, run 2 is the suite on the compiled JavaScript: the test double perturbs it there, and the proof must still catch it.
-  const run = await qualify('signoff', 'compiled', { KVQUAL_PERTURB: '14.999 ms' }, args);
+test('with coverage on, run 2 is the suite compiled under c8: it carries the test double, the coverage is what the scenarios exercised, and no unit test runs', () => {
+  // The perturbed run (before): with coverage on, run 2 is the suite on the compiled JavaScript; the test double perturbs it there, and the proof must still catch it.
+  const run = perturbed;
   assert.equal(run.status, 1, run.output.slice(-3000));
   assert.match(run.markdown, /\| Coverage run \| all 3 scenarios passed again on the compiled JavaScript \| ✅ \|/);
   assert.match(run.markdown, /feature suite once more \(cucumber profile "compiled"\): what the scenarios exercised/);
@@ -272,9 +272,12 @@ function publishedSet(dir: string): { runs: Set<string>; campaign: string | null
 
 test('a run killed at any moment leaves the old complete set or the new one, and the next run clears what it left', async () => {
   const dir = path.join(scratch, 'killed');
-  // The old set, and below the run that clears what the kills left, need no generated workloads (the killed runs do: a phase of theirs is where one is killed).
-  const first = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'old campaign'));
-  assert.equal(first.status, NARROWED_EXIT_STATUS, first.output);
+  // The old set: a copy of the clean run's published set (its links are relative), campaign "sign-off fixture". The run below that clears what the
+  // kills left needs no generated workloads (the killed runs do: a phase of theirs is where one is killed).
+  fs.cpSync(clean.dir, dir, { recursive: true, verbatimSymlinks: true });
+  const old = publishedSet(dir);
+  assert.deepEqual([old.missing, old.runs.size, old.campaign], [[], 1, 'sign-off fixture'], 'the old set is a complete one');
+  assert.ok([...old.runs][0].startsWith(`${fs.realpathSync(dir)}${path.sep}`), 'the old set is the copy, not the clean run\'s folder');
   // Kill the second run as its runs start, as the generated workloads end, and as it publishes
   // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, the planted faults after run 1, then the sign-off;
   // the first line is printed as they start, and each phase's line when it and those before it have ended).
@@ -290,7 +293,7 @@ test('a run killed at any moment leaves the old complete set or the new one, and
     const set = publishedSet(dir);
     assert.deepEqual(set.missing, [], `after a kill at ${when}, every name of the set is there`);
     assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);
-    assert.ok(set.campaign === 'old campaign' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
+    assert.ok(set.campaign === 'sign-off fixture' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
   }
   const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'));
   assert.equal(last.status, NARROWED_EXIT_STATUS, last.output);
