@@ -10,6 +10,7 @@
 // allow-list sanitiser (svgSanitiser.ts) before anyone gets it. Rendering (vega, loaded on first
 // use) can be memoised by a FigureCache keyed by the spec and the renderer's versions, so a suite
 // run again draws nothing it drew before and gets the same bytes.
+import { FIGURE_CONFIG, FIGURE_SPEC_HEAD } from './figureStyle';
 import { createHash } from 'node:crypto';
 import type { TopLevelSpec } from 'vega-lite';
 import type { RankRef, Tier } from '../events/model';
@@ -176,17 +177,8 @@ export function figureSpec(evidence: ScenarioEvidence): TopLevelSpec | null {
   });
   if (panels.length === 0 || points === 0) return null;
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    background: 'white',
-    padding: 8,
-    config: {
-      font: 'Helvetica, Arial, sans-serif',
-      view: { stroke: '#dee2e6' },
-      axis: { labelFontSize: 11, titleFontSize: 11, titleColor: '#495057', labelColor: '#495057' },
-      legend: { labelFontSize: 11, titleFontSize: 11, symbolSize: 70, orient: 'bottom', direction: 'horizontal' },
-      title: { color: '#212529', fontWeight: 'bold' },
-      concat: { spacing: 26 },
-    },
+    ...FIGURE_SPEC_HEAD,
+    config: { ...FIGURE_CONFIG, legend: { labelFontSize: 11, titleFontSize: 11, symbolSize: 70, orient: 'bottom', direction: 'horizontal' } },
     vconcat: panels,
     resolve: { scale: { color: 'independent', shape: 'independent', y: 'independent', x: 'independent' }, legend: { color: 'independent', shape: 'independent' } },
   } as unknown as TopLevelSpec;

@@ -5,6 +5,7 @@
 // data (SloChart) travels in the scenario's evidence; this module draws it with vega-lite like
 // every other figure (figure.ts renders it, caches it and passes it through the sanitiser) and
 // words it for the reports that show no picture.
+import { FIGURE_CONFIG, FIGURE_SPEC_HEAD } from './figureStyle';
 import type { TopLevelSpec } from 'vega-lite';
 
 /** One run's CDF: `[value, share of requests at most that value]` at each step, in value order. */
@@ -177,17 +178,8 @@ export function sloChartSpec(charts: readonly SloChart[]): TopLevelSpec | null {
   );
   if (panels.length === 0) return null;
   return {
-    $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    background: 'white',
-    padding: 8,
-    config: {
-      font: 'Helvetica, Arial, sans-serif',
-      view: { stroke: '#dee2e6' },
-      axis: { labelFontSize: 11, titleFontSize: 11, titleColor: '#495057', labelColor: '#495057' },
-      legend: { labelFontSize: 11 },
-      title: { color: '#212529', fontWeight: 'bold' },
-      concat: { spacing: 26 },
-    },
+    ...FIGURE_SPEC_HEAD,
+    config: { ...FIGURE_CONFIG, legend: { labelFontSize: 11 } },
     vconcat: panels,
     resolve: { scale: { x: 'independent', color: 'independent' }, legend: { color: 'independent' } },
   } as unknown as TopLevelSpec;

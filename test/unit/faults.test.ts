@@ -5,6 +5,7 @@
 // survivors as having checked nothing, fails the Planted faults gate and covers none of their
 // requirements. Also: an Outline whose Examples table has no rows is read from the Gherkin document
 // (src/signoff/messages.ts) and named, and the planted faults are switched on by name only.
+import { unitSignoffInput } from './signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateMessages } from '@cucumber/gherkin';
@@ -12,7 +13,6 @@ import { IdGenerator, SourceMediaType } from '@cucumber/messages';
 import { checkFaults, DOCUMENT_EXEMPTION, faultCandidates, faultSummary, mergeFaultChecks, scenarioArguments, type FaultedRun } from '../../src/signoff/faults';
 import { parseRun, type RunModel, type RunScenario } from '../../src/signoff/messages';
 import { buildSignoff, CHECKED_NOTHING_WHY, type SignoffInput } from '../../src/signoff/model';
-import { compareRuns } from '../../src/signoff/determinism';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { emptyEvidence, evidenceFromComputation } from '../../src/report/evidence';
 import { faultPlanted, plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked, type SimulatorFault } from '../../src/fuzz/simulatorFaults';
@@ -138,24 +138,7 @@ requirements:
 `);
 
 function signoffInput(run: RunModel, faults?: SignoffInput['faults']): SignoffInput {
-  return {
-    campaign: 'unit campaign',
-    date: '2030-01-01 00:00 UTC',
-    subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: 'abc', worktree: 'clean working tree', node: 'v20.20.2' },
-    command: 'npm run qualify',
-    run,
-    determinism: compareRuns(run, run),
-    registry: REGISTRY,
-    coverage: null,
-    coverageNote: 'not requested',
-    coverageRun: null,
-    perturbation: null,
-    figures: new Map(),
-    companions: [],
-    glossary: [],
-    baseline: null,
-    faults,
-  };
+  return unitSignoffInput(run, REGISTRY, { faults });
 }
 
 test('a survivor of every fault checked nothing: named, its requirement not covered, the Planted faults gate fails; without survivors the gate passes', async () => {

@@ -3,10 +3,10 @@
 // one plain sentence with the developers' figures folded; and a summary chart whose words are at
 // least 11 px, whose legend stays inside the drawing and whose one failed scenario is a bar of at
 // least 8 px, drawn at a size that fits the page without shrinking.
+import { unitSignoffInput } from './signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareNatural } from '../../src/order';
-import { compareRuns } from '../../src/signoff/determinism';
 import { evidenceFromRouterReplay, measurement } from '../../src/report/evidence';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { parseRun } from '../../src/signoff/messages';
@@ -51,24 +51,13 @@ function scenario(name: string, line: number, tags: string[], status: 'PASSED' |
 
 function input(scenarios: FakeScenario[], overrides: Partial<SignoffInput> = {}): SignoffInput {
   const run = parseRun(fakeMessages(scenarios));
-  return {
+  return unitSignoffInput(run, REGISTRY, {
     campaign: 'page campaign',
-    date: '2030-01-01 00:00 UTC',
     subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: COMMIT, worktree: 'clean working tree', node: 'v20.20.2' },
     command: COMMAND,
-    run,
-    determinism: compareRuns(run, run),
-    registry: REGISTRY,
-    coverage: null,
-    coverageNote: 'not requested',
-    coverageRun: null,
-    perturbation: null,
-    figures: new Map(),
     companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
-    glossary: [],
-    baseline: null,
     ...overrides,
-  };
+  });
 }
 
 /** Every requirement but TIME-3 and G2-9 has a scenario; one scenario traces to TIME-10 and TIME-2 (tagged in that order). */

@@ -1,5 +1,6 @@
 // Unit tests of the sign-off: reading runs from message streams, the determinism comparison, the
 // computed verdict and its gaps (nothing folded into "passed"), and the escaped renderings.
+import { unitSignoffInput } from './signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareRuns, evidenceDifference } from '../../src/signoff/determinism';
@@ -47,23 +48,7 @@ function scenario(name: string, line: number, overrides: Partial<FakeScenario> =
 
 function input(scenarios: FakeScenario[], rerun: FakeScenario[] = scenarios): SignoffInput {
   const run = parseRun(fakeMessages(scenarios));
-  return {
-    campaign: 'unit campaign',
-    date: '2030-01-01 00:00 UTC',
-    subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: 'abc', worktree: 'clean working tree', node: 'v20.20.2' },
-    command: 'npm run qualify',
-    run,
-    determinism: compareRuns(run, parseRun(fakeMessages(rerun))),
-    registry: REGISTRY,
-    coverage: null,
-    coverageNote: 'not requested',
-    coverageRun: null,
-    perturbation: null,
-    figures: new Map(),
-    companions: [{ label: 'JUnit XML', file: 'junit.xml' }],
-    glossary: [],
-    baseline: null,
-  };
+  return unitSignoffInput(run, REGISTRY, { determinism: compareRuns(run, parseRun(fakeMessages(rerun))), companions: [{ label: 'JUnit XML', file: 'junit.xml' }] });
 }
 
 test('a run is read from its message stream: steps as written, worst status, evidence', () => {

@@ -2,6 +2,7 @@
 // steps, the SLO line drawn at the limit's x-position and the measured value's marker on the CDF,
 // both runs of a ratio drawn, goodput drawn per objective, the claim in words (met and missed), and
 // the card's text equivalent in signoff.md and caption in signoff.html.
+import { unitSignoffInput } from './signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emptyEvidence, type ScenarioEvidence } from '../../src/report/evidence';
@@ -11,7 +12,6 @@ import { ceilingLine, goodputChart, latencyChart, ratioChart, shareAtMost } from
 import { statisticOf } from '../../src/slo/claims';
 import { sloCardLines, sloFigureCaption } from '../../src/signoff/sloCard';
 import { parseRun } from '../../src/signoff/messages';
-import { compareRuns } from '../../src/signoff/determinism';
 import { parseRegistry } from '../../src/signoff/requirements';
 import { buildSignoff } from '../../src/signoff/model';
 import { renderMarkdown } from '../../src/signoff/markdown';
@@ -135,23 +135,11 @@ test('the card says the claim in one line in signoff.md, and as the chart\'s cap
     evidence: withCharts([chart]),
   };
   const run = parseRun(fakeMessages([scenario]));
-  const model = buildSignoff({
-    campaign: 'unit campaign',
-    date: '2030-01-01 00:00 UTC',
-    subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: 'abc', worktree: 'clean working tree', node: 'v20.20.2' },
-    command: 'npm run qualify',
-    run,
-    determinism: compareRuns(run, run),
-    registry: parseRegistry('requirements:\n  - { id: SLO-1, title: Latency SLOs hold, source: issue 40, owner: QA }\n'),
-    coverage: null,
-    coverageNote: 'not requested',
-    coverageRun: null,
-    perturbation: null,
-    figures: new Map([['features/slo/trace_slos.feature:12', '<svg xmlns="http://www.w3.org/2000/svg"/>']]),
-    companions: [],
-    glossary: [],
-    baseline: null,
-  });
+  const model = buildSignoff(
+    unitSignoffInput(run, parseRegistry('requirements:\n  - { id: SLO-1, title: Latency SLOs hold, source: issue 40, owner: QA }\n'), {
+      figures: new Map([['features/slo/trace_slos.feature:12', '<svg xmlns="http://www.w3.org/2000/svg"/>']]),
+    }),
+  );
   const markdown = renderMarkdown(model);
   assert.match(markdown, /\*\*SLO:\*\* p99 time to first token 990 ms ≤ SLO 1\.2 s: met\n\n!\[CDF of the measured metric with the SLO limit and the measured value\]\(signoff-assets\/sc-features-slo-trace-slos-12\.svg\)/);
   const html = renderHtml(model);
