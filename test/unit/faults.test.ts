@@ -5,7 +5,7 @@
 // survivors as having checked nothing, fails the Planted faults gate and covers none of their
 // requirements. Also: an Outline whose Examples table has no rows is read from the Gherkin document
 // (src/signoff/messages.ts) and named, and the planted faults are switched on by name only.
-import { unitSignoffInput } from './signoffInput';
+import { unitSignoffInput } from '../support/signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateMessages } from '@cucumber/gherkin';

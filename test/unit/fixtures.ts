@@ -112,3 +112,24 @@ let nextOrdinal = 0;
 export function requestOf(request_id: string, blockHashes: readonly BlockHash[], isl_tokens: number): RouteRequest {
   return { request_id, ordinal: nextOrdinal++, isl_tokens, block_hashes: blockHashes };
 }
+
+/**
+ * A replay config (YAML) of six requests on 2 aggregated workers with 4-token blocks, each a
+ * 16-token shared prefix and a tail of its own: request i arrives at `arrival_step_ms`·i and its
+ * tail is `tail_tokens(i)` tokens.
+ */
+export function sharedPrefixConfig(arrival_step_ms: number, tail_tokens: (i: number) => number): string {
+  return [
+    'seed: 7',
+    'cluster:',
+    '  workers:',
+    '    - role: aggregated',
+    '      replicas: 2',
+    '      engine: { block_size: 4, num_gpu_blocks: 64, max_num_seqs: 8, max_num_batched_tokens: 256, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }',
+    'router: { kv_event_lag_ms: 1 }',
+    'workload:',
+    '  prefixes: { system: 16 }',
+    '  requests:',
+    ...Array.from({ length: 6 }, (_, i) => `    - { id: r${i}, arrival_ms: ${arrival_step_ms * i}, prompt: [{ prefix: system }, { tokens: ${tail_tokens(i)} }], output_length: 3 }`),
+  ].join('\n');
+}

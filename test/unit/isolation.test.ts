@@ -2,13 +2,13 @@
 // scenario that fails alone, is not run alone or simulates something else alone is named, with
 // why; one whose replay could not be read is a problem; only what passed is replayed, at most
 // ISOLATION_PARALLEL at once; the sign-off model makes it a gate, or its Determinism gate says it was not proven.
+import { unitSignoffInput } from '../support/signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { aloneDifference, checkIsolation, isolationSummary, ISOLATION_PARALLEL, type IsolationCheck } from '../../src/signoff/isolation';
 import type { RunModel, RunScenario } from '../../src/signoff/messages';
 import { evidenceFromComputation } from '../../src/report/evidence';
 import { buildSignoff } from '../../src/signoff/model';
-import { compareRuns } from '../../src/signoff/determinism';
 import { parseRegistry } from '../../src/signoff/requirements';
 
 function scenario(line: number, overrides: Partial<RunScenario> = {}): RunScenario {
@@ -68,24 +68,7 @@ test('only what passed is replayed, at most two at once, each difference and unr
 test('the sign-off makes the proof a gate when it ran, and says order independence was not proven when it did not', () => {
   const run = runOf([scenario(1)]);
   const input = (isolation: IsolationCheck | null | undefined) =>
-    buildSignoff({
-      campaign: 'c',
-      date: 'd',
-      subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: 'abc', worktree: 'clean working tree', node: 'v20' },
-      command: 'npm run qualify',
-      run,
-      determinism: compareRuns(run, run),
-      registry: parseRegistry('requirements:\n  - { id: LAG-1, title: Lag, source: s, owner: QA }\n'),
-      coverage: null,
-      coverageNote: 'not requested',
-      coverageRun: null,
-      perturbation: null,
-      figures: new Map(),
-      companions: [],
-      glossary: [],
-      baseline: null,
-      isolation,
-    });
+    buildSignoff(unitSignoffInput(run, parseRegistry('requirements:\n  - { id: LAG-1, title: Lag, source: s, owner: QA }\n'), { isolation }));
   const gate = (model: ReturnType<typeof buildSignoff>) => model.gates.find((g) => g.title === 'Order independence');
   assert.equal(gate(input({ ran: 1, dependent: [], problems: [] }))!.passed, true);
   assert.equal(gate(input({ ran: 1, dependent: [{ key: 'k', name: 'n', why: 'w' }], problems: [] }))!.passed, false);

@@ -2,6 +2,7 @@
 // a run is narrowed gives "PASSED — NOT A RELEASE SIGN-OFF", exit status 3, `"qualified": false`
 // with its reason and no approval block; a failing gate still gives NOT QUALIFIED; only the
 // project's whole run from a clean tree, with no variable that changes it, is QUALIFIED.
+import { unitSignoffInput } from '../support/signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exitStatusOf, NARROWED_EXIT_STATUS, NARROWED_VERDICT, narrowedReasons, RunFacts, RUN_CHANGING_VARIABLES, TRANSPORT_GIT_VARIABLES, variablesThatChangeRun } from '../../src/signoff/narrowed';
@@ -91,24 +92,11 @@ function signoffInput(narrowed: string[] | undefined, status: 'PASSED' | 'FAILED
     },
   ];
   const run = parseRun(fakeMessages(scenarios));
-  return {
-    campaign: 'c',
-    date: 'd',
-    subject: { packageName: 'kvqual', packageVersion: '0.1.0', commit: 'abc', worktree: 'clean working tree', node: 'v20' },
-    command: 'npm run qualify',
-    run,
+  return unitSignoffInput(run, REGISTRY, {
     determinism: compareRuns(run, parseRun(fakeMessages(scenarios))),
-    registry: REGISTRY,
-    coverage: null,
     coverageNote: 'n',
-    coverageRun: null,
-    perturbation: null,
-    figures: new Map(),
-    companions: [],
-    glossary: [],
-    baseline: null,
     ...(narrowed === undefined ? {} : { narrowed }),
-  };
+  });
 }
 
 test('a narrowed run that passed every gate: its own verdict and exit status, qualified false with its reasons, no approval block', () => {

@@ -1,6 +1,7 @@
 // A report's per-request records are made when read (onDemandArray): they read as the array of
 // records everywhere (indexes, iteration, array methods, JSON, canonical text and digest, deep
 // equality, Object.keys, console output), each read makes an equal record, and writing throws.
+import { sharedPrefixConfig } from './fixtures';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
@@ -9,19 +10,7 @@ import { runReplay } from '../../src/replay';
 import { canonicalJson, canonicalJsonPretty, digestOf } from '../../src/report/canonical';
 import { onDemandArray } from '../../src/report/onDemand';
 
-const CONFIG = [
-  'seed: 7',
-  'cluster:',
-  '  workers:',
-  '    - role: aggregated',
-  '      replicas: 2',
-  '      engine: { block_size: 4, num_gpu_blocks: 64, max_num_seqs: 8, max_num_batched_tokens: 256, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }',
-  'router: { kv_event_lag_ms: 1 }',
-  'workload:',
-  '  prefixes: { system: 16 }',
-  '  requests:',
-  ...Array.from({ length: 6 }, (_, i) => `    - { id: r${i}, arrival_ms: ${i}, prompt: [{ prefix: system }, { tokens: ${5 + i} }], output_length: 3 }`),
-].join('\n');
+const CONFIG = sharedPrefixConfig(1, (i) => 5 + i);
 
 test('the records read as an array: indexes, length, iteration, array methods, JSON and canonical text, keys and deep equality', () => {
   const { report } = runReplay(parseReplayConfig(CONFIG, 'on-demand.yaml'));

@@ -3,7 +3,7 @@
 // one plain sentence with the developers' figures folded; and a summary chart whose words are at
 // least 11 px, whose legend stays inside the drawing and whose one failed scenario is a bar of at
 // least 8 px, drawn at a size that fits the page without shrinking.
-import { unitSignoffInput } from './signoffInput';
+import { unitSignoffInput } from '../support/signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareNatural } from '../../src/order';

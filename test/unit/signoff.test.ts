@@ -1,6 +1,6 @@
 // Unit tests of the sign-off: reading runs from message streams, the determinism comparison, the
 // computed verdict and its gaps (nothing folded into "passed"), and the escaped renderings.
-import { unitSignoffInput } from './signoffInput';
+import { unitSignoffInput } from '../support/signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareRuns, evidenceDifference } from '../../src/signoff/determinism';

@@ -2,7 +2,7 @@
 // steps, the SLO line drawn at the limit's x-position and the measured value's marker on the CDF,
 // both runs of a ratio drawn, goodput drawn per objective, the claim in words (met and missed), and
 // the card's text equivalent in signoff.md and caption in signoff.html.
-import { unitSignoffInput } from './signoffInput';
+import { unitSignoffInput } from '../support/signoffInput';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { emptyEvidence, type ScenarioEvidence } from '../../src/report/evidence';

@@ -5,6 +5,7 @@
 // "no point meets" is a null winner; a non-monotone line is reported; the Pareto front keeps only
 // points nothing beats on both axes; shards' sections merge, and a document answers as the runs did;
 // the repository's example search reads and expands into valid points.
+import { sharedPrefixConfig } from './fixtures';
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -24,19 +25,7 @@ const REPLICAS = 'cluster.workers[0].replicas';
 const HIT_RATE_METRICS = ['prefix_reuse_ratio', 'prefix_reuse_block_ratio', 'prefix_reuse_request_ratio', 'prefix_reuse_of_ceiling_ratio'] as const;
 
 /** Six requests on 2 workers, each a 16-token shared prefix and a tail of its own (4-token blocks, a partial last block for some). */
-const SHARED_PREFIX_CONFIG = [
-  'seed: 7',
-  'cluster:',
-  '  workers:',
-  '    - role: aggregated',
-  '      replicas: 2',
-  '      engine: { block_size: 4, num_gpu_blocks: 64, max_num_seqs: 8, max_num_batched_tokens: 256, kv_cache_bytes_per_token: 1000, timing: { fixed: { prefill_ms: 1, decode_ms: 0.5 } } }',
-  'router: { kv_event_lag_ms: 1 }',
-  'workload:',
-  '  prefixes: { system: 16 }',
-  '  requests:',
-  ...Array.from({ length: 6 }, (_, i) => `    - { id: r${i}, arrival_ms: ${10 * i}, prompt: [{ prefix: system }, { tokens: ${3 + 2 * i} }], output_length: 3 }`),
-].join('\n');
+const SHARED_PREFIX_CONFIG = sharedPrefixConfig(10, (i) => 3 + 2 * i);
 const context: SearchContext = { grid: { [REPLICAS]: [1, 2, 3, 4, 5, 6, 7, 8], 'router.kv_event_lag_ms': [0, 10] }, baseHasSlo: false };
 
 function spec(search: Record<string, unknown>, ctx: SearchContext = context): SearchSpec {
