@@ -8,11 +8,11 @@
 // search into the same folder removes the search's files.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
+import { kvqualProcessAsync } from '../support/cli';
 
 const BIN = path.join(ROOT, 'bin', 'kvqual.js');
 
@@ -22,16 +22,7 @@ interface Run {
   stderr: string;
 }
 
-function kvqual(cwd: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const kvqual = (cwd: string, ...args: string[]): Promise<Run> => kvqualProcessAsync(args, cwd);
 
 const BASE = `# A small cluster whose replica count the search chooses.
 seed: 7

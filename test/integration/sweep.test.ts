@@ -13,11 +13,12 @@
 // chart's mean line and band), each at most 600 px wide, and sweep.html at most 1,280 px wide in Chromium.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
+import { kvqualProcessAsync } from '../support/cli';
 import { runCliAsync } from '../../src/cli/main';
 
 const BIN = path.join(ROOT, 'bin', 'kvqual.js');
@@ -41,16 +42,7 @@ async function kvqualInProcess(cwd: string, ...args: string[]): Promise<Run> {
   return { status, stdout, stderr };
 }
 
-function kvqualAsync(cwd: string, ...args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const kvqualAsync = (cwd: string, ...args: string[]): Promise<Run> => kvqualProcessAsync(args, cwd);
 
 const CHROMIUM = '/usr/bin/chromium';
 

@@ -3,7 +3,7 @@
 // it writes), and a process per case costs a Node start and a TypeScript load each. As a real
 // `node bin/kvqual.js` process: kept for the cases where the executable itself is what is tested
 // (its wiring, exit status and streams), a few per test file.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { runCli } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/io';
@@ -34,4 +34,16 @@ export function kvqualInProcess(args: readonly string[], cwd = ROOT): CliRun {
 export function kvqualProcess(args: readonly string[], cwd = ROOT, env: NodeJS.ProcessEnv = {}): CliRun {
   const result = spawnSync(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), ...args], { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** `node bin/kvqual.js ARGS` as a real process from `cwd`, not waited for: for runs that must overlap (shards at once). */
+export function kvqualProcessAsync(args: readonly string[], cwd = ROOT): Promise<CliRun> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'kvqual.js'), ...args], { cwd });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
 }
