@@ -1,4 +1,4 @@
-// The compiled command line: src/ compiled to JavaScript in build/cli/ (by esbuild; `npm ci` runs it
+// The compiled command line: src/ compiled to JavaScript bundles in build/cli/ (by esbuild; `npm ci` runs it
 // through the `prepare` script, `npm run build` by hand), and whether that build is current, so that
 // bin/kvqual.js runs it instead of loading the TypeScript through tsx (the same code, a faster start).
 // A build is current when the digest of its inputs it recorded (build/cli/manifest.json) is the
@@ -23,8 +23,21 @@ const ROOT = path.resolve(__dirname, '..');
 /** Where the build goes, under the repository (build/ is ignored by git). */
 const BUILD_FOLDER = path.join('build', 'cli');
 const MANIFEST = 'manifest.json';
-/** The manifest's format: a build with another one is stale. */
-const FORMAT = 1;
+/** The manifest's format: a build with another one is stale (1: a file per source; 2: bundles). */
+const FORMAT = 2;
+/**
+ * The bundles the build holds, each a source of src/cli/ with everything it imports from src/ and
+ * from the packages in BUNDLED_PACKAGES, in one file: a start reads and compiles one file where it
+ * read about 270 (zod and yaml alone are about 170). The command line is main.js; sweepWorker.js is
+ * the process a sweep forks for its points (src/cli/sweepPool.ts finds it beside the module that forks it).
+ */
+const BUNDLES = ['main', 'sweepWorker'];
+/**
+ * The packages compiled into the bundles: what every command loads. Every other package stays a
+ * require of node_modules: those loaded only for some work (vega for a figure, cli-progress on a
+ * terminal, tsx for `kvqual qualify`) and the development tools.
+ */
+const BUNDLED_PACKAGES = ['commander', 'fastest-levenshtein', 'lossless-json', 'saxes', 'seedrandom', 'yaml', 'zod'];
 /** What the compiled JavaScript depends on besides src/ (relative to the repository). */
 const OTHER_INPUTS = ['tsconfig.json', path.join('bin', 'compiled.js')];
 
@@ -100,26 +113,32 @@ function readManifest(folder) {
 }
 
 /**
- * The folder of the compiled src/cli when build/cli holds a build of exactly the sources there are
+ * The folder of the compiled command line (its bundles) when build/cli holds a build of exactly the sources there are
  * now; null otherwise (no build, a stale or unreadable one: then kvqual loads the TypeScript).
  */
 function currentBuild(root = ROOT) {
   const folder = path.join(root, BUILD_FOLDER);
   const manifest = readManifest(folder);
   if (manifest === null || manifest.format !== FORMAT || typeof manifest.inputs !== 'string') return null;
-  const cli = path.join(folder, 'src', 'cli');
-  if (!fs.existsSync(path.join(cli, 'main.js')) || !fs.existsSync(path.join(cli, 'io.js'))) return null;
+  if (!BUNDLES.every((bundle) => fs.existsSync(path.join(folder, `${bundle}.js`)))) return null;
   try {
-    if (sameStats(inputStats(root), manifest.stats)) return cli;
-    return inputsDigest(root) === manifest.inputs ? cli : null;
+    if (sameStats(inputStats(root), manifest.stats)) return folder;
+    return inputsDigest(root) === manifest.inputs ? folder : null;
   } catch {
     return null;
   }
 }
 
+/** The packages left out of the bundles (see BUNDLED_PACKAGES), and their subpaths. */
+function externalPackages(root) {
+  const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
+  const names = Object.keys({ ...manifest.dependencies, ...manifest.devDependencies }).filter((name) => !BUNDLED_PACKAGES.includes(name));
+  return names.flatMap((name) => [name, `${name}/*`]);
+}
+
 /**
- * Compiles every TypeScript file under src/ into build/cli/src/ (CommonJS for Node 20, as tsx
- * compiles them) and records the digest of the inputs it compiled. Written into a fresh folder and
+ * Compiles the command line's bundles (BUNDLES) from src/ into build/cli/ (CommonJS for Node 20, as
+ * tsx compiles the sources, with source maps, so that a stack names the TypeScript lines) and records the digest of the inputs it compiled. Written into a fresh folder and
  * put in place whole, the manifest last; when a source changed while it compiled, nothing is put in
  * place (the digest would name sources it did not compile). Returns the build's folder.
  */
@@ -131,10 +150,8 @@ function buildCli(root = ROOT, esbuild = require('esbuild')) {
   const fresh = `${folder}.${process.pid}.tmp`;
   fs.rmSync(fresh, { recursive: true, force: true });
   try {
-    const entryPoints = filesUnder(root, 'src')
-      .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
-      .map((file) => path.join(root, file));
-    esbuild.buildSync({ entryPoints, outdir: fresh, outbase: root, format: 'cjs', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'silent' });
+    const entryPoints = Object.fromEntries(BUNDLES.map((bundle) => [bundle, path.join(root, 'src', 'cli', `${bundle}.ts`)]));
+    esbuild.buildSync({ entryPoints, outdir: fresh, bundle: true, external: externalPackages(root), format: 'cjs', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'silent' });
     if (inputsDigest(root) !== before) throw new Error('a source changed while it compiled; run it again');
     fs.writeFileSync(path.join(fresh, MANIFEST), `${JSON.stringify({ format: FORMAT, inputs: before, esbuild: esbuild.version, stats }, null, 2)}\n`);
     fs.rmSync(folder, { recursive: true, force: true });
@@ -172,4 +189,4 @@ function esbuildProblem(problem) {
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));
 
-module.exports = { BUILD_FOLDER, currentBuild, buildCli, inputsDigest, inputStats, main };
+module.exports = { BUILD_FOLDER, BUNDLES, currentBuild, buildCli, inputsDigest, inputStats, main };

@@ -49,6 +49,7 @@ try {
 
 const build = process.env.KVQUAL_BUILD;
 const compiled = build ? path.resolve(__dirname, '..', build, 'src', 'cli') : process.env.KVQUAL_TSX === '1' ? null : require('./compiled.js').currentBuild();
+/** The command line's main module: the compiled bundle, a compiled src/cli/main.js (KVQUAL_BUILD), or the TypeScript. */
 let cli;
 /** Whether the TypeScript loader is in place (`kvqual qualify` needs it: scripts/ are never compiled here). */
 let tsxLoaded = false;
@@ -61,13 +62,12 @@ function loadTsx() {
 if (compiled !== null) {
   // A stack printed for an internal error names the TypeScript lines (esbuild's source maps), as under tsx.
   if (!build) process.setSourceMapsEnabled(true);
-  cli = { main: require(path.join(compiled, 'main.js')), io: require(path.join(compiled, 'io.js')) };
+  cli = require(path.join(compiled, 'main.js'));
 } else {
   loadTsx();
-  cli = { main: require('../src/cli/main.ts'), io: require('../src/cli/io.ts') };
+  cli = require('../src/cli/main.ts');
 }
-const { runCliAsync } = cli.main;
-const { processIo, statusAfterOutput, ExitCode } = cli.io;
+const { runCliAsync, processIo, statusAfterOutput, ExitCode } = cli;
 
 const { replayProgress } = require('./progress.js');
 

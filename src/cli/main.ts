@@ -15,6 +15,9 @@ import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { printable } from '../inputFiles';
 
+// What bin/kvqual.js needs of io.ts, from here: the compiled command line is one bundle (bin/compiled.js).
+export { ExitCode, processIo, statusAfterOutput } from './io';
+
 /**
  * The version in kvqual's package.json: the nearest one above this module whose name is kvqual (the
  * sources run from src/cli, the compiled coverage run from build/src/cli).

@@ -5,6 +5,7 @@
 // each other to about the speed of one (measured: npm run bench -- sweep), two processes did not.
 import { ChildProcess, fork } from 'node:child_process';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import type { PointOutcome } from '../sweep/results';
 import { SWEEP_WORKER_ENV, type PointTask, type SearchedOutcome, type WorkerNotice, type WorkerReply } from './sweepWorker';
 import { reason } from '../inputFiles';
@@ -32,7 +33,8 @@ const SYSTEM_LIMITS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 
 /** Starts a worker process running sweepWorker (through tsx when running from the TypeScript sources); it inherits this process's node options. */
 function startWorker(): ChildProcess {
-  const file = __filename.replace(/sweepPool\.(ts|js)$/, 'sweepWorker.$1');
+  // Beside this module: src/cli/ (TypeScript), build/src/cli/ (a file per source) or build/cli/ (the bundles, bin/compiled.js).
+  const file = path.join(__dirname, `sweepWorker${path.extname(__filename)}`);
   const execArgv = file.endsWith('.ts') ? [...process.execArgv, '--require', require.resolve('tsx/cjs')] : process.execArgv;
   return fork(file, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, [SWEEP_WORKER_ENV]: '1' } });
 }

@@ -38,7 +38,7 @@ function buildMarked(how: 'prepare' | 'build' = 'build'): void {
   const built = how === 'prepare' ? prepare() : build();
   assert.equal(built.status, 0, built.output);
   assert.match(built.output, /compiled src\/ into build\/cli/);
-  fs.appendFileSync(path.join(copy, 'build', 'cli', 'src', 'cli', 'io.js'), `\nprocess.stderr.write(${JSON.stringify(`${COMPILED_RAN}\n`)});\n`);
+  fs.appendFileSync(path.join(copy, 'build', 'cli', 'main.js'), `\nprocess.stderr.write(${JSON.stringify(`${COMPILED_RAN}\n`)});\n`);
 }
 
 /** `kvqual --version` in the copy: whether the compiled build ran, and what it printed. */
@@ -108,8 +108,12 @@ test('kvqual runs the compiled build only while it is current; a stale one never
 });
 
 test('a source that does not compile fails the build naming it; prepare only says so, and the old build stays stale', () => {
+  // A new source the command line imports (the build bundles what it imports).
   const file = path.join(copy, 'src', 'extra.ts');
+  const importer = path.join(copy, 'src', 'time.ts');
+  const imports = fs.readFileSync(importer, 'utf8');
   fs.writeFileSync(file, 'export const broken = ;\n');
+  fs.writeFileSync(importer, `import './extra';\n${imports}`);
   try {
     const failed = build();
     assert.equal(failed.status, 1, failed.output);
@@ -119,6 +123,7 @@ test('a source that does not compile fails the build naming it; prepare only say
     assert.match(prepared.output, /could not compile the command line/);
     assert.equal(fs.readdirSync(path.join(copy, 'build')).join(' '), 'cli', 'no half-written build is left beside it');
   } finally {
+    fs.writeFileSync(importer, imports);
     fs.rmSync(file);
   }
 });
