@@ -1,9 +1,10 @@
 // What the caller (scripts/qualify.ts) gives the driver: the repository root, the environment, the
-// clock for phase times, git, the console and cucumber's report formatters (DriverContext); and the
-// small helpers every phase shares (nonces, paths from the root, counts and seconds in words).
+// clock for phase times, git, the console, cucumber's report formatters and how the suite runs
+// (DriverContext); and the small helpers every phase shares (nonces, paths from the root, counts and seconds in words).
 import path from 'node:path';
 import { type FigureCache } from '../report/figure';
 import { Subject } from './model';
+import type { SuiteRunner } from './suiteRunner';
 import type { Git } from './worktree';
 
 /** What a live status line shows: phases done of all, and what runs now (phaseConsole.ts). */
@@ -47,6 +48,8 @@ export interface DriverContext {
   git?: Git;
   /** A fresh unguessable nonce for one cucumber run (random; shardTrust.ts). */
   nonce?(): string;
+  /** How the suite runs on tsx and the planted-fault check are made; without it, real processes (suiteRunner.ts). */
+  suiteRunner?: SuiteRunner;
 }
 
 let nonceCount = 0;

@@ -22,14 +22,13 @@ import { countOf, fromRoot, newNonce, seconds } from './context';
 import type { DriverContext } from './context';
 import { NO_JAVASCRIPT, compileBuild, compiledScenarioFailures, coverageEnv, coverageReport, emptyCoverageRun, measureCoverage, typeCheck } from './coverageRun';
 import type { Measured } from './coverageRun';
-import { aloneRun, runFaultCheck } from './faultRuns';
+import { aloneRun, runSuite, suiteRunnerFor } from './suiteRunner';
 import { mergeShards } from './merge';
 import { PERTURB_ENV, secondRunOrder } from './options';
 import { failuresToPrint, PhaseConsole, reportVerdict, reportWritten } from './phaseConsole';
 import type { Prepared } from './prepare';
 import { publishShard, publishSignoff, renderFigures } from './publish';
 import { readRun, runChannelProblems, withLastWords } from './runStreams';
-import { spawn, tool } from './spawn';
 import type { Spawned } from './spawn';
 
 type Read = { run: RunModel | null; problem: string | null };
@@ -52,7 +51,8 @@ interface Plan {
 
 /** What the options ask of this run: a shard's share, the generated workloads, the coverage run and whether run 2 is the compiled one. */
 interface Shape {
-  shardArgs: string[];
+  /** cucumber's `--shard i/n` of this run's share, or null. */
+  shard: string | null;
   fuzzRuns: number;
   coverage: boolean;
   compiledRerun: boolean;
@@ -64,7 +64,7 @@ function shapeOf(prepared: Prepared): Shape {
   const wholeRuns = shard === null || shard.index === 1;
   const coverage = wholeRuns && prepared.options.coverage;
   return {
-    shardArgs: shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`],
+    shard: shard === null ? null : `${shard.index}/${shard.count}`,
     fuzzRuns: wholeRuns ? prepared.options.fuzzRuns : 0,
     coverage,
     // Without shards, the coverage run is the second run of the determinism proof: the suite on the
@@ -150,19 +150,23 @@ interface Running {
   second?: Spawned;
 }
 
+/** The suite's feature files, as cucumber is given them. */
+function suiteGlob(r: Running): string {
+  return `${r.prepared.features}/**/*.feature`;
+}
+
 function inRun(r: Running, name: string): string {
   return fromRoot(r.ctx.root, path.join(r.runDir, name));
 }
 
 /** Run 1: the suite through tsx with cucumber's reports, quiet (its failures are printed once, at the end), read back. */
 function startRunOne(r: Running): Promise<{ spawned: Spawned; read: Read }> {
-  const args = ['--profile', 'replay', `${r.prepared.features}/**/*.feature`, ...r.shape.shardArgs];
-  const formats = ['--format', `html:${inRun(r, 'cucumber.html')}`, '--format', `junit:${inRun(r, 'junit.xml')}`, '--format', `message:${inRun(r, 'messages.ndjson')}`];
+  const reports = { html: inRun(r, 'cucumber.html'), junit: inRun(r, 'junit.xml'), message: inRun(r, 'messages.ndjson') };
   return r.phases.run(
     r.plan.first,
     async () => {
       // Run 1 and the planted faults after it are the longest chain: they keep their priority, the work beside them yields.
-      const spawned = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), [...args, ...formats], r.env.first, true, false);
+      const spawned = await runSuite(r.ctx, { profile: 'replay', paths: [suiteGlob(r)], shard: r.shape.shard, order: null, reports, env: r.env.first, beside: false });
       return { spawned, read: withLastWords(readRun(path.join(r.runDir, 'messages.ndjson')), spawned.output) };
     },
     ({ read }) => scenariosPassed(read),
@@ -170,12 +174,12 @@ function startRunOne(r: Running): Promise<{ spawned: Spawned; read: Read }> {
 }
 
 /** Run 2, in a shuffled order, on `profile` (replay: tsx; compiled: build/), quiet; its stream is read back by the sign-off. */
-async function secondRun(r: Running, index: number, profile: string, env: NodeJS.ProcessEnv): Promise<Read> {
-  const args = ['--profile', profile, `${r.prepared.features}/**/*.feature`, ...r.shape.shardArgs, '--order', secondRunOrder(r.prepared.fuzzSeed), '--format', `message:${inRun(r, RERUN_MESSAGES)}`];
+async function secondRun(r: Running, index: number, profile: 'replay' | 'compiled', env: NodeJS.ProcessEnv): Promise<Read> {
+  const order = secondRunOrder(r.prepared.fuzzSeed);
   return r.phases.run(
     index,
     async () => {
-      r.second = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), args, env, true, r.shape.compiledRerun);
+      r.second = await runSuite(r.ctx, { profile, paths: [suiteGlob(r)], shard: r.shape.shard, order, reports: { message: inRun(r, RERUN_MESSAGES) }, env, beside: r.shape.compiledRerun });
       return withLastWords(readRun(path.join(r.runDir, RERUN_MESSAGES)), r.second.output);
     },
     scenariosPassed,
@@ -224,7 +228,8 @@ async function startFaults(r: Running, firstRead: Promise<Read>): Promise<FaultC
     r.phases.skip(r.plan.faults, 'run 1 wrote no message stream');
     return undefined;
   }
-  return r.phases.run(r.plan.faults, () => runFaultCheck(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), false), faultsSaid);
+  const runner = suiteRunnerFor(r.ctx, 'replay');
+  return r.phases.run(r.plan.faults, () => runner.checkFaults(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), false), faultsSaid);
 }
 
 /** The order-independence proof (--isolation) of what passed run 1; null when not asked for (undefined for a shard). */
