@@ -1,5 +1,7 @@
-// The planted-fault check of `npm run qualify` in one process (src/signoff/faults.ts says what it
-// checks): the step definitions are loaded once through cucumber's API, then the scenarios run
+// The planted-fault check of `npm run qualify` on its own, in one process, for a run 1 stream already
+// written (src/signoff/faults.ts says what it checks; qualify itself runs the same check after run 1
+// in run 1's own process, scripts/first-run.ts): the step definitions are loaded once through
+// cucumber's API, then the scenarios run
 // once per planted simulator fault (src/fuzz/simulatorFaults.ts), the fault switched between the runs,
 // each run given only the survivors of the one before (scripts/suiteInProcess.ts). One Node start and one load of the steps,
 // where a cucumber process per fault would pay both fifteen times.

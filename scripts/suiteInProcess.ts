@@ -2,10 +2,11 @@
 // loaded once (loadSupport), then one runCucumber per run, with cucumber's own formatters writing
 // the run's reports (HTML, JUnit, message stream) and its progress marks and summary line captured
 // as the run's output; the exit status is 0 when the run succeeded and 1 when not, as cucumber's
-// command line gives it. The planted-fault check (scripts/fault-check.ts) runs its faults this way,
-// and the tests run qualify's suite runs this way (IN_PROCESS_SUITE_RUNNER, the driver's
-// SuiteRunner: src/signoff/suiteRunner.ts), where a cucumber process per run would pay a Node start
-// and a load of cucumber, tsx, steps/ and src/ for a fixture suite that runs in milliseconds.
+// command line gives it. Run 1 of `npm run qualify` and its planted-fault check run this way in one
+// process (scripts/first-run.ts; the check alone: scripts/fault-check.ts), and the tests run all of
+// qualify's suite runs on tsx this way (IN_PROCESS_SUITE_RUNNER, the driver's SuiteRunner:
+// src/signoff/suiteRunner.ts), where a cucumber process per run would pay a Node start and a load
+// of cucumber, tsx, steps/ and src/ for a fixture suite that runs in milliseconds.
 //
 // A process gets its run's environment and the steps read it there: the test doubles
 // (KVQUAL_PERTURB, KVQUAL_FUZZ_PLANT), the seed, the figure cache. Here each run sets process.env to
@@ -25,7 +26,7 @@ import type { SupportCodeLibrary } from '@cucumber/cucumber/lib/support_code_lib
 import { checkFaults, type FaultCheck, type FaultedRun } from '../src/signoff/faults';
 import { parseRun, type RunModel } from '../src/signoff/messages';
 import { NONCE_HOOK_PREFIX, RUN_NONCE_ENV } from '../src/signoff/shardTrust';
-import type { SuiteRun, SuiteRunner } from '../src/signoff/suiteRunner';
+import { firstThenFaults, type CheckFaults, type SuiteRun, type SuiteRunner } from '../src/signoff/suiteRunner';
 import { plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked, type SimulatorFault } from '../src/fuzz/simulatorFaults';
 
 /** A run made here: cucumber's exit status and output, and what stopped it when cucumber threw (its command line would have printed it and exited 1). */
@@ -121,25 +122,36 @@ function withRunNonce(support: ISupportCodeLibrary, nonce: string | undefined): 
   return { ...library, beforeTestRunHookDefinitions: hooks } as SupportCodeLibrary;
 }
 
-/** What cucumber's command line would be given for the run, as its configuration. */
-function providedOf(request: SuiteRun): Partial<IConfiguration> {
+/** What cucumber is told for a run: its profiles and the options given beside them (what its command line parses into). */
+export interface CucumberOptions {
+  profiles: string[];
+  provided: Partial<IConfiguration>;
+}
+
+/** What cucumber's command line would be given for the run, as its options. */
+function optionsOf(request: Omit<SuiteRun, 'beside'>): CucumberOptions {
   const { reports } = request;
-  if (reports.summary) throw new Error('the summary formatter belongs to the compiled run, which is a process');
+  if (request.profile !== 'replay' || reports.summary) throw new Error(`the ${request.profile} run is a process of its own, never run in this one`);
   const format = [...(reports.html === undefined ? [] : [`html:${reports.html}`]), ...(reports.junit === undefined ? [] : [`junit:${reports.junit}`]), ...(reports.message === undefined ? [] : [`message:${reports.message}`])];
-  return { paths: request.paths, format, ...(request.order === null ? {} : { order: request.order as IConfiguration['order'] }), ...(request.shard === null ? {} : { shard: request.shard }) };
+  const provided = { paths: request.paths, format, ...(request.order === null ? {} : { order: request.order as IConfiguration['order'] }), ...(request.shard === null ? {} : { shard: request.shard }) };
+  return { profiles: [request.profile], provided };
 }
 
 /** One run, made once the runs queued before it have ended; `onMessage` sees every envelope. */
 export function runInProcess(root: string, request: Omit<SuiteRun, 'beside'>, onMessage?: (envelope: Envelope) => void): Promise<InProcessRun> {
-  if (request.profile !== 'replay') throw new Error(`the ${request.profile} run is a process of its own, never run in this one`);
+  return runWithOptions(root, optionsOf(request), request.env, onMessage);
+}
+
+/** One run with cucumber's options as given (the profile's steps must be `replay`'s), in `env`, once the runs queued before it have ended. */
+export function runWithOptions(root: string, options: CucumberOptions, env: NodeJS.ProcessEnv, onMessage?: (envelope: Envelope) => void): Promise<InProcessRun> {
   return serialized(async () => {
     const output = new Collected();
-    const leave = enterEnvironment(request.env);
+    const leave = enterEnvironment(env);
     try {
       return await stderrInto(output, async () => {
-        const { runConfiguration } = await loadConfiguration({ profiles: [request.profile], provided: providedOf({ ...request, beside: false }) }, { cwd: root, env: process.env });
-        const support = withRunNonce(await loadedSupport(root, runConfiguration), request.env[RUN_NONCE_ENV]);
-        plantSimulatorFault(simulatorFaultAsked(request.env));
+        const { runConfiguration } = await loadConfiguration(options, { cwd: root, env: process.env });
+        const support = withRunNonce(await loadedSupport(root, runConfiguration), env[RUN_NONCE_ENV]);
+        plantSimulatorFault(simulatorFaultAsked(env));
         const { success } = await runCucumber({ ...runConfiguration, support }, { cwd: root, stdout: output, stderr: output, env: process.env }, onMessage);
         return { status: success ? 0 : 1, output: output.text, thrown: null };
       });
@@ -169,14 +181,19 @@ export function faultCheckInProcess(root: string, env: NodeJS.ProcessEnv, first:
   return checkFaults(first, runUnder, faults);
 }
 
+/** The planted-fault check of the stream `firstMessages` in this process, as the driver asks for it; what kept it from completing is one of its problems. */
+export const checkFaultsInProcess: CheckFaults = async (ctx, env, firstMessages) => {
+  try {
+    return await faultCheckInProcess(ctx.root, env, parseRun(fs.readFileSync(firstMessages, 'utf8')));
+  } catch (error) {
+    return { trials: [], survivors: [], exempt: [], problems: [`the planted-fault check could not complete: ${(error as Error).message}`] };
+  }
+};
+
+const runHere: SuiteRunner['run'] = (ctx, request) => runInProcess(ctx.root, request);
+
 /** The driver's suite runs and planted-fault check in this process (the tests' qualify: test/support/qualify.ts). */
 export const IN_PROCESS_SUITE_RUNNER: SuiteRunner = {
-  run: (ctx, request) => runInProcess(ctx.root, request),
-  async checkFaults(ctx, env, firstMessages) {
-    try {
-      return await faultCheckInProcess(ctx.root, env, parseRun(fs.readFileSync(firstMessages, 'utf8')));
-    } catch (error) {
-      return { trials: [], survivors: [], exempt: [], problems: [`the planted-fault check could not complete: ${(error as Error).message}`] };
-    }
-  },
+  run: runHere,
+  runFirst: (ctx, request) => firstThenFaults(ctx, request, runHere, checkFaultsInProcess),
 };

@@ -18,10 +18,6 @@ export interface Spawned {
  */
 const BESIDE_NICENESS = 10;
 
-/**
- * Runs a tool; quiet ones have their output collected, the others print to the console as they run.
- * `beside`: work that runs beside the longest phase, at a lower priority (BESIDE_NICENESS).
- */
 /** The tools a qualify run has started and not yet seen end (cucumber, c8, tsc). */
 const runningChildren = new Set<ChildProcess>();
 
@@ -34,7 +30,12 @@ export function stopChildren(signal: NodeJS.Signals): number {
   return runningChildren.size;
 }
 
-export function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
+/**
+ * Runs a tool; quiet ones have their output collected, the others print to the console as they run.
+ * `beside`: work that runs beside the longest phase, at a lower priority (BESIDE_NICENESS).
+ * `watch` sees the output collected so far each time more comes.
+ */
+export function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false, watch?: (output: string) => void): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     // Output is always collected (cucumber's summary line is one of the channels compared, channels.ts; a run that stops early is explained by its last words); a tool that is not quiet is printed as it runs.
     const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -45,6 +46,7 @@ export function spawn(ctx: DriverContext, command: string, args: string[], env: 
     const collect = (chunk: string) => {
       output += chunk;
       if (!quiet) ctx.write(chunk);
+      watch?.(output);
     };
     child.stdout?.setEncoding('utf8').on('data', collect);
     child.stderr?.setEncoding('utf8').on('data', collect);

@@ -1,8 +1,10 @@
 // How the driver has cucumber run the suite: one run asked for as a SuiteRun (profile, paths, shard,
-// order, report files, environment), and the SuiteRunner that makes it and the planted-fault check
-// of run 1's stream. The default, for `npm run qualify`, is real processes (cucumber-js's command
-// line, scripts/fault-check.ts); a caller may give another through DriverContext.suiteRunner (the
-// tests run the suite in their own process through cucumber's API: scripts/suiteInProcess.ts). The
+// order, report files, environment), and the SuiteRunner that makes it, and makes run 1 followed by
+// the planted-fault check of its stream. The default, for `npm run qualify`, is real processes:
+// cucumber-js's command line for a run, and for run 1 and its faults one process
+// (scripts/first-run.ts: the longest chain of phases pays one Node start and one load of the steps,
+// not two). A caller may give another runner through DriverContext.suiteRunner (the tests run the
+// suite in their own process through cucumber's API: scripts/suiteInProcess.ts). The
 // runs that are processes by nature stay processes whatever the runner: the compiled run under c8
 // (coverage is collected per process) and a scenario replayed alone (the isolation proof is that
 // it passes in a fresh process: aloneRun).
@@ -33,11 +35,32 @@ export interface SuiteRun {
   beside: boolean;
 }
 
+/** Run 1 and the planted-fault check after it, as they end. */
+export interface FirstRun {
+  /** Run 1 has ended (its reports are written): what it printed, its summary line last. */
+  ended: Promise<string>;
+  /** Its exit status as cucumber's command line gives it (0 when the run succeeded, 1 when not) and what its process printed, once that has ended (after the faults, when they share it). */
+  exited: Promise<Spawned>;
+  /** The planted-fault check (faults.ts) of what passed in its message stream, in its environment; null when it wrote none. What kept the check from completing is one of its problems. */
+  faults: Promise<FaultCheck | null>;
+}
+
 export interface SuiteRunner {
   /** One run: its exit status as cucumber's command line gives it (0 when the run succeeded, 1 when not) and what it printed (its progress and summary line). */
   run(ctx: DriverContext, request: SuiteRun): Promise<Spawned>;
-  /** The planted-fault check (faults.ts) of what passed in run 1's message stream, run in `env`; what kept it from completing is one of its problems. */
-  checkFaults(ctx: DriverContext, env: NodeJS.ProcessEnv, firstMessages: string, beside: boolean): Promise<FaultCheck>;
+  /** Run 1 (`request`, which writes a message stream), then the planted-fault check of its stream. */
+  runFirst(ctx: DriverContext, request: SuiteRun): FirstRun;
+}
+
+/** The planted-fault check of the stream `firstMessages` (an absolute path), in `env`. */
+export type CheckFaults = (ctx: DriverContext, env: NodeJS.ProcessEnv, firstMessages: string, beside: boolean) => Promise<FaultCheck>;
+
+/** Run 1 by `run`, then, when it wrote its stream, the planted-fault check by `checkFaults`: a runner's runFirst from its two parts. */
+export function firstThenFaults(ctx: DriverContext, request: SuiteRun, run: SuiteRunner['run'], checkFaults: CheckFaults): FirstRun {
+  const exited = run(ctx, request);
+  const stream = request.reports.message === undefined ? null : path.resolve(ctx.root, request.reports.message);
+  const faults = exited.then(() => (stream !== null && fs.existsSync(stream) ? checkFaults(ctx, request.env, stream, request.beside) : null));
+  return { ended: exited.then((done) => done.output), exited, faults };
 }
 
 /** The command-line arguments of cucumber-js for a run. */
@@ -56,27 +79,42 @@ export function cucumberArgs(request: SuiteRun): string[] {
   ];
 }
 
+/** The line scripts/first-run.ts prints once run 1 has ended, before its planted faults. */
+export const FIRST_RUN_ENDED = 'kvqual first-run: run 1 has ended';
+
 /**
- * The planted-fault check in one process of its own (scripts/fault-check.ts: the steps loaded once,
- * one cucumber run per fault); what kept it from completing is a problem of the check.
+ * Run 1 and its planted-fault check in one process (scripts/first-run.ts: run 1 through cucumber's
+ * API with its reports, its progress and summary printed, the line FIRST_RUN_ENDED, then the
+ * faults, the steps loaded once; its exit status is run 1's as cucumber's command line gives it).
+ * What kept the check from completing is a problem of the check.
  */
-async function processFaultCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, firstMessages: string, beside: boolean): Promise<FaultCheck> {
+function processFirstRun(ctx: DriverContext, request: SuiteRun): FirstRun {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
-  try {
-    const out = path.join(dir, 'faults.json');
-    const done = await spawn(ctx, process.execPath, ['--require', 'tsx/cjs', path.join('scripts', 'fault-check.ts'), firstMessages, out], env, true, beside);
-    if (done.status === 0 && fs.existsSync(out)) return JSON.parse(fs.readFileSync(out, 'utf8')) as FaultCheck;
-    const why = `scripts/fault-check.ts exited with status ${done.status}: ${done.output.split('\n').filter(Boolean).slice(-3).join(' / ')}`;
-    return { trials: [], survivors: [], exempt: [], problems: [why] };
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
+  const out = path.join(dir, 'faults.json');
+  let end: (output: string) => void = () => undefined;
+  const ended = new Promise<string>((resolve) => (end = resolve));
+  const watch = (output: string) => {
+    const at = output.indexOf(FIRST_RUN_ENDED);
+    if (at >= 0) end(output.slice(0, at));
+  };
+  const args = ['--require', 'tsx/cjs', path.join('scripts', 'first-run.ts'), out, ...cucumberArgs(request)];
+  const exited = spawn(ctx, process.execPath, args, request.env, true, request.beside, watch);
+  // A process that ends without the line (it stopped in run 1) has ended run 1 too; the first resolution counts.
+  exited.then((done) => end(done.output), () => end(''));
+  const faults = exited
+    .then((done): FaultCheck | null => {
+      if (fs.existsSync(out)) return JSON.parse(fs.readFileSync(out, 'utf8')) as FaultCheck;
+      const why = `scripts/first-run.ts exited with status ${done.status} before the planted-fault check completed: ${done.output.split('\n').filter(Boolean).slice(-3).join(' / ')}`;
+      return { trials: [], survivors: [], exempt: [], problems: [why] };
+    })
+    .finally(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return { ended, exited, faults };
 }
 
-/** Real processes: cucumber-js for each run, scripts/fault-check.ts for the planted faults (`npm run qualify`). */
+/** Real processes (`npm run qualify`): cucumber-js for a run, scripts/first-run.ts for run 1 and its planted faults. */
 export const PROCESS_SUITE_RUNNER: SuiteRunner = {
   run: (ctx, request) => spawn(ctx, tool(ctx, 'cucumber-js'), cucumberArgs(request), request.env, true, request.beside),
-  checkFaults: processFaultCheck,
+  runFirst: processFirstRun,
 };
 
 /** The runner of a run on tsx: the caller's, else processes. A compiled run is always a process (coverage is collected per process). */

@@ -2,7 +2,8 @@
 // rewrites each run's message stream at exit so that a failing scenario reads as passed. The
 // sign-off, built from the streams, would pass every other gate; cucumber's exit status, its summary
 // line and junit.xml disagree with the stream, and the Channels gate makes the run NOT QUALIFIED,
-// naming each disagreement. The same lie told of suite runs made in the test's own process through
+// naming each disagreement (and that run 1's stream changed after the run had ended, before the
+// process that ran it and its planted faults did). The same lie told of suite runs made in the test's own process through
 // cucumber's API (scripts/suiteInProcess.ts, as most qualification tests run them) is caught the
 // same way: their exit status, summary line and junit.xml are cucumber's own there too.
 import { after, test } from 'node:test';
@@ -13,8 +14,8 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { qualifyInProcess } from '../support/qualify';
 import { parseSignoffJson } from '../../src/signoff/jsonSchema';
-import type { SuiteRunner } from '../../src/signoff/suiteRunner';
-import { IN_PROCESS_SUITE_RUNNER } from '../../scripts/suiteInProcess';
+import { firstThenFaults, type SuiteRunner } from '../../src/signoff/suiteRunner';
+import { checkFaultsInProcess, IN_PROCESS_SUITE_RUNNER } from '../../scripts/suiteInProcess';
 
 const REWRITE = path.join(ROOT, 'test', 'fixtures', 'channels', 'rewrite-stream.cjs');
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -63,17 +64,18 @@ test('a message stream rewritten at exit to pass: NOT QUALIFIED, the Channels ga
   const run = await qualifyInProcess(argsOf('processes'), env, { processes: true });
   const signoff = assertCaught('processes', run);
   assert.ok(signoff.environment!.some((v) => v.name === 'NODE_OPTIONS'), 'the variable is named in the sign-off');
+  // Run 1 shares its process with the planted faults after it (scripts/first-run.ts): its stream was read when it ended, and again when its process had.
+  const channels = signoff.gates.find((g) => g.title === 'Channels')!;
+  assert.ok(channels.summary.includes('run 1 of 2: its message stream changed after the run had ended, before its process did'), channels.summary);
 });
 
 test('the same lie of suite runs made in this process through cucumber\'s API is caught the same way', async () => {
   // Each run's stream rewritten to pass once cucumber has written it, before the driver reads it.
-  const lying: SuiteRunner = {
-    async run(ctx, request) {
-      const done = await IN_PROCESS_SUITE_RUNNER.run(ctx, request);
-      if (request.reports.message !== undefined) rewriteToPass(path.resolve(ctx.root, request.reports.message));
-      return done;
-    },
-    checkFaults: IN_PROCESS_SUITE_RUNNER.checkFaults,
+  const run: SuiteRunner['run'] = async (ctx, request) => {
+    const done = await IN_PROCESS_SUITE_RUNNER.run(ctx, request);
+    if (request.reports.message !== undefined) rewriteToPass(path.resolve(ctx.root, request.reports.message));
+    return done;
   };
+  const lying: SuiteRunner = { run, runFirst: (ctx, request) => firstThenFaults(ctx, request, run, checkFaultsInProcess) };
   assertCaught('in-process', await qualifyInProcess(argsOf('in-process'), {}, { suiteRunner: lying }));
 });
