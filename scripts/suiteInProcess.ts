@@ -143,7 +143,9 @@ export function runInProcess(root: string, request: Omit<SuiteRun, 'beside'>, on
 }
 
 /** One run with cucumber's options as given (the profile's steps must be `replay`'s), in `env`, once the runs queued before it have ended. */
-export function runWithOptions(root: string, options: CucumberOptions, env: NodeJS.ProcessEnv, onMessage?: (envelope: Envelope) => void): Promise<InProcessRun> {
+export function runWithOptions(root: string, options: CucumberOptions, given: NodeJS.ProcessEnv, onMessage?: (envelope: Envelope) => void): Promise<InProcessRun> {
+  // A copy: `given` may be process.env itself, which the run changes (loading the steps sets the placeholder nonce).
+  const env = { ...given };
   return serialized(async () => {
     const output = new Collected();
     const leave = enterEnvironment(env);
