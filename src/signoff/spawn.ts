@@ -4,12 +4,10 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import type { DriverContext } from './context';
+import type { DriverContext, Spawned } from './context';
 
-export interface Spawned {
-  status: number | null;
-  output: string;
-}
+export type { Spawned } from './context';
+
 
 /**
  * The niceness given to work beside the longest chain of phases (run 1, then the planted faults): with more work

@@ -1,56 +1,23 @@
-// How the driver has cucumber run the suite: one run asked for as a SuiteRun (profile, paths, shard,
-// order, report files, environment), and the SuiteRunner that makes it, and makes run 1 followed by
-// the planted-fault check of its stream. The default, for `npm run qualify`, is real processes:
-// cucumber-js's command line for a run, and for run 1 and its faults one process
-// (scripts/first-run.ts: the longest chain of phases pays one Node start and one load of the steps,
-// not two). A caller may give another runner through DriverContext.suiteRunner (the tests run the
-// suite in their own process through cucumber's API: scripts/suiteInProcess.ts). The
-// runs that are processes by nature stay processes whatever the runner: the compiled run under c8
-// (coverage is collected per process) and a scenario replayed alone (the isolation proof is that
-// it passes in a fresh process: aloneRun).
+// How the driver has cucumber run the suite. A run is asked for as a SuiteRun (profile, paths,
+// shard, order, report files, environment) of a SuiteRunner, which makes it, and makes run 1
+// followed by the planted-fault check of its stream (both types in context.ts). The default, for
+// `npm run qualify`, is real processes: cucumber-js's command line for a run, and one process for
+// run 1 and its faults (scripts/first-run.ts: the longest chain of phases pays one Node start and
+// one load of the steps, not two). A caller may give another runner through
+// DriverContext.suiteRunner (the tests run the suite in their own process through cucumber's API:
+// scripts/suiteInProcess.ts). The runs that are processes by nature stay processes whatever the
+// runner: the compiled run under c8 (coverage is collected per process) and a scenario replayed
+// alone (the isolation proof is that it passes in a fresh process: aloneRun).
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { DriverContext } from './context';
+import type { DriverContext, FirstRun, Spawned, SuiteRun, SuiteRunner } from './context';
 import type { FaultCheck } from './faults';
 import type { AloneRun } from './isolation';
 import { readRun } from './runStreams';
-import { spawn, tool, type Spawned } from './spawn';
+import { spawn, tool } from './spawn';
 
-/** One cucumber run of the suite or of some of its scenarios. */
-export interface SuiteRun {
-  /** cucumber.js's profile: `replay` (TypeScript through tsx) or `compiled` (build/, processes only). */
-  profile: 'replay' | 'compiled';
-  /** Feature files, globs or `file:line`, relative to the repository root. */
-  paths: string[];
-  /** cucumber's `--shard i/n`, or null for every scenario. */
-  shard: string | null;
-  /** cucumber's `--order` (`random:SEED`), or null for file order. */
-  order: string | null;
-  /** The report files cucumber's own formatters write, relative to the repository root (`summary`: its summary formatter on the console instead of the progress marks). */
-  reports: { html?: string; junit?: string; message?: string; summary?: boolean };
-  /** The run's whole environment (the steps read their test doubles and the run nonce there). */
-  env: NodeJS.ProcessEnv;
-  /** Work beside the longest phase: at a lower priority where that means something (spawn.ts). */
-  beside: boolean;
-}
-
-/** Run 1 and the planted-fault check after it, as they end. */
-export interface FirstRun {
-  /** Run 1 has ended (its reports are written): what it printed, its summary line last. */
-  ended: Promise<string>;
-  /** Its exit status as cucumber's command line gives it (0 when the run succeeded, 1 when not) and what its process printed, once that has ended (after the faults, when they share it). */
-  exited: Promise<Spawned>;
-  /** The planted-fault check (faults.ts) of what passed in its message stream, in its environment; null when it wrote none. What kept the check from completing is one of its problems. */
-  faults: Promise<FaultCheck | null>;
-}
-
-export interface SuiteRunner {
-  /** One run: its exit status as cucumber's command line gives it (0 when the run succeeded, 1 when not) and what it printed (its progress and summary line). */
-  run(ctx: DriverContext, request: SuiteRun): Promise<Spawned>;
-  /** Run 1 (`request`, which writes a message stream), then the planted-fault check of its stream. */
-  runFirst(ctx: DriverContext, request: SuiteRun): FirstRun;
-}
+export type { FirstRun, SuiteRun, SuiteRunner } from './context';
 
 /** The planted-fault check of the stream `firstMessages` (an absolute path), in `env`. */
 export type CheckFaults = (ctx: DriverContext, env: NodeJS.ProcessEnv, firstMessages: string, beside: boolean) => Promise<FaultCheck>;
