@@ -59,10 +59,13 @@ function processFirstRun(ctx: DriverContext, request: SuiteRun): FirstRun {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
   const out = path.join(dir, 'faults.json');
   let end: (output: string) => void = () => undefined;
+  let seen = false;
   const ended = new Promise<string>((resolve) => (end = resolve));
   const watch = (output: string) => {
-    const at = output.indexOf(FIRST_RUN_ENDED);
-    if (at >= 0) end(output.slice(0, at));
+    const at = seen ? -1 : output.indexOf(FIRST_RUN_ENDED);
+    if (at < 0) return;
+    seen = true;
+    end(output.slice(0, at));
   };
   const args = ['--require', 'tsx/cjs', path.join('scripts', 'first-run.ts'), out, ...cucumberArgs(request)];
   const exited = spawn(ctx, process.execPath, args, request.env, true, request.beside, watch);
@@ -71,6 +74,7 @@ function processFirstRun(ctx: DriverContext, request: SuiteRun): FirstRun {
   const faults = exited
     .then((done): FaultCheck | null => {
       if (fs.existsSync(out)) return JSON.parse(fs.readFileSync(out, 'utf8')) as FaultCheck;
+      if (request.reports.message === undefined || !fs.existsSync(path.resolve(ctx.root, request.reports.message))) return null;
       const why = `scripts/first-run.ts exited with status ${done.status} before the planted-fault check completed: ${done.output.split('\n').filter(Boolean).slice(-3).join(' / ')}`;
       return { trials: [], survivors: [], exempt: [], problems: [why] };
     })
