@@ -1,7 +1,9 @@
-// The planted-fault check of `npm run qualify` in one process (src/signoff/faults.ts says what it
-// checks): the step definitions are loaded once through cucumber's API, then the scenarios run
+// The planted-fault check of `npm run qualify` on its own, in one process, for a run 1 stream already
+// written (src/signoff/faults.ts says what it checks; qualify itself runs the same check after run 1
+// in run 1's own process, scripts/first-run.ts): the step definitions are loaded once through
+// cucumber's API, then the scenarios run
 // once per planted simulator fault (src/fuzz/simulatorFaults.ts), the fault switched between the runs,
-// each run given only the survivors of the one before. One Node start and one load of the steps,
+// each run given only the survivors of the one before (scripts/suiteInProcess.ts). One Node start and one load of the steps,
 // where a cucumber process per fault would pay both fifteen times.
 //
 //   node --require tsx/cjs scripts/fault-check.ts RUN1_MESSAGES OUT_JSON [FAULT…]
@@ -10,29 +12,17 @@
 // FaultCheck. The run's profile is cucumber.js's `replay`. FAULT… tries only those faults, in that
 // order (the tests of the check and an inquiry into one scenario); qualify always tries them all.
 import fs from 'node:fs';
-import { loadConfiguration, loadSupport, runCucumber } from '@cucumber/cucumber/api';
-import { checkFaults, type FaultedRun } from '../src/signoff/faults';
+import path from 'node:path';
 import { parseRun } from '../src/signoff/messages';
-import { plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked } from '../src/fuzz/simulatorFaults';
+import { SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked } from '../src/fuzz/simulatorFaults';
+import { faultCheckInProcess } from './suiteInProcess';
 
 async function main(argv: string[]): Promise<void> {
   const [firstMessages, out, ...only] = argv;
   if (firstMessages === undefined || out === undefined) throw new Error('usage: fault-check.ts RUN1_MESSAGES OUT_JSON [FAULT…]');
   const faults = only.length === 0 ? SIMULATOR_FAULT_NAMES : only.map((name) => simulatorFaultAsked({ [SIMULATOR_FAULT_ENV]: name })!);
   const first = parseRun(fs.readFileSync(firstMessages, 'utf8'));
-  const { runConfiguration } = await loadConfiguration({ profiles: ['replay'], provided: { format: [] } });
-  const support = await loadSupport(runConfiguration);
-  const runUnder: FaultedRun = async (fault, scenarioArgs) => {
-    const lines: string[] = [];
-    plantSimulatorFault(fault);
-    try {
-      await runCucumber({ ...runConfiguration, sources: { ...runConfiguration.sources, paths: scenarioArgs }, support }, undefined, (envelope) => lines.push(JSON.stringify(envelope)));
-    } finally {
-      plantSimulatorFault(null);
-    }
-    return { run: parseRun(lines.join('\n')), problem: null };
-  };
-  const check = await checkFaults(first, runUnder, faults);
+  const check = await faultCheckInProcess(path.resolve(__dirname, '..'), process.env, first, faults);
   fs.writeFileSync(out, `${JSON.stringify(check)}\n`);
 }
 

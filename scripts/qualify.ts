@@ -33,6 +33,7 @@ import path from 'node:path';
 import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopChildren, UsageError } from '../src/signoff/driver';
 import type { Subject } from '../src/signoff/model';
 import type { PhaseStatus } from '../src/signoff/context';
+import type { SuiteRunner } from '../src/signoff/suiteRunner';
 import { CucumberHtmlStream } from '@cucumber/html-formatter';
 import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
 import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
@@ -144,6 +145,8 @@ export interface QualifyIo {
   columns?: number;
   /** On a terminal, the live status line that `out` writes above; absent when piped. */
   progress?: PhaseProgress | null;
+  /** How the suite runs are made (the tests': in their own process); real processes without it. */
+  suiteRunner?: SuiteRunner;
 }
 
 /** The driver's context: the clock, git, the console and the figure cache of this checkout. */
@@ -162,6 +165,7 @@ export function driverContext(io: QualifyIo): DriverContext {
     coverageTemp: io.coverageTemp,
     git,
     nonce: () => randomBytes(16).toString('hex'),
+    suiteRunner: io.suiteRunner,
   };
 }
 

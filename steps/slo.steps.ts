@@ -4,6 +4,7 @@
 // routing policies or the share of the infinite-cache ceiling checked against a limit. Each check
 // records what it measured first, so a failure names the metric, the limit and the measured value,
 // and leaves its claim and the CDFs behind it for the card's chart (src/slo/charts.ts).
+import { BeforeAll } from '@cucumber/cucumber';
 import { Given, Then, When } from './support/catalogue';
 import { expect } from 'chai';
 import type { KvWorld } from './support/world';
@@ -36,11 +37,18 @@ function stateOf(world: KvWorld): SloState {
 }
 
 /**
- * Runs already made in this process, by setup and policy: a run is a pure function of them (DET-1),
- * so scenarios that replay the same setup share one run instead of repeating it.
+ * Runs already made in this cucumber run, by setup and policy: a run is a pure function of them
+ * (DET-1), so scenarios that replay the same setup share one run instead of repeating it. Never
+ * kept from one cucumber run to the next in the same process (the planted-fault check's runs, one
+ * per fault, and the tests' in-process runs: scripts/suiteInProcess.ts): a run made without the
+ * planted fault must not stand in for one made under it, and the determinism proof's second run
+ * must make its own.
  */
 const madeRuns = new Map<string, ReplayOutcome>();
 const KEPT_RUNS = 4;
+BeforeAll({ name: 'the trace replays of an earlier cucumber run in this process are forgotten' }, function () {
+  madeRuns.clear();
+});
 
 const POLICY_WORDS: Record<RouterPolicy, string> = { kv: 'KV-aware routing', round_robin: 'round robin' };
 

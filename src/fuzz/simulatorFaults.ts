@@ -2,7 +2,7 @@
 // check (src/signoff/faults.ts): with one switched on, the simulator itself is wrong in one small
 // way, and a scenario whose Then steps still pass cannot tell a broken simulator from a working
 // one. Each fault is one line in the code it breaks, marked "planted fault"; the steps switch it on
-// from SIMULATOR_FAULT_ENV (steps/support/faults.ts) and scripts/fault-check.ts between its runs,
+// from SIMULATOR_FAULT_ENV (steps/support/faults.ts) and scripts/suiteInProcess.ts between its runs,
 // never src/ itself. A leaf module (it imports nothing), so that any part of the simulator may ask it.
 /** The environment variable naming the planted simulator fault of a cucumber run. */
 export const SIMULATOR_FAULT_ENV = 'KVQUAL_SIM_FAULT';

@@ -13,6 +13,7 @@ import type { DriverContext } from './context';
 import { PERTURB_ENV } from './options';
 import { readRun } from './runStreams';
 import { spawn, tool } from './spawn';
+import { runSuite } from './suiteRunner';
 
 export interface Measured {
   summary: CoverageSummary | null;
@@ -173,7 +174,8 @@ export async function measureCoverage(ctx: DriverContext, features: string, env:
   }
   const covEnv = coverageEnv(ctx, env);
   const messages = path.join(ctx.root, BUILD, 'coverage-messages.ndjson');
-  await Promise.all([spawn(ctx, tool(ctx, 'cucumber-js'), ['--profile', 'compiled', `${features}/**/*.feature`, '--format', `message:${fromRoot(ctx.root, messages)}`, '--format', 'summary'], covEnv, true), checking]);
+  const suite = { profile: 'compiled' as const, paths: [`${features}/**/*.feature`], shard: null, order: null, reports: { message: fromRoot(ctx.root, messages), summary: true }, env: covEnv, beside: false };
+  await Promise.all([runSuite(ctx, suite), checking]);
   compiledScenarioFailures(readRun(messages), run, null);
   return coverageReport(ctx, env, run, features);
 }

@@ -17,7 +17,7 @@
 // The work is split by phase, each file saying what it owns: options.ts (arguments and usage),
 // context.ts (what the caller gives), prepare.ts (checks before the run), spawn.ts (the tools
 // started), runStreams.ts (reading cucumber's streams), coverageRun.ts (the compiled coverage run),
-// faultRuns.ts (planted faults and isolation), publish.ts (the sign-off or shard manifest published),
+// suiteRunner.ts (the suite runs, the planted faults and isolation's alone runs), publish.ts (the sign-off or shard manifest published),
 // outputSet.ts (the names published), merge.ts (--merge), phaseConsole.ts (the console) and
 // qualifyRun.ts (the phases run). This module
 // is the entry point: it exports the same names as before.

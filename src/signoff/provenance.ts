@@ -11,8 +11,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Git } from './worktree';
 
-/** The paths, relative to the repository, whose files a qualification loads and compares with the commit. */
-export const LOADED_PATHS = ['features', 'steps', 'src', 'requirements.yaml', 'cucumber.js'];
+/**
+ * The paths, relative to the repository, whose files a qualification loads and compares with the
+ * commit (run 1 and its planted faults run through scripts/first-run.ts and suiteInProcess.ts).
+ */
+export const LOADED_PATHS = ['features', 'steps', 'src', 'requirements.yaml', 'cucumber.js', 'scripts/first-run.ts', 'scripts/suiteInProcess.ts'];
 
 /** The arguments every git call of qualify starts with: replace refs (`git replace`) are not followed. */
 export const GIT_SAFE_ARGS = ['--no-replace-objects'];

@@ -22,14 +22,13 @@ import { countOf, fromRoot, newNonce, seconds } from './context';
 import type { DriverContext } from './context';
 import { NO_JAVASCRIPT, compileBuild, compiledScenarioFailures, coverageEnv, coverageReport, emptyCoverageRun, measureCoverage, typeCheck } from './coverageRun';
 import type { Measured } from './coverageRun';
-import { aloneRun, runFaultCheck } from './faultRuns';
+import { aloneRun, runSuite, suiteRunnerFor } from './suiteRunner';
 import { mergeShards } from './merge';
 import { PERTURB_ENV, secondRunOrder } from './options';
 import { failuresToPrint, PhaseConsole, reportVerdict, reportWritten } from './phaseConsole';
 import type { Prepared } from './prepare';
 import { publishShard, publishSignoff, renderFigures } from './publish';
-import { readRun, runChannelProblems, withLastWords } from './runStreams';
-import { spawn, tool } from './spawn';
+import { readRun, readRunAndText, runChannelProblems, textOrNull, withLastWords } from './runStreams';
 import type { Spawned } from './spawn';
 
 type Read = { run: RunModel | null; problem: string | null };
@@ -52,7 +51,8 @@ interface Plan {
 
 /** What the options ask of this run: a shard's share, the generated workloads, the coverage run and whether run 2 is the compiled one. */
 interface Shape {
-  shardArgs: string[];
+  /** cucumber's `--shard i/n` of this run's share, or null. */
+  shard: string | null;
   fuzzRuns: number;
   coverage: boolean;
   compiledRerun: boolean;
@@ -64,7 +64,7 @@ function shapeOf(prepared: Prepared): Shape {
   const wholeRuns = shard === null || shard.index === 1;
   const coverage = wholeRuns && prepared.options.coverage;
   return {
-    shardArgs: shard === null ? [] : ['--shard', `${shard.index}/${shard.count}`],
+    shard: shard === null ? null : `${shard.index}/${shard.count}`,
     fuzzRuns: wholeRuns ? prepared.options.fuzzRuns : 0,
     coverage,
     // Without shards, the coverage run is the second run of the determinism proof: the suite on the
@@ -150,32 +150,65 @@ interface Running {
   second?: Spawned;
 }
 
+/** The suite's feature files, as cucumber is given them. */
+function suiteGlob(r: Running): string {
+  return `${r.prepared.features}/**/*.feature`;
+}
+
 function inRun(r: Running, name: string): string {
   return fromRoot(r.ctx.root, path.join(r.runDir, name));
 }
 
-/** Run 1: the suite through tsx with cucumber's reports, quiet (its failures are printed once, at the end), read back. */
-function startRunOne(r: Running): Promise<{ spawned: Spawned; read: Read }> {
-  const args = ['--profile', 'replay', `${r.prepared.features}/**/*.feature`, ...r.shape.shardArgs];
-  const formats = ['--format', `html:${inRun(r, 'cucumber.html')}`, '--format', `junit:${inRun(r, 'junit.xml')}`, '--format', `message:${inRun(r, 'messages.ndjson')}`];
-  return r.phases.run(
+/** Run 1 as it goes: read as soon as it has ended, its process's end and the planted-fault check after it. */
+interface RunOne {
+  /** Its stream read once the run has ended, and that stream's text then. */
+  ended: Promise<{ read: Read; text: string | null }>;
+  exited: Promise<Spawned>;
+  faults: Promise<FaultCheck | null>;
+}
+
+/**
+ * Run 1: the suite through tsx with cucumber's reports, quiet (its failures are printed once, at the
+ * end), read back as soon as it has ended; the planted-fault check of its stream follows it (in the
+ * same process by default, suiteRunner.ts). Its exit status is known once that has ended too.
+ */
+function startRunOne(r: Running): RunOne {
+  const reports = { html: inRun(r, 'cucumber.html'), junit: inRun(r, 'junit.xml'), message: inRun(r, 'messages.ndjson') };
+  // Run 1 and the planted faults after it are the longest chain: they keep their priority, the work beside them yields.
+  const first = suiteRunnerFor(r.ctx, 'replay').runFirst(r.ctx, { profile: 'replay', paths: [suiteGlob(r)], shard: r.shape.shard, order: null, reports, env: r.env.first, beside: false });
+  // Awaited only once run 1 has ended with a stream (startFaults): never an unhandled rejection before.
+  first.faults.catch(() => undefined);
+  const read = r.phases.run(
     r.plan.first,
     async () => {
-      // Run 1 and the planted faults after it are the longest chain: they keep their priority, the work beside them yields.
-      const spawned = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), [...args, ...formats], r.env.first, true, false);
-      return { spawned, read: withLastWords(readRun(path.join(r.runDir, 'messages.ndjson')), spawned.output) };
+      const output = await first.ended;
+      const { read, text } = readRunAndText(path.join(r.runDir, 'messages.ndjson'));
+      return { read: withLastWords(read, output), text };
     },
     ({ read }) => scenariosPassed(read),
   );
+  return { ended: read, exited: first.exited, faults: first.faults };
+}
+
+/**
+ * Run 1 as the sign-off takes it, once its process has ended (after the planted faults, when they
+ * share it): its stream as it is then, and, when that is not the stream it had written when the run
+ * ended, the disagreement in words (a Channels problem: something changed it afterwards).
+ */
+async function runOneAtExit(r: Running, runOne: RunOne): Promise<{ spawned: Spawned; read: Read; changed: string[] }> {
+  const [ended, spawned] = await Promise.all([runOne.ended, runOne.exited]);
+  const file = path.join(r.runDir, 'messages.ndjson');
+  if (textOrNull(file) === ended.text) return { spawned, read: ended.read, changed: [] };
+  return { spawned, read: withLastWords(readRun(file), spawned.output), changed: ['run 1 of 2: its message stream changed after the run had ended, before its process did'] };
 }
 
 /** Run 2, in a shuffled order, on `profile` (replay: tsx; compiled: build/), quiet; its stream is read back by the sign-off. */
-async function secondRun(r: Running, index: number, profile: string, env: NodeJS.ProcessEnv): Promise<Read> {
-  const args = ['--profile', profile, `${r.prepared.features}/**/*.feature`, ...r.shape.shardArgs, '--order', secondRunOrder(r.prepared.fuzzSeed), '--format', `message:${inRun(r, RERUN_MESSAGES)}`];
+async function secondRun(r: Running, index: number, profile: 'replay' | 'compiled', env: NodeJS.ProcessEnv): Promise<Read> {
+  const order = secondRunOrder(r.prepared.fuzzSeed);
   return r.phases.run(
     index,
     async () => {
-      r.second = await spawn(r.ctx, tool(r.ctx, 'cucumber-js'), args, env, true, r.shape.compiledRerun);
+      r.second = await runSuite(r.ctx, { profile, paths: [suiteGlob(r)], shard: r.shape.shard, order, reports: { message: inRun(r, RERUN_MESSAGES) }, env, beside: r.shape.compiledRerun });
       return withLastWords(readRun(path.join(r.runDir, RERUN_MESSAGES)), r.second.output);
     },
     scenariosPassed,
@@ -217,14 +250,15 @@ function startFuzz(r: Running): Promise<CampaignResult | null> {
   return r.phases.run(r.plan.fuzz, () => runFuzzCampaignOnThread(campaign), workloadsSaid);
 }
 
-/** The planted-fault check of what passed run 1 (faults.ts), once run 1 has ended. */
-async function startFaults(r: Running, firstRead: Promise<Read>): Promise<FaultCheck | undefined> {
+/** The planted-fault check of what passed run 1 (faults.ts), from once run 1 has ended until the check has. */
+async function startFaults(r: Running, firstRead: Promise<Read>, checked: Promise<FaultCheck | null>): Promise<FaultCheck | undefined> {
   const read = await firstRead;
   if (read.run === null) {
     r.phases.skip(r.plan.faults, 'run 1 wrote no message stream');
     return undefined;
   }
-  return r.phases.run(r.plan.faults, () => runFaultCheck(r.ctx, r.env.first, path.join(r.runDir, 'messages.ndjson'), false), faultsSaid);
+  const noCheck: FaultCheck = { trials: [], survivors: [], exempt: [], problems: ['the planted-fault check found no message stream of run 1'] };
+  return r.phases.run(r.plan.faults, async () => (await checked) ?? noCheck, faultsSaid);
 }
 
 /** The order-independence proof (--isolation) of what passed run 1; null when not asked for (undefined for a shard). */
@@ -258,13 +292,13 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
   try {
     // Independent work runs at once (two cores): run 1, the fuzz thread, and either run 2 or the compiled build and its runs.
     const runOne = startRunOne(r);
-    const firstRead = runOne.then((one) => one.read);
+    const firstRead = runOne.ended.then((ended) => ended.read);
     const compiled: Promise<Measured | null> = shape.compiledRerun ? compiledRuns(r) : secondRun(r, plan.secondOnTsx, 'replay', r.env.second).then(() => null);
     // The first run's figures are drawn as soon as it ends, while the other work goes on.
     const figures = prepared.options.shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
-    const [one, generated, compiledMeasured, , faults, isolation] = await Promise.all([runOne, startFuzz(r), compiled, figures, startFaults(r, firstRead), startIsolation(r, firstRead)]);
+    const [one, generated, compiledMeasured, , faults, isolation] = await Promise.all([runOneAtExit(r, runOne), startFuzz(r), compiled, figures, startFaults(r, firstRead, runOne.faults), startIsolation(r, firstRead)]);
     const measured = plan.ownCoverage >= 0 ? await phases.run(plan.ownCoverage, () => measureCoverage(ctx, prepared.features, r.env.first), coverageSaid) : compiledMeasured;
-    const channels = (first: RunModel | null, second: RunModel | null) => runChannelProblems(runDir, nonces, one.spawned, r.second, first, second);
+    const channels = (first: RunModel | null, second: RunModel | null) => [...one.changed, ...runChannelProblems(runDir, nonces, one.spawned, r.second, first, second)];
     const shard = prepared.options.shard;
     if (shard !== null) {
       const preview = await phases.run(plan.last, () => {

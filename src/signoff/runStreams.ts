@@ -46,6 +46,12 @@ export function runChannelProblems(
 }
 
 export function readRun(file: string): { run: RunModel | null; problem: string | null } {
-  if (!fs.existsSync(file)) return { run: null, problem: `cucumber wrote no message stream (${path.basename(file)})` };
-  return { run: parseRun(fs.readFileSync(file, 'utf8')), problem: null };
+  return readRunAndText(file).read;
+}
+
+/** A run's message stream read and parsed, and its text (null when there is none). */
+export function readRunAndText(file: string): { read: { run: RunModel | null; problem: string | null }; text: string | null } {
+  const text = textOrNull(file);
+  if (text === null) return { read: { run: null, problem: `cucumber wrote no message stream (${path.basename(file)})` }, text };
+  return { read: { run: parseRun(text), problem: null }, text };
 }

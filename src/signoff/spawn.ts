@@ -4,12 +4,10 @@
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import type { DriverContext } from './context';
+import type { DriverContext, Spawned } from './context';
 
-export interface Spawned {
-  status: number | null;
-  output: string;
-}
+export type { Spawned } from './context';
+
 
 /**
  * The niceness given to work beside the longest chain of phases (run 1, then the planted faults): with more work
@@ -18,10 +16,6 @@ export interface Spawned {
  */
 const BESIDE_NICENESS = 10;
 
-/**
- * Runs a tool; quiet ones have their output collected, the others print to the console as they run.
- * `beside`: work that runs beside the longest phase, at a lower priority (BESIDE_NICENESS).
- */
 /** The tools a qualify run has started and not yet seen end (cucumber, c8, tsc). */
 const runningChildren = new Set<ChildProcess>();
 
@@ -34,7 +28,12 @@ export function stopChildren(signal: NodeJS.Signals): number {
   return runningChildren.size;
 }
 
-export function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false): Promise<Spawned> {
+/**
+ * Runs a tool; quiet ones have their output collected, the others print to the console as they run.
+ * `beside`: work that runs beside the longest phase, at a lower priority (BESIDE_NICENESS).
+ * `watch` sees the output collected so far each time more comes.
+ */
+export function spawn(ctx: DriverContext, command: string, args: string[], env: NodeJS.ProcessEnv, quiet: boolean, beside = false, watch?: (output: string) => void): Promise<Spawned> {
   return new Promise((resolve, reject) => {
     // Output is always collected (cucumber's summary line is one of the channels compared, channels.ts; a run that stops early is explained by its last words); a tool that is not quiet is printed as it runs.
     const child = spawnChild(command, args, { cwd: ctx.root, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -45,6 +44,7 @@ export function spawn(ctx: DriverContext, command: string, args: string[], env: 
     const collect = (chunk: string) => {
       output += chunk;
       if (!quiet) ctx.write(chunk);
+      watch?.(output);
     };
     child.stdout?.setEncoding('utf8').on('data', collect);
     child.stderr?.setEncoding('utf8').on('data', collect);

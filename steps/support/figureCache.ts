@@ -163,7 +163,7 @@ export function figureCacheFolder(env: NodeJS.ProcessEnv = process.env): string 
   return path.join(cacheHome, 'kvqual', 'figures');
 }
 
-/** The cache the hooks use, as the environment asks: undefined when it is turned off. */
+/** The cache the environment names (the sign-off draws into it): undefined when it is turned off. */
 export function figureCacheFromEnv(env: NodeJS.ProcessEnv = process.env): FolderFigureCache | undefined {
   const folder = figureCacheFolder(env);
   return folder === null ? undefined : folderFigureCache(folder);

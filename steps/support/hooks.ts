@@ -9,9 +9,18 @@ import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromClus
 import { renderFigure } from '../../src/report/figure';
 import { replayCommand } from '../../src/report/replayCommand';
 import { PERTURB_ENV, perturbationApplied, perturbationAsked, perturbIfAsked } from './perturb';
-import { figureCacheFromEnv } from './figureCache';
+import { figureCacheFolder, folderFigureCache, type FolderFigureCache } from './figureCache';
 
-const figureCache = figureCacheFromEnv();
+/** The figure caches used, by folder (one each: a cache keeps what it has read). */
+const figureCaches = new Map<string, FolderFigureCache>();
+
+/** The cache the run's environment names, read for each scenario (runs in one process may each have their own: scripts/suiteInProcess.ts); undefined when turned off. */
+function figureCache(): FolderFigureCache | undefined {
+  const folder = figureCacheFolder();
+  if (folder === null) return undefined;
+  if (!figureCaches.has(folder)) figureCaches.set(folder, folderFigureCache(folder));
+  return figureCaches.get(folder);
+}
 
 // A step's time limit is a hang guard, not a measure: cucumber's 5 s could fail an honest step only
 // in the sign-off's second run, compiled under coverage at a lower priority on a loaded machine.
@@ -49,7 +58,7 @@ After(async function (this: KvWorld, { pickle, result }) {
   const evidence = evidenceOf(this);
   if (this.sloCharts.length > 0) evidence.slo = [...this.sloCharts];
   this.attach(JSON.stringify(evidence), EVIDENCE_MEDIA_TYPE);
-  const figure = await renderFigure(evidence, undefined, figureCache);
+  const figure = await renderFigure(evidence, undefined, figureCache());
   if (figure !== null) this.attach(Buffer.from(figure, 'utf8'), { mediaType: 'image/svg+xml', fileName: HOOK_ATTACHMENT_FILES.figure });
   const decisions = evidence.timeline.placements.map((placement) => placement.sentence);
   if (decisions.length > 0) this.attach(decisions.join('\n'), { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.decisions });

@@ -1,7 +1,8 @@
 // End-to-end tests of `npm run qualify` on fixture suites run through cucumber with the real
 // steps: a clean run of a fixture suite passes every gate but is not a release sign-off (another
-// suite, no coverage run): PASSED — NOT A RELEASE SIGN-OFF, exit 3; the same run twice gives the same report apart
-// from the date line; the perturbation test double (in a run with coverage on, whose run 2 on the compiled suite it perturbs) flips the verdict and names the scenario; an
+// suite, no coverage run): PASSED — NOT A RELEASE SIGN-OFF, exit 3; the same run twice, once as
+// `npm run qualify` makes its suite runs (processes) and once with them in the test's own process
+// through cucumber's API, gives the same report apart from the date line, the same verdict, gates and digests; the perturbation test double (in a run with coverage on, whose run 2 on the compiled suite it perturbs) flips the verdict and names the scenario; an
 // undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
 // with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
 // the real suite with one scenario of every feature file perturbed is NOT QUALIFIED naming each;
@@ -43,6 +44,8 @@ interface Qualified {
   output: string;
   markdown: string;
   html: string;
+  /** signoff.json's text. */
+  json: string;
   dir: string;
 }
 
@@ -62,11 +65,11 @@ async function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}
   const dir = path.join(scratch, out);
   const run = how.process || how.onSpawn ? await qualifyProcess(args, env, how.onSpawn) : await qualifyInProcess(args, env);
   const read = (name: string) => (fs.existsSync(path.join(dir, name)) ? fs.readFileSync(path.join(dir, name), 'utf8') : '');
-  return { status: run.status, output: run.output, markdown: read('signoff.md'), html: read('signoff.html'), dir };
+  return { status: run.status, output: run.output, markdown: read('signoff.md'), html: read('signoff.html'), json: read('signoff.json'), dir };
 }
 
 let clean: Qualified;
-let cleanAgain: { markdown: string; html: string };
+let cleanAgain: { markdown: string; html: string; json: string };
 let perturbed: Qualified;
 let broken: Qualified;
 let suite: Qualified;
@@ -74,12 +77,13 @@ let planted: Qualified;
 
 before(async () => {
   // Two runs at a time on two cores; the repeat of the clean run writes to the same place. The clean
-  // run is `npm run qualify` end to end, a process of its own (its exit status and console); the others run in this process.
+  // run is `npm run qualify` end to end, a process of its own (its exit status and console) whose
+  // suite runs are processes; the others run in this process, their suite runs too (test/support/qualify.ts).
   const withWorkloads = fixtureArgs('signoff', path.join(scratch, 'clean'), 'sign-off fixture', 50);
   // The perturbed run has coverage on: its run 2 is the suite compiled under c8, and the test double perturbs it there (the coverage test reads it too).
   const withCoverage = fixtureArgs('signoff', path.join(scratch, 'perturbed')).filter((arg) => arg !== '--no-coverage');
   [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads, { process: true }), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' }, withCoverage)]);
-  const first = { markdown: clean.markdown, html: clean.html };
+  const first = { markdown: clean.markdown, html: clean.html, json: clean.json };
   [broken] = await Promise.all([qualify('signoff-broken', 'broken'), qualify('signoff', 'clean', {}, withWorkloads).then((again) => (cleanAgain = again))]);
   // The planted defect's run beside the whole suite's (whose two runs leave room on the second core now and then).
   [suite, planted] = await Promise.all([qualify('features', 'suite'), qualify('signoff', 'planted', { KVQUAL_FUZZ_PLANT: '1' }, fixtureArgs('signoff', path.join(scratch, 'planted'), 'sign-off fixture', 20))]);
@@ -114,7 +118,7 @@ test('a clean fixture run passes every gate, is not a release sign-off (exit 3, 
   assert.equal(fs.readdirSync(path.join(clean.dir, '.signoff-runs')).length, 1, 'only the published run is kept');
 });
 
-test('the same run twice gives the same report apart from the date line', () => {
+test('the same run twice, its suite runs as processes and in this process, gives the same report apart from the date line, the same verdict, gates and digests', () => {
   for (const kind of ['markdown', 'html'] as const) {
     const one = clean[kind].split('\n');
     const two = cleanAgain[kind].split('\n');
@@ -127,6 +131,12 @@ test('the same run twice gives the same report apart from the date line', () => 
       assert.equal(a.replace(dated, 'DATE'), b.replace(dated, 'DATE'), `${kind}: the line differs by more than its date`);
     }
   }
+  const [processes, inProcess] = [clean.json, cleanAgain.json].map((text) => parseSignoffJson(text, 'signoff.json'));
+  assert.equal(inProcess.verdict, processes.verdict);
+  assert.deepEqual(inProcess.gates, processes.gates);
+  const digests = (signoff: typeof processes) => signoff.scenarios.map((s) => [s.key, s.status, s.digest]);
+  assert.ok(digests(processes).every(([, , digest]) => typeof digest === 'string' && digest !== ''), 'every scenario has a digest');
+  assert.deepEqual(digests(inProcess), digests(processes));
 });
 
 test('the perturbation test double flips the verdict to NOT QUALIFIED and names the scenario', () => {

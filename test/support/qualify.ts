@@ -1,16 +1,21 @@
 // Runs `npm run qualify` for tests, two ways. In this process (qualifyInProcess: scripts/qualify.ts's
 // qualifyWith with a console that is collected): what most qualification tests check is the
 // sign-off a run publishes, its exit status and what it prints, and a process per run costs a Node
-// start and a load of the driver, the report and its libraries each time; the suite runs, the
-// planted-fault check and the coverage run are the driver's own processes either way. As a real
-// `node scripts/qualify.ts` process (qualifyProcess): kept for what only a process shows (its
-// wiring, its streams, a kill), a few per test file.
+// start and a load of the driver, the report and its libraries each time. Its suite runs on tsx
+// and its planted-fault check run in this process too, through cucumber's API
+// (scripts/suiteInProcess.ts: the steps loaded once, cucumber's own formatters and exit status), unless
+// the test asks for the driver's real processes (`processes`: what only a process shows, such as
+// code loaded into it by NODE_OPTIONS); the compiled coverage run and the isolation proof's alone
+// runs are processes either way. As a real `node scripts/qualify.ts` process (qualifyProcess): kept
+// for what only a process shows (its wiring, its streams, a kill), a few per test file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { qualifyWith } from '../../scripts/qualify';
+import { environmentOutsideRuns, IN_PROCESS_SUITE_RUNNER } from '../../scripts/suiteInProcess';
 import { ROOT } from './paths';
+import type { SuiteRunner } from '../../src/signoff/suiteRunner';
 
 export interface QualifyRun {
   status: number | null;
@@ -25,17 +30,20 @@ const TEST_DOUBLES = ['KVQUAL_PERTURB', 'KVQUAL_FUZZ_PLANT', 'KVQUAL_SIM_FAULT',
 
 /** This process's variables with `env` added, and without a test double `env` does not give. */
 export function qualifyEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const merged = { ...process.env, ...env };
+  // (Not process.env itself, which holds an in-process suite run's own while it runs.)
+  const merged = { ...environmentOutsideRuns(), ...env };
   for (const double of TEST_DOUBLES) if (!(double in env)) delete merged[double];
   return merged;
 }
 
 /**
  * `npm run qualify -- ARGS` in this process, from the repository, with `env` added to this
- * process's variables (test doubles only when given). The compiled coverage run gets a temporary
- * folder of its own, removed when the run ends.
+ * process's variables (test doubles only when given); its suite runs in this process too (or through
+ * the `suiteRunner` given), or with `processes` as the driver's real processes (as `npm run qualify`
+ * makes them). The compiled
+ * coverage run gets a temporary folder of its own, removed when the run ends.
  */
-export async function qualifyInProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<QualifyRun> {
+export async function qualifyInProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}, how: { processes?: boolean; suiteRunner?: SuiteRunner } = {}): Promise<QualifyRun> {
   let output = '';
   let stdout = '';
   let stderr = '';
@@ -46,6 +54,7 @@ export async function qualifyInProcess(args: readonly string[], env: NodeJS.Proc
       err: (text: string) => void ((stderr += text), (output += text)),
       env: qualifyEnv(env),
       coverageTemp,
+      suiteRunner: how.processes ? undefined : (how.suiteRunner ?? IN_PROCESS_SUITE_RUNNER),
     };
     const status = await qualifyWith([...args], io);
     return { status, output, stdout, stderr };
