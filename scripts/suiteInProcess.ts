@@ -28,6 +28,7 @@ import { parseRun, type RunModel } from '../src/signoff/messages';
 import { NONCE_HOOK_PREFIX, RUN_NONCE_ENV } from '../src/signoff/shardTrust';
 import { firstThenFaults, type CheckFaults, type SuiteRun, type SuiteRunner } from '../src/signoff/suiteRunner';
 import { plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked, type SimulatorFault } from '../src/fuzz/simulatorFaults';
+import { SCENARIO_FIGURES_ENV } from '../src/report/figure';
 
 /** A run made here: cucumber's exit status and output, and what stopped it when cucumber threw (its command line would have printed it and exited 1). */
 export interface InProcessRun {
@@ -167,6 +168,11 @@ export function runWithOptions(root: string, options: CucumberOptions, given: No
   });
 }
 
+/** The environment of the run under a planted fault: the fault named, and no figure attached (nobody reads a faulted run's figures). */
+export function faultRunEnvironment(env: NodeJS.ProcessEnv, fault: SimulatorFault): NodeJS.ProcessEnv {
+  return { ...env, [SIMULATOR_FAULT_ENV]: fault, [SCENARIO_FIGURES_ENV]: 'off' };
+}
+
 /**
  * The planted-fault check (src/signoff/faults.ts) of what passed in `first`, in this process: the
  * scenarios run once per fault, in `env` with KVQUAL_SIM_FAULT naming it, each given only the
@@ -175,7 +181,7 @@ export function runWithOptions(root: string, options: CucumberOptions, given: No
 export function faultCheckInProcess(root: string, env: NodeJS.ProcessEnv, first: RunModel, faults: readonly SimulatorFault[] = SIMULATOR_FAULT_NAMES): Promise<FaultCheck> {
   const runUnder: FaultedRun = async (fault, scenarioArgs) => {
     const lines: string[] = [];
-    const request = { profile: 'replay' as const, paths: scenarioArgs, shard: null, order: null, reports: {}, env: { ...env, [SIMULATOR_FAULT_ENV]: fault } };
+    const request = { profile: 'replay' as const, paths: scenarioArgs, shard: null, order: null, reports: {}, env: faultRunEnvironment(env, fault) };
     const run = await runInProcess(root, request, (envelope) => lines.push(JSON.stringify(envelope)));
     if (run.thrown !== null) return { run: null, problem: `cucumber could not run: ${run.thrown}` };
     return { run: parseRun(lines.join('\n')), problem: null };

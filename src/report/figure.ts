@@ -467,6 +467,15 @@ async function drawSvg(spec: TopLevelSpec): Promise<string> {
 }
 
 /**
+ * The variable that, set to `off`, has the cucumber steps attach no figure to a scenario (its
+ * evidence is attached all the same): for the runs whose figures nobody reads, which qualify makes
+ * (the planted-fault runs and a second run that is not the coverage run; the sign-off draws its
+ * figures from run 1's evidence, and only run 1's cucumber.html shows the attached ones). Under a
+ * planted fault most figures are new pictures, each drawn by vega.
+ */
+export const SCENARIO_FIGURES_ENV = 'KVQUAL_SCENARIO_FIGURES';
+
+/**
  * Renders a scenario's figure to SVG, through the allow-list sanitiser (svgSanitiser.ts: drawing
  * elements only, ids `<idPrefix>-N`); null when the evidence has nothing to draw. With a cache, a
  * spec drawn before is not drawn again; an entry the sanitiser refuses (tampered or damaged) is

@@ -10,6 +10,7 @@ import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { PLANTED_DEFECT_ENV } from '../fuzz/planted';
 import { SIMULATOR_FAULT_ENV } from '../fuzz/simulatorFaults';
+import { SCENARIO_FIGURES_ENV } from '../report/figure';
 import type { FaultCheck } from './faults';
 import { checkIsolation, type IsolationCheck } from './isolation';
 import { newRunDir, removeStale, runFolderGuard } from './write';
@@ -127,10 +128,11 @@ function isolationSaid(check: IsolationCheck): string {
 }
 
 /** The environments of the two runs: each with its nonce; the test doubles where they belong (the perturbation in run 2 only, the planted defect in the generated workloads only). */
-function runEnvironments(ctx: DriverContext, nonces: { first: string; second: string }): { first: NodeJS.ProcessEnv; second: NodeJS.ProcessEnv } {
+export function runEnvironments(ctx: DriverContext, nonces: { first: string; second: string }): { first: NodeJS.ProcessEnv; second: NodeJS.ProcessEnv } {
   const first: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.first };
-  const second: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.second };
-  for (const name of [PERTURB_ENV, PLANTED_DEFECT_ENV, SIMULATOR_FAULT_ENV]) delete first[name];
+  // Run 2 on tsx attaches no figures (nobody reads them); the compiled run 2 draws them (coverage.ts: the scenarios' lines include the figures').
+  const second: NodeJS.ProcessEnv = { ...ctx.env, [RUN_NONCE_ENV]: nonces.second, [SCENARIO_FIGURES_ENV]: 'off' };
+  for (const name of [PERTURB_ENV, PLANTED_DEFECT_ENV, SIMULATOR_FAULT_ENV, SCENARIO_FIGURES_ENV]) delete first[name];
   for (const name of [PLANTED_DEFECT_ENV, SIMULATOR_FAULT_ENV]) delete second[name];
   return { first, second };
 }

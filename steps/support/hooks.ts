@@ -6,7 +6,7 @@
 import { After, Before, BeforeStep, setDefaultTimeout, Status } from '@cucumber/cucumber';
 import type { KvWorld } from './world';
 import { emptyEvidence, EVIDENCE_MEDIA_TYPE, evidenceComparing, evidenceFromCluster, evidenceFromComputation, evidenceFromRouterReplay, evidenceFromSetup, HOOK_ATTACHMENT_FILES, ScenarioEvidence } from '../../src/report/evidence';
-import { renderFigure } from '../../src/report/figure';
+import { renderFigure, SCENARIO_FIGURES_ENV } from '../../src/report/figure';
 import { replayCommand } from '../../src/report/replayCommand';
 import { PERTURB_ENV, perturbationApplied, perturbationAsked, perturbIfAsked } from './perturb';
 import { figureCacheFolder, folderFigureCache, type FolderFigureCache } from './figureCache';
@@ -58,7 +58,7 @@ After(async function (this: KvWorld, { pickle, result }) {
   const evidence = evidenceOf(this);
   if (this.sloCharts.length > 0) evidence.slo = [...this.sloCharts];
   this.attach(JSON.stringify(evidence), EVIDENCE_MEDIA_TYPE);
-  const figure = await renderFigure(evidence, undefined, figureCache());
+  const figure = process.env[SCENARIO_FIGURES_ENV] === 'off' ? null : await renderFigure(evidence, undefined, figureCache());
   if (figure !== null) this.attach(Buffer.from(figure, 'utf8'), { mediaType: 'image/svg+xml', fileName: HOOK_ATTACHMENT_FILES.figure });
   const decisions = evidence.timeline.placements.map((placement) => placement.sentence);
   if (decisions.length > 0) this.attach(decisions.join('\n'), { mediaType: 'text/plain', fileName: HOOK_ATTACHMENT_FILES.decisions });

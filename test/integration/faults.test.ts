@@ -1,7 +1,8 @@
 // The planted-fault check end to end on a fixture suite with the real steps: scripts/fault-check.ts
 // reruns what passed under each fault in one process, and a scenario no fault it is given reaches
 // survives; `npm run qualify` runs the check as a phase and names an Outline whose Examples table has
-// no rows, which covers nothing.
+// no rows, which covers nothing. The runs whose figures nobody reads (under a fault, run 2 on tsx)
+// attach none, run 1 always does.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +12,11 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { qualifyInProcess } from '../support/qualify';
 import type { FaultCheck } from '../../src/signoff/faults';
+import type { Envelope } from '@cucumber/messages';
+import { faultRunEnvironment, runInProcess } from '../../scripts/suiteInProcess';
+import { SCENARIO_FIGURES_ENV } from '../../src/report/figure';
+import { runEnvironments } from '../../src/signoff/qualifyRun';
+import type { DriverContext } from '../../src/signoff/context';
 
 const FIXTURE = path.join('test', 'fixtures', 'unfailable');
 const FEATURE = 'test/fixtures/unfailable/features/unfailable.feature';
@@ -56,4 +62,24 @@ test('qualify runs the check as a phase: every fault given, the gate passes when
   } finally {
     fs.rmSync(out, { recursive: true, force: true });
   }
+});
+
+test('the runs whose figures nobody reads attach none: a faulted run and run 2 on tsx; run 1 always draws them, whatever the shell says', async () => {
+  const attached = async (env: NodeJS.ProcessEnv) => {
+    const types: string[] = [];
+    const run = await runInProcess(ROOT, { profile: 'replay', paths: ['features/router/lag_visibility.feature:27'], shard: null, order: null, reports: {}, env }, (envelope: Envelope) => {
+      if (envelope.attachment) types.push(envelope.attachment.mediaType);
+    });
+    assert.equal(run.status, 0, run.output);
+    return types;
+  };
+  const drawn = await attached({ ...process.env, [SCENARIO_FIGURES_ENV]: '' });
+  assert.ok(drawn.includes('image/svg+xml'), `a figure attached by default: ${drawn.join(', ')}`);
+  const undrawn = await attached({ ...process.env, [SCENARIO_FIGURES_ENV]: 'off' });
+  assert.ok(!undrawn.includes('image/svg+xml'), `no figure when off: ${undrawn.join(', ')}`);
+  assert.deepEqual(undrawn, drawn.filter((type) => type !== 'image/svg+xml'), 'the evidence and the rest attached all the same');
+  assert.equal(faultRunEnvironment({}, 'lag')[SCENARIO_FIGURES_ENV], 'off');
+  const envs = runEnvironments({ env: { [SCENARIO_FIGURES_ENV]: 'off' } } as unknown as DriverContext, { first: 'n1', second: 'n2' });
+  assert.equal(envs.first[SCENARIO_FIGURES_ENV], undefined, "run 1 draws (its cucumber.html shows them) even when the shell turned them off");
+  assert.equal(envs.second[SCENARIO_FIGURES_ENV], 'off');
 });
