@@ -16,7 +16,7 @@ import type { PassTimeModel } from '../engine/passTime';
 import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog, type RankSummary } from '../events/checkLog';
 import type { KvEvent } from '../events/model';
-import { parseWireLog, WireFormatError } from '../events/wire';
+import { parseWireLog, WireFormatError, type LogLine } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
 import type { Statistics } from '../report/requestMetrics';
 import type { AgenticTrace } from '../agentic/trace';
@@ -286,7 +286,9 @@ export function checkRun(run: ObservedRun): Violation[] {
   violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...roundRobinViolations(requests, outcome.result.ranks), ...summaryViolations(outcome), ...metricViolations(outcome));
   violations.push(...failedPlayViolations(requests, run.failures), ...playReleaseViolations(requests, outcome.plays, run.agentic_trace));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
-  violations.push(...eventLogViolations(run.event_log, outcome.result.ranks), ...routerViewViolations(run.placement_views, run.event_log));
+  // One parse of the written log for both of its checks (each only reads the lines).
+  const log = parsedEventLog(run.event_log);
+  violations.push(...eventLogViolations(log, outcome.result.ranks), ...routerViewViolations(run.placement_views, log));
   return violations;
 }
 
@@ -626,16 +628,9 @@ interface ViewedRank {
  * blocks = the blocks right after those in its HostPinned set, consecutive. A log that does not
  * parse is the event-stream check's.
  */
-function routerViewViolations(views: readonly PlacementView[], event_log: string): Violation[] {
-  if (views.length === 0) return [];
-  let lines;
-  try {
-    lines = parseWireLog(event_log);
-  } catch (error) {
-    if (error instanceof WireFormatError) return [];
-    throw error;
-  }
-  const events = lines.flatMap((line) => line.batch.events);
+function routerViewViolations(views: readonly PlacementView[], log: ParsedEventLog): Violation[] {
+  if (views.length === 0 || log instanceof WireFormatError) return [];
+  const events = log.flatMap((line) => line.batch.events);
   const ranks = new Map<string, ViewedRank>();
   const rankOf = (worker_id: number, dp_rank: number): ViewedRank => {
     const key = `${worker_id}/${dp_rank}`;
@@ -899,15 +894,21 @@ function passTimeProblems(pass: PassRecord): string[] | null {
 
 // ── The event stream ────────────────────────────────────────────────────────────────────────
 
-/** The log through the strict checker; then what it leaves per rank against the engines' G1 and G2. */
-function eventLogViolations(event_log: string, ranks: readonly RankEngine[]): Violation[] {
-  let lines;
+/** A written event log's lines, or why it does not parse. */
+type ParsedEventLog = LogLine[] | WireFormatError;
+
+function parsedEventLog(event_log: string): ParsedEventLog {
   try {
-    lines = parseWireLog(event_log);
+    return parseWireLog(event_log);
   } catch (error) {
     if (!(error instanceof WireFormatError)) throw error;
-    return [{ invariant: 'event-stream', message: `the event log does not parse: ${error.message}` }];
+    return error;
   }
+}
+
+/** The log through the strict checker; then what it leaves per rank against the engines' G1 and G2. */
+function eventLogViolations(lines: ParsedEventLog, ranks: readonly RankEngine[]): Violation[] {
+  if (lines instanceof WireFormatError) return [{ invariant: 'event-stream', message: `the event log does not parse: ${lines.message}` }];
   const report = checkEventLog(lines);
   if (report.status === 'violation') {
     return [{ invariant: 'event-stream', message: `line ${report.violation.line_number}: ${report.violation.message}` }];

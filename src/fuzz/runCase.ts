@@ -60,9 +60,14 @@ export const TOO_HEAVY_MEANING = `more than ${MAX_CHECKED_KV_EVENTS.toLocaleStri
  */
 const SPIN_EVENTS_PER_PREEMPTION = 10;
 
-/** The config a case holds, validated (a generator that writes an invalid config is a bug: this throws). */
+/**
+ * The config a case holds, validated (a generator that writes an invalid config is a bug: this
+ * throws). The loader reads the case's config without changing it and makes every object of what
+ * it returns anew (test/unit/fuzz.test.ts), so a run can change its config and the case (which
+ * fast-check shrinks from) stays as generated: no copy of the case's config is needed first.
+ */
 export function caseConfig(fuzzCase: FuzzCase, source = 'generated case'): ReplayConfig {
-  return validateReplayConfig(structuredClone(fuzzCase.config), source);
+  return validateReplayConfig(fuzzCase.config, source);
 }
 
 export function caseInputs(fuzzCase: FuzzCase, config: ReplayConfig): ReplayInputs {
