@@ -239,7 +239,9 @@ export function runCase(fuzzCase: FuzzCase, checks: CaseChecks = {}): CaseVerdic
   const violations = checkRun(first);
   if (checks.planted_defect) violations.push(...plantedViolations(first));
   // A copy of the validated config (validating it again costs more than the copy): the second run shares nothing with the first.
-  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents);
+  // Its report takes the first's digest only if their summaries and records are the same value (compared, not written and hashed again; checkRun changed nothing of the first's).
+  const reference = first.outcome === null ? {} : { digest_reference: first.outcome.report };
+  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true, ...reference }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents);
   violations.push(...determinismViolations(first, second));
   return { violations, digest: first.outcome?.report.digest ?? null, first, too_heavy: false };
 }

@@ -5,7 +5,7 @@ import type { ClusterResult, SharedDomainReport } from '../sim/cluster';
 import type { SimRequest, Reconciliation, RequestIdentity } from '../engine/request';
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
-import { digestOf } from './canonical';
+import { digestOf, sameCanonicalValue } from './canonical';
 import { onDemandArray } from './onDemand';
 import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
@@ -200,13 +200,21 @@ function record(request: SimRequest): RequestRecord {
   };
 }
 
-export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null): RunReport {
+/**
+ * The report of a run. With a `reference` report (of another run, unchanged since it was built)
+ * whose summary and records are the same value as this one's (sameCanonicalValue: compared, not
+ * written), the digest is the reference's, which hashing this report's would give; else it is
+ * computed. The fuzzer's second run of a case takes the first's this way.
+ */
+export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null, reference: RunReport | null = null): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
   const summary = summarize(result, fidelity, slo, block_size);
   if (plays.length > 0) summary.plays = plays;
   const requests = result.requests;
   const per_request = onDemandArray(requests.length, (i) => record(requests[i]));
-  return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
+  const content = { summary, per_request };
+  const same = reference !== null && sameCanonicalValue(content, { summary: reference.summary, per_request: reference.per_request });
+  return { report_version: REPORT_VERSION, digest: same ? reference.digest : digestOf(content), summary, per_request };
 }
 
 /** Each request that arrived, as the hit rates count it (a skipped request never did, so it has no ceiling). */

@@ -20,7 +20,9 @@ import { ROOT } from '../support/paths';
 import { aggregated, tightDecodeWorker } from '../support/configs';
 import { checkEventLog } from '../../src/events/checkLog';
 import { parseWireLog } from '../../src/events/wire';
-import type { RequestRecord, RunSummary } from '../../src/report/report';
+import type { RequestRecord, RunReport, RunSummary } from '../../src/report/report';
+import { runReplay } from '../../src/replay';
+import { digestOf } from '../../src/report/canonical';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml');
 
@@ -521,6 +523,21 @@ test('two runs of one seed with different digests or event logs break determinis
   assert.deepEqual(determinismViolations(first, second).map((v) => v.invariant), ['determinism']);
   (second.outcome!.report as { digest: string }).digest = 'sha256:other';
   assert.match(determinismViolations(first, second)[0].message, /gave digests sha256:\w+ and sha256:other/);
+});
+
+test('a run given a reference report takes its digest only when the two reports are the same value; any difference computes its own', () => {
+  const config = parseReplayConfig(readFileSync(EXAMPLE, 'utf8'), EXAMPLE);
+  const first = runReplay(config).report;
+  const own = (report: RunReport) => digestOf({ summary: report.summary, per_request: report.per_request });
+  const stepped = runReplay(structuredClone(config), { step_every_pass: true, digest_reference: first }).report;
+  assert.equal(stepped.digest, first.digest);
+  assert.equal(stepped.digest, own(stepped));
+  // Taken, not computed: a reference with a made-up digest and the same summary and records gives its digest.
+  assert.equal(runReplay(structuredClone(config), { digest_reference: { ...first, digest: 'sha256:reference' } }).report.digest, 'sha256:reference');
+  // A reference that differs anywhere (one number of the summary, one record fewer) is not taken.
+  const otherSummary = { ...first, digest: 'sha256:reference', summary: { ...first.summary, virtual_duration_ms: first.summary.virtual_duration_ms + 1 } };
+  const fewerRecords = { ...first, digest: 'sha256:reference', per_request: first.per_request.slice(1) };
+  for (const reference of [otherSummary, fewerRecords]) assert.equal(runReplay(structuredClone(config), { digest_reference: reference }).report.digest, first.digest);
 });
 
 /** The run as if it had observed `passes`, keeping the first `keep` whole. */
