@@ -85,8 +85,10 @@ export function eventLogOf(outcome: ReplayOutcome): string {
  * Runs a config once, recording every pass each rank plans and every failure. A thrown error is
  * kept, not rethrown; past `maxEvents` KV events the run stops with TooHeavyToCheck, and so does a
  * run that spins on preemption past `maxKernelEvents` (any other run past them is a livelock).
+ * `viewPlacements`: record what each placement scored (the router-view check reads it; a run
+ * only compared with another, as runCase's second, leaves it out: placement_views stays empty).
  */
-export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPasses?: number, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS): ObservedRun {
+export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPasses?: number, maxEvents = MAX_CHECKED_KV_EVENTS, maxKernelEvents = MAX_KERNEL_EVENTS, viewPlacements = true): ObservedRun {
   const ledger = new PassLedger(keptPasses);
   const failures: FailureRecord[] = [];
   const placement_views: PlacementView[] = [];
@@ -104,9 +106,11 @@ export function runObserved(config: ReplayConfig, inputs: ReplayInputs, keptPass
     };
     // What each placement scored: its blocks' hashes (while the request holds their ids) and the events applied by then.
     const router = cluster.router;
-    router.placementObserver = (placement, ids, applied_events) => {
-      placement_views.push({ placement, applied_events, block_hashes: Array.from(ids, (id) => router.blockIds.hashOf(id)) });
-    };
+    if (viewPlacements) {
+      router.placementObserver = (placement, ids, applied_events) => {
+        placement_views.push({ placement, applied_events, block_hashes: Array.from(ids, (id) => router.blockIds.hashOf(id)) });
+      };
+    }
     const dispatched = cluster.onDispatched;
     cluster.onDispatched = (request) => {
       longestTokens = Math.max(longestTokens, request.input_length + request.output_length);
@@ -241,7 +245,8 @@ export function runCase(fuzzCase: FuzzCase, checks: CaseChecks = {}): CaseVerdic
   // A copy of the validated config (validating it again costs more than the copy): the second run shares nothing with the first.
   // Its report takes the first's digest only if their summaries and records are the same value (compared, not written and hashed again; checkRun changed nothing of the first's).
   const reference = first.outcome === null ? {} : { digest_reference: first.outcome.report };
-  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true, ...reference }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents);
+  // It is compared, not checked: what its placements scored is not recorded.
+  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true, ...reference }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents, false);
   violations.push(...determinismViolations(first, second));
   return { violations, digest: first.outcome?.report.digest ?? null, first, too_heavy: false };
 }
