@@ -26,6 +26,7 @@ import type { ReplayConfig } from '../config/schema';
 import type { Placement, RouterSettings } from '../router/router';
 import type { BlockHash } from '../hash';
 import { canonicalJson } from '../report/canonical';
+import type { RequestRecord } from '../report/report';
 
 export const INVARIANTS = [
   'run-completed',
@@ -283,7 +284,9 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
-  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...roundRobinViolations(requests, outcome.result.ranks), ...summaryViolations(outcome), ...metricViolations(outcome));
+  // The report's records, made once for the checks that read them (each read of per_request makes them anew).
+  const records = [...outcome.report.per_request];
+  violations.push(...reconciliationViolations(records, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...roundRobinViolations(requests, outcome.result.ranks), ...summaryViolations(outcome, records), ...metricViolations(outcome, records));
   violations.push(...failedPlayViolations(requests, run.failures), ...playReleaseViolations(requests, outcome.plays, run.agentic_trace));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
   // One parse of the written log for both of its checks (each only reads the lines).
@@ -479,9 +482,9 @@ function transferTimeViolations(transfers: readonly TransferRecord[], bandwidths
 
 // ── Reconciliation ──────────────────────────────────────────────────────────────────────────
 
-function reconciliationViolations(outcome: ReplayOutcome, kv_event_lag_ms: number): Violation[] {
+function reconciliationViolations(records: readonly RequestRecord[], kv_event_lag_ms: number): Violation[] {
   const violations: Violation[] = [];
-  for (const record of outcome.report.per_request) {
+  for (const record of records) {
     const reconciliation = record.reconciliation;
     if (reconciliation === null || reconciliation.agree) continue;
     const what = `request ${record.request_id}: predicted ${reconciliation.predicted_tokens} tokens, realised ${reconciliation.realised_tokens}`;
@@ -504,9 +507,8 @@ function reconciliationViolations(outcome: ReplayOutcome, kv_event_lag_ms: numbe
  * status; input tokens of the requests that were sent (a skipped request's prompt never reached a
  * worker); G1 and G2 reuse; the reuse ratio over the input sent; reconciliations and their reasons.
  */
-function summaryViolations(outcome: ReplayOutcome): Violation[] {
-  const { summary, per_request } = outcome.report;
-  const records = [...per_request];
+function summaryViolations(outcome: ReplayOutcome, records: readonly RequestRecord[]): Violation[] {
+  const summary = outcome.report.summary;
   const sum = (pick: (r: (typeof records)[number]) => number) => records.reduce((total, r) => total + pick(r), 0);
   const byStatus = (status: string) => records.filter((r) => r.status === status).length;
   const input = sum((r) => (r.status === 'skipped' ? 0 : r.input_length));
@@ -546,9 +548,9 @@ function nearestRankOf(sorted: readonly number[], p: number): number {
  * ends a request in kvqual. Over the run: TTFT's and E2E's statistics are the nearest-rank values
  * of the finished requests' own, recomputed here from the records.
  */
-function metricViolations(outcome: ReplayOutcome): Violation[] {
+function metricViolations(outcome: ReplayOutcome, records: readonly RequestRecord[]): Violation[] {
   const violations: Violation[] = [];
-  const finished = [...outcome.report.per_request].filter((r) => r.status === 'finished');
+  const finished = records.filter((r) => r.status === 'finished');
   for (const r of finished) {
     const what = `request ${r.request_id}`;
     if (r.ttft_ms !== null && r.time_to_second_token_ms !== null && r.e2e_ms !== null && (r.time_to_second_token_ms < 0 || r.ttft_ms + r.time_to_second_token_ms > r.e2e_ms + 1e-9)) {
