@@ -15,6 +15,8 @@ import { checkRun, declaredBandwidths, declaredLagMs, declaredRouterWeights, rou
 import type { FuzzCase } from './generate';
 import { PassLedger, passKeysInOrder } from './passLedger';
 import { plantedViolations } from './planted';
+import { digestPending } from '../report/report';
+import { sameCanonicalValue } from '../report/canonical';
 
 export interface CaseVerdict {
   violations: Violation[];
@@ -232,7 +234,8 @@ export interface CaseChecks {
 export function runCase(fuzzCase: FuzzCase, checks: CaseChecks = {}): CaseVerdict {
   const maxKernelEvents = checks.max_kernel_events ?? MAX_KERNEL_EVENTS;
   const config = caseConfig(fuzzCase);
-  const inputs = caseInputs(fuzzCase, config);
+  // Each run's report digest is computed only when read: the two runs are compared by their reports' contents (see determinismViolations).
+  const inputs = { ...caseInputs(fuzzCase, config), defer_digest: true };
   const first = runObserved(config, inputs, undefined, checks.max_checked_events ?? MAX_CHECKED_KV_EVENTS, maxKernelEvents);
   if (first.error instanceof TooHeavyToCheck) return { violations: [], digest: null, first, too_heavy: true };
   // The checks take the settings as the case wrote them, and the spec's defaults for those it left
@@ -243,22 +246,39 @@ export function runCase(fuzzCase: FuzzCase, checks: CaseChecks = {}): CaseVerdic
   const violations = checkRun(first);
   if (checks.planted_defect) violations.push(...plantedViolations(first));
   // A copy of the validated config (validating it again costs more than the copy): the second run shares nothing with the first.
-  // Its report takes the first's digest only if their summaries and records are the same value (compared, not written and hashed again; checkRun changed nothing of the first's).
-  const reference = first.outcome === null ? {} : { digest_reference: first.outcome.report };
   // It is compared, not checked: what its placements scored is not recorded.
-  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true, ...reference }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents, false);
+  const second = runObserved(structuredClone(config), { ...caseInputs(fuzzCase, config), step_every_pass: true, defer_digest: true }, undefined, MAX_CHECKED_KV_EVENTS, maxKernelEvents, false);
   violations.push(...determinismViolations(first, second));
-  return { violations, digest: first.outcome?.report.digest ?? null, first, too_heavy: false };
+  // The first run's digest, computed if it is read (checkRun and the comparison change nothing of its report).
+  return {
+    violations,
+    get digest() {
+      return first.outcome?.report.digest ?? null;
+    },
+    first,
+    too_heavy: false,
+  };
 }
 
 function passesDiffer(first: ObservedRun, second: ObservedRun): boolean {
   return first.pass_count !== second.pass_count || first.pass_digest !== second.pass_digest;
 }
 
+/**
+ * Whether two runs' reports have the same digest. Two reports whose digests are still pending (see
+ * digestPending) have the same one when their summaries and records are the same value, found by
+ * comparing them; otherwise (or when one's digest was read or set) the digests are compared.
+ */
+function sameDigest(first: ObservedRun, second: ObservedRun, digest: (run: ObservedRun) => string): boolean {
+  const [a, b] = [first.outcome?.report, second.outcome?.report];
+  if (a !== undefined && b !== undefined && digestPending(a) && digestPending(b) && sameCanonicalValue({ summary: a.summary, per_request: a.per_request }, { summary: b.summary, per_request: b.per_request })) return true;
+  return digest(first) === digest(second);
+}
+
 export function determinismViolations(first: ObservedRun, second: ObservedRun): Violation[] {
   const digest = (run: ObservedRun) => run.outcome?.report.digest ?? `no digest (${run.error?.message ?? 'no outcome'})`;
   const violations: Violation[] = [];
-  if (digest(first) !== digest(second)) violations.push({ invariant: 'determinism', message: `two runs with the same seed (the second stepping every pass) gave digests ${digest(first)} and ${digest(second)}` });
+  if (!sameDigest(first, second, digest)) violations.push({ invariant: 'determinism', message: `two runs with the same seed (the second stepping every pass) gave digests ${digest(first)} and ${digest(second)}` });
   else if (first.event_log !== second.event_log) violations.push({ invariant: 'determinism', message: 'two runs with the same seed (the second stepping every pass) gave the same digest but different KV event logs' });
   else if (passesDiffer(first, second)) violations.push({ invariant: 'determinism', message: passDifference(first, second) });
   return violations;

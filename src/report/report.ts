@@ -5,7 +5,7 @@ import type { ClusterResult, SharedDomainReport } from '../sim/cluster';
 import type { SimRequest, Reconciliation, RequestIdentity } from '../engine/request';
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
-import { digestOf, sameCanonicalValue } from './canonical';
+import { digestOf } from './canonical';
 import { onDemandArray } from './onDemand';
 import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
@@ -201,20 +201,45 @@ function record(request: SimRequest): RequestRecord {
 }
 
 /**
- * The report of a run. With a `reference` report (of another run, unchanged since it was built)
- * whose summary and records are the same value as this one's (sameCanonicalValue: compared, not
- * written), the digest is the reference's, which hashing this report's would give; else it is
- * computed. The fuzzer's second run of a case takes the first's this way.
+ * The report of a run. With `deferDigest`, its digest is computed when first read (and kept), not
+ * now: the same digest for the same summary and records, for a caller that reads it only sometimes
+ * and changes neither before then (the fuzzer compares two runs' reports, see digestPending).
  */
-export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null, reference: RunReport | null = null): RunReport {
+export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null, deferDigest = false): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
   const summary = summarize(result, fidelity, slo, block_size);
   if (plays.length > 0) summary.plays = plays;
   const requests = result.requests;
   const per_request = onDemandArray(requests.length, (i) => record(requests[i]));
-  const content = { summary, per_request };
-  const same = reference !== null && sameCanonicalValue(content, { summary: reference.summary, per_request: reference.per_request });
-  return { report_version: REPORT_VERSION, digest: same ? reference.digest : digestOf(content), summary, per_request };
+  if (!deferDigest) return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
+  let digest: string | null = null;
+  const report: RunReport = {
+    report_version: REPORT_VERSION,
+    get digest(): string {
+      PENDING_DIGESTS.delete(report);
+      return (digest ??= digestOf({ summary, per_request }));
+    },
+    set digest(value: string) {
+      PENDING_DIGESTS.delete(report);
+      digest = value;
+    },
+    summary,
+    per_request,
+  };
+  PENDING_DIGESTS.add(report);
+  return report;
+}
+
+/** Reports built with a deferred digest that nobody has read or set yet. */
+const PENDING_DIGESTS = new WeakSet<RunReport>();
+
+/**
+ * True while a report's digest is deferred and not yet read or set: it is then the digest of its
+ * summary and records as they are, so two such reports whose summaries and records are the same
+ * value (sameCanonicalValue) have the same digest without either being computed.
+ */
+export function digestPending(report: RunReport): boolean {
+  return PENDING_DIGESTS.has(report);
 }
 
 /** Each request that arrived, as the hit rates count it (a skipped request never did, so it has no ceiling). */

@@ -20,7 +20,7 @@ import { ROOT } from '../support/paths';
 import { aggregated, tightDecodeWorker } from '../support/configs';
 import { checkEventLog } from '../../src/events/checkLog';
 import { parseWireLog } from '../../src/events/wire';
-import type { RequestRecord, RunReport, RunSummary } from '../../src/report/report';
+import { digestPending, type RequestRecord, type RunReport, type RunSummary } from '../../src/report/report';
 import { runReplay } from '../../src/replay';
 import { digestOf } from '../../src/report/canonical';
 
@@ -525,19 +525,31 @@ test('two runs of one seed with different digests or event logs break determinis
   assert.match(determinismViolations(first, second)[0].message, /gave digests sha256:\w+ and sha256:other/);
 });
 
-test('a run given a reference report takes its digest only when the two reports are the same value; any difference computes its own', () => {
+test('a deferred digest is the digest of the report when read; two runs with pending digests are compared by their reports\' contents, and any difference by their digests', () => {
   const config = parseReplayConfig(readFileSync(EXAMPLE, 'utf8'), EXAMPLE);
-  const first = runReplay(config).report;
+  const eager = runReplay(config).report;
   const own = (report: RunReport) => digestOf({ summary: report.summary, per_request: report.per_request });
-  const stepped = runReplay(structuredClone(config), { step_every_pass: true, digest_reference: first }).report;
-  assert.equal(stepped.digest, first.digest);
-  assert.equal(stepped.digest, own(stepped));
-  // Taken, not computed: a reference with a made-up digest and the same summary and records gives its digest.
-  assert.equal(runReplay(structuredClone(config), { digest_reference: { ...first, digest: 'sha256:reference' } }).report.digest, 'sha256:reference');
-  // A reference that differs anywhere (one number of the summary, one record fewer) is not taken.
-  const otherSummary = { ...first, digest: 'sha256:reference', summary: { ...first.summary, virtual_duration_ms: first.summary.virtual_duration_ms + 1 } };
-  const fewerRecords = { ...first, digest: 'sha256:reference', per_request: first.per_request.slice(1) };
-  for (const reference of [otherSummary, fewerRecords]) assert.equal(runReplay(structuredClone(config), { digest_reference: reference }).report.digest, first.digest);
+  const deferred = runReplay(structuredClone(config), { defer_digest: true }).report;
+  assert.equal(digestPending(deferred), true);
+  assert.equal(deferred.digest, eager.digest);
+  assert.equal(digestPending(deferred), false, 'read once, it is kept');
+  assert.equal(eager.digest, own(eager));
+  assert.equal(digestPending(eager), false);
+  // Two runs of a case as runCase makes them: the same contents agree without a digest computed.
+  const observed = (step_every_pass: boolean) => runObserved(structuredClone(config), { defer_digest: true, step_every_pass });
+  const [first, second] = [observed(false), observed(true)];
+  assert.deepEqual(determinismViolations(first, second), []);
+  assert.ok(digestPending(first.outcome!.report) && digestPending(second.outcome!.report), 'compared by contents');
+  // One number of the summary changed: the digests are computed, and differ.
+  second.outcome!.report.summary.virtual_duration_ms += 1;
+  const violations = determinismViolations(first, second);
+  assert.deepEqual(violations.map((v) => v.invariant), ['determinism']);
+  assert.equal(violations[0].message, `two runs with the same seed (the second stepping every pass) gave digests ${eager.digest} and ${own(second.outcome!.report)}`);
+  assert.notEqual(eager.digest, own(second.outcome!.report));
+  // A digest set (or read) before the comparison is compared as it is.
+  const [third, fourth] = [observed(false), observed(true)];
+  (fourth.outcome!.report as { digest: string }).digest = 'sha256:other';
+  assert.match(determinismViolations(third, fourth)[0].message, /gave digests sha256:\w+ and sha256:other/);
 });
 
 /** The run as if it had observed `passes`, keeping the first `keep` whole. */
