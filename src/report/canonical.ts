@@ -79,6 +79,38 @@ export function sameCanonicalValue(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * True when the canonical writer writes `value` without an error (digestOf would not throw): no
+ * number that is not finite, no Map or Set, and no function, symbol or undefined where a value is
+ * written (an undefined field is left out). Checked by walking it, without writing.
+ */
+export function hasCanonicalForm(value: unknown): boolean {
+  switch (typeof value) {
+    case 'boolean':
+    case 'string':
+    case 'bigint':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!hasCanonicalForm(value[i])) return false;
+        return true;
+      }
+      if (value instanceof Map || value instanceof Set) return false;
+      const keys = Object.keys(value);
+      for (let i = 0; i < keys.length; i++) {
+        const field = (value as Record<string, unknown>)[keys[i]];
+        if (field !== undefined && !hasCanonicalForm(field)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
  * Writes exactly the text of canonicalJsonPretty(value) to `sink`, in pieces of about 64 KB, never
  * building it whole (a report of a large run is written as it is produced).
  */

@@ -5,7 +5,7 @@ import type { ClusterResult, SharedDomainReport } from '../sim/cluster';
 import type { SimRequest, Reconciliation, RequestIdentity } from '../engine/request';
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
-import { digestOf } from './canonical';
+import { digestOf, hasCanonicalForm } from './canonical';
 import { onDemandArray } from './onDemand';
 import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
@@ -203,7 +203,8 @@ function record(request: SimRequest): RequestRecord {
 /**
  * The report of a run. With `deferDigest`, its digest is computed when first read (and kept), not
  * now: the same digest for the same summary and records, for a caller that reads it only sometimes
- * and changes neither before then (the fuzzer compares two runs' reports, see digestPending).
+ * and changes neither before then (the fuzzer compares two runs' reports, see digestPending). A
+ * report that has no canonical form fails either way, as the digest's writer fails.
  */
 export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null, deferDigest = false): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
@@ -212,6 +213,8 @@ export function buildReport(result: ClusterResult, block_size: number, host_weig
   const requests = result.requests;
   const per_request = onDemandArray(requests.length, (i) => record(requests[i]));
   if (!deferDigest) return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
+  // Deferred or not, a report with no canonical form fails here, with the writer's own error.
+  if (!hasCanonicalForm({ summary, per_request })) digestOf({ summary, per_request });
   let digest: string | null = null;
   const report: RunReport = {
     report_version: REPORT_VERSION,

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { canonicalJson, canonicalJsonPretty, digestOf, sameCanonicalValue, writeCanonicalPretty } from '../../src/report/canonical';
+import { canonicalJson, canonicalJsonPretty, digestOf, hasCanonicalForm, sameCanonicalValue, writeCanonicalPretty } from '../../src/report/canonical';
 
 const whole = (value: unknown) => `sha256:${createHash('sha256').update(canonicalJson(value)).digest('hex')}`;
 
@@ -136,4 +136,30 @@ test('values found the same by comparison have the same canonical text; values w
   assert.equal(sameCanonicalValue([1, [2, { x: 0 }]], [1, [2, { x: -0 }]]), true);
   assert.equal(sameCanonicalValue([1, [2, { x: 0 }]], [1, [2, { x: 1 }]]), false);
   assert.equal(sameCanonicalValue({ x: undefined }, {}), false);
+});
+
+test('hasCanonicalForm says whether the writer writes a value without an error', async () => {
+  const fc = (await import('fast-check')).default;
+  const leaf = fc.constantFrom<unknown>(0, -0, 1.5, 1n, 'a', null, undefined, true, Number.NaN, Number.POSITIVE_INFINITY, new Map(), new Set([1]), () => 1, Symbol('s'));
+  const { tree } = fc.letrec<{ tree: unknown }>((tie) => ({
+    tree: fc.oneof({ depthSize: 'small', withCrossShrink: true }, leaf, fc.array(tie('tree'), { maxLength: 3 }), fc.dictionary(fc.constantFrom('a', 'b', 'c'), tie('tree'), { maxKeys: 3 })),
+  }));
+  const writes = (value: unknown) => {
+    try {
+      digestOf(value);
+      return true;
+    } catch (error) {
+      assert.ok(error instanceof TypeError, String(error));
+      return false;
+    }
+  };
+  let written = 0;
+  fc.assert(
+    fc.property(tree, (value) => {
+      assert.equal(hasCanonicalForm(value), writes(value));
+      if (writes(value)) written++;
+    }),
+    { numRuns: 3000, seed: 1893 },
+  );
+  assert.ok(written > 300 && written < 2700, `both outcomes are met (${written} written)`);
 });

@@ -20,7 +20,8 @@ import { ROOT } from '../support/paths';
 import { aggregated, tightDecodeWorker } from '../support/configs';
 import { checkEventLog } from '../../src/events/checkLog';
 import { parseWireLog } from '../../src/events/wire';
-import { digestPending, type RequestRecord, type RunReport, type RunSummary } from '../../src/report/report';
+import { buildReport, digestPending, type RequestRecord, type RunReport, type RunSummary } from '../../src/report/report';
+import type { PlayRecord } from '../../src/agentic/driver';
 import { runReplay } from '../../src/replay';
 import { digestOf } from '../../src/report/canonical';
 
@@ -546,6 +547,19 @@ test('a deferred digest is the digest of the report when read; two runs with pen
   assert.deepEqual(violations.map((v) => v.invariant), ['determinism']);
   assert.equal(violations[0].message, `two runs with the same seed (the second stepping every pass) gave digests ${eager.digest} and ${own(second.outcome!.report)}`);
   assert.notEqual(eager.digest, own(second.outcome!.report));
+  // A report with no canonical form fails as it is built, deferred or not, with the writer's error.
+  const result = runReplay(structuredClone(config)).result;
+  const unwritable = [new Map()] as unknown as PlayRecord[];
+  const failure = (defer: boolean) => {
+    try {
+      buildReport(result, 16, 0.75, unwritable, 'functional', null, defer);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'built';
+  };
+  assert.match(failure(false), /^\$\.summary\.plays\[0\]: convert Map\/Set to a sorted array first$/);
+  assert.equal(failure(true), failure(false));
   // A digest set (or read) before the comparison is compared as it is.
   const [third, fourth] = [observed(false), observed(true)];
   (fourth.outcome!.report as { digest: string }).digest = 'sha256:other';
