@@ -41,7 +41,8 @@ export class UnsettledError extends InvariantError {
   }
 }
 
-const INITIAL_CAPACITY = 1024;
+/** Entries a new queue has room for (it doubles when full): a generated case of the fuzzer queues a few dozen at once, and makes two kernels. */
+const INITIAL_CAPACITY = 64;
 /** onTick is called once per 2^16 actions run (the mask of the low bits of the count). */
 const TICK_EVERY_MASK = (1 << 16) - 1;
 const HEAP_ARITY = 4;

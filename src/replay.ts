@@ -36,6 +36,8 @@ export interface ReplayInputs {
   progress?: (ended: number, submitted: number, now_ns: number) => void;
   /** Told once per request that spins on preemption (see SPIN_NOTICE_PREEMPTIONS), as it happens. */
   spinning?: (notice: SpinNotice) => void;
+  /** Compute the report's digest when it is first read, not now (see buildReport): the fuzzer's runs, compared by their contents. */
+  defer_digest?: boolean;
   /** Called with the cluster once the workload is submitted, just before it runs (observers such as the fuzzer's). */
   observe?: (cluster: Cluster) => void;
 }
@@ -69,7 +71,7 @@ export function runReplay(config: ReplayConfig, inputs: ReplayInputs = {}): Repl
   inputs.observe?.(cluster);
   const result = cluster.run();
   const plays = driver?.plays ?? [];
-  const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays, fidelityOf(config), config.slo ?? null);
+  const report = buildReport(result, cluster.router.settings.block_size, cluster.router.settings.host_cache_hit_weight, plays, fidelityOf(config), config.slo ?? null, inputs.defer_digest ?? false);
   return { report, result, plays };
 }
 

@@ -81,6 +81,7 @@ const CLOCK_LIMIT_MS = Number.MAX_SAFE_INTEGER / NS_PER_MS;
  * above the limit…") so a reader can name the field it came from in front of it.
  */
 export function msProblem(ms: number, max: number = CLOCK_LIMIT_MS): string | null {
+  if (exactMsNs(ms, max) !== null) return null;
   if (typeof ms !== 'number' || !Number.isFinite(ms)) return `${String(ms)} is not a number of milliseconds`;
   if (ms < 0) return `${String(ms)} is negative; a time must be ≥ 0 ms`;
   if (ms > max) {
@@ -92,8 +93,28 @@ export function msProblem(ms: number, max: number = CLOCK_LIMIT_MS): string | nu
   return null;
 }
 
+/** Below this many ms two numbers of at most six decimals are more than a double's step apart (2^-20 ms here). */
+const EXACT_MS_LIMIT = 2 ** 32;
+
+/**
+ * The nanoseconds of `ms` when it is at most `max`, below EXACT_MS_LIMIT and reads with at most six
+ * decimals; else null (then the decimal path of msProblem and msToNs decides). The same nanoseconds
+ * as that path, without writing the number out: a number of at most six decimals n × 10^-6 is
+ * the only one of them that rounds to `ms` (two differ by 10^-6, more than a double's step below
+ * 2^32), so its shortest text has at most six decimals and reads n × 10^-6; and n / 10^6, rounded
+ * once, gives `ms` back exactly when n is that number.
+ */
+function exactMsNs(ms: number, max: number): Nanos | null {
+  if (typeof ms !== 'number' || !(ms >= 0 && ms <= max && ms < EXACT_MS_LIMIT)) return null;
+  const ns = Math.round(ms * NS_PER_MS);
+  // + 0: -0 ms is 0 ns.
+  return ns / NS_PER_MS === ms ? ns + 0 : null;
+}
+
 /** Converts a millisecond number from a config or trace (up to six decimals) to exact nanoseconds; errors start with `where`. */
 export function msToNs(ms: number, where = 'value', max?: number): Nanos {
+  const exact = exactMsNs(ms, max ?? CLOCK_LIMIT_MS);
+  if (exact !== null) return exact;
   const problem = msProblem(ms, max);
   if (problem !== null) throw new DurationError(`${where}: ${problem}`);
   return parseDurationNs(`${plainDecimal(ms)} ms`);

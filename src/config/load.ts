@@ -186,16 +186,22 @@ export function validateReplayConfig(raw: unknown, source = 'config'): ReplayCon
  */
 function protoKeyPath(value: unknown, at: PropertyKey[]): PropertyKey[] | null {
   if (typeof value !== 'object' || value === null) return null;
+  // `at` is the path so far, extended and restored in place: a copy only for the path found.
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = protoKeyPath(value[i], [...at, i]);
+      if (typeof value[i] !== 'object' || value[i] === null) continue;
+      at.push(i);
+      const found = protoKeyPath(value[i], at);
+      at.pop();
       if (found !== null) return found;
     }
     return null;
   }
   if (Object.hasOwn(value, '__proto__')) return [...at, '__proto__'];
   for (const key of Object.keys(value)) {
-    const found = protoKeyPath((value as Record<string, unknown>)[key], [...at, key]);
+    at.push(key);
+    const found = protoKeyPath((value as Record<string, unknown>)[key], at);
+    at.pop();
     if (found !== null) return found;
   }
   return null;

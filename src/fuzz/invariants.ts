@@ -16,7 +16,7 @@ import type { PassTimeModel } from '../engine/passTime';
 import type { PassObservation, RankEngine } from '../engine/rank';
 import { checkEventLog, type RankSummary } from '../events/checkLog';
 import type { KvEvent } from '../events/model';
-import { parseWireLog, WireFormatError } from '../events/wire';
+import { parseWireLog, WireFormatError, type LogLine } from '../events/wire';
 import { formatNs, msToNs, type Nanos } from '../time';
 import type { Statistics } from '../report/requestMetrics';
 import type { AgenticTrace } from '../agentic/trace';
@@ -26,6 +26,7 @@ import type { ReplayConfig } from '../config/schema';
 import type { Placement, RouterSettings } from '../router/router';
 import type { BlockHash } from '../hash';
 import { canonicalJson } from '../report/canonical';
+import type { RequestRecord } from '../report/report';
 
 export const INVARIANTS = [
   'run-completed',
@@ -283,10 +284,14 @@ export function checkRun(run: ObservedRun): Violation[] {
     violations.push(...endViolations(request, outcome.result.ranks), ...timeViolations(request, end_ns), ...reuseViolations(request, outcome.result.ranks[0]?.settings.block_size ?? 1));
   }
   violations.push(...transferViolations(outcome), ...transferTimeViolations(outcome.result.transfers, run.bandwidths));
-  violations.push(...reconciliationViolations(outcome, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...roundRobinViolations(requests, outcome.result.ranks), ...summaryViolations(outcome), ...metricViolations(outcome));
+  // The report's records, made once for the checks that read them (each read of per_request makes them anew).
+  const records = [...outcome.report.per_request];
+  violations.push(...reconciliationViolations(records, run.kv_event_lag_ms), ...routerLoadViolations(requests), ...placementCostViolations(requests, run.router), ...roundRobinViolations(requests, outcome.result.ranks), ...summaryViolations(outcome, records), ...metricViolations(outcome, records));
   violations.push(...failedPlayViolations(requests, run.failures), ...playReleaseViolations(requests, outcome.plays, run.agentic_trace));
   if (outcome.result.failure !== null) violations.push({ invariant: 'event-stream', message: `the router rejected the stream: ${outcome.result.failure.message}` });
-  violations.push(...eventLogViolations(run.event_log, outcome.result.ranks), ...routerViewViolations(run.placement_views, run.event_log));
+  // One parse of the written log for both of its checks (each only reads the lines).
+  const log = parsedEventLog(run.event_log);
+  violations.push(...eventLogViolations(log, outcome.result.ranks), ...routerViewViolations(run.placement_views, log));
   return violations;
 }
 
@@ -477,9 +482,9 @@ function transferTimeViolations(transfers: readonly TransferRecord[], bandwidths
 
 // ── Reconciliation ──────────────────────────────────────────────────────────────────────────
 
-function reconciliationViolations(outcome: ReplayOutcome, kv_event_lag_ms: number): Violation[] {
+function reconciliationViolations(records: readonly RequestRecord[], kv_event_lag_ms: number): Violation[] {
   const violations: Violation[] = [];
-  for (const record of outcome.report.per_request) {
+  for (const record of records) {
     const reconciliation = record.reconciliation;
     if (reconciliation === null || reconciliation.agree) continue;
     const what = `request ${record.request_id}: predicted ${reconciliation.predicted_tokens} tokens, realised ${reconciliation.realised_tokens}`;
@@ -502,9 +507,8 @@ function reconciliationViolations(outcome: ReplayOutcome, kv_event_lag_ms: numbe
  * status; input tokens of the requests that were sent (a skipped request's prompt never reached a
  * worker); G1 and G2 reuse; the reuse ratio over the input sent; reconciliations and their reasons.
  */
-function summaryViolations(outcome: ReplayOutcome): Violation[] {
-  const { summary, per_request } = outcome.report;
-  const records = [...per_request];
+function summaryViolations(outcome: ReplayOutcome, records: readonly RequestRecord[]): Violation[] {
+  const summary = outcome.report.summary;
   const sum = (pick: (r: (typeof records)[number]) => number) => records.reduce((total, r) => total + pick(r), 0);
   const byStatus = (status: string) => records.filter((r) => r.status === status).length;
   const input = sum((r) => (r.status === 'skipped' ? 0 : r.input_length));
@@ -544,9 +548,9 @@ function nearestRankOf(sorted: readonly number[], p: number): number {
  * ends a request in kvqual. Over the run: TTFT's and E2E's statistics are the nearest-rank values
  * of the finished requests' own, recomputed here from the records.
  */
-function metricViolations(outcome: ReplayOutcome): Violation[] {
+function metricViolations(outcome: ReplayOutcome, records: readonly RequestRecord[]): Violation[] {
   const violations: Violation[] = [];
-  const finished = [...outcome.report.per_request].filter((r) => r.status === 'finished');
+  const finished = records.filter((r) => r.status === 'finished');
   for (const r of finished) {
     const what = `request ${r.request_id}`;
     if (r.ttft_ms !== null && r.time_to_second_token_ms !== null && r.e2e_ms !== null && (r.time_to_second_token_ms < 0 || r.ttft_ms + r.time_to_second_token_ms > r.e2e_ms + 1e-9)) {
@@ -626,16 +630,9 @@ interface ViewedRank {
  * blocks = the blocks right after those in its HostPinned set, consecutive. A log that does not
  * parse is the event-stream check's.
  */
-function routerViewViolations(views: readonly PlacementView[], event_log: string): Violation[] {
-  if (views.length === 0) return [];
-  let lines;
-  try {
-    lines = parseWireLog(event_log);
-  } catch (error) {
-    if (error instanceof WireFormatError) return [];
-    throw error;
-  }
-  const events = lines.flatMap((line) => line.batch.events);
+function routerViewViolations(views: readonly PlacementView[], log: ParsedEventLog): Violation[] {
+  if (views.length === 0 || log instanceof WireFormatError) return [];
+  const events = log.flatMap((line) => line.batch.events);
   const ranks = new Map<string, ViewedRank>();
   const rankOf = (worker_id: number, dp_rank: number): ViewedRank => {
     const key = `${worker_id}/${dp_rank}`;
@@ -899,15 +896,21 @@ function passTimeProblems(pass: PassRecord): string[] | null {
 
 // ── The event stream ────────────────────────────────────────────────────────────────────────
 
-/** The log through the strict checker; then what it leaves per rank against the engines' G1 and G2. */
-function eventLogViolations(event_log: string, ranks: readonly RankEngine[]): Violation[] {
-  let lines;
+/** A written event log's lines, or why it does not parse. */
+type ParsedEventLog = LogLine[] | WireFormatError;
+
+function parsedEventLog(event_log: string): ParsedEventLog {
   try {
-    lines = parseWireLog(event_log);
+    return parseWireLog(event_log);
   } catch (error) {
     if (!(error instanceof WireFormatError)) throw error;
-    return [{ invariant: 'event-stream', message: `the event log does not parse: ${error.message}` }];
+    return error;
   }
+}
+
+/** The log through the strict checker; then what it leaves per rank against the engines' G1 and G2. */
+function eventLogViolations(lines: ParsedEventLog, ranks: readonly RankEngine[]): Violation[] {
+  if (lines instanceof WireFormatError) return [{ invariant: 'event-stream', message: `the event log does not parse: ${lines.message}` }];
   const report = checkEventLog(lines);
   if (report.status === 'violation') {
     return [{ invariant: 'event-stream', message: `line ${report.violation.line_number}: ${report.violation.message}` }];

@@ -52,6 +52,65 @@ export function digestOf(value: unknown): string {
 }
 
 /**
+ * True when `a` and `b` are the same value to the canonical writer, found by comparing them, not
+ * by writing them: equal primitives, or arrays of the same length and items, or objects of the same
+ * prototype with the same own keys in the same order and the same fields. Then both have the
+ * same canonical text (and digest), or both have none. False means only "not shown the same": two
+ * values with one text (keys in another order, a bigint and its decimal string) may still differ
+ * here, so a digest compared this way must be computed when this is false.
+ */
+export function sameCanonicalValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameCanonicalValue(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b) || Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
+  const keys = Object.keys(a);
+  const others = Object.keys(b);
+  if (keys.length !== others.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (others[i] !== key || !sameCanonicalValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
+}
+
+/**
+ * True when the canonical writer writes `value` without an error (digestOf would not throw): no
+ * number that is not finite, no Map or Set, and no function, symbol or undefined where a value is
+ * written (an undefined field is left out). Checked by walking it, without writing.
+ */
+export function hasCanonicalForm(value: unknown): boolean {
+  switch (typeof value) {
+    case 'boolean':
+    case 'string':
+    case 'bigint':
+      return true;
+    case 'number':
+      return Number.isFinite(value);
+    case 'object': {
+      if (value === null) return true;
+      if (Array.isArray(value)) {
+        for (let i = 0; i < value.length; i++) if (!hasCanonicalForm(value[i])) return false;
+        return true;
+      }
+      if (value instanceof Map || value instanceof Set) return false;
+      const keys = Object.keys(value);
+      for (let i = 0; i < keys.length; i++) {
+        const field = (value as Record<string, unknown>)[keys[i]];
+        if (field !== undefined && !hasCanonicalForm(field)) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
  * Writes exactly the text of canonicalJsonPretty(value) to `sink`, in pieces of about 64 KB, never
  * building it whole (a report of a large run is written as it is produced).
  */

@@ -5,7 +5,7 @@ import type { ClusterResult, SharedDomainReport } from '../sim/cluster';
 import type { SimRequest, Reconciliation, RequestIdentity } from '../engine/request';
 import type { Placement } from '../router/router';
 import { distributionMs, Distribution } from './metrics';
-import { digestOf } from './canonical';
+import { digestOf, hasCanonicalForm } from './canonical';
 import { onDemandArray } from './onDemand';
 import { requestMetricsNs, runMetrics, RunMetrics, Slo } from './requestMetrics';
 import type { PlayRecord } from '../agentic/driver';
@@ -17,7 +17,7 @@ export interface RunReport {
   report_version: number;
   digest: string;
   summary: RunSummary;
-  /** One record per request, made when read (see onDemandArray): equal each time, never the same object. */
+  /** One record per request, made when read (see onDemandArray): equal each time, never the same object; made once when the digest is deferred (see buildReport). */
   per_request: readonly RequestRecord[];
 }
 
@@ -200,13 +200,54 @@ function record(request: SimRequest): RequestRecord {
   };
 }
 
-export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null): RunReport {
+/**
+ * The report of a run. With `deferDigest`, its digest is computed when first read (and kept), not
+ * now: for a caller that reads it only sometimes (the fuzzer compares two runs' reports, see
+ * digestPending). Such a report holds its records made once, now, instead of on demand, so the
+ * digest is of the report as built, whenever it is computed. A report that has no canonical form
+ * fails either way, as the digest's writer fails.
+ */
+export function buildReport(result: ClusterResult, block_size: number, host_weight: number, plays: PlayRecord[] = [], fidelity = 'functional', slo: Slo | null = null, deferDigest = false): RunReport {
   for (const request of result.requests) request.reconciliation = reconcile(request, block_size, host_weight);
   const summary = summarize(result, fidelity, slo, block_size);
   if (plays.length > 0) summary.plays = plays;
   const requests = result.requests;
-  const per_request = onDemandArray(requests.length, (i) => record(requests[i]));
-  return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
+  if (!deferDigest) {
+    const per_request = onDemandArray(requests.length, (i) => record(requests[i]));
+    return { report_version: REPORT_VERSION, digest: digestOf({ summary, per_request }), summary, per_request };
+  }
+  const per_request: RequestRecord[] = new Array(requests.length);
+  for (let i = 0; i < requests.length; i++) per_request[i] = record(requests[i]);
+  // Deferred or not, a report with no canonical form fails here, with the writer's own error.
+  if (!hasCanonicalForm({ summary, per_request })) digestOf({ summary, per_request });
+  let digest: string | null = null;
+  const report: RunReport = {
+    report_version: REPORT_VERSION,
+    get digest(): string {
+      PENDING_DIGESTS.delete(report);
+      return (digest ??= digestOf({ summary, per_request }));
+    },
+    set digest(value: string) {
+      PENDING_DIGESTS.delete(report);
+      digest = value;
+    },
+    summary,
+    per_request,
+  };
+  PENDING_DIGESTS.add(report);
+  return report;
+}
+
+/** Reports built with a deferred digest that nobody has read or set yet. */
+const PENDING_DIGESTS = new WeakSet<RunReport>();
+
+/**
+ * True while a report's digest is deferred and not yet read or set: it is then the digest of its
+ * summary and records as they are, so two such reports whose summaries and records are the same
+ * value (sameCanonicalValue) have the same digest without either being computed.
+ */
+export function digestPending(report: RunReport): boolean {
+  return PENDING_DIGESTS.has(report);
 }
 
 /** Each request that arrived, as the hit rates count it (a skipped request never did, so it has no ceiling). */

@@ -112,4 +112,8 @@ test('names the object prototype owns are ordinary names: a prefix named toStrin
   assert.deepEqual(problemsOf(config('{ "__proto__": 4 }', '"__proto__"')), [
     { path: 'workload.prefixes.__proto__', message: "no field or name may be __proto__ (it would be read as the object's prototype, not as a value)" },
   ]);
+  // Inside a list, after the fields and lists before it were walked: the path names its place.
+  assert.deepEqual(problemsOf(config('{ system: 8 }', 'system }, { "__proto__": 1, tokens: 4').replace('prompt: [{', 'prompt: [{ tokens: 2 }, {')), [
+    { path: 'workload.requests[0].prompt[2].__proto__', message: "no field or name may be __proto__ (it would be read as the object's prototype, not as a value)" },
+  ]);
 });

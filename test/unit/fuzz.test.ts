@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { DEFECT_AREAS, fuzzCaseArbitrary, KNOWN_DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../../src/fuzz/generate';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
-import { caseDigest, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
+import { caseConfig, caseDigest, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
 import { NAMED_TOO_HEAVY_CASES, runFuzzCampaign, type TooHeavyCase } from '../../src/fuzz/campaign';
 import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
 import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, FUZZ_TEST_RUNS_ENV } from '../../src/signoff/driver';
@@ -224,4 +224,24 @@ test('KVQUAL_FUZZ_PLANT plants the defect for 1 only; unset, empty and 0 do not;
   assert.equal(plantedDefectAsked({ KVQUAL_FUZZ_PLANT: '0' }), false);
   assert.equal(plantedDefectAsked({ KVQUAL_FUZZ_PLANT: '1' }), true);
   assert.throws(() => plantedDefectAsked({ KVQUAL_FUZZ_PLANT: 'true' }), /KVQUAL_FUZZ_PLANT="true": expected 1/);
+});
+
+/** Every object (and array) reachable from a value. */
+function objectsOf(value: unknown, into = new Set<object>()): Set<object> {
+  if (typeof value !== 'object' || value === null || into.has(value)) return into;
+  into.add(value);
+  for (const field of Object.values(value)) objectsOf(field, into);
+  return into;
+}
+
+test('a case\'s validated config shares no object with the case, and validating leaves the case as generated', () => {
+  // caseConfig validates the case's own config, uncopied: a run may then change its config while the case (which fast-check shrinks from) stays as it was.
+  const cases = fc.sample(fuzzCaseArbitrary({ exclude: [] }), { numRuns: 200, seed: SEED });
+  for (const fuzzCase of cases) {
+    const before = JSON.stringify(fuzzCase.config);
+    const config = caseConfig(fuzzCase);
+    assert.equal(JSON.stringify(fuzzCase.config), before);
+    const generated = objectsOf(fuzzCase.config);
+    for (const made of objectsOf(config)) assert.ok(!generated.has(made), 'the validated config holds an object of the case');
+  }
 });

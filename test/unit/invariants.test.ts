@@ -20,7 +20,10 @@ import { ROOT } from '../support/paths';
 import { aggregated, tightDecodeWorker } from '../support/configs';
 import { checkEventLog } from '../../src/events/checkLog';
 import { parseWireLog } from '../../src/events/wire';
-import type { RequestRecord, RunSummary } from '../../src/report/report';
+import { buildReport, digestPending, type RequestRecord, type RunReport, type RunSummary } from '../../src/report/report';
+import type { PlayRecord } from '../../src/agentic/driver';
+import { runReplay } from '../../src/replay';
+import { digestOf } from '../../src/report/canonical';
 
 const EXAMPLE = path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml');
 
@@ -521,6 +524,46 @@ test('two runs of one seed with different digests or event logs break determinis
   assert.deepEqual(determinismViolations(first, second).map((v) => v.invariant), ['determinism']);
   (second.outcome!.report as { digest: string }).digest = 'sha256:other';
   assert.match(determinismViolations(first, second)[0].message, /gave digests sha256:\w+ and sha256:other/);
+});
+
+test('a deferred digest is the digest of the report when read; two runs with pending digests are compared by their reports\' contents, and any difference by their digests', () => {
+  const config = parseReplayConfig(readFileSync(EXAMPLE, 'utf8'), EXAMPLE);
+  const eager = runReplay(config).report;
+  const own = (report: RunReport) => digestOf({ summary: report.summary, per_request: report.per_request });
+  const deferred = runReplay(structuredClone(config), { defer_digest: true }).report;
+  assert.equal(digestPending(deferred), true);
+  assert.equal(deferred.digest, eager.digest);
+  assert.equal(digestPending(deferred), false, 'read once, it is kept');
+  assert.equal(eager.digest, own(eager));
+  assert.equal(digestPending(eager), false);
+  // Two runs of a case as runCase makes them: the same contents agree without a digest computed.
+  const observed = (step_every_pass: boolean) => runObserved(structuredClone(config), { defer_digest: true, step_every_pass });
+  const [first, second] = [observed(false), observed(true)];
+  assert.deepEqual(determinismViolations(first, second), []);
+  assert.ok(digestPending(first.outcome!.report) && digestPending(second.outcome!.report), 'compared by contents');
+  // One number of the summary changed: the digests are computed, and differ.
+  second.outcome!.report.summary.virtual_duration_ms += 1;
+  const violations = determinismViolations(first, second);
+  assert.deepEqual(violations.map((v) => v.invariant), ['determinism']);
+  assert.equal(violations[0].message, `two runs with the same seed (the second stepping every pass) gave digests ${eager.digest} and ${own(second.outcome!.report)}`);
+  assert.notEqual(eager.digest, own(second.outcome!.report));
+  // A report with no canonical form fails as it is built, deferred or not, with the writer's error.
+  const result = runReplay(structuredClone(config)).result;
+  const unwritable = [new Map()] as unknown as PlayRecord[];
+  const failure = (defer: boolean) => {
+    try {
+      buildReport(result, 16, 0.75, unwritable, 'functional', null, defer);
+    } catch (error) {
+      return (error as Error).message;
+    }
+    return 'built';
+  };
+  assert.match(failure(false), /^\$\.summary\.plays\[0\]: convert Map\/Set to a sorted array first$/);
+  assert.equal(failure(true), failure(false));
+  // A digest set (or read) before the comparison is compared as it is.
+  const [third, fourth] = [observed(false), observed(true)];
+  (fourth.outcome!.report as { digest: string }).digest = 'sha256:other';
+  assert.match(determinismViolations(third, fourth)[0].message, /gave digests sha256:\w+ and sha256:other/);
 });
 
 /** The run as if it had observed `passes`, keeping the first `keep` whole. */

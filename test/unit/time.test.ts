@@ -1,6 +1,7 @@
 // Unit tests of exact duration parsing and formatting (TIME-1).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { decimalToBigNs, DurationError, formatNs, msProblem, msToNs, parseDurationNs, plainDecimal } from '../../src/time';
 
 test('user durations convert to exact integer nanoseconds', () => {
@@ -80,3 +81,51 @@ test('times beyond 64 bits of nanoseconds, negative or not numbers are errors', 
   assert.throws(() => decimalToBigNs('1e99999', 'ms', 'nearest'), DurationError);
   assert.throws(() => decimalToBigNs('ten', 'ms', 'nearest'), DurationError);
 });
+
+/** msToNs and msProblem as they read every number: written out in plain decimal digits, then parsed exactly. */
+function msToNsByText(ms: number, max = Number.MAX_SAFE_INTEGER / 1e6): number | string {
+  if (!Number.isFinite(ms)) return 'not a number';
+  if (ms < 0) return 'negative';
+  if (ms > max) return 'above the limit';
+  const text = plainDecimal(ms);
+  const decimals = text.includes('.') ? text.length - text.indexOf('.') - 1 : 0;
+  if (decimals > 6) return 'too many decimals';
+  return parseDurationNs(`${text} ms`);
+}
+
+test('milliseconds convert as their decimal text does, whether or not a number takes the short way (below 2^32 ms)', () => {
+  const micros = fc.oneof(fc.integer({ min: 0, max: 2 ** 32 * 1e6 }), fc.integer({ min: 0, max: 10_000_000 })).map((n) => n / 1e6);
+  const near = fc.tuple(micros, fc.integer({ min: -3, max: 3 })).map(([ms, steps]) => {
+    let value = ms;
+    for (let i = 0; i < Math.abs(steps); i++) value = steps > 0 ? nextUp(value) : nextDown(value);
+    return value;
+  });
+  const any = fc.oneof(micros, near, fc.double({ min: -1, max: 2 ** 33, noNaN: true }), fc.constant(-0), fc.constant(2 ** 32 - 1e-6), fc.constant(2 ** 32), fc.integer({ min: 0, max: 2 ** 40 }));
+  const max = fc.oneof(fc.constant(undefined), fc.constant(1000), fc.double({ min: 0, max: 2 ** 33, noNaN: true }));
+  fc.assert(
+    fc.property(any, max, (ms, limit) => {
+      const expected = msToNsByText(ms, limit);
+      const problem = msProblem(ms, limit);
+      assert.equal(problem === null, typeof expected === 'number', `msProblem(${ms}, ${limit}): ${problem}`);
+      if (typeof expected === 'number') assert.ok(Object.is(msToNs(ms, 'value', limit), expected), `msToNs(${ms}, ${limit})`);
+      else assert.throws(() => msToNs(ms, 'value', limit), DurationError);
+    }),
+    { numRuns: 20_000, seed: 1893 },
+  );
+});
+
+/** The next double above a non-negative finite one (and below, for nextDown). */
+function nextUp(value: number): number {
+  if (value === 0) return Number.MIN_VALUE;
+  const view = new Float64Array([value]);
+  const bits = new BigUint64Array(view.buffer);
+  bits[0] += 1n;
+  return view[0];
+}
+function nextDown(value: number): number {
+  if (value <= 0) return value;
+  const view = new Float64Array([value]);
+  const bits = new BigUint64Array(view.buffer);
+  bits[0] -= 1n;
+  return view[0];
+}

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { exactWorkerId, RankEventStream, workerIdText } from '../../src/events/model';
 import type { KvEvent } from '../../src/events/model';
-import { fromKvEventBatch, parseWireLine, parseWireLines, parseWireLog, toWireLines, WireFormatError } from '../../src/events/wire';
+import { fromKvEventBatch, parseJson, parseWireLine, parseWireLines, parseWireLog, toWireLines, WireFormatError, writtenLineValue } from '../../src/events/wire';
 import { checkEventLog } from '../../src/events/checkLog';
 import { textLines } from '../../src/inputFiles';
 import type { WireBatch } from '../../src/events/wire';
@@ -293,7 +293,8 @@ function generalWireLines(batch: WireBatch): string {
     .join('');
 }
 
-test('toWireLines writes what a general JSON writer writes, and parseWireLog reads it back, for generated batches', () => {
+/** Generated batches of every kind of event, with hashes over the whole u64 range. */
+function generatedBatches(): fc.Arbitrary<WireBatch> {
   const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
   const tier = fc.constantFrom<'Device' | 'HostPinned'>('Device', 'HostPinned');
   const data = fc.oneof(
@@ -301,9 +302,70 @@ test('toWireLines writes what a general JSON writer writes, and parseWireLog rea
     fc.record({ type: fc.constant('Removed' as const), block_hashes: fc.array(u64, { maxLength: 4 }) }),
     fc.constant({ type: 'Cleared' as const }),
   );
-  const batch = fc.record({ worker_id: fc.nat(), dp_rank: fc.nat({ max: 64 }), timestamp_ns: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n })) }).chain((head) =>
+  return fc.record({ worker_id: fc.nat(), dp_rank: fc.nat({ max: 64 }), timestamp_ns: fc.option(fc.bigInt({ min: 0n, max: 2n ** 63n })) }).chain((head) =>
     fc.array(fc.record({ event_id: fc.nat(), tier, data }), { minLength: 1, maxLength: 4 }).map((events): WireBatch => ({ ...head, events: events.map((e) => ({ ...e, worker_id: head.worker_id, dp_rank: head.dp_rank })) })),
   );
+}
+
+/** What the general JSON reader makes of a line, or null when it refuses it. */
+function generalValue(line: string): unknown {
+  try {
+    return parseJson(line);
+  } catch {
+    return null;
+  }
+}
+
+test('a line as toWireLines writes it is read by its patterns into exactly the value the general JSON reader gives', () => {
+  fc.assert(
+    fc.property(generatedBatches(), (batch) => {
+      for (const line of toWireLines(batch).split('\n').filter(Boolean)) {
+        const value = writtenLineValue(line);
+        assert.notEqual(value, null, line);
+        assert.deepStrictEqual(value, generalValue(line));
+      }
+    }),
+    { numRuns: 500, seed: 1893 },
+  );
+});
+
+test('a line in any other form is left to the general JSON reader: the patterns never read a line otherwise than it does', () => {
+  // Written lines with one character inserted, removed or replaced (by a character of JSON's own, often).
+  const edit = fc.tuple(generatedBatches(), fc.nat(), fc.constantFrom('insert', 'remove', 'replace'), fc.constantFrom(',', ' ', '0', '1', '-', '"', '{', '}', '[', ']', ':', 'e', '.', 'n', 'x', '\\'));
+  let accepted = 0;
+  fc.assert(
+    fc.property(edit, ([batch, at, how, char]) => {
+      const line = toWireLines(batch).split('\n')[0];
+      const i = at % (line.length + 1);
+      const edited = how === 'insert' ? line.slice(0, i) + char + line.slice(i) : how === 'remove' ? line.slice(0, i) + line.slice(i + 1) : line.slice(0, i) + char + line.slice(i + 1);
+      const value = writtenLineValue(edited);
+      if (value === null) return;
+      accepted++;
+      assert.deepStrictEqual(value, generalValue(edited), edited);
+    }),
+    { numRuns: 3000, seed: 1893 },
+  );
+  assert.ok(accepted > 100, `some edited lines are still in the written form (${accepted})`);
+  const cleared = '{"worker_id":1,"storage_tier":"device","event":{"event_id":0,"data":"cleared","dp_rank":0}}';
+  assert.deepStrictEqual(writtenLineValue(cleared), generalValue(cleared));
+  for (const other of [
+    cleared.replace('"event_id":0', '"event_id":00'),
+    cleared.replace('"event_id":0', '"event_id":-0'),
+    cleared.replace('"event_id":0', '"event_id":0.0'),
+    cleared.replace('"event_id":0', '"event_id": 0'),
+    cleared.replace('"worker_id":1', '"worker_id":1,"worker_id":1'),
+    cleared.replace('"data":"cleared"', '"data":{"stored":{"parent_hash":null,"start_position":null,"blocks":[{"block_hash":1,"tokens_hash":2,"mm_extra_info":null},]}}'),
+    cleared.replace('"data":"cleared"', '"data":{"removed":{"block_hashes":[1,]}}'),
+    cleared.replace('"data":"cleared"', '"data":"cleared","dp_rank":0}},"x":{"y":{"data":"cleared"'),
+    `${cleared} `,
+    `\ufeff${cleared}`,
+  ]) {
+    assert.equal(writtenLineValue(other), null, other);
+  }
+});
+
+test('toWireLines writes what a general JSON writer writes, and parseWireLog reads it back, for generated batches', () => {
+  const batch = generatedBatches();
   fc.assert(
     fc.property(batch.map((generated) => structuredClone(generated)), (generated) => {
       const text = toWireLines(generated);
