@@ -9,7 +9,7 @@
 import type { BlockHash } from '../hash';
 import { BlockIds, type BlockId } from '../collections/blockIds';
 import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
-import { RemovedIds, StoredIds, TIERS, workerIdText } from '../events/model';
+import { RemovedIds as ImportedRemovedIds, StoredIds as ImportedStoredIds, TIERS, workerIdText } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
 import { grownIdArray, zeroedIdArray } from '../collections/typedArrays';
@@ -19,6 +19,9 @@ import * as simulatorFaults from '../fuzz/simulatorFaults';
 // So is the planted-fault hook, read per event.
 const faultPlanted = simulatorFaults.faultPlanted;
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
+/** Read per event (instanceof): copied too. */
+const StoredIds = ImportedStoredIds;
+const RemovedIds = ImportedRemovedIds;
 /** The largest position a 32-bit positions array holds (see ResidencyMirror.positions). */
 const INT32_MAX = 2 ** 31 - 1;
 /** A Float64Array of `length`, holding `from`'s values first. */

@@ -5,7 +5,7 @@ import { InvariantError, Kernel, Phase } from '../kernel';
 import { RandomStreams } from '../random';
 import type { Nanos } from '../time';
 import type { KvEvent, KvEventBatch, RankRef } from '../events/model';
-import { releaseEvent } from '../events/model';
+import { releaseEvent as importedReleaseEvent } from '../events/model';
 import { EventTransport } from '../events/transport';
 import { Router, RouterSettings } from '../router/router';
 import { EventStreamError } from '../router/mirror';
@@ -22,6 +22,10 @@ import { TableCeiling } from '../report/prefixHitRates';
 import { WORDS_PER_BLOCK } from '../hash';
 import type { TierIndex } from '../router/residency';
 import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
+
+// Read per event: copied into this module once (run through tsx or compiled, every read of an imported
+// binding is a getter call, esbuild's live bindings).
+const releaseEvent = importedReleaseEvent;
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
