@@ -113,6 +113,48 @@ test('the G2 pool touched in runs keeps the LRU order, evictions and hits of tou
   );
 });
 
+test('the G2 write-through reading the slots it looked up once reserves, evicts and touches as looking each block up does', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 4, max: 20 }), poolOps, (capacity, ops) => {
+      const table = new BlockIds();
+      const byLookup = new HostPool('g2', capacity, table);
+      const bySlots = new HostPool('g2', capacity, table);
+      const prompts = chains(table);
+      const inFlight: { cohort: BlockId[]; lookedUp: Int32Array; kept: Int32Array }[] = [];
+      for (const op of ops as PoolOp[]) {
+        if (op.kind === 'store' || op.kind === 'touch') {
+          // A store of the prompt's first blocks: those the pool lacks form the cohort, those it holds are named (spared) and touched after.
+          const prompt = prompts[op.chain];
+          const to = op.kind === 'store' ? op.to : op.count;
+          const slots = new Int32Array(to);
+          bySlots.slotsOf(prompt, 0, to, slots);
+          const held = [...Array(to).keys()].filter((i) => byLookup.contains(prompt[i]));
+          expect(held).to.deep.equal([...Array(to).keys()].filter((i) => slots[i] !== -1));
+          const cohort = [...Array(to).keys()].filter((i) => slots[i] === -1).map((i) => prompt[i]);
+          const named = held.map((i) => prompt[i]);
+          const lookedUp = byLookup.reserve(cohort, '', named, 0, named.length);
+          const kept = bySlots.reserveSparing(cohort, '', held.map((i) => slots[i]), held.length);
+          expect(kept?.victims ?? null).to.deep.equal(lookedUp?.victims ?? null);
+          if (lookedUp && kept) {
+            inFlight.push({ cohort, lookedUp: lookedUp.slots, kept: kept.slots });
+            table.releaseAll(lookedUp.victims);
+            table.releaseAll(kept.victims);
+          }
+          byLookup.touchIndexes(prompt, held);
+          bySlots.touchIndexesAt(prompt, slots, held);
+        } else if (inFlight.length > 0) {
+          const [{ cohort, lookedUp, kept }] = inFlight.splice(op.which % inFlight.length, 1);
+          byLookup.complete(cohort, lookedUp);
+          bySlots.complete(cohort, kept);
+        }
+        expect(bySlots.residentHashes()).to.deep.equal(byLookup.residentHashes());
+        expect(bySlots.usedBlocks).to.equal(byLookup.usedBlocks);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test('a run moved to the back of a slot list gives the order of moving its slots one by one', () => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 12 }), fc.array(fc.tuple(fc.nat(11), fc.nat(11)), { maxLength: 30 }), (size, moves) => {
