@@ -31,7 +31,7 @@ const TABLE_HOLDERS_STUCK = IMPORTED_TABLE_HOLDERS_STUCK;
 /** No slot. */
 export const NO_SLOT = -1;
 
-/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds. */
+/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds (unless its store holds them otherwise, see `holdsIds`). */
 export class BlockSlots {
   /** Slots by block id, for the entries the family word does not name. */
   private readonly slotById = new OpenIndex(1);
@@ -43,9 +43,14 @@ export class BlockSlots {
   /** This store's number in its family (0: none), shifted into place. */
   private readonly ownerBits: number;
 
+  /**
+   * `holdsIds` false: the entries do not retain their ids; the store guarantees each id is held
+   * otherwise while it is here (the router's active blocks: each active request holds its blocks).
+   */
   constructor(
     readonly blockIds: BlockIds,
     private readonly family: SlotFamily | null = null,
+    private readonly holdsIds = true,
   ) {
     this.ownerBits = (family?.join() ?? 0) << SLOT_BITS;
   }
@@ -101,7 +106,7 @@ export class BlockSlots {
       if (this.family !== null) this.countTableHolder(id, 1);
     }
     this.entries++;
-    this.blockIds.retain(id);
+    if (this.holdsIds) this.blockIds.retain(id);
     return slot;
   }
 
@@ -122,7 +127,7 @@ export class BlockSlots {
     this.idBySlot[slot] = NO_BLOCK_ID;
     this.freeSlots.push(slot);
     this.entries--;
-    this.blockIds.release(id);
+    if (this.holdsIds) this.blockIds.release(id);
   }
 
   /** One more (`change` 1) or one fewer (−1) store of the family keeps `id` in its table; a count that reached TABLE_HOLDERS_STUCK stays. */

@@ -68,7 +68,7 @@ export interface ClusterSpec {
   on_delivered?: (batch: KvEventBatch, visible_ns: Nanos) => void;
   /** Step every decode pass through the kernel instead of batching runs of identical ones (same run either way; for tests that compare the two). */
   step_every_pass?: boolean;
-  /** Engines' Stored events hold each block id they name instead of the request's run of ids with one count (same run either way; for tests that compare the two). */
+  /** Engines' Stored events, and the router's load while a request is active, hold each block id they name instead of the request's run of ids with one count (same run either way; for tests that compare the two). */
   hold_each_block_id?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
@@ -318,7 +318,8 @@ export class Cluster implements RankListener {
   }
 
   private routeRequest(request: SimRequest) {
-    // The router reads the ids; the hashes are made only if something asks for them.
+    // The router reads the ids; the hashes are made only if something asks for them. It holds the
+    // request's run of ids while the request is active (each id, when events hold each id too).
     return {
       request_id: request.request_id,
       ordinal: request.ordinal,
@@ -327,6 +328,7 @@ export class Cluster implements RankListener {
         return request.hashes;
       },
       block_ids: request.block_ids,
+      held_ids: this.spec.hold_each_block_id === true ? undefined : request.heldIds,
     };
   }
 

@@ -1,5 +1,6 @@
 // The stores keep runs of blocks where a prefix moves as one (the G2 pool's touch splices runs of
-// its LRU order, an event holds a request's run of ids with one count), and the prefix ceiling
+// its LRU order, an event and the router's load hold a request's run of ids with one count, the
+// write-through reads the slots it looked up once), and the prefix ceiling
 // records only what the id table forgets: on generated workloads each gives what the per-block form
 // gives — the same LRU order, the same evictions, the same events, the same hits.
 import { test } from 'node:test';
@@ -180,7 +181,7 @@ test('a run moved to the back of a slot list gives the order of moving its slots
   );
 });
 
-/** A generated case replayed with its events holding each request's run of ids, or each id: its digest, event log and ids live at the end. */
+/** A generated case replayed with its events and the router's load holding each request's run of ids, or each id: its digest, event log and ids live at the end. */
 function replayHolding(fuzzCase: FuzzCase, hold_each_block_id: boolean): string {
   const config = caseConfig(fuzzCase);
   let cluster: Cluster | null = null;
@@ -192,7 +193,7 @@ function replayHolding(fuzzCase: FuzzCase, hold_each_block_id: boolean): string 
   }
 }
 
-test('events holding a request run of ids give the digest, the event log and the live ids at the end of events holding each id', () => {
+test('events and the router holding a request run of ids give the digest, the event log and the live ids at the end of holding each id', () => {
   fc.assert(
     fc.property(fuzzCaseArbitrary({ exclude: [] }), (fuzzCase) => {
       expect(replayHolding(fuzzCase, false)).to.equal(replayHolding(fuzzCase, true));
