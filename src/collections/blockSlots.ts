@@ -13,18 +13,25 @@ import type { BlockId, BlockIds } from './blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from './blockIds';
 import { grownIdArray, grownInt32, grownNarrow, grownUint8, type NarrowInts, widenedInt32 } from './typedArrays';
 import { OpenIndex } from './openIndex';
-import { NO_OWNER as IMPORTED_NO_OWNER, SLOT_MASK as IMPORTED_SLOT_MASK, SLOT_BITS as IMPORTED_SLOT_BITS, type SlotFamily } from './slotFamily';
+import {
+  NO_OWNER as IMPORTED_NO_OWNER,
+  SLOT_MASK as IMPORTED_SLOT_MASK,
+  SLOT_BITS as IMPORTED_SLOT_BITS,
+  TABLE_HOLDERS_STUCK as IMPORTED_TABLE_HOLDERS_STUCK,
+  type SlotFamily,
+} from './slotFamily';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 const NO_OWNER = IMPORTED_NO_OWNER;
 const SLOT_MASK = IMPORTED_SLOT_MASK;
 const SLOT_BITS = IMPORTED_SLOT_BITS;
+const TABLE_HOLDERS_STUCK = IMPORTED_TABLE_HOLDERS_STUCK;
 
 /** No slot. */
 export const NO_SLOT = -1;
 
-/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds. */
+/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds (unless its store holds them otherwise, see `holdsIds`). */
 export class BlockSlots {
   /** Slots by block id, for the entries the family word does not name. */
   private readonly slotById = new OpenIndex(1);
@@ -36,9 +43,14 @@ export class BlockSlots {
   /** This store's number in its family (0: none), shifted into place. */
   private readonly ownerBits: number;
 
+  /**
+   * `holdsIds` false: the entries do not retain their ids; the store guarantees each id is held
+   * otherwise while it is here (the router's active blocks: each active request holds its blocks).
+   */
   constructor(
     readonly blockIds: BlockIds,
     private readonly family: SlotFamily | null = null,
+    private readonly holdsIds = true,
   ) {
     this.ownerBits = (family?.join() ?? 0) << SLOT_BITS;
   }
@@ -51,10 +63,15 @@ export class BlockSlots {
     return this.slotOf(id) !== NO_SLOT;
   }
   slotOf(id: BlockId): number {
-    if (this.ownerBits !== 0) {
-      const owners = this.family!.owners;
-      const word = id < owners.length ? owners[id] : NO_OWNER;
-      if ((word & ~SLOT_MASK) === this.ownerBits) return word & SLOT_MASK;
+    const family = this.family;
+    if (family !== null) {
+      if (this.ownerBits !== 0) {
+        const owners = family.owners;
+        const word = id < owners.length ? owners[id] : NO_OWNER;
+        if ((word & ~SLOT_MASK) === this.ownerBits) return word & SLOT_MASK;
+      }
+      // No store of the kind keeps it in a table: this one does not either.
+      if (id >= family.tableHolders.length || family.tableHolders[id] === 0) return NO_SLOT;
     }
     return this.slotById.find(id);
   }
@@ -84,9 +101,12 @@ export class BlockSlots {
     const slot = this.freeSlots.pop() ?? this.slotsIssued++;
     if (slot >= this.idBySlot.length) this.idBySlot = grownInt32(this.idBySlot, slot + 1);
     this.idBySlot[slot] = id;
-    if (!this.claimOwner(id, slot)) this.slotById.insert(slot, id);
+    if (!this.claimOwner(id, slot)) {
+      this.slotById.insert(slot, id);
+      if (this.family !== null) this.countTableHolder(id, 1);
+    }
     this.entries++;
-    this.blockIds.retain(id);
+    if (this.holdsIds) this.blockIds.retain(id);
     return slot;
   }
 
@@ -100,11 +120,24 @@ export class BlockSlots {
     const id = this.idBySlot[slot];
     const owners = this.ownerBits === 0 ? null : this.family!.owners;
     if (owners !== null && id < owners.length && owners[id] === (this.ownerBits | slot)) owners[id] = NO_OWNER;
-    else this.slotById.remove(id);
+    else {
+      this.slotById.remove(id);
+      if (this.family !== null) this.countTableHolder(id, -1);
+    }
     this.idBySlot[slot] = NO_BLOCK_ID;
     this.freeSlots.push(slot);
     this.entries--;
-    this.blockIds.release(id);
+    if (this.holdsIds) this.blockIds.release(id);
+  }
+
+  /** One more (`change` 1) or one fewer (−1) store of the family keeps `id` in its table; a count that reached TABLE_HOLDERS_STUCK stays. */
+  private countTableHolder(id: BlockId, change: 1 | -1): void {
+    const family = this.family!;
+    // Grown by doubling, not reserved whole as other arrays by id are: reserved, it raised the peak RSS
+    // of the doubled whole-trace replay by about 35 MB (bench -- scale), grown it does not.
+    if (id >= family.tableHolders.length) family.tableHolders = grownUint8(family.tableHolders, id + 1);
+    const count = family.tableHolders[id];
+    if (count !== TABLE_HOLDERS_STUCK) family.tableHolders[id] = count + change;
   }
 
   /** Names this store and slot in the family word of a block no store of the kind holds; false when it cannot. */

@@ -8,11 +8,23 @@ export const SLOT_MASK = (1 << SLOT_BITS) - 1;
 const MAX_FAMILY_STORE = (1 << (31 - SLOT_BITS)) - 1;
 /** A family word for no store. */
 export const NO_OWNER = 0;
+/**
+ * A table-holder count that stays once reached, even after the id is reused (it is then read as
+ * "look in the table", as every lookup did before the count): a byte per block id keeps the arrays small.
+ */
+export const TABLE_HOLDERS_STUCK = 0xff;
 
 /** Stores of one kind sharing one word per block id: the first store (numbered from 1) holding it and its slot there. */
 export class SlotFamily {
   /** By block id: (store << SLOT_BITS) | slot, or NO_OWNER. */
   owners = new Int32Array(0);
+  /**
+   * By block id: how many stores of the kind keep the block in their own table (not named by its
+   * word), up to TABLE_HOLDERS_STUCK. A store that does not own a block looks in its table only
+   * when this is not zero: most blocks are in one store of a kind or none, and a probe of a large
+   * table is a cache miss.
+   */
+  tableHolders = new Uint8Array(0);
   private stores = 0;
 
   /** A number for a new store of this kind (0: too many stores, the store keeps every entry in its table). */

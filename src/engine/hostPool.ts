@@ -148,8 +148,26 @@ export class HostPool {
    * ids of the prompt are not resident): the same order as a touch of the whole prompt.
    */
   touchIndexes(ids: ArrayLike<BlockId>, indexes: ArrayLike<number>, count = indexes.length): void {
-    for (let k = count - 1; k >= 0; k--) this.touchId(ids[indexes[k]]);
+    for (let k = count - 1; k >= 0; k--) this.touchSlot(this.entries.slotOf(ids[indexes[k]]));
     this.endTouch();
+  }
+
+  /**
+   * touchIndexes, given the slot each id had when slotsOf looked it up (`slots[i]` for ids[i]); an
+   * entry evicted since (its slot free, or another block's) is passed over, as a lookup would.
+   */
+  touchIndexesAt(ids: ArrayLike<BlockId>, slots: ArrayLike<number>, indexes: ArrayLike<number>, count = indexes.length): void {
+    for (let k = count - 1; k >= 0; k--) {
+      const i = indexes[k];
+      const slot = slots[i];
+      if (slot !== NO_SLOT && this.entries.idAt(slot) === ids[i]) this.touchSlot(slot);
+    }
+    this.endTouch();
+  }
+
+  /** The slot of each of ids[from, to) into slots[from, to) (NO_SLOT where the pool holds no entry): one lookup per block for a caller that reads it several times. */
+  slotsOf(ids: ArrayLike<BlockId>, from: number, to: number, slots: Int32Array): void {
+    for (let i = from; i < to; i++) slots[i] = this.entries.slotOf(ids[i]);
   }
 
   /**
@@ -159,7 +177,11 @@ export class HostPool {
    * the order is the one moving each entry in turn gives.
    */
   private touchId(id: BlockId): void {
-    const slot = this.entries.slotOf(id);
+    this.touchSlot(this.entries.slotOf(id));
+  }
+
+  /** touchId, given the entry's slot (NO_SLOT: none). */
+  private touchSlot(slot: number): void {
     const lru = this.lru;
     if (slot === NO_SLOT || !lru.has(slot)) return;
     if (this.touchRunLast !== NO_SLOT && lru.after(this.touchRunLast) === slot) {
@@ -190,11 +212,24 @@ export class HostPool {
    * changes nothing) when there are not enough victims; a cohort larger than the pool never fits.
    */
   reserve(cohort: ArrayLike<BlockId>, origin = '', named: ArrayLike<BlockId> = NOTHING_NAMED, namedFrom = 0, namedTo = 0): CohortReservation | null {
+    const namedSlots: number[] = [];
+    for (let i = namedFrom; i < namedTo; i++) {
+      const slot = this.entries.slotOf(named[i]);
+      if (slot !== NO_SLOT) namedSlots.push(slot);
+    }
+    return this.reserveSparing(cohort, origin, namedSlots, namedSlots.length);
+  }
+
+  /**
+   * reserve, with the entries the store names given by their slots (spared[0, sparedCount), each
+   * an entry of the pool): a caller that has looked its blocks up does not look them up again.
+   */
+  reserveSparing(cohort: ArrayLike<BlockId>, origin: string, spared: ArrayLike<number>, sparedCount: number): CohortReservation | null {
     if (cohort.length === 0 || cohort.length > this.capacity_blocks) return null;
     const shortfall = cohort.length - (this.capacity_blocks - this.entries.size);
     let victimSlots: number[] = [];
     if (shortfall > 0) {
-      victimSlots = this.victimsSparing(shortfall, named, namedFrom, namedTo);
+      victimSlots = this.victimsSparing(shortfall, spared, sparedCount);
       if (victimSlots.length < shortfall) return null;
     }
     const victims: BlockId[] = [];
@@ -222,20 +257,14 @@ export class HostPool {
     return { victims, slots };
   }
 
-  /** Up to `count` LRU-first resident entries that are neither pinned nor among named[from, to). */
-  private victimsSparing(count: number, named: ArrayLike<BlockId>, from: number, to: number): number[] {
-    for (let i = from; i < to; i++) {
-      const slot = this.entries.slotOf(named[i]);
-      if (slot !== NO_SLOT) this.spared[slot] = 1;
-    }
+  /** Up to `count` LRU-first resident entries that are neither pinned nor in spared[0, sparedCount) (slots). */
+  private victimsSparing(count: number, spared: ArrayLike<number>, sparedCount: number): number[] {
+    for (let i = 0; i < sparedCount; i++) this.spared[spared[i]] = 1;
     const victimSlots: number[] = [];
     for (let slot = this.lru.first(); slot !== NO_SLOT && victimSlots.length < count; slot = this.lru.after(slot)) {
       if (this.pins[slot] === 0 && this.spared[slot] === 0) victimSlots.push(slot);
     }
-    for (let i = from; i < to; i++) {
-      const slot = this.entries.slotOf(named[i]);
-      if (slot !== NO_SLOT) this.spared[slot] = 0;
-    }
+    for (let i = 0; i < sparedCount; i++) this.spared[spared[i]] = 0;
     return victimSlots;
   }
 

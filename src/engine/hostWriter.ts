@@ -4,11 +4,14 @@
 // completes the cohort becomes resident and its HostPinned Stored events go out, one
 // parent-linked event per contiguous run.
 import type { BlockId, BlockIds } from '../collections/blockIds';
+import { NO_SLOT as IMPORTED_NO_SLOT } from '../collections/blockSlots';
 import { RemovedIds, StoredIds } from '../events/model';
 import type { RankRef } from '../events/model';
 import type { SimRequest } from './request';
 import type { HostDomain } from './rankInterfaces';
 import type { RankOutbox } from './rankOutbox';
+// Read per block: copied into this module once (every read of an imported binding is a getter call, esbuild's live bindings).
+const NO_SLOT = IMPORTED_NO_SLOT;
 
 /** What the write-through needs of its rank. */
 export interface HostWriterRank {
@@ -25,6 +28,9 @@ export interface HostWriterRank {
 }
 
 export class HostWriter {
+  /** Pool slots of a prompt's blocks while a write-through reads them (reused). */
+  private slots = new Int32Array(64);
+
   constructor(
     private readonly rank: HostWriterRank,
     private readonly host: HostDomain,
@@ -43,14 +49,20 @@ export class HostWriter {
     if (complete <= request.write_through_blocks) return;
     const pool = this.host.pool;
     const ids = request.block_ids;
+    // Each block is looked up in the pool once (its slot, or NO_SLOT); what follows reads the slots.
+    const slots = this.slotsFor(complete);
     let firstIndex = request.write_through_blocks;
-    while (firstIndex > 0 && !pool.contains(ids[firstIndex - 1])) firstIndex--;
+    pool.slotsOf(ids, firstIndex, complete, slots);
+    while (firstIndex > 0) {
+      pool.slotsOf(ids, firstIndex - 1, firstIndex, slots);
+      if (slots[firstIndex - 1] !== NO_SLOT) break;
+      firstIndex--;
+    }
     const cohortIndexes: number[] = [];
-    // The blocks of the prompt the pool may hold: those before the store, and those of it the pool holds already.
-    const heldIndexes: number[] = [];
-    for (let i = 0; i < firstIndex; i++) heldIndexes.push(i);
+    // The blocks of the store the pool holds already.
+    const namedSlots: number[] = [];
     for (let i = firstIndex; i < complete; i++) {
-      if (pool.contains(ids[i])) heldIndexes.push(i);
+      if (slots[i] !== NO_SLOT) namedSlots.push(slots[i]);
       else cohortIndexes.push(i);
     }
     const cohortSize = cohortIndexes.length;
@@ -58,6 +70,10 @@ export class HostWriter {
       request.write_through_blocks = complete;
       return;
     }
+    // The blocks of the prompt the pool holds: those before the store, and those of it the pool holds already.
+    pool.slotsOf(ids, 0, firstIndex, slots);
+    const heldIndexes: number[] = [];
+    for (let i = 0; i < complete; i++) if (slots[i] !== NO_SLOT) heldIndexes.push(i);
     const cohort: BlockId[] = new Array(cohortSize);
     for (let n = 0; n < cohortSize; n++) cohort[n] = ids[cohortIndexes[n]];
     // The parent of each run is in the pool now; anchored, it stays there until the run's Stored is out.
@@ -68,9 +84,7 @@ export class HostWriter {
     }
     for (const parent of parents) pool.anchor(parent);
     // Every block the store names that G2 holds already is spared while room is made.
-    const named: BlockId[] = [];
-    for (let k = firstIndex; k < heldIndexes.length; k++) named.push(ids[heldIndexes[k]]);
-    const reservation = pool.reserve(cohort, request.identity.cache_id ?? request.request_id, named, 0, named.length);
+    const reservation = pool.reserveSparing(cohort, request.identity.cache_id ?? request.request_id, namedSlots, namedSlots.length);
     if (!reservation) {
       for (const parent of parents) pool.unanchor(parent);
       return;
@@ -79,7 +93,7 @@ export class HostWriter {
     // As vLLM's offloading connector (and AISimulate) do once a store is prepared, the request's
     // resident keys so far are touched, last to first, so its first block is the most recent (the
     // cohort's blocks are pending, not resident: only the others are looked up).
-    pool.touchIndexes(ids, heldIndexes);
+    pool.touchIndexesAt(ids, slots, heldIndexes);
     if (reservation.victims.length > 0) this.announceEvictions(Int32Array.from(reservation.victims));
     // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
     const runs = this.hostRuns(request, cohortIndexes);
@@ -115,6 +129,12 @@ export class HostWriter {
         rank.copyDone(request);
       },
     });
+  }
+
+  /** The slots scratch, with room for `count` blocks. */
+  private slotsFor(count: number): Int32Array {
+    if (count > this.slots.length) this.slots = new Int32Array(Math.max(count, 2 * this.slots.length));
+    return this.slots;
   }
 
   /**

@@ -9,7 +9,7 @@ import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { NO_SLOT as IMPORTED_NO_SLOT } from '../collections/blockSlots';
 import type { KvEvent, RankRef } from '../events/model';
-import { RankEventStream, StoredIds } from '../events/model';
+import { RankEventStream, StoredIds as ImportedStoredIds } from '../events/model';
 import type { Nanos } from '../time';
 import { DeviceCache } from './deviceCache';
 import type { EngineTruth, SimRequest } from './request';
@@ -29,6 +29,9 @@ const NO_SLOT = IMPORTED_NO_SLOT;
 const DECODE = IMPORTED_DECODE;
 const faultPlanted = simulatorFaults.faultPlanted;
 const plantedPassDelayNs = simulatorFaults.plantedPassDelayNs;
+/** Made per Stored: copied too. */
+const StoredIds = ImportedStoredIds;
+type StoredIds = ImportedStoredIds;
 
 /** What a rank tells the rest of the cluster. */
 export interface RankListener {

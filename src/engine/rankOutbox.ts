@@ -4,7 +4,12 @@
 // the outbox says about G1 before it is emitted (pendingDeviceChanges), for the engine's truth.
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankEventStream, Tier } from '../events/model';
-import { RemovedIds, StoredIds } from '../events/model';
+import { RemovedIds as ImportedRemovedIds, StoredIds as ImportedStoredIds } from '../events/model';
+// Read per pass: copied into this module once (every read of an imported binding is a getter call, esbuild's live bindings).
+const RemovedIds = ImportedRemovedIds;
+type RemovedIds = ImportedRemovedIds;
+const StoredIds = ImportedStoredIds;
+type StoredIds = ImportedStoredIds;
 
 /** An event to be numbered when it is emitted (ids follow emission order, EVT-2). */
 interface EventDraft {

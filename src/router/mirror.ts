@@ -9,7 +9,7 @@
 import type { BlockHash } from '../hash';
 import { BlockIds, type BlockId } from '../collections/blockIds';
 import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
-import { RemovedIds, StoredIds, TIERS, workerIdText } from '../events/model';
+import { RemovedIds as ImportedRemovedIds, StoredIds as ImportedStoredIds, TIERS, workerIdText } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
 import { grownIdArray, zeroedIdArray } from '../collections/typedArrays';
@@ -19,6 +19,9 @@ import * as simulatorFaults from '../fuzz/simulatorFaults';
 // So is the planted-fault hook, read per event.
 const faultPlanted = simulatorFaults.faultPlanted;
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
+/** Read per event (instanceof): copied too. */
+const StoredIds = ImportedStoredIds;
+const RemovedIds = ImportedRemovedIds;
 /** The largest position a 32-bit positions array holds (see ResidencyMirror.positions). */
 const INT32_MAX = 2 ** 31 - 1;
 /** A Float64Array of `length`, holding `from`'s values first. */
@@ -206,11 +209,14 @@ export class ResidencyMirror {
    */
   private store(index: TierIndex, rankIndex: number, event: KvEvent, count: number, parent: BlockId, start: number | null): void {
     const ids = this.eventIds;
+    // One pass over the blocks checks them all; a moved block is told only after the duplicates and the chain.
+    let moved = -1;
     for (let i = 0; i < count; i++) {
       if (index.holdsId(rankIndex, ids[i]) || this.metBefore(i, count)) {
         this.forgetMet(i, count);
         throw violation(event, 'duplicate-store', storedHashAt(event, i), null);
       }
+      if (moved < 0 && start !== null && this.movedAt(i, parent, start)) moved = i;
     }
     this.forgetMet(count - 1, count);
     let broken = false;
@@ -222,51 +228,56 @@ export class ResidencyMirror {
       broken = parentPosition >= 0 && parentPosition + 1 !== start;
     }
     if (broken) throw violation(event, 'broken-chain', (event.data as StoredData).parent_hash ?? firstBlock(event), null);
-    const moved = this.movedBlock(count, parent, start);
     if (moved >= 0) throw violation(event, 'broken-chain', storedHashAt(event, moved), null, MOVED_BLOCK_TEXT);
-    this.rememberPositions(count, start);
-    this.rememberParents(count, parent, start);
-    for (let i = 0; i < count; i++) index.addId(rankIndex, ids[i]);
+    this.record(index, rankIndex, count, parent, start);
   }
 
   /**
-   * The first block of a Stored (in eventIds, after its parent `parent` from `start`) that some rank
-   * holds, in either tier, at another position or under another parent than this run gives it; −1
-   * when none is. A Stored that gives no position says nothing of where its blocks stand.
+   * Whether block i of a Stored (in eventIds, after its parent `parent` from `start`) is held by
+   * some rank, in either tier, at another position or under another parent than this run gives it.
    */
-  private movedBlock(count: number, parent: BlockId, start: number | null): number {
-    if (start === null) return -1;
+  private movedAt(i: number, parent: BlockId, start: number): boolean {
+    const id = this.eventIds[i];
+    // A held block was stored, so its position and parent records exist.
+    if (this.device.unheldId(id) && this.host.unheldId(id)) return false;
+    if (this.positions[id] >= 0 && this.positions[id] !== start + i) return true;
+    // A block with a parent stands past position 0: here the run gives it one too (else its position differed).
+    return this.parentKnown[id] === 1 && !this.blockIds.hasWords(i > 0 ? this.eventIds[i - 1] : parent, this.parentWords[2 * id], this.parentWords[2 * id + 1]);
+  }
+
+  /**
+   * A checked Stored's blocks (in eventIds), in one pass: each one's position and parent are
+   * recorded (before the rank holds it), then the rank holds it. A Stored that gives positions
+   * records them, and each block's parent (the first block of a sequence has none). A Stored that
+   * gives no position leaves what is known of a block some rank already holds, in either tier: it
+   * does not know better, and forgetting would let a later child of that block claim any position;
+   * of a block nobody holds, it forgets what was known.
+   */
+  private record(index: TierIndex, rankIndex: number, count: number, parent: BlockId, start: number | null): void {
+    if (start !== null && start + count - 1 > INT16_MAX && this.positions instanceof Int16Array) this.widenPositions(false);
+    if (start !== null && start + count - 1 > INT32_MAX && !(this.positions instanceof Float64Array)) this.widenPositions(true);
     const ids = this.eventIds;
     for (let i = 0; i < count; i++) {
       const id = ids[i];
-      // A held block was stored, so its position and parent records exist.
-      if (this.device.unheldId(id) && this.host.unheldId(id)) continue;
-      if (this.positions[id] >= 0 && this.positions[id] !== start + i) return i;
-      // A block with a parent stands past position 0: here the run gives it one too (else its position differed).
-      if (this.parentKnown[id] === 1 && !this.blockIds.hasWords(i > 0 ? ids[i - 1] : parent, this.parentWords[2 * id], this.parentWords[2 * id + 1])) return i;
-    }
-    return -1;
-  }
-
-  /**
-   * Records the parent of each block of a Stored that gives positions (before the rank holds them;
-   * the first block of a sequence has none). A Stored without positions leaves what is known of a
-   * block some rank holds, and forgets it of one nobody holds.
-   */
-  private rememberParents(count: number, parent: BlockId, start: number | null): void {
-    for (let i = 0; i < count; i++) {
-      const id = this.eventIds[i];
+      if (id >= this.positions.length) this.positions = this.positions instanceof Float64Array ? grownFloat64(this.positions, id + 1) : grownIdArray(this.positions, id + 1);
       if (id >= this.parentKnown.length) this.parentKnown = grownIdArray(this.parentKnown, id + 1);
       if (2 * id + 1 >= this.parentWords.length) this.parentWords = grownIdArray(this.parentWords, 2 * id + 2);
-      const claimed = i > 0 ? this.eventIds[i - 1] : parent;
       if (start === null) {
-        if (this.device.unheldId(id) && this.host.unheldId(id)) this.parentKnown[id] = 0;
-      } else if (claimed === NO_BLOCK_ID) this.parentKnown[id] = 0;
-      else {
-        this.parentKnown[id] = 1;
-        this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
-        this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
+        if (this.device.unheldId(id) && this.host.unheldId(id)) {
+          this.positions[id] = -1;
+          this.parentKnown[id] = 0;
+        }
+      } else {
+        this.positions[id] = start + i;
+        const claimed = i > 0 ? ids[i - 1] : parent;
+        if (claimed === NO_BLOCK_ID) this.parentKnown[id] = 0;
+        else {
+          this.parentKnown[id] = 1;
+          this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
+          this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
+        }
       }
+      index.addId(rankIndex, id);
     }
   }
 
@@ -294,22 +305,6 @@ export class ResidencyMirror {
   private checkEventId(state: RankState, event: KvEvent): void {
     if (state.expectedEventId === null || state.expectedEventId + (faultPlanted('event-ids') ? 1 : 0) === event.event_id) return; // planted fault (src/fuzz/simulatorFaults.ts)
     throw violation(event, 'event-id-gap', firstBlock(event), state.expectedEventId);
-  }
-
-  /**
-   * Records the positions of a Stored's blocks (before the rank holds them). A Stored that gives no
-   * position leaves a block some rank already holds, in either tier, where it was: it does not know
-   * better, and forgetting would let a later child of that block claim any position.
-   */
-  private rememberPositions(count: number, start: number | null): void {
-    if (start !== null && start + count - 1 > INT16_MAX && this.positions instanceof Int16Array) this.widenPositions(false);
-    if (start !== null && start + count - 1 > INT32_MAX && !(this.positions instanceof Float64Array)) this.widenPositions(true);
-    for (let i = 0; i < count; i++) {
-      const id = this.eventIds[i];
-      if (id >= this.positions.length) this.positions = this.positions instanceof Float64Array ? grownFloat64(this.positions, id + 1) : grownIdArray(this.positions, id + 1);
-      if (start !== null) this.positions[id] = start + i;
-      else if (this.device.unheldId(id) && this.host.unheldId(id)) this.positions[id] = -1;
-    }
   }
 
   /** The positions in 32 bits, or (`exact`) in 64-bit floats (only the ids issued so far are copied: the rest are zero in both). */

@@ -3,6 +3,7 @@
 // cycles over ranks with the round_robin policy (SCORE-6).
 import type { BlockHash } from '../hash';
 import type { BlockId } from '../collections/blockIds';
+import type { IdRun } from '../collections/idRun';
 import { BlockIds } from '../collections/blockIds';
 import type { KvEventBatch, RankRef } from '../events/model';
 import type { RandomStream } from '../random';
@@ -51,6 +52,8 @@ export interface RouteRequest {
   block_hashes: readonly BlockHash[];
   /** Their ids in the router's BlockIds table, held by the caller (a cluster's requests); looked up when absent. */
   block_ids?: ArrayLike<BlockId>;
+  /** The held run those ids are (a cluster's requests): the router holds it once while the request is active, instead of each id. */
+  held_ids?: IdRun;
 }
 
 export interface CandidateScore extends RankRef {

@@ -5,7 +5,7 @@ import { InvariantError, Kernel, Phase } from '../kernel';
 import { RandomStreams } from '../random';
 import type { Nanos } from '../time';
 import type { KvEvent, KvEventBatch, RankRef } from '../events/model';
-import { releaseEvent } from '../events/model';
+import { releaseEvent as importedReleaseEvent } from '../events/model';
 import { EventTransport } from '../events/transport';
 import { Router, RouterSettings } from '../router/router';
 import { EventStreamError } from '../router/mirror';
@@ -22,6 +22,10 @@ import { TableCeiling } from '../report/prefixHitRates';
 import { WORDS_PER_BLOCK } from '../hash';
 import type { TierIndex } from '../router/residency';
 import { faultPlanted, plantedDriftNs } from '../fuzz/simulatorFaults';
+
+// Read per event: copied into this module once (run through tsx or compiled, every read of an imported
+// binding is a getter call, esbuild's live bindings).
+const releaseEvent = importedReleaseEvent;
 
 export type Role = 'aggregated' | 'prefill' | 'decode';
 export type HostScope = 'dp_rank_local' | 'cluster_shared';
@@ -64,7 +68,7 @@ export interface ClusterSpec {
   on_delivered?: (batch: KvEventBatch, visible_ns: Nanos) => void;
   /** Step every decode pass through the kernel instead of batching runs of identical ones (same run either way; for tests that compare the two). */
   step_every_pass?: boolean;
-  /** Engines' Stored events hold each block id they name instead of the request's run of ids with one count (same run either way; for tests that compare the two). */
+  /** Engines' Stored events, and the router's load while a request is active, hold each block id they name instead of the request's run of ids with one count (same run either way; for tests that compare the two). */
   hold_each_block_id?: boolean;
   roles: RoleSpec[];
   router: Omit<RouterSettings, 'block_size'> & { kv_event_lag_ns: Nanos };
@@ -314,7 +318,8 @@ export class Cluster implements RankListener {
   }
 
   private routeRequest(request: SimRequest) {
-    // The router reads the ids; the hashes are made only if something asks for them.
+    // The router reads the ids; the hashes are made only if something asks for them. It holds the
+    // request's run of ids while the request is active (each id, when events hold each id too).
     return {
       request_id: request.request_id,
       ordinal: request.ordinal,
@@ -323,6 +328,7 @@ export class Cluster implements RankListener {
         return request.hashes;
       },
       block_ids: request.block_ids,
+      held_ids: this.spec.hold_each_block_id === true ? undefined : request.heldIds,
     };
   }
 

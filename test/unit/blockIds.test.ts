@@ -268,6 +268,40 @@ test('stores of one kind share a word per block: the first holder is found throu
   assert.equal(big.has(many[many.length - 1]), false);
 });
 
+test('stores of one kind find their blocks as a map per store does, looking in their tables only for blocks some store keeps in one', () => {
+  const op = fc.record({ store: fc.nat(3), block: fc.nat(11), remove: fc.boolean() });
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 150 }), fc.boolean(), (ops, stuck) => {
+      const ids = new BlockIds();
+      const family = ids.slotFamily('G2');
+      const stores = Array.from({ length: 4 }, () => new BlockSlots(ids, family));
+      const blocks = Array.from({ length: 12 }, (_, i) => ids.acquire(BigInt(100 + i)));
+      // A count stuck at its ceiling is read as "look in the table" and stays so.
+      if (stuck) {
+        family.tableHolders = grownIdArray(family.tableHolders, blocks[0] + 1);
+        family.tableHolders[blocks[0]] = 0xff;
+      }
+      const model = stores.map(() => new Map<number, number>());
+      for (const { store, block, remove } of ops) {
+        const id = blocks[block];
+        const slots = model[store];
+        if (remove && slots.has(id)) {
+          stores[store].removeAt(slots.get(id)!);
+          slots.delete(id);
+        } else if (!remove && !slots.has(id)) slots.set(id, stores[store].insert(id));
+        for (let s = 0; s < stores.length; s++) for (const each of blocks) assert.equal(stores[s].slotOf(each), model[s].get(each) ?? NO_SLOT);
+        const inTables = blocks.map((each) => model.filter((slots) => slots.has(each)).length - (model.some((slots) => slots.has(each)) && family.owners[each] !== 0 ? 1 : 0));
+        assert.deepEqual(
+          blocks.map((each) => family.tableHolders[each] ?? 0),
+          inTables.map((count, i) => (stuck && i === 0 ? 0xff : count)),
+          'each block counts the stores keeping it in their tables',
+        );
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test('a family names at most 4,095 stores; the rest keep every entry in their tables', () => {
   const ids = new BlockIds();
   const family = ids.slotFamily('G2');

@@ -3,6 +3,7 @@
 // for events of hashes (a log) and of block ids (the simulator's engines).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { KvEvent, RankRef, Tier } from '../../src/events/model';
 import { EventIdStart, EventStreamError, ResidencyMirror, StreamErrorDetail } from '../../src/router/mirror';
 import { EventFeed, hashes, rankOf, storedBlocks } from './fixtures';
@@ -521,4 +522,142 @@ test('id events: a duplicate store, an unknown removal and a broken chain are re
   rejection(() => fourth.mirror.apply(fourth.stored([fourth.ids[1]], fourth.ids[0], 5)), { violation: 'broken-chain', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 1, tier: 'Device', block_hash: 11n, expected_event_id: null });
   const fifth = idFixture();
   rejection(() => fifth.mirror.apply(fifth.stored([fifth.ids[0]], NO_BLOCK_ID, 3)), { violation: 'broken-chain', worker_id: W1.worker_id, dp_rank: W1.dp_rank, event_id: 0, tier: 'Device', block_hash: 11n, expected_event_id: null });
+});
+
+/**
+ * The rules of MIR-1/MIR-2 as plain sets and maps by hash, block by block: what a Stored or Removed
+ * is rejected for (the first violation, in the mirror's order: duplicates, the chain, a moved block)
+ * and what an accepted one records. The mirror checks and records a Stored in one pass per block.
+ */
+class RuleModel {
+  /** "tier rank" → hashes held. */
+  private readonly held = new Map<string, Set<bigint>>();
+  private readonly positions = new Map<bigint, number>();
+  private readonly parents = new Map<bigint, bigint>();
+
+  private of(tier: Tier, rank: number): Set<bigint> {
+    const key = `${tier} ${rank}`;
+    if (!this.held.has(key)) this.held.set(key, new Set());
+    return this.held.get(key)!;
+  }
+  private heldAnywhere(hash: bigint): boolean {
+    return [...this.held.values()].some((set) => set.has(hash));
+  }
+
+  /** The violation (kind, block, whether a moved block) of a Stored, or null once recorded. */
+  store(tier: Tier, rank: number, parent: bigint | null, start: number | null, blocks: bigint[]): string | null {
+    const mine = this.of(tier, rank);
+    const seen = new Set<bigint>();
+    for (const block of blocks) {
+      if (mine.has(block) || seen.has(block)) return `duplicate-store ${block}`;
+      seen.add(block);
+    }
+    let broken: boolean;
+    if (parent === null) broken = start !== null && start !== 0;
+    else if (!mine.has(parent) || start === 0) broken = true;
+    else broken = start !== null && this.positions.has(parent) && this.positions.get(parent)! + 1 !== start;
+    if (broken) return `broken-chain ${parent ?? blocks[0] ?? null}`;
+    if (start !== null) {
+      for (let i = 0; i < blocks.length; i++) {
+        const block = blocks[i];
+        if (!this.heldAnywhere(block)) continue;
+        const claimed = i > 0 ? blocks[i - 1] : parent;
+        const position = this.positions.get(block);
+        const knownParent = this.parents.get(block);
+        if ((position !== undefined && position !== start + i) || (knownParent !== undefined && knownParent !== claimed)) return `moved ${block}`;
+      }
+    }
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i];
+      const claimed = i > 0 ? blocks[i - 1] : parent;
+      if (start !== null) {
+        this.positions.set(block, start + i);
+        if (claimed === null) this.parents.delete(block);
+        else this.parents.set(block, claimed);
+      } else if (!this.heldAnywhere(block)) {
+        this.positions.delete(block);
+        this.parents.delete(block);
+      }
+      mine.add(block);
+    }
+    return null;
+  }
+
+  remove(tier: Tier, rank: number, blocks: bigint[]): string | null {
+    const mine = this.of(tier, rank);
+    const seen = new Set<bigint>();
+    for (const block of blocks) {
+      if (!mine.has(block) || seen.has(block)) return `unknown-removal ${block}`;
+      seen.add(block);
+    }
+    for (const block of blocks) mine.delete(block);
+    return null;
+  }
+
+  holdings(): string[] {
+    return [...this.held.entries()].filter(([, set]) => set.size > 0).map(([key, set]) => `${key}: ${[...set].sort((a, b) => (a < b ? -1 : 1)).join(',')}`).sort();
+  }
+}
+
+test('the mirror rejects and records generated Stored and Removed events as the rules, block by block, do', () => {
+  // Four chains of six blocks (0 and 1 share their first two); a Stored continues what its rank holds
+  // of a chain, and now and then breaks a rule: a start off by one, another chain's parent or
+  // blocks, a block twice, no positions; a Removed names held blocks, or now and then one not held.
+  const blockOf = (chain: number, position: number) => BigInt((chain === 1 && position < 2 ? 0 : chain) * 100 + position + 1);
+  const op = fc.record({
+    rank: fc.nat(1),
+    device: fc.boolean(),
+    remove: fc.nat(2).map((n) => n === 0),
+    chain: fc.nat(3),
+    pick: fc.nat(5),
+    length: fc.integer({ min: 1, max: 3 }),
+    noPositions: fc.nat(4).map((n) => n === 0),
+    fault: fc.nat(39),
+  });
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 10, maxLength: 80 }), (ops) => {
+      const mirror = new ResidencyMirror('zero');
+      const ranks = [W1, W2];
+      ranks.forEach((rank, index) => mirror.addRank(rank, index));
+      const model = new RuleModel();
+      const nextIds = [0, 0];
+      for (const [n, { rank, device, remove, chain, pick, length, noPositions, fault }] of ops.entries()) {
+        const tier: Tier = device ? 'Device' : 'HostPinned';
+        let data: KvEvent['data'];
+        let expected: string | null;
+        const held = mirror.tier(tier).blocksOf(rank);
+        if (remove && held.length > 0) {
+          const blocks = fault === 0 ? [blockOf(chain, pick)] : held.slice(pick % held.length, (pick % held.length) + length);
+          if (fault === 1) blocks.push(blocks[0]);
+          data = { type: 'Removed', block_hashes: blocks };
+          expected = model.remove(tier, rank, blocks);
+        } else {
+          // From the first position of the chain the rank does not hold in that tier (or, a fault, an earlier one).
+          let from = 0;
+          while (from < 6 && mirror.tier(tier).has(rank, blockOf(chain, from))) from++;
+          if (fault === 6) from = Math.min(from, pick);
+          const blocks = Array.from({ length: Math.min(length, 6 - from) || 1 }, (_, i) => blockOf(fault === 2 ? (chain + 1) % 4 : chain, Math.min(from + i, 5)));
+          if (fault === 3) blocks.push(blocks[0]);
+          const parent = from === 0 ? null : blockOf(fault === 4 ? (chain + 2) % 4 : chain, from - 1);
+          const start = noPositions ? null : fault === 5 ? from + 1 : from;
+          data = { type: 'Stored', parent_hash: parent, start_position: start, blocks: storedBlocks(blocks) };
+          expected = model.store(tier, rank, parent, start, blocks);
+        }
+        let got: string | null = null;
+        try {
+          mirror.apply({ ...ranks[rank], event_id: nextIds[rank]++, tier, data });
+        } catch (error) {
+          if (!(error instanceof EventStreamError)) throw error;
+          got = `${error.message.includes('another position or under another parent') ? 'moved' : error.detail.violation} ${error.detail.block_hash}`;
+        }
+        assert.equal(got, expected, `event ${n}`);
+        if (got !== null) return;
+        const holdings = (['Device', 'HostPinned'] as const).flatMap((each) =>
+          [0, 1].map((index) => `${each} ${index}: ${mirror.tier(each).blocksOf(index).join(',')}`).filter((line) => !line.endsWith(': ')),
+        );
+        assert.deepEqual(holdings.sort(), model.holdings());
+      }
+    }),
+    { numRuns: 500 },
+  );
 });

@@ -1,5 +1,6 @@
 // The stores keep runs of blocks where a prefix moves as one (the G2 pool's touch splices runs of
-// its LRU order, an event holds a request's run of ids with one count), and the prefix ceiling
+// its LRU order, an event and the router's load hold a request's run of ids with one count, the
+// write-through reads the slots it looked up once), and the prefix ceiling
 // records only what the id table forgets: on generated workloads each gives what the per-block form
 // gives — the same LRU order, the same evictions, the same events, the same hits.
 import { test } from 'node:test';
@@ -113,6 +114,48 @@ test('the G2 pool touched in runs keeps the LRU order, evictions and hits of tou
   );
 });
 
+test('the G2 write-through reading the slots it looked up once reserves, evicts and touches as looking each block up does', () => {
+  fc.assert(
+    fc.property(fc.integer({ min: 4, max: 20 }), poolOps, (capacity, ops) => {
+      const table = new BlockIds();
+      const byLookup = new HostPool('g2', capacity, table);
+      const bySlots = new HostPool('g2', capacity, table);
+      const prompts = chains(table);
+      const inFlight: { cohort: BlockId[]; lookedUp: Int32Array; kept: Int32Array }[] = [];
+      for (const op of ops as PoolOp[]) {
+        if (op.kind === 'store' || op.kind === 'touch') {
+          // A store of the prompt's first blocks: those the pool lacks form the cohort, those it holds are named (spared) and touched after.
+          const prompt = prompts[op.chain];
+          const to = op.kind === 'store' ? op.to : op.count;
+          const slots = new Int32Array(to);
+          bySlots.slotsOf(prompt, 0, to, slots);
+          const held = [...Array(to).keys()].filter((i) => byLookup.contains(prompt[i]));
+          expect(held).to.deep.equal([...Array(to).keys()].filter((i) => slots[i] !== -1));
+          const cohort = [...Array(to).keys()].filter((i) => slots[i] === -1).map((i) => prompt[i]);
+          const named = held.map((i) => prompt[i]);
+          const lookedUp = byLookup.reserve(cohort, '', named, 0, named.length);
+          const kept = bySlots.reserveSparing(cohort, '', held.map((i) => slots[i]), held.length);
+          expect(kept?.victims ?? null).to.deep.equal(lookedUp?.victims ?? null);
+          if (lookedUp && kept) {
+            inFlight.push({ cohort, lookedUp: lookedUp.slots, kept: kept.slots });
+            table.releaseAll(lookedUp.victims);
+            table.releaseAll(kept.victims);
+          }
+          byLookup.touchIndexes(prompt, held);
+          bySlots.touchIndexesAt(prompt, slots, held);
+        } else if (inFlight.length > 0) {
+          const [{ cohort, lookedUp, kept }] = inFlight.splice(op.which % inFlight.length, 1);
+          byLookup.complete(cohort, lookedUp);
+          bySlots.complete(cohort, kept);
+        }
+        expect(bySlots.residentHashes()).to.deep.equal(byLookup.residentHashes());
+        expect(bySlots.usedBlocks).to.equal(byLookup.usedBlocks);
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
 test('a run moved to the back of a slot list gives the order of moving its slots one by one', () => {
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 12 }), fc.array(fc.tuple(fc.nat(11), fc.nat(11)), { maxLength: 30 }), (size, moves) => {
@@ -138,7 +181,7 @@ test('a run moved to the back of a slot list gives the order of moving its slots
   );
 });
 
-/** A generated case replayed with its events holding each request's run of ids, or each id: its digest, event log and ids live at the end. */
+/** A generated case replayed with its events and the router's load holding each request's run of ids, or each id: its digest, event log and ids live at the end. */
 function replayHolding(fuzzCase: FuzzCase, hold_each_block_id: boolean): string {
   const config = caseConfig(fuzzCase);
   let cluster: Cluster | null = null;
@@ -150,7 +193,7 @@ function replayHolding(fuzzCase: FuzzCase, hold_each_block_id: boolean): string 
   }
 }
 
-test('events holding a request run of ids give the digest, the event log and the live ids at the end of events holding each id', () => {
+test('events and the router holding a request run of ids give the digest, the event log and the live ids at the end of holding each id', () => {
   fc.assert(
     fc.property(fuzzCaseArbitrary({ exclude: [] }), (fuzzCase) => {
       expect(replayHolding(fuzzCase, false)).to.equal(replayHolding(fuzzCase, true));
