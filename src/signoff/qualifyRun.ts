@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { RunModel } from './messages';
 import { RERUN_MESSAGES, SignoffModel } from './model';
 import type { CampaignResult } from '../fuzz/campaign';
-import { runFuzzCampaignOnThread } from '../fuzz/campaignThread';
+import { campaignBundle, runFuzzCampaignOnThread } from '../fuzz/campaignThread';
 import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { PLANTED_DEFECT_ENV } from '../fuzz/planted';
 import { SIMULATOR_FAULT_ENV } from '../fuzz/simulatorFaults';
@@ -249,7 +249,18 @@ function coverageSaid(measured: Measured): string {
 function startFuzz(r: Running): Promise<CampaignResult | null> {
   if (r.plan.fuzz < 0) return Promise.resolve(null);
   const campaign = { runs: r.shape.fuzzRuns, seed: r.prepared.fuzzSeed, exclude: KNOWN_DEFECT_AREAS, planted_defect: r.prepared.plantedDefect };
-  return r.phases.run(r.plan.fuzz, () => runFuzzCampaignOnThread(campaign), workloadsSaid);
+  return r.phases.run(
+    r.plan.fuzz,
+    async () => {
+      const bundle = await campaignBundle();
+      try {
+        return await runFuzzCampaignOnThread(campaign, bundle?.file);
+      } finally {
+        bundle?.remove();
+      }
+    },
+    workloadsSaid,
+  );
 }
 
 /** The planted-fault check of what passed run 1 (faults.ts), from once run 1 has ended until the check has. */

@@ -1,7 +1,8 @@
 // Generated workloads in `npm test`: 1,000 fast-check cases (fixed seed) through the cluster, each
 // checked against every invariant and rerun for determinism. Areas with a known engine defect are
 // left out through KNOWN_DEFECT_AREAS (src/fuzz/generate.ts); empty that list once they are fixed.
-// Also: each area is generated unless excluded, and a written case reads back to the same run.
+// Also: each area is generated unless excluded, and a written case reads back to the same run; a
+// campaign on a thread, from its bundle or from the sources, returns what it returns here.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
@@ -15,6 +16,8 @@ import { NAMED_TOO_HEAVY_CASES, runFuzzCampaign, type TooHeavyCase } from '../..
 import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
 import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, FUZZ_TEST_RUNS_ENV } from '../../src/signoff/driver';
 import { plantedDefectAsked } from '../../src/fuzz/planted';
+import { campaignBundle, runFuzzCampaignOnThread } from '../../src/fuzz/campaignThread';
+import { existsSync } from 'node:fs';
 
 /** The sign-off's coverage run sets fewer (its own phase checks the whole campaign); npm test runs them all. */
 const RUNS = runsFrom(process.env[FUZZ_TEST_RUNS_ENV]);
@@ -244,4 +247,19 @@ test('a case\'s validated config shares no object with the case, and validating 
     const generated = objectsOf(fuzzCase.config);
     for (const made of objectsOf(config)) assert.ok(!generated.has(made), 'the validated config holds an object of the case');
   }
+});
+
+test('a campaign on a thread returns what it returns here, from its bundle (made under tsx, then removed) and from the sources', async () => {
+  const options = { runs: 20, seed: 7, exclude: KNOWN_DEFECT_AREAS, planted_defect: false };
+  const here = runFuzzCampaign(options);
+  assert.equal(here.runs, 20);
+  const bundle = await campaignBundle();
+  assert.ok(bundle !== null, 'esbuild bundles the campaign when it runs from the TypeScript');
+  try {
+    assert.deepEqual(await runFuzzCampaignOnThread(options, bundle.file), here);
+  } finally {
+    bundle.remove();
+  }
+  assert.equal(existsSync(bundle.file), false, 'the bundle is removed');
+  assert.deepEqual(await runFuzzCampaignOnThread({ ...options, runs: 5 }), runFuzzCampaign({ ...options, runs: 5 }));
 });
