@@ -57,10 +57,28 @@ const ID = /^[A-Za-z][\w.-]*$/;
  * again with ids `<idPrefix>-N`. Throws SvgRefused when anything is outside them.
  */
 export function sanitiseSvg(svg: string, idPrefix: string): string {
+  const known = recentlySanitised.get(svg);
+  if (known !== undefined && known.idPrefix === idPrefix) return known.figure;
   if (!ID.test(idPrefix)) throw new SvgRefused(`id prefix "${idPrefix}" is not a plain name`);
   const figure = new FigureWriter(idPrefix);
   parse(svg, figure);
-  return figure.finish();
+  const written = figure.finish();
+  remember(svg, idPrefix, written);
+  return written;
+}
+
+/**
+ * The figures this process sanitised last, by their exact input: a run draws the same figure for
+ * neighbouring scenarios (an outline's rows), and its output is a function of input and prefix
+ * alone. Only accepted figures are kept; the oldest goes first.
+ */
+const recentlySanitised = new Map<string, { idPrefix: string; figure: string }>();
+const RECENT_FIGURES = 16;
+
+function remember(svg: string, idPrefix: string, figure: string): void {
+  recentlySanitised.delete(svg);
+  recentlySanitised.set(svg, { idPrefix, figure });
+  if (recentlySanitised.size > RECENT_FIGURES) recentlySanitised.delete(recentlySanitised.keys().next().value!);
 }
 
 /** A `url(#id)` value written once every id of the figure is known: where it goes in the output and what it was. */
@@ -211,11 +229,14 @@ function parse(svg: string, figure: FigureWriter): void {
 /** What a value may hold without a closer look: no function, quote or anything but plain characters. */
 const PLAIN_VALUE = /^[\w#.,%\s+-]*$/;
 
+/** A value that calls only functions of the list, of plain arguments and no url (as vega's transform="translate(x,y)"): what the closer look would pass. */
+const PLAIN_CALLS = /^(?:(?:translate|rotate|scale|rgb)\([\w#.,%\s+-]*\)\s*)+$/;
+
 /** A value other than free text holds only plain characters, and functions of the list (url only as `url(#id)`). */
 function checkValue(name: string, value: string, n: number): void {
   if (FREE_TEXT.has(name)) return;
   if (name === 'id' && !ID.test(value)) throw refusedValue(name, value, n, 'is not a plain name');
-  if (PLAIN_VALUE.test(value)) return;
+  if (PLAIN_VALUE.test(value) || PLAIN_CALLS.test(value)) return;
   if (!VALUE.test(value)) throw refusedValue(name, value, n, 'holds a character no drawing value needs');
   for (const [, fn] of value.matchAll(FUNCTION)) if (!FUNCTIONS.has(fn)) throw refusedValue(name, value, n, `calls ${fn || 'an unnamed function'}()`);
   if (value.replace(LOCAL_URL, '').includes('url(')) throw refusedValue(name, value, n, 'names a URL other than an element of this figure');
