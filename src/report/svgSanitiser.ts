@@ -53,6 +53,20 @@ const LOCAL_URL = /url\(#([A-Za-z][\w.-]*)\)/g;
 const ID = /^[A-Za-z][\w.-]*$/;
 
 /**
+ * The figures this process sanitised last, by their exact input: a run draws the same figure for
+ * neighbouring scenarios (an outline's rows), and its output is a function of input and prefix
+ * alone. Only accepted figures are kept; the oldest goes first.
+ */
+const recentlySanitised = new Map<string, { idPrefix: string; figure: string }>();
+const RECENT_FIGURES = 16;
+
+function remember(svg: string, idPrefix: string, figure: string): void {
+  recentlySanitised.delete(svg);
+  recentlySanitised.set(svg, { idPrefix, figure });
+  if (recentlySanitised.size > RECENT_FIGURES) recentlySanitised.delete(recentlySanitised.keys().next().value!);
+}
+
+/**
  * The figure as signoff.html may inline it: parsed, checked against the allow-lists and written
  * again with ids `<idPrefix>-N`. Throws SvgRefused when anything is outside them.
  */
@@ -65,20 +79,6 @@ export function sanitiseSvg(svg: string, idPrefix: string): string {
   const written = figure.finish();
   remember(svg, idPrefix, written);
   return written;
-}
-
-/**
- * The figures this process sanitised last, by their exact input: a run draws the same figure for
- * neighbouring scenarios (an outline's rows), and its output is a function of input and prefix
- * alone. Only accepted figures are kept; the oldest goes first.
- */
-const recentlySanitised = new Map<string, { idPrefix: string; figure: string }>();
-const RECENT_FIGURES = 16;
-
-function remember(svg: string, idPrefix: string, figure: string): void {
-  recentlySanitised.delete(svg);
-  recentlySanitised.set(svg, { idPrefix, figure });
-  if (recentlySanitised.size > RECENT_FIGURES) recentlySanitised.delete(recentlySanitised.keys().next().value!);
 }
 
 /** A `url(#id)` value written once every id of the figure is known: where it goes in the output and what it was. */
@@ -102,14 +102,10 @@ class FigureWriter {
   /** The open elements, outermost first, and whether each has had its `>` written (it holds something). */
   private readonly names: string[] = [];
   private readonly holding: boolean[] = [];
-  elements = 0;
-  hasRoot = false;
+  private elements = 0;
+  private hasRoot = false;
 
   constructor(private readonly prefix: string) {}
-
-  get depth(): number {
-    return this.names.length;
-  }
 
   /** An element of the allow-list with its allowed attributes (in the order read); a second root refuses the figure. */
   open(name: string, attributes: Record<string, string>): void {
