@@ -3,6 +3,7 @@
 // paint outside its box refuses the figure, naming why; what is kept is escaped again.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { sanitiseSvg, SvgRefused } from '../../src/report/svgSanitiser';
 import { evidenceComparing, evidenceFromRouterReplay } from '../../src/report/evidence';
 import { renderFigure } from '../../src/report/figure';
@@ -127,4 +128,92 @@ test('a document that is not one well-formed SVG in the SVG namespace is refused
   refused('<svg xmlns:xlink="http://www.w3.org/1999/xlink"/>', /the root does not declare the SVG namespace/);
   assert.equal(sanitiseSvg(`<svg ${NS} xmlns:xlink="http://www.w3.org/1999/xlink"/>`, 'p'), `<svg ${NS}/>`, 'the xlink declaration vega writes is dropped');
   assert.throws(() => sanitiseSvg(svg('<g/>'), 'a"b'), SvgRefused, 'an id prefix that is not a plain name');
+});
+
+test('references may come before the element they name (vega writes its clip paths last); which refusal comes first', () => {
+  assert.equal(
+    sanitiseSvg(svg('<g clip-path="url(#late)"><rect clip-path="url(#early)"/></g><defs><clipPath id="early"/><clipPath id="late"/></defs>'), 'p'),
+    `<svg ${NS}><g clip-path="url(#p-2)"><rect clip-path="url(#p-1)"/></g><defs><clipPath id="p-1"/><clipPath id="p-2"/></defs></svg>`,
+  );
+  refused(svg('<rect id="a"/><rect id="a"/><g>'), /not well-formed XML/);
+  refused(svg('<rect id="a"/><rect id="a"/><script/>'), /<script> is not an allowed element/);
+  refused(svg('<rect clip-path="url(#x)"/><rect id="a"/><rect id="a"/>'), /id "a" is given twice/);
+  refused(svg('<rect clip-path="url(#x)"/><rect clip-path="url(#y)"/>'), /names #x,/);
+});
+
+test('an element holding nothing is written closed; a <text> holding empty character data is not', () => {
+  assert.equal(sanitiseSvg(svg('<text></text><text><![CDATA[]]></text><g>\n</g>'), 'p'), `<svg ${NS}><text/><text></text><g/></svg>`);
+});
+
+test('a figure sanitised again gives the same answer: under another prefix its own ids, and a refused one is refused again', () => {
+  const figure = svg('<clipPath id="c"/><rect clip-path="url(#c)"/>');
+  const under = (prefix: string) => `<svg ${NS}><clipPath id="${prefix}-1"/><rect clip-path="url(#${prefix}-1)"/></svg>`;
+  for (const prefix of ['a', 'b', 'a', 'a']) assert.equal(sanitiseSvg(figure, prefix), under(prefix));
+  for (let time = 0; time < 2; time++) refused(svg('<script/>'), /<script> is not an allowed element/);
+  assert.throws(() => sanitiseSvg(figure, 'a"b'), SvgRefused, 'a remembered figure is not returned under a prefix that is not a plain name');
+});
+
+/** A generated figure: elements of the list with ids, references (some to no element), dropped classes and text. */
+interface Shape {
+  name: string;
+  id: string | null;
+  clip: string | null;
+  extra: [string, string][];
+  children: Shape[];
+  text: { cdata: boolean; content: string }[];
+}
+
+const shape: fc.Arbitrary<Shape> = fc.letrec<{ shape: Shape }>((tie) => ({
+  shape: fc.record({
+    name: fc.constantFrom('g', 'defs', 'clipPath', 'path', 'rect', 'line', 'text'),
+    id: fc.option(fc.constantFrom('a', 'b', 'c', 'clip1'), { nil: null }),
+    clip: fc.option(fc.constantFrom('a', 'b', 'c', 'clip1', 'gone'), { nil: null }),
+    extra: fc.subarray([['class', 'mark'], ['fill', 'rgb(1, 2, 3)'], ['transform', 'translate(1,-2) rotate(3)'], ['d', 'M0,0h1Z'], ['aria-label', `a <b> & "c" 'd'`]] as [string, string][]),
+    children: fc.oneof({ depthSize: 'small' }, fc.constant<Shape[]>([]), fc.array(tie('shape'), { maxLength: 3 })),
+    text: fc.array(fc.record({ cdata: fc.boolean(), content: fc.constantFrom('', ' ', 'x < y & z', "it's \"1\"", 'ms\n') }), { maxLength: 2 }),
+  }),
+})).shape;
+
+const escapedText = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+
+/** The shape as an SVG document's element. */
+function source(node: Shape): string {
+  const attributes = [...(node.id === null ? [] : [['id', node.id]]), ...(node.clip === null ? [] : [['clip-path', `url(#${node.clip})`]]), ...node.extra];
+  const inside = node.name === 'text' ? node.text.map((t) => (t.cdata ? `<![CDATA[${t.content}]]>` : escapedText(t.content))).join('') : node.children.map(source).join(' ');
+  return `<${node.name}${attributes.map(([n, v]) => ` ${n}="${escapedText(v)}"`).join('')}>${inside}</${node.name}>`;
+}
+
+/** What the sanitiser must make of the shapes, worked out on the tree: ids renamed in order, references after them, or the refusal. */
+function expected(nodes: Shape[], prefix: string): string | RegExp {
+  const ids = new Map<string, string>();
+  const order: Shape[] = [];
+  const walk = (node: Shape) => (order.push(node), node.name !== 'text' && node.children.forEach(walk));
+  nodes.forEach(walk);
+  for (const node of order) {
+    if (node.id === null) continue;
+    if (ids.has(node.id)) return new RegExp(`id "${node.id}" is given twice`);
+    ids.set(node.id, `${prefix}-${ids.size + 1}`);
+  }
+  const gone = order.find((node) => node.clip !== null && !ids.has(node.clip));
+  if (gone) return new RegExp(`names #${gone.clip}, which is no element`);
+  const written = (node: Shape): string => {
+    const attributes = [...(node.id === null ? [] : [['id', ids.get(node.id)]]), ...(node.clip === null ? [] : [['clip-path', `url(#${ids.get(node.clip)})`]]), ...node.extra.filter(([n]) => n !== 'class')];
+    const texts = node.text.filter((t) => t.cdata || t.content !== '');
+    const inside = node.name === 'text' ? (texts.length ? texts.map((t) => escapedText(t.content)).join('') : null) : node.children.length ? node.children.map(written).join('') : null;
+    const open = `<${node.name}${attributes.map(([n, v]) => ` ${n}="${escapedText(v!)}"`).join('')}`;
+    return inside === null ? `${open}/>` : `${open}>${inside}</${node.name}>`;
+  };
+  return nodes.length ? `<svg ${NS}>${nodes.map(written).join('')}</svg>` : `<svg ${NS}/>`;
+}
+
+test('generated figures: the output (or the refusal) is what the element tree says, in one pass as in two', () => {
+  fc.assert(
+    fc.property(fc.array(shape, { maxLength: 4 }), fc.constantFrom('fig', 'scn-a.b'), (nodes, prefix) => {
+      const document = svg(nodes.map(source).join('\n'));
+      const want = expected(nodes, prefix);
+      if (typeof want === 'string') assert.equal(sanitiseSvg(document, prefix), want);
+      else refused(document, want);
+    }),
+    { numRuns: 400, seed: 41 },
+  );
 });
