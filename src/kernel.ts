@@ -143,6 +143,11 @@ class EntryHeap {
     this.writeSlot(index, time, phase, order, seq, action);
   }
 
+  /** Whether this heap's earliest entry runs before the earliest of `other` (both not empty). */
+  topBefore(other: EntryHeap): boolean {
+    return other.entryBeforeSlot(this.times[0], this.phases[0], this.orders[0], this.seqs[0], 0);
+  }
+
   private entryBeforeSlot(time: Nanos, phase: number, order: number, seq: number, slot: number): boolean {
     const slotTime = this.times[slot];
     if (time !== slotTime) return time < slotTime;
@@ -199,7 +204,14 @@ export class Kernel {
    * anything.
    */
   onTick: (() => void) | null = null;
+  /**
+   * The queue, as two heaps: arrivals in one of their own and every other action in the other. A
+   * replay schedules all its arrivals up front, thousands, while the other actions queued at once
+   * are a few per rank: kept apart, those are taken from a heap a few levels deep. The earlier of
+   * the two heaps' first entries, in the full order, runs next.
+   */
   private readonly queue = new EntryHeap();
+  private readonly arrivals = new EntryHeap();
   /** Phase and order of the action running now (Arrival / 0 before the run). */
   private phaseNow: Phase = Phase.Arrival;
   private orderNow = 0;
@@ -242,7 +254,7 @@ export class Kernel {
   }
   /** Actions queued and not cancelled. */
   get pending(): number {
-    return this.queue.size - this.cancelled.size;
+    return this.queue.size + this.arrivals.size - this.cancelled.size;
   }
 
   /** Schedules an action at an absolute instant, in a phase, with a stable order key; returns its handle (for cancel). */
@@ -261,7 +273,7 @@ export class Kernel {
       );
     }
     const handle = this.seq++;
-    this.queue.push(time, phase, order, handle, action);
+    (phase === Phase.Arrival ? this.arrivals : this.queue).push(time, phase, order, handle, action);
     return handle;
   }
 
@@ -277,11 +289,12 @@ export class Kernel {
    * fails loudly instead of running forever.
    */
   run(limit: Nanos = Number.MAX_SAFE_INTEGER, maxEvents = Number.POSITIVE_INFINITY): void {
-    const queue = this.queue;
     const budgetEnd = this.processed + maxEvents;
-    while (queue.size > 0) {
+    for (;;) {
+      const queue = this.earliestHeap();
+      if (queue === null) break;
       if (this.processed >= budgetEnd) {
-        throw new UnsettledError(maxEvents, this.nowNs, queue.size);
+        throw new UnsettledError(maxEvents, this.nowNs, this.queue.size + this.arrivals.size);
       }
       if (this.cancelled.size > 0 && this.cancelled.delete(queue.topSeq())) {
         queue.pop();
@@ -316,7 +329,19 @@ export class Kernel {
 
   /** The time of the next queued action, if any. */
   nextTime(): Nanos | undefined {
-    while (this.queue.size > 0 && this.cancelled.size > 0 && this.cancelled.delete(this.queue.topSeq())) this.queue.pop();
-    return this.queue.size > 0 ? this.queue.topTime() : undefined;
+    for (;;) {
+      const queue = this.earliestHeap();
+      if (queue === null) return undefined;
+      if (this.cancelled.size > 0 && this.cancelled.delete(queue.topSeq())) queue.pop();
+      else return queue.topTime();
+    }
+  }
+
+  /** The heap whose first entry runs next (null when both are empty). */
+  private earliestHeap(): EntryHeap | null {
+    const queue = this.queue;
+    const arrivals = this.arrivals;
+    if (arrivals.size === 0) return queue.size === 0 ? null : queue;
+    return queue.size > 0 && queue.topBefore(arrivals) ? queue : arrivals;
   }
 }

@@ -1,8 +1,13 @@
 // Prompts as token chunks (HASH-2): named prefixes, trace hash ids and per-request unique text,
 // with their block hashes computed once per block size.
 import type { BlockWords } from './hash';
-import { HashedBlock, TokenChunk, hashPromptBlocks, hashPromptWords, idKey, promptLength, stringKey } from './hash';
+import { HashedBlock, TokenChunk, hashPromptBlocks, hashPromptWords as importedHashPromptWords, idKey as importedIdKey, promptLength, stringKey } from './hash';
 import { faultPlanted } from './fuzz/simulatorFaults';
+
+// Read per request and per trace hash id: copied into this module once (every read of an imported
+// binding is a getter call, esbuild's live bindings, under tsx).
+const hashPromptWords = importedHashPromptWords;
+const idKey = importedIdKey;
 
 /** Makes a prompt's chunks when they are needed (see tracePrompt). */
 export interface ChunkSource {

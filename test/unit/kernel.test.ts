@@ -202,6 +202,26 @@ test('a cancelled action neither runs nor moves the clock; cancelling an action 
   assert.throws(() => kernel.cancel(99), InvariantError);
 });
 
+test('arrivals and the other phases queue apart and still run in one order; a cancelled arrival ahead of the others is skipped', () => {
+  const kernel = new Kernel();
+  const ran: string[] = [];
+  const early = kernel.at(1, Phase.Arrival, 0, () => ran.push('cancelled arrival'));
+  kernel.at(2, Phase.Dispatch, 0, () => ran.push('2 dispatch'));
+  kernel.at(2, Phase.Arrival, 1, () => ran.push('2 arrival'));
+  kernel.at(2, Phase.EventVisibility, 0, () => ran.push('2 visibility'));
+  kernel.at(3, Phase.Arrival, 0, () => ran.push('3 arrival'));
+  assert.equal(kernel.pending, 5);
+  kernel.cancel(early);
+  assert.equal(kernel.pending, 4);
+  assert.equal(kernel.nextTime(), 2);
+  kernel.run(2);
+  assert.deepEqual(ran, ['2 visibility', '2 arrival', '2 dispatch']);
+  assert.equal(kernel.pending, 1);
+  kernel.run();
+  assert.deepEqual(ran.slice(3), ['3 arrival']);
+  assert.equal(kernel.nextTime(), undefined);
+});
+
 test('ranBefore compares (time, phase, order) with the action running now', () => {
   const kernel = new Kernel();
   const answers: boolean[] = [];

@@ -250,6 +250,32 @@ test('the ceiling kept beside the id table counts the hits of a set of every blo
   );
 });
 
+test('the ceiling beside the id table records forgotten blocks in batches: thousands forgotten between two arrivals are all seen', () => {
+  const table = new BlockIds();
+  const ceiling = new TableCeiling(table);
+  const everyBlock = new PrefixCeiling();
+  const prompt = (first: number, length: number) => {
+    const words = new Int32Array(2 * length);
+    for (let i = 0; i < length; i++) {
+      words[2 * i] = first + i;
+      words[2 * i + 1] = (first + i) % 3;
+    }
+    return words;
+  };
+  // Prompts of 2,500 blocks (more than a batch holds), each ended before the next arrives; the
+  // last ones repeat earlier prompts from their start, in part or whole.
+  const prompts = [prompt(0, 2500), prompt(2500, 2500), prompt(5000, 2500), prompt(0, 1200), prompt(2500, 2600), prompt(5000, 10), prompt(9000, 5)];
+  const hits = prompts.map((words) => {
+    const expected = everyBlock.observe(words, 2);
+    const ids = new Int32Array(words.length / 2);
+    table.acquireAllWords(words, 2, ids);
+    expect(ceiling.hits(ids, words, 2)).to.equal(expected);
+    table.releaseAll(ids);
+    return expected;
+  });
+  expect(hits).to.deep.equal([0, 0, 0, 1200, 2600, 10, 0]);
+});
+
 test('a decode run stamps tokens in groups of equal gaps as stamping each token in turn does', () => {
   const identity = { request_id: 'r', ordinal: 0, session_id: null, play_id: null, cache_id: null, lane: null };
   const state = (request: SimRequest) => ({
