@@ -26,7 +26,7 @@ import type { SupportCodeLibrary } from '@cucumber/cucumber/lib/support_code_lib
 import { checkFaults, type FaultCheck, type FaultedRun } from '../src/signoff/faults';
 import { parseRun, type RunModel } from '../src/signoff/messages';
 import { NONCE_HOOK_PREFIX, RUN_NONCE_ENV } from '../src/signoff/shardTrust';
-import { firstThenFaults, type CheckFaults, type SuiteRun, type SuiteRunner } from '../src/signoff/suiteRunner';
+import { firstThenFaults, reportFormats, type CheckFaults, type SuiteRun, type SuiteRunner } from '../src/signoff/suiteRunner';
 import { plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked, type SimulatorFault } from '../src/fuzz/simulatorFaults';
 import { SCENARIO_FIGURES_ENV } from '../src/report/figure';
 
@@ -133,7 +133,7 @@ export interface CucumberOptions {
 function optionsOf(request: Omit<SuiteRun, 'beside'>): CucumberOptions {
   const { reports } = request;
   if (request.profile !== 'replay' || reports.summary) throw new Error(`the ${request.profile} run is a process of its own, never run in this one`);
-  const format = [...(reports.html === undefined ? [] : [`html:${reports.html}`]), ...(reports.junit === undefined ? [] : [`junit:${reports.junit}`]), ...(reports.message === undefined ? [] : [`message:${reports.message}`])];
+  const format = reportFormats(reports);
   const provided = { paths: request.paths, format, ...(request.order === null ? {} : { order: request.order as IConfiguration['order'] }), ...(request.shard === null ? {} : { shard: request.shard }) };
   return { profiles: [request.profile], provided };
 }

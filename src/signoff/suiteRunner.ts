@@ -30,6 +30,11 @@ export function firstThenFaults(ctx: DriverContext, request: SuiteRun, run: Suit
   return { ended: exited.then((done) => done.output), exited, faults };
 }
 
+/** cucumber's `format` values for a run's report files (`html:FILE`, `junit:FILE`, `message:FILE`), in that order. */
+export function reportFormats(reports: SuiteRun['reports']): string[] {
+  return (['html', 'junit', 'message'] as const).flatMap((kind) => (reports[kind] === undefined ? [] : [`${kind}:${reports[kind]}`]));
+}
+
 /** The command-line arguments of cucumber-js for a run. */
 export function cucumberArgs(request: SuiteRun): string[] {
   const { reports } = request;
@@ -39,9 +44,7 @@ export function cucumberArgs(request: SuiteRun): string[] {
     ...request.paths,
     ...(request.shard === null ? [] : ['--shard', request.shard]),
     ...(request.order === null ? [] : ['--order', request.order]),
-    ...(reports.html === undefined ? [] : ['--format', `html:${reports.html}`]),
-    ...(reports.junit === undefined ? [] : ['--format', `junit:${reports.junit}`]),
-    ...(reports.message === undefined ? [] : ['--format', `message:${reports.message}`]),
+    ...reportFormats(reports).flatMap((format) => ['--format', format]),
     ...(reports.summary ? ['--format', 'summary'] : []),
   ];
 }
