@@ -94,17 +94,13 @@ async function check(title, command, args, summary) {
 }
 
 /**
- * Where the type check keeps its record (scripts/typecheck.ts: tsc's build mode, which does
- * nothing when no file changed since a check that passed), in the temporary folder, one per checkout.
+ * The type check (scripts/typecheck.ts: tsc's build mode, which does nothing when no file changed
+ * since a check that passed), its record in build/typecheck, the sign-off's: a qualification with
+ * coverage (signoff.test.ts runs one) checks the project's types with the same record, so whichever
+ * of the two comes second waits for the first and finds its work done (src/signoff/typeCheck.ts).
  */
-function typecheckRecord() {
-  const checkout = require('node:crypto').createHash('sha256').update(root).digest('hex').slice(0, 16);
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
-  return path.join(os.tmpdir(), `kvqual-typecheck-${uid}-${checkout}`);
-}
-
 function typecheck() {
-  return check('type-check (tsc)', process.execPath, ['--require', 'tsx/cjs', path.join(root, 'scripts', 'typecheck.ts'), '--record-dir', typecheckRecord()]);
+  return check('type-check (tsc)', process.execPath, ['--require', 'tsx/cjs', path.join(root, 'scripts', 'typecheck.ts')]);
 }
 
 async function requirementLint() {

@@ -3,7 +3,9 @@
 // record of the last check and does nothing when no file of tsconfig.json changed since (it compares
 // their times with the record's, and a check that found errors is never up to date), and checks
 // only what a change affects otherwise. tsc does not look at node_modules for that, so a change of
-// the installed packages (package-lock.json) or of TypeScript itself forces a whole check.
+// the installed packages (package-lock.json) or of TypeScript itself forces a whole check. Checks
+// that keep one record take turns (typeCheckTurn): `npm test`'s and the sign-off's coverage run
+// share build/typecheck, so the one that waits finds the other's work done instead of doing it again.
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,11 +21,12 @@ export interface TypeCheckPlan {
 }
 
 /** The file names kept in `recordDir`. */
-export const TYPE_CHECK_FILES = { config: 'tsconfig.typecheck.json', record: 'typecheck.tsbuildinfo', dependencies: 'typecheck.dependencies' };
+export const TYPE_CHECK_FILES = { config: 'tsconfig.typecheck.json', record: 'typecheck.tsbuildinfo', dependencies: 'typecheck.dependencies', turn: 'typecheck.running' };
 
 /**
  * How to type-check the repository at `root`, keeping tsc's record in `recordDir` (a folder of
- * its own: `build/typecheck` for the sign-off, a temporary one for `npm test`).
+ * its own: `build/typecheck` for `npm test`, `npm run typecheck` and the sign-off alike). Make the
+ * plan once it is the check's turn (typeCheckTurn).
  */
 export function typeCheckPlan(root: string, recordDir: string): TypeCheckPlan {
   fs.mkdirSync(recordDir, { recursive: true });
@@ -56,4 +59,62 @@ export function dependencyStamp(root: string): string {
 function writeIfChanged(file: string, text: string): void {
   if (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === text) return;
   fs.writeFileSync(file, text);
+}
+
+/** How often a check waiting for its turn looks again, and how long it waits at most before it checks all the same. */
+const TURN_POLL_MS = 100;
+const TURN_PATIENCE_MS = 10 * 60_000;
+
+/**
+ * Waits until no other type check keeping its record in `recordDir` is running, then holds the
+ * record until the returned function is called (after tsc has ended and the plan is done). Two
+ * checks at once would each check every changed file (tsc's record is written when a check ends);
+ * taking turns, the second finds the record current and tsc does nothing. The turn is a folder
+ * (made atomically) holding its process id: one whose process has ended is taken over; after
+ * TURN_PATIENCE_MS the check goes ahead anyway (it is then as if there were no turns).
+ */
+export async function typeCheckTurn(recordDir: string, patience_ms = TURN_PATIENCE_MS): Promise<() => void> {
+  fs.mkdirSync(recordDir, { recursive: true });
+  const turn = path.join(recordDir, TYPE_CHECK_FILES.turn);
+  const owner = path.join(turn, 'pid');
+  const started = Date.now();
+  for (;;) {
+    try {
+      fs.mkdirSync(turn);
+      fs.writeFileSync(owner, String(process.pid));
+      return () => fs.rmSync(turn, { recursive: true, force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+    if (heldByEndedProcess(turn, owner)) {
+      fs.rmSync(turn, { recursive: true, force: true });
+      continue;
+    }
+    if (Date.now() - started >= patience_ms) return () => {};
+    await new Promise((resolve) => setTimeout(resolve, TURN_POLL_MS));
+  }
+}
+
+/** A turn whose holder wrote no process id within this long was left by a process that ended there. */
+const UNNAMED_TURN_MS = 5_000;
+
+/** Whether the turn's holder (the process id in `owner`) has ended; a turn without one is taken as ended once UNNAMED_TURN_MS old. */
+function heldByEndedProcess(turn: string, owner: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(owner, 'utf8'));
+  } catch {
+    try {
+      return Date.now() - fs.statSync(turn).mtimeMs > UNNAMED_TURN_MS;
+    } catch {
+      return false;
+    }
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
 }

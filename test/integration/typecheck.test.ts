@@ -32,6 +32,9 @@ function write(name: string, text: string): void {
   fs.utimesSync(file, new Date(clock), new Date(clock));
 }
 
+/** tsc's command line as the typescript module exports it (not in its typings): what bin/tsc calls with ts.sys. */
+const commandLine = ts as unknown as { executeCommandLine(system: ts.System, callback: () => void, args: readonly string[]): void };
+
 /**
  * tsc's command line run in this process on `args` from `cwd`: the compiler's own entry point
  * (what bin/tsc runs), with what it writes collected and its exit status kept, not exited with.
@@ -40,7 +43,7 @@ function tscHere(args: string[], cwd: string): { status: number | null; output: 
   let output = '';
   let status: number | null = null;
   const system: ts.System = { ...ts.sys, write: (text) => void (output += text), writeOutputIsTTY: () => false, getCurrentDirectory: () => cwd, exit: (code) => void (status = code ?? 0) };
-  ts.executeCommandLine(system, () => {}, args);
+  commandLine.executeCommandLine(system, () => {}, args);
   return { status, output };
 }
 

@@ -1,12 +1,13 @@
 // The type check's plan (src/signoff/typeCheck.ts): tsc's build mode over a config that extends the
 // repository's and keeps its record in the given folder, forced whole the first time and whenever the
-// installed packages or TypeScript change. (test/integration/typecheck.test.ts runs tsc itself.)
+// installed packages or TypeScript change; checks that keep one record take turns. (test/integration/typecheck.test.ts runs tsc itself.)
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TYPE_CHECK_FILES, typeCheckPlan } from '../../src/signoff/typeCheck';
+import { spawnSync } from 'node:child_process';
+import { TYPE_CHECK_FILES, typeCheckPlan, typeCheckTurn } from '../../src/signoff/typeCheck';
 
 const made: string[] = [];
 after(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
@@ -53,4 +54,47 @@ test('the config extends the repository\'s, emits nothing, keeps its record besi
   fs.utimesSync(file, past, past);
   typeCheckPlan(root, records);
   assert.equal(fs.statSync(file).mtime.getTime(), past.getTime(), 'tsc counts the config among its inputs: rewriting it would make every check a whole one');
+});
+
+test('checks that keep one record take turns: the second waits until the first is done, and the record is free after', async () => {
+  const { records } = project();
+  const order: string[] = [];
+  const release = await typeCheckTurn(records);
+  const second = typeCheckTurn(records).then((releaseSecond) => {
+    order.push('second has its turn');
+    releaseSecond();
+  });
+  await new Promise((resolve) => setTimeout(resolve, 250));
+  order.push('first done');
+  release();
+  await second;
+  assert.deepEqual(order, ['first done', 'second has its turn']);
+  assert.equal(fs.existsSync(path.join(records, TYPE_CHECK_FILES.turn)), false, 'the turn is given back');
+});
+
+test("a turn left by a process that ended, or by one that never named itself, is taken over; a living holder's is waited for until patience runs out", async () => {
+  const { records } = project();
+  const turn = path.join(records, TYPE_CHECK_FILES.turn);
+  // A process id that has ended: a child that ran and exited.
+  const ended = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  fs.mkdirSync(turn, { recursive: true });
+  fs.writeFileSync(path.join(turn, 'pid'), ended.stdout);
+  const takeOver = async () => {
+    const asked = Date.now();
+    (await typeCheckTurn(records, 60_000))();
+    return Date.now() - asked;
+  };
+  assert.ok((await takeOver()) < 5_000, 'taken over at once, not after waiting');
+  fs.mkdirSync(turn);
+  const long_ago = new Date(Date.now() - 60_000);
+  fs.utimesSync(turn, long_ago, long_ago);
+  assert.ok((await takeOver()) < 5_000, 'taken over at once, not after waiting');
+  // This process holds it (alive): a second check waits, then goes ahead when its patience runs out.
+  const release = await typeCheckTurn(records);
+  const started = Date.now();
+  (await typeCheckTurn(records, 300))();
+  assert.ok(Date.now() - started >= 300, 'it waited for the living holder');
+  assert.ok(fs.existsSync(turn), 'going ahead leaves the holder its turn');
+  release();
+  assert.equal(fs.existsSync(turn), false);
 });
