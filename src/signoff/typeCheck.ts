@@ -61,24 +61,32 @@ function writeIfChanged(file: string, text: string): void {
   fs.writeFileSync(file, text);
 }
 
-/** How often a check waiting for its turn looks again, and how long it waits at most before it checks all the same. */
-const TURN_POLL_MS = 100;
-const TURN_PATIENCE_MS = 10 * 60_000;
+/** How a check waits for its turn: how often it looks again, and after how many looks it goes ahead, or takes over a turn whose holder never named itself. */
+export interface TurnPatience {
+  poll_ms: number;
+  /** Looks before the check goes ahead all the same (as if there were no turns). */
+  polls: number;
+  /** Looks that find a turn without its holder's process id before it is taken as left by a process that ended there. */
+  unnamed_polls: number;
+}
+
+/** A tenth of a second between looks, for ten minutes; a holder that named no process within five seconds ended before it could. */
+const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 6_000, unnamed_polls: 50 };
 
 /**
  * Waits until no other type check keeping its record in `recordDir` is running, then holds the
  * record until the returned function is called (after tsc has ended and the plan is done). Two
  * checks at once would each check every changed file (tsc's record is written when a check ends);
  * taking turns, the second finds the record current and tsc does nothing. The turn is a folder
- * (made atomically) holding its process id: one whose process has ended is taken over; after
- * TURN_PATIENCE_MS the check goes ahead anyway (it is then as if there were no turns).
+ * (made atomically) holding its process id: one whose process has ended is taken over; when its
+ * patience runs out the check goes ahead anyway (it is then as if there were no turns).
  */
-export async function typeCheckTurn(recordDir: string, patience_ms = TURN_PATIENCE_MS): Promise<() => void> {
+export async function typeCheckTurn(recordDir: string, patience: TurnPatience = TURN_PATIENCE): Promise<() => void> {
   fs.mkdirSync(recordDir, { recursive: true });
   const turn = path.join(recordDir, TYPE_CHECK_FILES.turn);
   const owner = path.join(turn, 'pid');
-  const started = Date.now();
-  for (;;) {
+  let unnamed = 0;
+  for (let look = 0; ; look++) {
     try {
       fs.mkdirSync(turn);
       fs.writeFileSync(owner, String(process.pid));
@@ -86,35 +94,32 @@ export async function typeCheckTurn(recordDir: string, patience_ms = TURN_PATIEN
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
-    if (heldByEndedProcess(turn, owner)) {
+    const holder = holderOf(owner);
+    unnamed = holder === 'unnamed' ? unnamed + 1 : 0;
+    if (holder === 'ended' || unnamed > patience.unnamed_polls) {
       fs.rmSync(turn, { recursive: true, force: true });
+      unnamed = 0;
       continue;
     }
-    if (Date.now() - started >= patience_ms) return () => {};
-    await new Promise((resolve) => setTimeout(resolve, TURN_POLL_MS));
+    if (look >= patience.polls) return () => {};
+    await new Promise((resolve) => setTimeout(resolve, patience.poll_ms));
   }
 }
 
-/** A turn whose holder wrote no process id within this long was left by a process that ended there. */
-const UNNAMED_TURN_MS = 5_000;
-
-/** Whether the turn's holder (the process id in `owner`) has ended; a turn without one is taken as ended once UNNAMED_TURN_MS old. */
-function heldByEndedProcess(turn: string, owner: string): boolean {
-  let pid: number;
+/** Whether the turn's holder (the process id in `owner`) is running, has ended, or has not named itself (yet). */
+function holderOf(owner: string): 'running' | 'ended' | 'unnamed' {
+  let text: string;
   try {
-    pid = Number(fs.readFileSync(owner, 'utf8'));
+    text = fs.readFileSync(owner, 'utf8');
   } catch {
-    try {
-      return Date.now() - fs.statSync(turn).mtimeMs > UNNAMED_TURN_MS;
-    } catch {
-      return false;
-    }
+    return 'unnamed';
   }
-  if (!Number.isInteger(pid) || pid <= 0) return false;
+  const pid = Number(text);
+  if (text === '' || !Number.isInteger(pid) || pid <= 0) return 'unnamed';
   try {
     process.kill(pid, 0);
-    return false;
+    return 'running';
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'ended' : 'running';
   }
 }
