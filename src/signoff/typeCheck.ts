@@ -70,8 +70,12 @@ export interface TurnPatience {
   unnamed_polls: number;
 }
 
-/** A tenth of a second between looks, for ten minutes; a holder that named no process within five seconds ended before it could. */
-const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 6_000, unnamed_polls: 50 };
+/**
+ * A tenth of a second between looks, for three minutes (a whole check takes about a minute on a
+ * busy two-core machine; a holder's process id taken by another process would otherwise hold the
+ * check up); a holder that named no process within five seconds ended before it could.
+ */
+const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 1_800, unnamed_polls: 50 };
 
 /**
  * Waits until no other type check keeping its record in `recordDir` is running, then holds the
