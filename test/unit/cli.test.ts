@@ -1,7 +1,8 @@
 // Tests of `kvqual check-events …` on the examples: the exit status (0 clean, 1 violation, 2 usage /
 // unreadable / malformed) and what it prints. Most cases run the command line in this process; a
-// clean log, a violation, a malformed line and a usage error also go through a real
-// `node bin/kvqual.js` process.
+// clean log and an unknown command also go through a real `node bin/kvqual.js` process, and so do
+// the cases about the process itself (a full disk: exit 2; a reader that leaves early: a
+// violation's exit 1; a removed working folder; a temporary folder that cannot hold tsx's cache).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { terminalSafe } from '../../src/cli/io';
@@ -38,14 +39,14 @@ test('each violation example exits 1 and names the line, worker, dp rank, event 
     ['timestamps_backwards.jsonl', /line 3: timestamps go backwards — worker 1, dp rank 0: stamped 9500000 ns/],
   ];
   for (const [name, message] of expected) {
-    const run = name === 'duplicate_store.jsonl' ? kvqualAsProcess('check-events', example(name)) : kvqual('check-events', example(name));
+    const run = kvqual('check-events', example(name));
     assert.equal(run.status, 1, `${name}: ${run.stdout}${run.stderr}`);
     assert.match(run.stdout, message, name);
   }
 });
 
 test('a malformed line exits 2 with line number and field path on stderr', () => {
-  const run = kvqualAsProcess('check-events', example('malformed.jsonl'));
+  const run = kvqual('check-events', example('malformed.jsonl'));
   assert.equal(run.status, 2);
   assert.equal(
     run.stderr,
