@@ -31,11 +31,43 @@ export class PointFailure extends Error {
 /** Errors of a process start that are a limit of the machine: open files, processes, memory. */
 const SYSTEM_LIMITS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 
-/** Starts a worker process running sweepWorker (through tsx when running from the TypeScript sources); it inherits this process's node options. */
-function startWorker(): ChildProcess {
-  // Beside this module: src/cli/ (TypeScript), build/src/cli/ (a file per source) or build/cli/ (the bundles, bin/compiled.js).
+/** What a worker process runs: its module and Node's options for it. */
+interface WorkerStart {
+  file: string;
+  execArgv: string[];
+}
+
+/**
+ * The folder of the compiled command line (bin/compiled.js: built from src/ by `npm ci` or `npm run
+ * build`) when it is current, else null. Read from the file system, not bundled: only a pool
+ * running from the TypeScript sources asks.
+ */
+function currentCompiledBuild(): string | null {
+  const compiled = path.join(__dirname, '..', '..', 'bin', 'compiled.js');
+  try {
+    return (require(compiled) as { currentBuild(): string | null }).currentBuild();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The sweep worker beside this module: src/cli/ (TypeScript), build/src/cli/ (a file per source)
+ * or build/cli/ (the bundles, bin/compiled.js). A pool running from the TypeScript sources (a sweep
+ * in a test's or a script's own process) starts the compiled bundle's worker when that build is
+ * current, as bin/kvqual.js chooses for the command line (the same sources, a third of the start
+ * time), unless KVQUAL_TSX=1; else the TypeScript through tsx. It inherits this process's node options.
+ */
+function workerStart(): WorkerStart {
   const file = path.join(__dirname, `sweepWorker${path.extname(__filename)}`);
-  const execArgv = file.endsWith('.ts') ? [...process.execArgv, '--require', require.resolve('tsx/cjs')] : process.execArgv;
+  if (!file.endsWith('.ts')) return { file, execArgv: process.execArgv };
+  const build = process.env.KVQUAL_TSX === '1' ? null : currentCompiledBuild();
+  if (build !== null) return { file: path.join(build, 'sweepWorker.js'), execArgv: process.execArgv };
+  return { file, execArgv: [...process.execArgv, '--require', require.resolve('tsx/cjs')] };
+}
+
+/** Starts a worker process. */
+function startWorker({ file, execArgv }: WorkerStart): ChildProcess {
   return fork(file, [], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'], env: { ...process.env, [SWEEP_WORKER_ENV]: '1' } });
 }
 
@@ -54,6 +86,7 @@ export function runPoints(
 ): Promise<SearchedOutcome[]> {
   const outcomes = new Map<number, SearchedOutcome>();
   if (tasks.length === 0) return Promise.resolve([]);
+  const start = workerStart();
   return new Promise((resolve, reject) => {
     const workers: ChildProcess[] = [];
     let next = 0;
@@ -77,7 +110,7 @@ export function runPoints(
       worker.send(tasks[next++]);
     };
     for (let i = 0; i < Math.min(jobs, tasks.length); i++) {
-      const worker = startWorker();
+      const worker = startWorker(start);
       workers.push(worker);
       worker.on('message', (message) => {
         if (failed) return;
