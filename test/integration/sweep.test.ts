@@ -15,9 +15,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
+import { scratchFolder } from '../support/scratch';
 import { kvqualProcessAsync } from '../support/cli';
 import { runCliAsync } from '../../src/cli/main';
 
@@ -69,7 +69,7 @@ async function pageWidths(file: string): Promise<{ at1280: number; bodyAt1920: n
 }
 
 function sweepFolder(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-'));
+  const dir = scratchFolder('sweep');
   fs.copyFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml'), path.join(dir, 'base.yaml'));
   fs.writeFileSync(
     path.join(dir, 'sweep.yaml'),
@@ -82,6 +82,8 @@ zip:
 seeds: [1893, 7]
 `,
   );
+  // The lags alone, with four seeds: 12 points too, its charts against the lag only (18, not 54).
+  fs.writeFileSync(path.join(dir, 'lags.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 3, 20]\nseeds: [1893, 7, 11, 13]\n');
   return dir;
 }
 
@@ -167,7 +169,7 @@ test('on a terminal, progress is a bar with points done and the ETA, not a line 
     return;
   }
   const dir = sweepFolder();
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} sweep sweep.yaml --out out --jobs 2`;
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} sweep lags.yaml --out out --jobs 2`;
   const run = spawnSync('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: dir, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /sweep \[[^\]]*\] 12\/12 points \| \d+s elapsed \| ETA \d+s/);
@@ -182,9 +184,9 @@ const THROUGH_TSX = { ...process.env, KVQUAL_TSX: '1' };
 test('a point whose replay never ends a request exits 1, naming the point, and still writes every result', () => {
   const dir = sweepFolder();
   const double = path.join(ROOT, 'test', 'fixtures', 'sweep-stall', 'stall-at-lag-20.js');
-  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2'], { cwd: dir, encoding: 'utf8', env: THROUGH_TSX });
+  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'lags.yaml', '--out', 'out', '--jobs', '1'], { cwd: dir, encoding: 'utf8', env: THROUGH_TSX });
   assert.equal(result.status, 1, result.stderr);
-  // Points 8..11 have lag 20 (the grid's first dimension varies slowest: 3 lags × 2 zipped × 2 seeds).
+  // Points 8..11 have lag 20 (the grid varies slowest, the seeds fastest: 3 lags × 4 seeds).
   assert.match(result.stdout, /^sweep: 12 point\(s\) in [\d.]+ s, 4 run\(s\) not clean; written to out\/ \(sweep\.json, sweep\.csv, sweep\.html, charts\/\)\n {2}point 8 NOT CLEAN: 1 request\(s\) never ended \(a simulator defect\)\n/);
   const json = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'sweep.json'), 'utf8'));
   assert.deepEqual(
@@ -193,7 +195,7 @@ test('a point whose replay never ends a request exits 1, naming the point, and s
   );
   assert.ok(json.points.filter((p: { clean: boolean }) => p.clean).length === 8, 'the other points ran clean');
   assert.ok(fs.existsSync(path.join(dir, 'out', 'sweep.csv')) && fs.existsSync(path.join(dir, 'out', 'sweep.html')));
-  // Without the double the same sweep is clean: the next test runs it so (status 0).
+  // Without the double the same sweep is clean: the progress bar's test runs it so (status 0).
 });
 
 test('a worker killed from outside (as by the out-of-memory killer) is named with its signal and point, exit 3, no stack, nothing written', () => {
@@ -208,7 +210,7 @@ test('a worker killed from outside (as by the out-of-memory killer) is named wit
 
 test('a sweep with other parameters into the same folder removes the charts of the earlier one, and nothing else', async () => {
   const dir = sweepFolder();
-  const first = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2');
+  const first = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '1');
   assert.equal(first.status, 0, first.stderr);
   const charts = path.join(dir, 'out', 'charts');
   const before = fs.readdirSync(charts);
@@ -217,7 +219,7 @@ test('a sweep with other parameters into the same folder removes the charts of t
   fs.writeFileSync(path.join(charts, 'my--own.svg'), '<svg/>');
   fs.writeFileSync(path.join(charts, 'ttft_p99_ms--seed.svg'), '<svg/>');
   fs.writeFileSync(path.join(dir, 'lag-only.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 3]\n  router.host_cache_hit_weight: [0.5, 1]\n');
-  const second = await kvqualInProcess(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '2');
+  const second = await kvqualInProcess(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '1');
   assert.equal(second.status, 0, second.stderr);
   const after = fs.readdirSync(charts).sort();
   const written = after.filter((name) => name !== 'notes.txt' && name !== 'my--own.svg');
@@ -230,7 +232,7 @@ test('a sweep with other parameters into the same folder removes the charts of t
 });
 
 test('a point with a request spinning on preemption is said while it runs, naming the point, and the sweep goes on to its end', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-spin-'));
+  const dir = scratchFolder('sweep-spin');
   // The fuzzer's preemption spin with a 90 times faster restore: 13,890 preemptions of one request per point.
   const fixture = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8');
   fs.writeFileSync(path.join(dir, 'spin.yaml'), fixture.replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.9'));
@@ -247,7 +249,7 @@ test('a point with a request spinning on preemption is said while it runs, namin
 
 /** A folder with base.yaml (one aggregated worker whose pass times are in p.csv) and the tables p.csv and q.csv. */
 function tableCsvFolder(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-table-'));
+  const dir = scratchFolder('sweep-table');
   fs.writeFileSync(
     path.join(dir, 'base.yaml'),
     `cluster:
@@ -290,7 +292,7 @@ test("a sweep over a config whose pass times are in a CSV table runs each point 
 const SHARED_TRACE = path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl');
 
 test("the repository's own table-CSV example is a sweep's base: its point gives kvqual replay's digest", { skip: !fs.existsSync(SHARED_TRACE) && 'no ../shared/data/mooncake here' }, async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-example-'));
+  const dir = scratchFolder('sweep-example');
   const example = path.join(ROOT, 'examples', 'configs', 'mooncake-conversation-table-csv.yaml');
   const sharedRoot = path.join(ROOT, '..', 'shared');
   fs.writeFileSync(path.join(dir, 'sweep.yaml'), `base: ${example}\ngrid:\n  workload.mooncake.max_requests: [5]\n`);
