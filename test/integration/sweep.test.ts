@@ -18,8 +18,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
 import { scratchFolder } from '../support/scratch';
-import { kvqualProcessAsync } from '../support/cli';
-import { runCliAsync } from '../../src/cli/main';
+import { kvqualInProcessAsync, kvqualProcessAsync } from '../support/cli';
 
 const BIN = path.join(ROOT, 'bin', 'kvqual.js');
 
@@ -34,13 +33,8 @@ function kvqual(cwd: string, ...args: string[]): Run {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** `kvqual ARGS` from `cwd` in this process (runCliAsync with an injected io): where no process is what is tested. */
-async function kvqualInProcess(cwd: string, ...args: string[]): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const status = await runCliAsync(args, { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd });
-  return { status, stdout, stderr };
-}
+/** `kvqual ARGS` from `cwd` in this process: where no process is what is tested. */
+const kvqualInProcess = (cwd: string, ...args: string[]): Promise<Run> => kvqualInProcessAsync(args, cwd);
 
 const kvqualAsync = (cwd: string, ...args: string[]): Promise<Run> => kvqualProcessAsync(args, cwd);
 
