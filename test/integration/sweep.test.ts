@@ -1,4 +1,5 @@
-// `kvqual sweep` end to end, in separate processes: a sweep run whole and as 3 shards (each its
+// `kvqual sweep` end to end (in a process of its own where the process is what is tested, else in
+// this one; its workers are processes either way): a sweep run whole and as 3 shards (each its
 // own process, run at the same time) then merged gives the same sweep.json and sweep.csv apart
 // from wall times, and byte-identical charts and HTML; a bad point, a missing shard or a repeated
 // one exits 2 with one line and leaves nothing behind; without a terminal, progress is plain lines;
@@ -40,23 +41,16 @@ const kvqualAsync = (cwd: string, ...args: string[]): Promise<Run> => kvqualProc
 
 const CHROMIUM = '/usr/bin/chromium';
 
-/** How wide a page is in Chromium: the document's scroll width in a 1,280 px window, and its body's width in a 1,920 px one. */
+/** How wide a page is in Chromium: the document's scroll width in a 1,280 px window, and its body's width in a 1,920 px one (one page, resized). */
 async function pageWidths(file: string): Promise<{ at1280: number; bodyAt1920: number }> {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
   try {
-    const widthIn = async (width: number, measure: string) => {
-      const context = await browser.newContext({ viewport: { width, height: 800 }, javaScriptEnabled: true });
-      const page = await context.newPage();
-      await page.goto(`file://${file}`);
-      const measured = (await page.evaluate(measure)) as number;
-      await context.close();
-      return measured;
-    };
-    return {
-      at1280: await widthIn(1280, 'document.documentElement.scrollWidth'),
-      bodyAt1920: await widthIn(1920, 'document.body.getBoundingClientRect().width'),
-    };
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: true });
+    await page.goto(`file://${file}`);
+    const at1280 = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    await page.setViewportSize({ width: 1920, height: 800 });
+    return { at1280, bodyAt1920: (await page.evaluate('document.body.getBoundingClientRect().width')) as number };
   } finally {
     await browser.close();
   }
@@ -90,10 +84,10 @@ function listing(dir: string): string[] {
 
 test('3 shards in separate processes, merged, give what the unsharded sweep gives (apart from wall times)', async () => {
   const dir = sweepFolder();
-  const whole = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'whole', '--jobs', '2');
+  // The unsharded sweep in this process (the shards' separate processes are what this test is about; the stalled point's test runs a whole sweep as a process).
+  const whole = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'whole', '--jobs', '2');
   assert.equal(whole.status, 0, whole.stderr);
   assert.match(whole.stdout, /^sweep: 12 point\(s\) in [\d.]+ s, every run clean; written to whole\//);
-  assert.match(whole.stderr, /^sweep: 12\/12 points \([\d.]+ s\); point \d+ \(.*\) clean, \d+ ms$/m, 'plain progress lines without a terminal');
   const shards = await Promise.all([1, 2, 3].map((i) => kvqualAsync(dir, 'sweep', 'sweep.yaml', '--shard', `${i}/3`, '--out', 'shards', '--jobs', '1')));
   for (const shard of shards) assert.equal(shard.status, 0, shard.stderr);
   assert.deepEqual(listing(path.join(dir, 'shards')), ['shard-1-of-3.json', 'shard-2-of-3.json', 'shard-3-of-3.json']);
@@ -180,6 +174,7 @@ test('a point whose replay never ends a request exits 1, naming the point, and s
   const double = path.join(ROOT, 'test', 'fixtures', 'sweep-stall', 'stall-at-lag-20.js');
   const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'lags.yaml', '--out', 'out', '--jobs', '1'], { cwd: dir, encoding: 'utf8', env: THROUGH_TSX });
   assert.equal(result.status, 1, result.stderr);
+  assert.match(result.stderr, /^sweep: 12\/12 points \([\d.]+ s\); point \d+ \(.*\) (clean|NOT CLEAN: .*), \d+ ms$/m, 'plain progress lines without a terminal');
   // Points 8..11 have lag 20 (the grid varies slowest, the seeds fastest: 3 lags × 4 seeds).
   assert.match(result.stdout, /^sweep: 12 point\(s\) in [\d.]+ s, 4 run\(s\) not clean; written to out\/ \(sweep\.json, sweep\.csv, sweep\.html, charts\/\)\n {2}point 8 NOT CLEAN: 1 request\(s\) never ended \(a simulator defect\)\n/);
   const json = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'sweep.json'), 'utf8'));
