@@ -34,7 +34,7 @@ import type { CliIo } from './io';
 import { ExitCode } from './io';
 import { configFolderOf, isInputError, loadTrace, readTimingTable, shownPath, spinText, traceOf, type TraceFile } from './replay';
 import { OutputError, planOutputs, writeOutputs } from './outputs';
-import { defaultJobs, PointFailure, runPoints } from './sweepPool';
+import { defaultJobs, PointFailure, runPoints, SweepPool } from './sweepPool';
 import { traceKey, type PointTask, type SearchedOutcome, type WorkerNotice } from './sweepWorker';
 
 export interface SweepOptions {
@@ -425,25 +425,31 @@ function searchPointsOf(document: Pick<SweepDocument, 'parameters' | 'points'>):
 }
 
 /**
- * Runs a search's points on the pool a round at a time (each round the candidates the search asks
+ * Runs a search's points on one pool a round at a time (each round the candidates the search asks
  * for, all seeds of each), then returns every outcome run, in index order.
  */
 async function searchRounds(prepared: Prepared, jobs: number, io: CliIo, labels: Map<number, string>, wallMs: () => number, notice: (notice: WorkerNotice) => void): Promise<SearchedOutcome[]> {
   const byIndex = new Map(prepared.tasks.map((task) => [task.index, task]));
   const outcomes = new Map<number, SearchedOutcome>();
+  // One pool for every round: its workers start once and keep the traces they parsed.
+  const pool = new SweepPool(jobs, wallMs);
   let round = 0;
   const evaluate = async (indices: readonly number[]) => {
     round++;
     io.stderr(`search: round ${round}: ${indices.length} point(s) (${indices.map((index) => labels.get(index)).join('; ')})\n`);
     const progress = progressReporter(io, indices.length, labels, wallMs);
     try {
-      for (const outcome of await runPoints(indices.map((index) => byIndex.get(index)!), jobs, progress.done, wallMs, notice)) outcomes.set(outcome.index, outcome);
+      for (const outcome of await pool.run(indices.map((index) => byIndex.get(index)!), progress.done, notice)) outcomes.set(outcome.index, outcome);
     } finally {
       progress.stop();
     }
     return new Map(indices.map((index): [number, PointResult] => [index, { clean: outcomes.get(index)!.clean, values: outcomes.get(index)!.search_values ?? {} }]));
   };
-  await runSearch(prepared.expanded.points, prepared.search!.spec, evaluate);
+  try {
+    await runSearch(prepared.expanded.points, prepared.search!.spec, evaluate);
+  } finally {
+    pool.close();
+  }
   return [...outcomes.values()].sort((a, b) => a.index - b.index);
 }
 

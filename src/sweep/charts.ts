@@ -116,27 +116,41 @@ export function bandRows(document: SweepDocument, chart: SweepChart): BandRow[] 
 /** Width of a chart's plot area (px): with its axes and legend the SVG stays within 600 px, so two sit side by side on a 1,280 px page. */
 const PLOT_WIDTH = 380;
 
+/** What a chart draws besides its metric's name: its rows, whether several runs fold into a value (a band), and how many points have nothing measured. */
+interface ChartData {
+  rows: BandRow[];
+  banded: boolean;
+  left: number;
+}
+
+function chartData(document: SweepDocument, chart: SweepChart): ChartData {
+  const rows = bandRows(document, chart);
+  return { rows, banded: rows.some((row) => row.runs > 1), left: document.points.filter((point) => point.metrics[chart.metric] === null).length };
+}
+
 /**
  * The vega-lite spec of one chart (x is ordinal in sweep order, so 0, 4096, 65536 are evenly
  * spaced): a line through the mean of the runs at each value and, where several runs fold into
  * one value (seeds, other parameters), a band from their lowest to their highest.
  */
 export function chartSpec(document: SweepDocument, chart: SweepChart): TopLevelSpec {
+  return specOf(document, chart, chart.metric, chartData(document, chart));
+}
+
+/** The spec of `chart` with `metric` as the metric's name in its title and axis, drawing `data`. */
+function specOf(document: SweepDocument, chart: SweepChart, metric: string, { rows, banded, left }: ChartData): TopLevelSpec {
   const order = (path: string) => [...new Set((document.values[path] ?? []).map(label))];
-  const rows = bandRows(document, chart);
   const folded = variedParameters(document).filter((p) => p !== chart.parameter && p !== chart.series);
-  const banded = rows.some((row) => row.runs > 1);
   // Points with nothing measured (null) are left out of the lines, and said to be; every value stays on the x axis.
-  const left = document.points.filter((point) => point.metrics[chart.metric] === null).length;
   const subtitleParts = [folded.length > 0 ? `line: mean over ${folded.join(', ')}${banded ? '; band: lowest to highest' : ''}` : '', left > 0 ? `${left} point(s) with nothing measured left out` : ''].filter(Boolean);
   const subtitle = subtitleParts.length > 0 ? subtitleParts.join('; ') : undefined;
   const color = chart.series === null ? { value: '#4c78a8' } : { field: 'series', type: 'nominal' as const, sort: order(chart.series), title: chart.series, legend: { titleLimit: PLOT_WIDTH + 100, labelLimit: PLOT_WIDTH, symbolOpacity: 1, orient: 'bottom' as const, direction: 'horizontal' as const } };
-  const y = { type: 'quantitative' as const, title: chart.metric, axis: { format: '~r' } };
+  const y = { type: 'quantitative' as const, title: metric, axis: { format: '~r' } };
   const line = { mark: { type: 'line' as const, point: true }, encoding: { y: { field: 'mean', ...y } } };
   const band = { mark: { type: 'area' as const, opacity: 0.18 }, encoding: { y: { field: 'min', ...y }, y2: { field: 'max' } } };
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v5.json',
-    title: { text: `${chart.metric} vs ${chart.parameter}`, limit: PLOT_WIDTH + 160, ...(subtitle ? { subtitle, subtitleLimit: PLOT_WIDTH + 160 } : {}) },
+    title: { text: `${metric} vs ${chart.parameter}`, limit: PLOT_WIDTH + 160, ...(subtitle ? { subtitle, subtitleLimit: PLOT_WIDTH + 160 } : {}) },
     width: PLOT_WIDTH,
     height: 220,
     background: 'white',
@@ -149,10 +163,88 @@ export function chartSpec(document: SweepDocument, chart: SweepChart): TopLevelS
   };
 }
 
-/** Renders one chart to SVG (ids prefixed by the chart's file name, so a page can inline several). */
-export async function renderChart(document: SweepDocument, chart: SweepChart): Promise<string> {
-  const { vega, vegaLite } = vegaRenderer();
-  const view = new vega.View(vega.parse(vegaLite.compile(chartSpec(document, chart)).spec), { renderer: 'none', logLevel: vega.Error });
+/**
+ * The parsed vega specs of the charts drawn in this process, by template: a chart's spec with a
+ * mark in place of its metric's name and of its rows. The charts of one sweep against one
+ * parameter differ only in those (18 metrics, one template), and compiling the vega-lite spec and
+ * parsing the vega one is about half of drawing a chart; vega reads the name and the rows only
+ * when it runs (the name is text in the title and the axis, the rows the inline data), so a
+ * template filled in draws the same bytes as the chart's own spec (a test compares every chart of
+ * its sweeps both ways). Bounded: a process drawing many sweeps keeps the latest templates.
+ */
+export class ChartTemplates {
+  private readonly parsed = new Map<string, unknown>();
+  hits = 0;
+
+  constructor(private readonly capacity = 64) {}
+
+  /** The parsed spec of `key`, compiled from `spec` the first time. */
+  runtime(key: string, spec: () => TopLevelSpec): unknown {
+    const known = this.parsed.get(key);
+    if (known !== undefined) {
+      this.hits++;
+      return known;
+    }
+    const { vega, vegaLite } = vegaRenderer();
+    const runtime = vega.parse(vegaLite.compile(spec()).spec);
+    if (this.parsed.size >= this.capacity) this.parsed.delete(this.parsed.keys().next().value!);
+    this.parsed.set(key, runtime);
+    return runtime;
+  }
+}
+
+const CHART_TEMPLATES = new ChartTemplates();
+
+/** The mark standing for a metric's name in a template (letters only: the same text in JSON and in vega's generated code). */
+const METRIC_MARK = 'kvqualChartMetricMark';
+/** The rows a template is compiled with (of a chart's shape; vega-lite copies inline data as it is). */
+const ROWS_MARK: BandRow[] = [{ x: 'kvqual-chart-rows-mark', series: 'kvqual-chart-rows-mark', mean: 0, min: 0, max: 0, runs: 1 }];
+
+/**
+ * A copy of a parsed template with the metric's name for its mark in every text and `rows` as its
+ * inline data (the one `$ingest`); null when the template is not one (no single `$ingest`).
+ */
+function filledTemplate(template: unknown, metric: string, rows: BandRow[]): unknown {
+  let ingests = 0;
+  const fill = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.includes(METRIC_MARK) ? value.split(METRIC_MARK).join(metric) : value;
+    if (Array.isArray(value)) return value.map(fill);
+    if (value === null || typeof value !== 'object') return value;
+    const copy: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) {
+      if (key === '$ingest') {
+        ingests++;
+        copy[key] = rows.map((row) => ({ ...row }));
+      } else copy[key] = fill(field);
+    }
+    return copy;
+  };
+  const filled = fill(template);
+  return ingests === 1 ? filled : null;
+}
+
+/** The parsed vega spec of a chart: from its template when its metric's name can stand in one, else compiled from its own spec. */
+function chartRuntime(document: SweepDocument, chart: SweepChart, templates: ChartTemplates | null): unknown {
+  const data = chartData(document, chart);
+  const own = () => {
+    const { vega, vegaLite } = vegaRenderer();
+    return vega.parse(vegaLite.compile(specOf(document, chart, chart.metric, data)).spec);
+  };
+  if (templates === null || !/^[A-Za-z0-9_]+$/.test(chart.metric)) return own();
+  const template = specOf(document, chart, METRIC_MARK, { ...data, rows: ROWS_MARK });
+  const key = JSON.stringify(template);
+  // The mark stands only for the metric: in the title and each layer's y axis, nowhere else (a parameter so named).
+  if (key.split(METRIC_MARK).length - 1 !== 1 + (data.banded ? 2 : 1)) return own();
+  return filledTemplate(templates.runtime(key, () => template), chart.metric, data.rows) ?? own();
+}
+
+/**
+ * Renders one chart to SVG (ids prefixed by the chart's file name, so a page can inline several),
+ * from a template of `templates` (see ChartTemplates; null draws it from its own spec).
+ */
+export async function renderChart(document: SweepDocument, chart: SweepChart, templates: ChartTemplates | null = CHART_TEMPLATES): Promise<string> {
+  const { vega } = vegaRenderer();
+  const view = new vega.View(chartRuntime(document, chart, templates) as ReturnType<typeof vega.parse>, { renderer: 'none', logLevel: vega.Error });
   try {
     return normaliseSvgIds(await view.toSVG(), safeName(chart.file));
   } finally {

@@ -62,12 +62,24 @@ async function pageThrough(name: string, cache: ReturnType<typeof folderFigureCa
   return { file, html };
 }
 
-/** Opens a page in headless Chromium and checks it reads NOT QUALIFIED on red, with its own style only (`tampered`: a style element was put into it, which the CSP must report and refuse). */
+type Browser = Awaited<ReturnType<(typeof import('playwright-core'))['chromium']['launch']>>;
+/** One headless Chromium for the file's pages (each opened in a fresh context of its own), closed when the file ends. */
+let browser: Promise<Browser> | null = null;
+function sharedBrowser(): Promise<Browser> {
+  browser ??= import('playwright-core').then(({ chromium }) =>
+    chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] }),
+  );
+  return browser;
+}
+after(async () => {
+  if (browser !== null) await (await browser).close();
+});
+
+/** Opens a page in headless Chromium, in a context of its own, and checks it reads NOT QUALIFIED on red, with its own style only (`tampered`: a style element was put into it, which the CSP must report and refuse). */
 async function assertNotQualifiedInChromium(file: string, tampered = false): Promise<void> {
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
+  const context = await (await sharedBrowser()).newContext({ viewport: { width: 1280, height: 800 } });
   try {
-    const page = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+    const page = await context.newPage();
     const dialogs: string[] = [];
     const messages: string[] = [];
     page.on('dialog', (dialog) => void dialogs.push(dialog.message()));
@@ -110,7 +122,7 @@ async function assertNotQualifiedInChromium(file: string, tampered = false): Pro
     if (!tampered) assert.deepEqual(messages, [], 'no error and no CSP report');
     else assert.ok(messages.some((m) => /Content Security Policy/.test(m)), `the CSP refused the style put into the page: ${messages.join(' | ')}`);
   } finally {
-    await browser.close();
+    await context.close();
   }
 }
 

@@ -1,4 +1,5 @@
-// `kvqual sweep` with a capacity search, end to end in separate processes on a small Mooncake-format
+// `kvqual sweep` with a capacity search, end to end (one search in a process of its own, the rest in
+// this process, their sweep workers processes either way) on a small Mooncake-format
 // trace written here (48 requests of 8,192 tokens, 4 at a time): the smallest replica count meeting
 // p99 TTFT ≤ 1 s and a goodput of at least 95 % is found by bisection, named with its config
 // (winner.yaml, a config `kvqual replay` runs and gives the winner's p99), charted (pareto.svg,
@@ -12,7 +13,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
-import { kvqualProcessAsync } from '../support/cli';
+import { kvqualInProcessAsync, kvqualProcessAsync } from '../support/cli';
 
 const BIN = path.join(ROOT, 'bin', 'kvqual.js');
 
@@ -22,7 +23,10 @@ interface Run {
   stderr: string;
 }
 
-const kvqual = (cwd: string, ...args: string[]): Promise<Run> => kvqualProcessAsync(args, cwd);
+/** `kvqual ARGS` from `cwd` as a real process: one search per file runs so, beside the same search in this process. */
+const kvqualProcess = (cwd: string, ...args: string[]): Promise<Run> => kvqualProcessAsync(args, cwd);
+/** `kvqual ARGS` from `cwd` in this process (its sweep workers are processes all the same). */
+const kvqual = (cwd: string, ...args: string[]): Promise<Run> => kvqualInProcessAsync(args, cwd);
 
 const BASE = `# A small cluster whose replica count the search chooses.
 seed: 7
@@ -67,12 +71,12 @@ const read = (dir: string, file: string) => fs.readFileSync(path.join(dir, file)
 
 test('the smallest replica count meeting p99 TTFT and goodput is found, named with its config, and the same on 1 or 2 jobs and in 2 shards merged', async (t) => {
   const dir = folder(t);
-  const [one, two, shard1, shard2] = await Promise.all([
-    kvqual(dir, 'sweep', 'search.yaml', '--out', 'one', '--jobs', '1'),
-    kvqual(dir, 'sweep', 'search.yaml', '--out', 'two', '--jobs', '2'),
-    kvqual(dir, 'sweep', 'search.yaml', '--out', 'shards', '--jobs', '1', '--shard', '1/2'),
-    kvqual(dir, 'sweep', 'search.yaml', '--out', 'shards', '--jobs', '1', '--shard', '2/2'),
-  ]);
+  // The unsharded search on 1 job as a real process, meanwhile the others one after another in this process.
+  const oneProcess = kvqualProcess(dir, 'sweep', 'search.yaml', '--out', 'one', '--jobs', '1');
+  const two = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'two', '--jobs', '2');
+  const shard1 = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'shards', '--jobs', '1', '--shard', '1/2');
+  const shard2 = await kvqual(dir, 'sweep', 'search.yaml', '--out', 'shards', '--jobs', '1', '--shard', '2/2');
+  const one = await oneProcess;
   for (const run of [one, two, shard1, shard2]) assert.equal(run.status, 0, run.stderr);
   assert.match(one.stdout, /search: minimise cluster\.workers\[0\]\.replicas subject to p99 ttft_ms <= 1000, goodput >= 0\.95/);
   assert.match(one.stdout, /search: winner cluster\.workers\[0\]\.replicas=3 \(point 2\): p99 ttft_ms 770, goodput 1; its config is one\/winner\.yaml/);

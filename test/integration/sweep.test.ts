@@ -1,4 +1,5 @@
-// `kvqual sweep` end to end, in separate processes: a sweep run whole and as 3 shards (each its
+// `kvqual sweep` end to end (in a process of its own where the process is what is tested, else in
+// this one; its workers are processes either way): a sweep run whole and as 3 shards (each its
 // own process, run at the same time) then merged gives the same sweep.json and sweep.csv apart
 // from wall times, and byte-identical charts and HTML; a bad point, a missing shard or a repeated
 // one exits 2 with one line and leaves nothing behind; without a terminal, progress is plain lines;
@@ -15,11 +16,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/paths';
-import { kvqualProcessAsync } from '../support/cli';
-import { runCliAsync } from '../../src/cli/main';
+import { scratchFolder } from '../support/scratch';
+import { kvqualInProcessAsync, kvqualProcessAsync } from '../support/cli';
 
 const BIN = path.join(ROOT, 'bin', 'kvqual.js');
 
@@ -34,42 +34,30 @@ function kvqual(cwd: string, ...args: string[]): Run {
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-/** `kvqual ARGS` from `cwd` in this process (runCliAsync with an injected io): where no process is what is tested. */
-async function kvqualInProcess(cwd: string, ...args: string[]): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const status = await runCliAsync(args, { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd });
-  return { status, stdout, stderr };
-}
+/** `kvqual ARGS` from `cwd` in this process: where no process is what is tested. */
+const kvqualInProcess = (cwd: string, ...args: string[]): Promise<Run> => kvqualInProcessAsync(args, cwd);
 
 const kvqualAsync = (cwd: string, ...args: string[]): Promise<Run> => kvqualProcessAsync(args, cwd);
 
 const CHROMIUM = '/usr/bin/chromium';
 
-/** How wide a page is in Chromium: the document's scroll width in a 1,280 px window, and its body's width in a 1,920 px one. */
+/** How wide a page is in Chromium: the document's scroll width in a 1,280 px window, and its body's width in a 1,920 px one (one page, resized). */
 async function pageWidths(file: string): Promise<{ at1280: number; bodyAt1920: number }> {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
   try {
-    const widthIn = async (width: number, measure: string) => {
-      const context = await browser.newContext({ viewport: { width, height: 800 }, javaScriptEnabled: true });
-      const page = await context.newPage();
-      await page.goto(`file://${file}`);
-      const measured = (await page.evaluate(measure)) as number;
-      await context.close();
-      return measured;
-    };
-    return {
-      at1280: await widthIn(1280, 'document.documentElement.scrollWidth'),
-      bodyAt1920: await widthIn(1920, 'document.body.getBoundingClientRect().width'),
-    };
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, javaScriptEnabled: true });
+    await page.goto(`file://${file}`);
+    const at1280 = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    await page.setViewportSize({ width: 1920, height: 800 });
+    return { at1280, bodyAt1920: (await page.evaluate('document.body.getBoundingClientRect().width')) as number };
   } finally {
     await browser.close();
   }
 }
 
 function sweepFolder(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-'));
+  const dir = scratchFolder('sweep');
   fs.copyFileSync(path.join(ROOT, 'examples', 'configs', 'two-replicas-private.yaml'), path.join(dir, 'base.yaml'));
   fs.writeFileSync(
     path.join(dir, 'sweep.yaml'),
@@ -82,6 +70,8 @@ zip:
 seeds: [1893, 7]
 `,
   );
+  // The lags alone, with four seeds: 12 points too, its charts against the lag only (18, not 54).
+  fs.writeFileSync(path.join(dir, 'lags.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 3, 20]\nseeds: [1893, 7, 11, 13]\n');
   return dir;
 }
 
@@ -94,10 +84,10 @@ function listing(dir: string): string[] {
 
 test('3 shards in separate processes, merged, give what the unsharded sweep gives (apart from wall times)', async () => {
   const dir = sweepFolder();
-  const whole = kvqual(dir, 'sweep', 'sweep.yaml', '--out', 'whole', '--jobs', '2');
+  // The unsharded sweep in this process (the shards' separate processes are what this test is about; the stalled point's test runs a whole sweep as a process).
+  const whole = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'whole', '--jobs', '2');
   assert.equal(whole.status, 0, whole.stderr);
   assert.match(whole.stdout, /^sweep: 12 point\(s\) in [\d.]+ s, every run clean; written to whole\//);
-  assert.match(whole.stderr, /^sweep: 12\/12 points \([\d.]+ s\); point \d+ \(.*\) clean, \d+ ms$/m, 'plain progress lines without a terminal');
   const shards = await Promise.all([1, 2, 3].map((i) => kvqualAsync(dir, 'sweep', 'sweep.yaml', '--shard', `${i}/3`, '--out', 'shards', '--jobs', '1')));
   for (const shard of shards) assert.equal(shard.status, 0, shard.stderr);
   assert.deepEqual(listing(path.join(dir, 'shards')), ['shard-1-of-3.json', 'shard-2-of-3.json', 'shard-3-of-3.json']);
@@ -167,7 +157,7 @@ test('on a terminal, progress is a bar with points done and the ETA, not a line 
     return;
   }
   const dir = sweepFolder();
-  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} sweep sweep.yaml --out out --jobs 2`;
+  const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} sweep lags.yaml --out out --jobs 2`;
   const run = spawnSync('/usr/bin/script', ['-qec', command, '/dev/null'], { cwd: dir, encoding: 'utf8' });
   assert.equal(run.status, 0, run.stdout + run.stderr);
   assert.match(run.stdout, /sweep \[[^\]]*\] 12\/12 points \| \d+s elapsed \| ETA \d+s/);
@@ -182,9 +172,10 @@ const THROUGH_TSX = { ...process.env, KVQUAL_TSX: '1' };
 test('a point whose replay never ends a request exits 1, naming the point, and still writes every result', () => {
   const dir = sweepFolder();
   const double = path.join(ROOT, 'test', 'fixtures', 'sweep-stall', 'stall-at-lag-20.js');
-  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2'], { cwd: dir, encoding: 'utf8', env: THROUGH_TSX });
+  const result = spawnSync(process.execPath, ['--require', double, BIN, 'sweep', 'lags.yaml', '--out', 'out', '--jobs', '1'], { cwd: dir, encoding: 'utf8', env: THROUGH_TSX });
   assert.equal(result.status, 1, result.stderr);
-  // Points 8..11 have lag 20 (the grid's first dimension varies slowest: 3 lags × 2 zipped × 2 seeds).
+  assert.match(result.stderr, /^sweep: 12\/12 points \([\d.]+ s\); point \d+ \(.*\) (clean|NOT CLEAN: .*), \d+ ms$/m, 'plain progress lines without a terminal');
+  // Points 8..11 have lag 20 (the grid varies slowest, the seeds fastest: 3 lags × 4 seeds).
   assert.match(result.stdout, /^sweep: 12 point\(s\) in [\d.]+ s, 4 run\(s\) not clean; written to out\/ \(sweep\.json, sweep\.csv, sweep\.html, charts\/\)\n {2}point 8 NOT CLEAN: 1 request\(s\) never ended \(a simulator defect\)\n/);
   const json = JSON.parse(fs.readFileSync(path.join(dir, 'out', 'sweep.json'), 'utf8'));
   assert.deepEqual(
@@ -193,7 +184,7 @@ test('a point whose replay never ends a request exits 1, naming the point, and s
   );
   assert.ok(json.points.filter((p: { clean: boolean }) => p.clean).length === 8, 'the other points ran clean');
   assert.ok(fs.existsSync(path.join(dir, 'out', 'sweep.csv')) && fs.existsSync(path.join(dir, 'out', 'sweep.html')));
-  // Without the double the same sweep is clean: the next test runs it so (status 0).
+  // Without the double the same sweep is clean: the progress bar's test runs it so (status 0).
 });
 
 test('a worker killed from outside (as by the out-of-memory killer) is named with its signal and point, exit 3, no stack, nothing written', () => {
@@ -208,8 +199,11 @@ test('a worker killed from outside (as by the out-of-memory killer) is named wit
 
 test('a sweep with other parameters into the same folder removes the charts of the earlier one, and nothing else', async () => {
   const dir = sweepFolder();
-  const first = await kvqualInProcess(dir, 'sweep', 'sweep.yaml', '--out', 'out', '--jobs', '2');
+  // The first sweep varies the zipped weight and host blocks, with seeds (4 points, 36 charts).
+  fs.writeFileSync(path.join(dir, 'zipped.yaml'), fs.readFileSync(path.join(dir, 'sweep.yaml'), 'utf8').replace(/grid:\n.*\n/, ''));
+  const first = await kvqualInProcess(dir, 'sweep', 'zipped.yaml', '--out', 'out', '--jobs', '1');
   assert.equal(first.status, 0, first.stderr);
+  assert.match(first.stdout, /^sweep: 4 point\(s\) in /);
   const charts = path.join(dir, 'out', 'charts');
   const before = fs.readdirSync(charts);
   assert.ok(before.some((name) => name.endsWith('--router_host_cache_hit_weight.svg')), 'the first sweep charts against the zipped weight');
@@ -217,7 +211,7 @@ test('a sweep with other parameters into the same folder removes the charts of t
   fs.writeFileSync(path.join(charts, 'my--own.svg'), '<svg/>');
   fs.writeFileSync(path.join(charts, 'ttft_p99_ms--seed.svg'), '<svg/>');
   fs.writeFileSync(path.join(dir, 'lag-only.yaml'), 'base: base.yaml\ngrid:\n  router.kv_event_lag_ms: [0, 3]\n  router.host_cache_hit_weight: [0.5, 1]\n');
-  const second = await kvqualInProcess(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '2');
+  const second = await kvqualInProcess(dir, 'sweep', 'lag-only.yaml', '--out', 'out', '--jobs', '1');
   assert.equal(second.status, 0, second.stderr);
   const after = fs.readdirSync(charts).sort();
   const written = after.filter((name) => name !== 'notes.txt' && name !== 'my--own.svg');
@@ -230,7 +224,7 @@ test('a sweep with other parameters into the same folder removes the charts of t
 });
 
 test('a point with a request spinning on preemption is said while it runs, naming the point, and the sweep goes on to its end', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-spin-'));
+  const dir = scratchFolder('sweep-spin');
   // The fuzzer's preemption spin with a 90 times faster restore: 13,890 preemptions of one request per point.
   const fixture = fs.readFileSync(path.join(ROOT, 'test', 'fixtures', 'fuzz', 'preemption-spin.yaml'), 'utf8');
   fs.writeFileSync(path.join(dir, 'spin.yaml'), fixture.replace('shared_h2d_bandwidth_gbps: 0.01', 'shared_h2d_bandwidth_gbps: 0.9'));
@@ -247,7 +241,7 @@ test('a point with a request spinning on preemption is said while it runs, namin
 
 /** A folder with base.yaml (one aggregated worker whose pass times are in p.csv) and the tables p.csv and q.csv. */
 function tableCsvFolder(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-table-'));
+  const dir = scratchFolder('sweep-table');
   fs.writeFileSync(
     path.join(dir, 'base.yaml'),
     `cluster:
@@ -290,7 +284,7 @@ test("a sweep over a config whose pass times are in a CSV table runs each point 
 const SHARED_TRACE = path.join(ROOT, '..', 'shared', 'data', 'mooncake', 'conversation_trace.jsonl');
 
 test("the repository's own table-CSV example is a sweep's base: its point gives kvqual replay's digest", { skip: !fs.existsSync(SHARED_TRACE) && 'no ../shared/data/mooncake here' }, async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-sweep-example-'));
+  const dir = scratchFolder('sweep-example');
   const example = path.join(ROOT, 'examples', 'configs', 'mooncake-conversation-table-csv.yaml');
   const sharedRoot = path.join(ROOT, '..', 'shared');
   fs.writeFileSync(path.join(dir, 'sweep.yaml'), `base: ${example}\ngrid:\n  workload.mooncake.max_requests: [5]\n`);

@@ -5,7 +5,7 @@
 // (its wiring, exit status and streams), a few per test file.
 import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
-import { runCli } from '../../src/cli/main';
+import { runCli, runCliAsync } from '../../src/cli/main';
 import type { CliIo } from '../../src/cli/io';
 import { ROOT } from './paths';
 
@@ -25,6 +25,18 @@ export function kvqualInProcess(args: readonly string[], cwd = ROOT): CliRun {
   const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd };
   try {
     return { status: runCli(args, io), stdout, stderr };
+  } catch (error) {
+    return { status: 3, stdout, stderr: `${stderr}kvqual: internal error (please report): ${(error as Error).stack}\n` };
+  }
+}
+
+/** `kvqual ARGS` in this process, from `cwd`, awaiting the asynchronous commands (sweep, qualify): as kvqualInProcess. */
+export async function kvqualInProcessAsync(args: readonly string[], cwd = ROOT): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd };
+  try {
+    return { status: await runCliAsync(args, io), stdout, stderr };
   } catch (error) {
     return { status: 3, stdout, stderr: `${stderr}kvqual: internal error (please report): ${(error as Error).stack}\n` };
   }
