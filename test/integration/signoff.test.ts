@@ -5,9 +5,10 @@
 // through cucumber's API, gives the same report apart from the date line, the same verdict, gates and digests; the perturbation test double (in a run with coverage on, whose run 2 on the compiled suite it perturbs) flips the verdict and names the scenario; an
 // undefined (misspelt) step gets the three nearest phrases on the console and in the report, and
 // with an untagged scenario and an unknown tag is listed and makes it NOT QUALIFIED;
-// the real suite with one scenario of every feature file perturbed is NOT QUALIFIED naming each;
-// the fuzzer's planted defect (KVQUAL_FUZZ_PLANT=1) fails the generated-workloads gate for real;
-// a kill at any phase leaves the old set or the new one; usage errors delete nothing. In headless
+// the real suite's first scenario of every feature file, perturbed, is NOT QUALIFIED naming each
+// (its other gates passed); the fuzzer's planted defect (KVQUAL_FUZZ_PLANT=1) fails the
+// generated-workloads gate for real; a kill at any phase leaves the old set or the new one (a run
+// of its own, stopped at two phases and killed at the third); usage errors delete nothing. In headless
 // Chromium, signoff.html renders its matrix and figures and shows a hostile name as text; its
 // first screen holds verdict, gates, attention, what was qualified and approval; cards fold,
 // filters and search work under a CSP that allows only the page's script and style sheet; it reads without
@@ -25,8 +26,12 @@ import os from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
-import { qualifyInProcess, qualifyProcess } from '../support/qualify';
+import { qualifyInProcess, qualifyOneProcess, qualifyProcess } from '../support/qualify';
+import { AstBuilder, GherkinClassicTokenMatcher, Parser } from '@cucumber/gherkin';
+import { IdGenerator } from '@cucumber/messages';
+import { stringify as yamlText } from 'yaml';
 import { featureFiles, scenariosOf } from '../../scripts/lint-requirements';
+import { parseRegistry } from '../../src/signoff/requirements';
 import { parseSignoffJson } from '../../src/signoff/jsonSchema';
 import { parseQualifyArgs, prepare, UsageError } from '../../src/signoff/driver';
 import { NARROWED_EXIT_STATUS, NARROWED_VERDICT } from '../../src/signoff/narrowed';
@@ -58,12 +63,13 @@ function fixtureArgs(fixture: string, dir: string, campaign = 'sign-off fixture'
 
 /**
  * A qualification of a fixture suite into scratch/OUT: in this process (test/support/qualify.ts),
- * or as a real `node scripts/qualify.ts` process where the process itself is tested (`process`,
- * or `onSpawn` to see the child: the clean run's exit status and console, the usage errors, the kills).
+ * or as a real `node scripts/qualify.ts` process where the process itself is tested (`process`:
+ * the clean run's exit status and console, a usage error), or as one process making its suite runs
+ * in itself (`oneProcess`, with `onSpawn` to see the child: the kills).
  */
-async function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), how: { process?: boolean; onSpawn?: (child: ChildProcess) => void } = {}): Promise<Qualified> {
+async function qualify(fixture: string, out: string, env: NodeJS.ProcessEnv = {}, args = fixtureArgs(fixture, path.join(scratch, out)), how: { process?: boolean; oneProcess?: boolean; onSpawn?: (child: ChildProcess) => void } = {}): Promise<Qualified> {
   const dir = path.join(scratch, out);
-  const run = how.process || how.onSpawn ? await qualifyProcess(args, env, how.onSpawn) : await qualifyInProcess(args, env);
+  const run = how.process ? await qualifyProcess(args, env, how.onSpawn) : how.oneProcess ? await qualifyOneProcess(args, env, how.onSpawn) : await qualifyInProcess(args, env);
   const read = (name: string) => (fs.existsSync(path.join(dir, name)) ? fs.readFileSync(path.join(dir, name), 'utf8') : '');
   return { status: run.status, output: run.output, markdown: read('signoff.md'), html: read('signoff.html'), json: read('signoff.json'), dir };
 }
@@ -79,7 +85,7 @@ before(async () => {
   // Two runs at a time on two cores; the repeat of the clean run writes to the same place. The clean
   // run is `npm run qualify` end to end, a process of its own (its exit status and console) whose
   // suite runs are processes; the others run in this process, their suite runs too (test/support/qualify.ts).
-  const withWorkloads = fixtureArgs('signoff', path.join(scratch, 'clean'), 'sign-off fixture', 50);
+  const withWorkloads = fixtureArgs('signoff', path.join(scratch, 'clean'), 'sign-off fixture', 5);
   // The perturbed run has coverage on: its run 2 is the suite compiled under c8, and the test double perturbs it there (the coverage test reads it too).
   const withCoverage = fixtureArgs('signoff', path.join(scratch, 'perturbed')).filter((arg) => arg !== '--no-coverage');
   [clean, perturbed] = await Promise.all([qualify('signoff', 'clean', {}, withWorkloads, { process: true }), qualify('signoff', 'perturbed', { KVQUAL_PERTURB: '14.999 ms' }, withCoverage)]);
@@ -101,7 +107,7 @@ test('a clean fixture run passes every gate, is not a release sign-off (exit 3, 
   assert.ok(reasons.gates.every((gate) => gate.passed), 'every gate passed');
   assert.deepEqual(
     reasons.narrowed!.map((reason) => reason.split(':')[0]),
-    ["the features of test/fixtures/signoff/features/ ran, not the project's features/", "the requirements of test/fixtures/signoff/requirements.yaml were checked, not the project's requirements.yaml", '--no-coverage', '--fuzz-runs 50', ...reasons.narrowed!.slice(4).map((reason) => reason.split(':')[0])],
+    ["the features of test/fixtures/signoff/features/ ran, not the project's features/", "the requirements of test/fixtures/signoff/requirements.yaml were checked, not the project's requirements.yaml", '--no-coverage', '--fuzz-runs 5', ...reasons.narrowed!.slice(4).map((reason) => reason.split(':')[0])],
   );
   assert.match(clean.output, /^verdict: PASSED — NOT A RELEASE SIGN-OFF\n[\s\S]*not a release sign-off: --no-coverage/m);
   for (const name of ['signoff.md', 'signoff.html', 'cucumber.html', 'junit.xml', 'messages.ndjson']) {
@@ -111,7 +117,7 @@ test('a clean fixture run passes every gate, is not a release sign-off (exit 3, 
   assert.equal(assets.length, 4, 'three figures and the summary chart');
   for (const asset of assets) assert.ok(clean.markdown.includes(`](signoff-assets/${asset})`), `signoff.md links ${asset}`);
   assert.match(clean.markdown, /host blocks counted on worker 1 = 4 \(the whole 4-block prefix\)/);
-  assert.match(clean.markdown, /\| Generated workloads \| 50 generated workloads \(fast-check seed 1893\) kept every invariant.* \| ✅ \|/);
+  assert.match(clean.markdown, /\| Generated workloads \| 5 generated workloads \(fast-check seed 1893\) kept every invariant.* \| ✅ \|/);
   assert.match(clean.markdown, /r2 placed on worker 1 at 15 ms: 4 host block\(s\), cost 9 vs 10 on worker 0 — host blocks visible to the router since 15 ms \(emitted at 10 ms\)/);
   const hidden = fs.readdirSync(clean.dir).filter((name) => name.startsWith('.'));
   assert.deepEqual(hidden.sort(), ['.signoff-current', '.signoff-runs'], 'no temporary file is left behind');
@@ -184,24 +190,67 @@ test('undefined and skipped steps, untagged scenarios, unknown tags and uncovere
   assert.match(md, /### Requirements without a scenario\n\n- \*\*LAG-2\*\*/);
 });
 
-/** The first scenario of every feature file of the real suite: every folder, every kind of simulation. */
-function firstScenarioOfEachFeature(): { uri: string; name: string }[] {
-  return featureFiles(path.join(ROOT, 'features'), ROOT).map((uri) => {
-    const [first] = scenariosOf(uri, fs.readFileSync(path.join(ROOT, uri), 'utf8'));
-    return { uri, name: first.name };
-  });
+/**
+ * The real suite cut to the first scenario of every feature file (every folder, every kind of
+ * simulation), written under `dir` with the features' own paths below it, and the registry of the
+ * requirements those scenarios carry: the scenarios and steps are the suite's own, and the
+ * traceability gate has nothing to hold against the cut suite. Each file keeps its header and
+ * Background, and its first scenario (all its Examples) up to the tags of the next one.
+ */
+function firstScenarioSuite(dir: string): { features: string; requirements: string; chosen: { uri: string; name: string }[]; scenarios: number } {
+  const features = path.join(dir, 'features');
+  const chosen: { uri: string; name: string }[] = [];
+  const tags = new Set<string>();
+  let scenarios = 0;
+  for (const uri of featureFiles(path.join(ROOT, 'features'), ROOT)) {
+    const text = fs.readFileSync(path.join(ROOT, uri), 'utf8');
+    const [first] = scenariosOf(uri, text);
+    const document = new Parser(new AstBuilder(IdGenerator.incrementing()), new GherkinClassicTokenMatcher()).parse(text);
+    // Where each scenario and rule starts (its first tag or its keyword), in the file's order.
+    const starts: { keyword: number; start: number }[] = [];
+    const blocks = (children: readonly { scenario?: { location: { line: number }; tags: readonly { location: { line: number } }[] }; rule?: { location: { line: number }; tags: readonly { location: { line: number } }[]; children: readonly unknown[] } }[]) => {
+      for (const child of children) {
+        const block = child.scenario ?? child.rule;
+        if (block) starts.push({ keyword: block.location.line, start: Math.min(block.location.line, ...block.tags.map((tag) => tag.location.line)) });
+        if (child.rule) blocks(child.rule.children as Parameters<typeof blocks>[0]);
+      }
+    };
+    blocks(document.feature!.children);
+    // The first scenario is the last block to start at or before its first pickle's line; the file is cut where the next block starts.
+    const own = starts.filter((block) => block.keyword <= first.line).sort((a, b) => b.keyword - a.keyword)[0];
+    const next = starts.filter((block) => block.start > own.keyword).sort((a, b) => a.start - b.start)[0];
+    const lines = text.split('\n');
+    const cut = `${lines.slice(0, next === undefined ? lines.length : next.start - 1).join('\n').trimEnd()}\n`;
+    fs.mkdirSync(path.dirname(path.join(dir, uri)), { recursive: true });
+    fs.writeFileSync(path.join(dir, uri), cut);
+    const kept = scenariosOf(uri, cut);
+    assert.equal(kept[0].name, first.name, `${uri}: the cut file starts with its first scenario`);
+    for (const scenario of kept) for (const tag of scenario.tags) tags.add(tag);
+    scenarios += kept.length;
+    chosen.push({ uri, name: first.name });
+  }
+  const registry = parseRegistry(fs.readFileSync(path.join(ROOT, 'requirements.yaml'), 'utf8'));
+  const requirements = path.join(dir, 'requirements.yaml');
+  fs.writeFileSync(requirements, yamlText({ requirements: registry.requirements.filter((requirement) => tags.has(`@${requirement.id}`)) }));
+  return { features, requirements, chosen, scenarios };
 }
 
-test('one scenario perturbed in every feature file of every folder: NOT QUALIFIED, each one named', async () => {
-  const chosen = firstScenarioOfEachFeature();
+test('one scenario perturbed in every feature file of every folder: NOT QUALIFIED, each one named, every other gate passed', async () => {
+  // The first scenario of each feature file is what is perturbed, and all that runs (the other scenarios would only be found identical).
+  const suiteOfFirsts = firstScenarioSuite(path.join(scratch, 'firsts'));
+  const { chosen, scenarios } = suiteOfFirsts;
   for (const folder of ['router', 'engine', 'agentic']) assert.ok(chosen.some((c) => c.uri.startsWith(`features/${folder}/`)), `a scenario of features/${folder}`);
-  const run = await qualify('features', 'perturbed-suite', { KVQUAL_PERTURB: chosen.map((c) => c.name).join('|') });
+  const args = ['--features', suiteOfFirsts.features, '--requirements', suiteOfFirsts.requirements, '--out', path.join(scratch, 'perturbed-suite'), '--campaign', 'perturbed suite', '--no-coverage', '--fuzz-runs', '0'];
+  const run = await qualify('features', 'perturbed-suite', { KVQUAL_PERTURB: chosen.map((c) => c.name).join('|') }, args);
   assert.equal(run.status, 1, run.output.slice(-3000));
   assert.match(run.markdown, /\*\*NOT QUALIFIED\*\*/);
   const determinism = /\| Determinism \| (.*) \| ❌ \|/.exec(run.markdown);
   assert.ok(determinism, 'the determinism gate failed');
   const named = determinism[1].replace(/\\(.)/g, '$1'); // Markdown escapes removed
   for (const { name } of chosen) assert.ok(named.includes(`"${name}"`), `the determinism gate names "${name}": ${named.slice(0, 400)}`);
+  assert.match(run.markdown, new RegExp(`\\| Scenarios \\| ${scenarios} of ${scenarios} scenarios passed \\| ✅ \\|`), 'the perturbed scenarios still pass: only the digests tell');
+  const failedGates = [...run.markdown.matchAll(/^\| ([^|]+) \| .* \| ❌ \|$/gm)].map((m) => m[1]);
+  assert.deepEqual(failedGates.filter((gate) => gate !== 'Verdict'), ['Determinism', 'Test double'], 'only the determinism gate (and the test double\'s line) failed');
   const testDouble = run.markdown.split('\n').find((line) => line.startsWith('| Test double |'))?.replace(/\\(.)/g, '$1');
   assert.match(testDouble ?? '', /KVQUAL_PERTURB=".*" perturbed \d+ scenarios on purpose in the second run; the determinism check caught every one: this run is not a sign-off \| ❌ \|$/);
 });
@@ -283,24 +332,35 @@ function publishedSet(dir: string): { runs: Set<string>; campaign: string | null
 test('a run killed at any moment leaves the old complete set or the new one, and the next run clears what it left', async () => {
   const dir = path.join(scratch, 'killed');
   // The old set: a copy of the clean run's published set (its links are relative), campaign "sign-off fixture". The run below that clears what the
-  // kills left needs no generated workloads (the killed runs do: a phase of theirs is where one is killed).
+  // kill left needs no generated workloads (the killed run does: a phase of its is where it is caught).
   fs.cpSync(clean.dir, dir, { recursive: true, verbatimSymlinks: true });
   const old = publishedSet(dir);
   assert.deepEqual([old.missing, old.runs.size, old.campaign], [[], 1, 'sign-off fixture'], 'the old set is a complete one');
   assert.ok([...old.runs][0].startsWith(`${fs.realpathSync(dir)}${path.sep}`), 'the old set is the copy, not the clean run\'s folder');
-  // Kill the second run as its runs start, as the generated workloads end, and as it publishes
+  // The second run is caught as its runs start, as the generated workloads end, and as it publishes
   // (without coverage, with generated workloads: run 1, run 2 and the workloads at once, the planted faults after run 1, then the sign-off;
   // the first line is printed as they start, and each phase's line when it and those before it have ended).
-  for (const when of ['qualify: 5 phases', '[3/5] generated workloads', '[4/5] planted faults']) {
-    const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 50), { onSpawn: (child) => {
-      let seen = '';
-      child.stdout!.on('data', (chunk) => {
-        seen += chunk;
-        if (seen.includes(when)) child.kill('SIGKILL');
-      });
-    } });
-    assert.equal(killed.status, null, `the run was killed at ${when}, not left to finish: ${killed.output.slice(-500)}`);
-    const set = publishedSet(dir);
+  // A kill (SIGKILL) runs nothing of the process: what it leaves is the folder as it is at that
+  // instant. So at the first two moments the run is stopped (SIGSTOP), the folder read as a kill
+  // there would leave it, and the run let go on (SIGCONT); at the last it is killed.
+  const moments = ['qualify: 5 phases', '[3/5] generated workloads', '[4/5] planted faults'];
+  const sets: [string, ReturnType<typeof publishedSet>][] = [];
+  const killed = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign', 5), { oneProcess: true, onSpawn: (child) => {
+    let seen = '';
+    child.stdout!.on('data', (chunk) => {
+      seen += chunk;
+      while (sets.length < moments.length - 1 && seen.includes(moments[sets.length])) {
+        child.kill('SIGSTOP');
+        sets.push([moments[sets.length], publishedSet(dir)]);
+        child.kill('SIGCONT');
+      }
+      if (sets.length === moments.length - 1 && seen.includes(moments[sets.length])) child.kill('SIGKILL');
+    });
+  } });
+  assert.equal(killed.status, null, `the run was killed at ${moments[moments.length - 1]}, not left to finish: ${killed.output.slice(-500)}`);
+  sets.push([moments[moments.length - 1], publishedSet(dir)]);
+  assert.deepEqual(sets.map(([when]) => when), moments, 'the run was caught at every moment');
+  for (const [when, set] of sets) {
     assert.deepEqual(set.missing, [], `after a kill at ${when}, every name of the set is there`);
     assert.equal(set.runs.size, 1, `after a kill at ${when}, every name comes from one run`);
     assert.ok(set.campaign === 'sign-off fixture' || set.campaign === 'new campaign', `after a kill at ${when}: ${set.campaign}`);
@@ -308,7 +368,7 @@ test('a run killed at any moment leaves the old complete set or the new one, and
   const last = await qualify('signoff', 'killed', {}, fixtureArgs('signoff', dir, 'new campaign'));
   assert.equal(last.status, NARROWED_EXIT_STATUS, last.output);
   assert.equal(publishedSet(dir).campaign, 'new campaign');
-  assert.equal(fs.readdirSync(path.join(dir, '.signoff-runs')).length, 1, 'the runs the kills left are removed');
+  assert.equal(fs.readdirSync(path.join(dir, '.signoff-runs')).length, 1, 'the run the kill left is removed');
   assert.deepEqual(fs.readdirSync(dir).filter((name) => name.startsWith('.')).sort(), ['.signoff-current', '.signoff-runs']);
 });
 
@@ -339,10 +399,10 @@ test('usage and registry errors print one line, exit 2, and leave the last sign-
     [[...base, '--baseline', path.join(scratch, 'no-such.json')], /^qualify: --baseline .*: no such file$/],
     [[...base, '--out'], /^qualify: --out needs a value/],
   ];
-  // Two cases as real processes (the exit status and the one line); the others through the same checks in this process.
+  // The first case as a real process (its exit status and the one line it prints), the second as qualify in this process; the others through the same checks of the arguments.
   for (const [index, [args, expected]] of cases.entries()) {
     if (index < 2) {
-      const run = await qualify('signoff', 'clean', {}, args, { process: true });
+      const run = await qualify('signoff', 'clean', {}, args, { process: index === 0 });
       assert.equal(run.status, 2, `${args.slice(-2).join(' ')}: ${run.output}`);
       assert.equal(run.output.trim().split('\n').length, 1, `one line: ${run.output}`);
       assert.match(run.output.trim(), expected);

@@ -7,7 +7,9 @@
 // the test asks for the driver's real processes (`processes`: what only a process shows, such as
 // code loaded into it by NODE_OPTIONS); the compiled coverage run and the isolation proof's alone
 // runs are processes either way. As a real `node scripts/qualify.ts` process (qualifyProcess): kept
-// for what only a process shows (its wiring, its streams, a kill), a few per test file.
+// for what only a process shows (its wiring, its streams), a few per test file. As one process
+// whose suite runs are made in it (qualifyOneProcess, test/support/qualify-one-process.ts): for a
+// kill, which only a process can be given, at one Node start and one load of the steps.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -65,8 +67,21 @@ export async function qualifyInProcess(args: readonly string[], env: NodeJS.Proc
 
 /** `node scripts/qualify.ts ARGS` as a real process from `cwd` (the repository by default); `onSpawn` sees the child (to stop it). */
 export function qualifyProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}, onSpawn?: (child: ChildProcess) => void, cwd = ROOT): Promise<QualifyRun> {
+  return qualifyScript(path.join(ROOT, 'scripts', 'qualify.ts'), args, env, onSpawn, cwd);
+}
+
+/**
+ * `npm run qualify -- ARGS` as one real process whose suite runs are made in it
+ * (test/support/qualify-one-process.ts), not in processes of their own: what only the process
+ * shows apart from its suite runs (a kill), for a Node start and a load of the steps.
+ */
+export function qualifyOneProcess(args: readonly string[], env: NodeJS.ProcessEnv = {}, onSpawn?: (child: ChildProcess) => void): Promise<QualifyRun> {
+  return qualifyScript(path.join(ROOT, 'test', 'support', 'qualify-one-process.ts'), args, env, onSpawn, ROOT);
+}
+
+function qualifyScript(script: string, args: readonly string[], env: NodeJS.ProcessEnv, onSpawn: ((child: ChildProcess) => void) | undefined, cwd: string): Promise<QualifyRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--require', 'tsx/cjs', path.join(ROOT, 'scripts', 'qualify.ts'), ...args], { cwd, env: qualifyEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--require', 'tsx/cjs', script, ...args], { cwd, env: qualifyEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
     onSpawn?.(child);
     let output = '';
     let stdout = '';
