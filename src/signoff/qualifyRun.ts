@@ -236,7 +236,7 @@ async function compiledRuns(r: Running): Promise<Measured> {
   const perturbedEnv = { ...covEnv, ...(r.perturbation ? { [PERTURB_ENV]: r.perturbation } : {}), [RUN_NONCE_ENV]: r.nonces.second };
   compiledScenarioFailures(await secondRun(r, plan.secondCompiled, 'compiled', perturbedEnv), run, null);
   // c8 reports as soon as run 2 has ended; tsc's errors join the run's problems whenever it ends.
-  const [measured] = await Promise.all([phases.run(plan.report, () => coverageReport(ctx, r.env.first, run, r.prepared.features), coverageSaid), checking]);
+  const [measured] = await Promise.all([phases.run(plan.report, () => coverageReport(ctx, run, r.prepared.features), coverageSaid), checking]);
   return measured;
 }
 
