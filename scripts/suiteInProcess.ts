@@ -120,7 +120,11 @@ function withRunNonce(support: ISupportCodeLibrary, nonce: string | undefined): 
     if (nonce === undefined || nonce === '') return [];
     return [Object.assign(Object.create(Object.getPrototypeOf(hook) as object) as typeof hook, hook, { name: `${NONCE_HOOK_PREFIX}${nonce}` })];
   });
-  return { ...library, beforeTestRunHookDefinitions: hooks } as SupportCodeLibrary;
+  // The steps' files as loadSupport found them are only where the loaded library came from: runCucumber would look
+  // each one up again (a glob per file, every run: about a second of CPU over the planted-fault runs); it looks up
+  // none when the library says it came from none (its support code is this library either way).
+  const originalCoordinates = { ...library.originalCoordinates, requirePaths: [], importPaths: [] };
+  return { ...library, beforeTestRunHookDefinitions: hooks, originalCoordinates } as SupportCodeLibrary;
 }
 
 /** What cucumber is told for a run: its profiles and the options given beside them (what its command line parses into). */
