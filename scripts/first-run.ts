@@ -3,8 +3,8 @@
 // two (src/signoff/suiteRunner.ts). Run 1 is made through cucumber's API with the arguments its
 // command line would get (parsed by cucumber's own parser: profile, paths, shard, report formats),
 // its progress and summary line printed on standard output as cucumber-js prints them; then the
-// line FIRST_RUN_ENDED; then, when run 1 wrote its message stream, the scenarios that passed there run
-// again under each planted simulator fault (the check of scripts/fault-check.ts, quiet), the result
+// line FIRST_RUN_ENDED; then, when run 1 wrote its message stream, the scenarios that passed there (read
+// from the envelopes cucumber emitted, which that stream holds) run again under each planted simulator fault (the check of scripts/fault-check.ts, quiet), the result
 // written to FAULTS_JSON. The exit status is run 1's, as cucumber's command line gives it: 0 when
 // the run succeeded, 1 when not (or when cucumber could not run; its error is printed).
 //
@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ArgvParser from '@cucumber/cucumber/lib/configuration/argv_parser';
 import { FIRST_RUN_ENDED } from '../src/signoff/suiteRunner';
-import { parseRun } from '../src/signoff/messages';
+import { parseEnvelopes } from '../src/signoff/messages';
 import { faultCheckInProcess, runWithOptions } from './suiteInProcess';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -31,11 +31,15 @@ async function main(argv: string[]): Promise<number> {
   const [out, ...cucumberArgs] = argv;
   if (out === undefined || cucumberArgs.length === 0) throw new Error('usage: first-run.ts FAULTS_JSON CUCUMBER_ARGUMENT…');
   const { options, configuration } = ArgvParser.parse([process.argv[0], 'cucumber-js', ...cucumberArgs]);
-  const first = await runWithOptions(ROOT, { profiles: options.profile, provided: configuration }, process.env);
+  // What passed is read from the envelopes cucumber emitted as run 1 went, which its message stream holds too (not parsed a second time).
+  const envelopes: object[] = [];
+  const first = await runWithOptions(ROOT, { profiles: options.profile, provided: configuration }, process.env, (envelope) => envelopes.push(envelope));
   process.stdout.write(`${first.output}${FIRST_RUN_ENDED}\n`);
   const stream = messageStream(configuration.format);
   if (stream !== null && fs.existsSync(stream)) {
-    const check = await faultCheckInProcess(ROOT, process.env, parseRun(fs.readFileSync(stream, 'utf8'))).catch((error: unknown) => ({
+    const run = parseEnvelopes(envelopes);
+    envelopes.length = 0;
+    const check = await faultCheckInProcess(ROOT, process.env, run).catch((error: unknown) => ({
       trials: [],
       survivors: [],
       exempt: [],

@@ -34,8 +34,6 @@ import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopC
 import type { Subject } from '../src/signoff/model';
 import type { PhaseStatus } from '../src/signoff/context';
 import type { SuiteRunner } from '../src/signoff/suiteRunner';
-import { CucumberHtmlStream } from '@cucumber/html-formatter';
-import { JUnitXmlPrinter } from '@cucumber/junit-xml-formatter';
 import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
 import { contentDifferences, filteredPaths, gitEnvironment, GIT_SAFE_ARGS, LOADED_PATHS } from '../src/signoff/provenance';
 import { figureCacheFromEnv } from '../steps/support/figureCache';
@@ -69,8 +67,10 @@ function subject(): Subject {
   };
 }
 
-/** Cucumber's HTML and JUnit reports of a message stream, by cucumber's own formatters. */
+/** Cucumber's HTML and JUnit reports of a message stream, by cucumber's own formatters (loaded here: only a merge needs them). */
 async function cucumberReports(ndjson: string): Promise<{ html: string; junit: string }> {
+  const { CucumberHtmlStream } = require('@cucumber/html-formatter') as typeof import('@cucumber/html-formatter');
+  const { JUnitXmlPrinter } = require('@cucumber/junit-xml-formatter') as typeof import('@cucumber/junit-xml-formatter');
   const envelopes = ndjson
     .split('\n')
     .filter((line) => line.trim() !== '')

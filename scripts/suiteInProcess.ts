@@ -24,7 +24,7 @@ import { loadConfiguration, loadSupport, runCucumber, type IConfiguration, type 
 import type { Envelope } from '@cucumber/messages';
 import type { SupportCodeLibrary } from '@cucumber/cucumber/lib/support_code_library_builder/types';
 import { checkFaults, type FaultCheck, type FaultedRun } from '../src/signoff/faults';
-import { parseRun, type RunModel } from '../src/signoff/messages';
+import { parseEnvelopes, parseRun, type RunModel } from '../src/signoff/messages';
 import { NONCE_HOOK_PREFIX, RUN_NONCE_ENV } from '../src/signoff/shardTrust';
 import { firstThenFaults, reportFormats, type CheckFaults, type SuiteRun, type SuiteRunner } from '../src/signoff/suiteRunner';
 import { plantSimulatorFault, SIMULATOR_FAULT_ENV, SIMULATOR_FAULT_NAMES, simulatorFaultAsked, type SimulatorFault } from '../src/fuzz/simulatorFaults';
@@ -120,7 +120,11 @@ function withRunNonce(support: ISupportCodeLibrary, nonce: string | undefined): 
     if (nonce === undefined || nonce === '') return [];
     return [Object.assign(Object.create(Object.getPrototypeOf(hook) as object) as typeof hook, hook, { name: `${NONCE_HOOK_PREFIX}${nonce}` })];
   });
-  return { ...library, beforeTestRunHookDefinitions: hooks } as SupportCodeLibrary;
+  // The steps' files as loadSupport found them are only where the loaded library came from: runCucumber would look
+  // each one up again (a glob per file, every run: about a second of CPU over the planted-fault runs); it looks up
+  // none when the library says it came from none (its support code is this library either way).
+  const originalCoordinates = { ...library.originalCoordinates, requirePaths: [], importPaths: [] };
+  return { ...library, beforeTestRunHookDefinitions: hooks, originalCoordinates } as SupportCodeLibrary;
 }
 
 /** What cucumber is told for a run: its profiles and the options given beside them (what its command line parses into). */
@@ -168,6 +172,9 @@ export function runWithOptions(root: string, options: CucumberOptions, given: No
   });
 }
 
+/** The console formatter of a faulted run (cucumber's last format without a file is the console's). */
+const QUIET_FORMAT = 'rerun';
+
 /** The environment of the run under a planted fault: the fault named, and no figure attached (nobody reads a faulted run's figures). */
 export function faultRunEnvironment(env: NodeJS.ProcessEnv, fault: SimulatorFault): NodeJS.ProcessEnv {
   return { ...env, [SIMULATOR_FAULT_ENV]: fault, [SCENARIO_FIGURES_ENV]: 'off' };
@@ -180,11 +187,14 @@ export function faultRunEnvironment(env: NodeJS.ProcessEnv, fault: SimulatorFaul
  */
 export function faultCheckInProcess(root: string, env: NodeJS.ProcessEnv, first: RunModel, faults: readonly SimulatorFault[] = SIMULATOR_FAULT_NAMES): Promise<FaultCheck> {
   const runUnder: FaultedRun = async (fault, scenarioArgs) => {
-    const lines: string[] = [];
+    const envelopes: Envelope[] = [];
     const request = { profile: 'replay' as const, paths: scenarioArgs, shard: null, order: null, reports: {}, env: faultRunEnvironment(env, fault) };
-    const run = await runInProcess(root, request, (envelope) => lines.push(JSON.stringify(envelope)));
+    const options = optionsOf(request);
+    // Nobody reads a faulted run's console: cucumber's cheapest formatter (rerun: the failed scenarios' lines) stands in for
+    // the profile's progress marks, whose summary would format every failure's stack. The run is read from its envelopes.
+    const run = await runWithOptions(root, { ...options, provided: { ...options.provided, format: [...(options.provided.format ?? []), QUIET_FORMAT] } }, request.env, (envelope) => envelopes.push(envelope));
     if (run.thrown !== null) return { run: null, problem: `cucumber could not run: ${run.thrown}` };
-    return { run: parseRun(lines.join('\n')), problem: null };
+    return { run: parseEnvelopes(envelopes), problem: null };
   };
   return checkFaults(first, runUnder, faults);
 }

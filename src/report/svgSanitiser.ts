@@ -64,6 +64,22 @@ function remember(svg: string, idPrefix: string, figure: string): void {
   recentlySanitised.delete(svg);
   recentlySanitised.set(svg, { idPrefix, figure });
   if (recentlySanitised.size > RECENT_FIGURES) recentlySanitised.delete(recentlySanitised.keys().next().value!);
+  writtenFigures.delete(figure);
+  writtenFigures.set(figure, idPrefix);
+  if (writtenFigures.size > WRITTEN_FIGURES) writtenFigures.delete(writtenFigures.keys().next().value!);
+}
+
+/**
+ * The figures this process's sanitiser wrote lately, each with the id prefix it was written under
+ * (the latest WRITTEN_FIGURES; the oldest goes first): the sign-off's page inlines such a figure as
+ * written, without a second pass over what the sanitiser itself made (writtenBySanitiser).
+ */
+const writtenFigures = new Map<string, string>();
+const WRITTEN_FIGURES = 512;
+
+/** True when this exact figure is what this process's sanitiser wrote under `idPrefix`: sanitised already. */
+export function writtenBySanitiser(figure: string, idPrefix: string): boolean {
+  return writtenFigures.get(figure) === idPrefix;
 }
 
 /**
@@ -72,7 +88,10 @@ function remember(svg: string, idPrefix: string, figure: string): void {
  */
 export function sanitiseSvg(svg: string, idPrefix: string): string {
   const known = recentlySanitised.get(svg);
-  if (known !== undefined && known.idPrefix === idPrefix) return known.figure;
+  if (known !== undefined && known.idPrefix === idPrefix) {
+    remember(svg, idPrefix, known.figure);
+    return known.figure;
+  }
   if (!ID.test(idPrefix)) throw new SvgRefused(`id prefix "${idPrefix}" is not a plain name`);
   const figure = new FigureWriter(idPrefix);
   parse(svg, figure);

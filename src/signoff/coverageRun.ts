@@ -12,7 +12,7 @@ import { fromRoot } from './context';
 import type { DriverContext } from './context';
 import { PERTURB_ENV } from './options';
 import { readRun } from './runStreams';
-import { spawn, tool } from './spawn';
+import { spawn } from './spawn';
 import { runSuite } from './suiteRunner';
 
 export interface Measured {
@@ -145,24 +145,70 @@ export function compiledScenarioFailures(suite: { run: RunModel | null; problem:
   run.problems.push(...suite.run.runErrors.map((e) => `the compiled feature run: ${e}`));
 }
 
-/** c8's summary of what the compiled runs covered in build/src, mapped back to src/. */
-export async function coverageReport(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun, features: string): Promise<Measured> {
+/** c8's report, as its programmatic API makes it (the `Report` its command line builds from `c8 report`'s options). */
+interface C8Report {
+  run(): Promise<void>;
+}
+type C8ReportOptions = {
+  include: string[];
+  exclude: string[];
+  excludeNodeModules: boolean;
+  allowExternal: boolean;
+  reporter: string[];
+  reportsDirectory: string;
+  tempDirectory: string;
+  all: boolean;
+  src: string[];
+  omitRelative: boolean;
+  resolve: string;
+  excludeAfterRemap: boolean;
+  skipFull: boolean;
+  mergeAsync: boolean;
+};
+
+/**
+ * c8's summary of what the compiled runs covered in build/src, mapped back to src/: c8's own report
+ * (its `Report`, what `c8 report` runs) made in this process, which spares a Node start and c8's
+ * command-line parser. Every file of build/src counts, loaded or not (`all`), and nothing under it
+ * is left out (no exclude list: c8's default one would drop a file named like a test). Paths are
+ * absolute, so the report does not depend on this process's working folder.
+ */
+export async function coverageReport(ctx: DriverContext, run: CoverageRun, features: string): Promise<Measured> {
   const build = path.join(ctx.root, BUILD);
-  const report = await spawn(
-    ctx,
-    tool(ctx, 'c8'),
-    ['report', '--temp-directory', path.join(ctx.root, RAW_COVERAGE), '--reporter', 'json-summary', '--report-dir', path.join(build, 'coverage'), '--include', 'build/src/**', '--all', '--src', 'build/src'],
-    env,
-    true,
-  );
-  const file = path.join(build, 'coverage', 'coverage-summary.json');
-  if (report.status !== 0 || !fs.existsSync(file)) {
-    const note = `c8 could not report: ${report.output.slice(0, 300)}`;
+  const compiled = path.join(build, 'src');
+  const reportDir = path.join(build, 'coverage');
+  const file = path.join(reportDir, 'coverage-summary.json');
+  let failure: string | null = null;
+  try {
+    // Loaded here: only the coverage run needs it.
+    const { Report } = require('c8') as { Report: (options: C8ReportOptions) => C8Report };
+    const options: C8ReportOptions = {
+      include: [`${compiled}/**`],
+      exclude: [],
+      excludeNodeModules: true,
+      allowExternal: true,
+      reporter: ['json-summary'],
+      reportsDirectory: reportDir,
+      tempDirectory: path.join(ctx.root, RAW_COVERAGE),
+      all: true,
+      src: [compiled],
+      omitRelative: true,
+      resolve: '',
+      excludeAfterRemap: false,
+      skipFull: false,
+      mergeAsync: false,
+    };
+    await Report(options).run();
+  } catch (error) {
+    failure = error instanceof Error ? error.message : String(error);
+  }
+  if (failure !== null || !fs.existsSync(file)) {
+    const note = `c8 could not report: ${(failure ?? 'it wrote no summary').slice(0, 300)}`;
     run.problems.push(note);
     return { summary: null, run, note };
   }
   const scope =
-    `Measured by c8 ${c8Version(ctx.root)} on the JavaScript that esbuild compiled from src/ (mapped back to the TypeScript sources by its source maps), while running ` +
+    `Measured by c8 ${c8Version()} on the JavaScript that esbuild compiled from src/ (mapped back to the TypeScript sources by its source maps), while running ` +
     `the ${features}/ feature suite once more (cucumber profile "compiled"): what the scenarios exercised. Every file of src/ counts, loaded or not. ` +
     'The unit and integration tests (npm test) are not part of this run.';
   const summary = JSON.parse(fs.readFileSync(file, 'utf8'));
@@ -185,10 +231,10 @@ export async function measureCoverage(ctx: DriverContext, features: string, env:
   const suite = { profile: 'compiled' as const, paths: [`${features}/**/*.feature`], shard: null, order: null, reports: { message: fromRoot(ctx.root, messages), summary: true }, env: covEnv, beside: false };
   await Promise.all([runSuite(ctx, suite), checking]);
   compiledScenarioFailures(readRun(messages), run, null);
-  return coverageReport(ctx, env, run, features);
+  return coverageReport(ctx, run, features);
 }
 
 
-function c8Version(root: string): string {
-  return (JSON.parse(fs.readFileSync(path.join(root, 'node_modules', 'c8', 'package.json'), 'utf8')) as { version: string }).version;
+function c8Version(): string {
+  return (require('c8/package.json') as { version: string }).version;
 }

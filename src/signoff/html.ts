@@ -21,7 +21,7 @@ import { countOf, coverageSentence, measuredText, PLANTED_BANNER, RERUN_MESSAGES
 import { BaselineDiff, baselineSummary } from './baseline';
 import type { RunStep } from './messages';
 import { escapeHtml as h, plainWords } from './text';
-import { sanitiseSvg, SvgRefused } from '../report/svgSanitiser';
+import { sanitiseSvg, SvgRefused, writtenBySanitiser } from '../report/svgSanitiser';
 import { sloFigureCaption } from './sloCard';
 
 const CSS = `
@@ -334,8 +334,12 @@ function scenario(view: ScenarioView): string {
   return parts.join('\n');
 }
 
-/** A figure as the page inlines it: through the allow-list sanitiser, or a line saying why it is withheld. */
+/**
+ * A figure as the page inlines it: through the allow-list sanitiser, or a line saying why it is
+ * withheld; one the sanitiser wrote in this process for this anchor (renderFigures) as written.
+ */
 function inlineFigure(svg: string, anchor: string): string {
+  if (writtenBySanitiser(svg, anchor)) return svg;
   try {
     return sanitiseSvg(svg, anchor);
   } catch (error) {

@@ -158,7 +158,18 @@ function worst(a: StepStatus, b: StepStatus): StepStatus {
 /** Reads one cucumber run from its message stream. */
 export function parseRun(ndjson: string): RunModel {
   const runErrors: string[] = [];
-  const envelopes = envelopesOf(ndjson, runErrors);
+  return runOfEnvelopes(envelopesOf(ndjson, runErrors), runErrors);
+}
+
+/**
+ * Reads one cucumber run from its envelopes as cucumber emitted them (a run made in this process, @cucumber/messages'
+ * Envelope objects): the same as parseRun of the stream they would be written as, without writing and parsing it.
+ */
+export function parseEnvelopes(envelopes: readonly object[]): RunModel {
+  return runOfEnvelopes(envelopes as readonly Envelope[], []);
+}
+
+function runOfEnvelopes(envelopes: readonly Envelope[], runErrors: string[]): RunModel {
   const sources: { uri: string; data: string }[] = [];
   const keywords = new Map<string, string>();
   const context = new Map<string, { feature: { name: string; description: string }; rule: string | null }>();

@@ -29,7 +29,7 @@ import { PERTURB_ENV, secondRunOrder } from './options';
 import { failuresToPrint, PhaseConsole, reportVerdict, reportWritten } from './phaseConsole';
 import type { Prepared } from './prepare';
 import { publishShard, publishSignoff, renderFigures } from './publish';
-import { readRun, readRunAndText, runChannelProblems, textOrNull, withLastWords } from './runStreams';
+import { readRunAndText, runChannelProblems, runOfText, textOrNull, withLastWords } from './runStreams';
 import type { Spawned } from './spawn';
 
 type Read = { run: RunModel | null; problem: string | null };
@@ -150,6 +150,8 @@ interface Running {
   env: { first: NodeJS.ProcessEnv; second: NodeJS.ProcessEnv };
   /** The second run's process, once it has ended. */
   second?: Spawned;
+  /** The second run's message stream as read once its process had ended: its text and the run read from it. */
+  secondStream?: { read: Read; text: string | null };
 }
 
 /** The suite's feature files, as cucumber is given them. */
@@ -197,11 +199,12 @@ function startRunOne(r: Running): RunOne {
  * share it): its stream as it is then, and, when that is not the stream it had written when the run
  * ended, the disagreement in words (a Channels problem: something changed it afterwards).
  */
-async function runOneAtExit(r: Running, runOne: RunOne): Promise<{ spawned: Spawned; read: Read; changed: string[] }> {
+async function runOneAtExit(r: Running, runOne: RunOne): Promise<{ spawned: Spawned; read: Read; text: string | null; changed: string[] }> {
   const [ended, spawned] = await Promise.all([runOne.ended, runOne.exited]);
   const file = path.join(r.runDir, 'messages.ndjson');
-  if (textOrNull(file) === ended.text) return { spawned, read: ended.read, changed: [] };
-  return { spawned, read: withLastWords(readRun(file), spawned.output), changed: ['run 1 of 2: its message stream changed after the run had ended, before its process did'] };
+  const text = textOrNull(file);
+  if (text === ended.text) return { spawned, read: ended.read, text, changed: [] };
+  return { spawned, read: withLastWords(runOfText(text, file), spawned.output), text, changed: ['run 1 of 2: its message stream changed after the run had ended, before its process did'] };
 }
 
 /** Run 2, in a shuffled order, on `profile` (replay: tsx; compiled: build/), quiet; its stream is read back by the sign-off. */
@@ -211,7 +214,10 @@ async function secondRun(r: Running, index: number, profile: 'replay' | 'compile
     index,
     async () => {
       r.second = await runSuite(r.ctx, { profile, paths: [suiteGlob(r)], shard: r.shape.shard, order, reports: { message: inRun(r, RERUN_MESSAGES) }, env, beside: r.shape.compiledRerun });
-      return withLastWords(readRun(path.join(r.runDir, RERUN_MESSAGES)), r.second.output);
+      // Read once: the sign-off and the channels take this read and this text.
+      const { read, text } = readRunAndText(path.join(r.runDir, RERUN_MESSAGES));
+      r.secondStream = { read: withLastWords(read, r.second.output), text };
+      return r.secondStream.read;
     },
     scenariosPassed,
   );
@@ -236,7 +242,7 @@ async function compiledRuns(r: Running): Promise<Measured> {
   const perturbedEnv = { ...covEnv, ...(r.perturbation ? { [PERTURB_ENV]: r.perturbation } : {}), [RUN_NONCE_ENV]: r.nonces.second };
   compiledScenarioFailures(await secondRun(r, plan.secondCompiled, 'compiled', perturbedEnv), run, null);
   // c8 reports as soon as run 2 has ended; tsc's errors join the run's problems whenever it ends.
-  const [measured] = await Promise.all([phases.run(plan.report, () => coverageReport(ctx, r.env.first, run, r.prepared.features), coverageSaid), checking]);
+  const [measured] = await Promise.all([phases.run(plan.report, () => coverageReport(ctx, run, r.prepared.features), coverageSaid), checking]);
   return measured;
 }
 
@@ -311,7 +317,8 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     const figures = prepared.options.shard === null ? firstRead.then((read) => (read.run === null ? new Map<string, string>() : renderFigures(read.run, ctx.figureCache))) : Promise.resolve(undefined);
     const [one, generated, compiledMeasured, , faults, isolation] = await Promise.all([runOneAtExit(r, runOne), startFuzz(r), compiled, figures, startFaults(r, firstRead, runOne.faults), startIsolation(r, firstRead)]);
     const measured = plan.ownCoverage >= 0 ? await phases.run(plan.ownCoverage, () => measureCoverage(ctx, prepared.features, r.env.first), coverageSaid) : compiledMeasured;
-    const channels = (first: RunModel | null, second: RunModel | null) => [...one.changed, ...runChannelProblems(runDir, nonces, one.spawned, r.second, first, second)];
+    const streams = { first: one.text, second: r.secondStream?.text ?? textOrNull(path.join(runDir, RERUN_MESSAGES)) };
+    const channels = (first: RunModel | null, second: RunModel | null) => [...one.changed, ...runChannelProblems(runDir, nonces, one.spawned, r.second, first, second, streams)];
     const shard = prepared.options.shard;
     if (shard !== null) {
       const preview = await phases.run(plan.last, () => {
@@ -325,7 +332,7 @@ export async function qualify(prepared: Prepared, ctx: DriverContext): Promise<{
     }
     const model = await phases.run(plan.last, async () => {
       runDirKept();
-      const second = readRun(path.join(runDir, RERUN_MESSAGES));
+      const second = r.secondStream?.read ?? runOfText(streams.second, path.join(runDir, RERUN_MESSAGES));
       const checks = [channelsGate(channels(one.read.run, second.run))];
       return publishSignoff(prepared, ctx, runDir, { first: one.read, second, perturbation, generated, measured, shardProblems: [], figures: await figures, checks, faults, isolation });
     });

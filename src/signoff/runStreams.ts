@@ -26,7 +26,8 @@ export function textOrNull(file: string): string | null {
 
 /**
  * Where each cucumber run's exit status, printed summary and (run 1) junit.xml disagree with its
- * message stream (channels.ts), in words.
+ * message stream (channels.ts), in words; `streams` are the texts of the two message streams as the
+ * sign-off read them (null: none written).
  */
 export function runChannelProblems(
   runDir: string,
@@ -35,13 +36,12 @@ export function runChannelProblems(
   second: Spawned | undefined,
   firstRun: RunModel | null,
   secondRun: RunModel | null,
+  streams: { first: string | null; second: string | null },
 ): string[] {
-  const firstText = textOrNull(path.join(runDir, 'messages.ndjson'));
-  const secondText = textOrNull(path.join(runDir, RERUN_MESSAGES));
   return [
-    ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: firstText }, firstRun),
-    ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: secondText }, secondRun)),
-    ...ownStreamProblems({ first: firstText, second: secondText }, nonces),
+    ...channelDisagreements({ label: 'run 1 of 2', exitStatus: first.status, output: first.output, junit: textOrNull(path.join(runDir, 'junit.xml')), stream: streams.first }, firstRun),
+    ...(second === undefined ? [] : channelDisagreements({ label: 'run 2 of 2', exitStatus: second.status, output: second.output, stream: streams.second }, secondRun)),
+    ...ownStreamProblems(streams, nonces),
   ];
 }
 
@@ -52,6 +52,11 @@ export function readRun(file: string): { run: RunModel | null; problem: string |
 /** A run's message stream read and parsed, and its text (null when there is none). */
 export function readRunAndText(file: string): { read: { run: RunModel | null; problem: string | null }; text: string | null } {
   const text = textOrNull(file);
-  if (text === null) return { read: { run: null, problem: `cucumber wrote no message stream (${path.basename(file)})` }, text };
-  return { read: { run: parseRun(text), problem: null }, text };
+  return { read: runOfText(text, file), text };
+}
+
+/** A run from the text of its message stream `file` as read (null: there is none). */
+export function runOfText(text: string | null, file: string): { run: RunModel | null; problem: string | null } {
+  if (text === null) return { run: null, problem: `cucumber wrote no message stream (${path.basename(file)})` };
+  return { run: parseRun(text), problem: null };
 }
