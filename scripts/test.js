@@ -8,7 +8,8 @@
 // it); what passed is a count. Ends with one line `N passed, N failed` (CI reads it) that counts
 // tests and scenarios, exactly in that form; undefined, pending, ambiguous and failed steps all
 // count as failed, and skipped tests (e.g. the browser test without Chromium) are counted on the
-// line before it, each named above.
+// line before it, each named above. The unit tests and the integration files each run with a
+// TMPDIR of their own: a kvqual-* entry a test left there is a failure too.
 // It first makes the compiled command line current when a source changed (bin/compiled.js, as `npm ci`
 // does), so that the tests' kvqual processes start as a user's do.
 // KVQUAL_TEST_VERBOSE=1 prints every tool's whole output as well.
@@ -154,14 +155,16 @@ function tsxCacheName() {
 }
 
 /**
- * A temporary folder of the unit tests' own (their TMPDIR), in which they must leave no kvqual-*
+ * A temporary folder of a test runner's own (its TMPDIR), in which the tests must leave no kvqual-*
  * entry; tsx's compile cache is reached through a link to the system's, as a cold one would
  * compile every source again.
  */
 function unitsTempFolder(system = os.tmpdir()) {
   const folder = fs.mkdtempSync(path.join(system, 'kvqual-test-units-'));
   const cache = path.join(system, tsxCacheName());
-  if (fs.existsSync(cache)) fs.symlinkSync(cache, path.join(folder, tsxCacheName()));
+  // Made when it is not there yet (a fresh machine), so that what these runs compile is kept for the next.
+  fs.mkdirSync(cache, { recursive: true, mode: 0o700 });
+  fs.symlinkSync(cache, path.join(folder, tsxCacheName()));
   return folder;
 }
 
@@ -170,15 +173,25 @@ function leftovers(folder) {
   return fs.readdirSync(folder).filter((name) => name.startsWith('kvqual-')).sort();
 }
 
-/** test/unit's files in one process (test/units.ts) with a TMPDIR of their own: what they left there is a failure of its own. */
-async function unitRun() {
+/** A tool run with a TMPDIR of its own: what it left there (kvqual-* entries) comes back as `left`, and the folder is removed. */
+async function runInOwnTemp(args) {
   const folder = unitsTempFolder();
   try {
-    const result = await run(process.execPath, ['--require', 'tsx/cjs', '--test-reporter=tap', UNITS], { ...process.env, TMPDIR: folder });
+    const result = await run(process.execPath, args, { ...process.env, TMPDIR: folder });
     return { ...result, left: leftovers(folder) };
   } finally {
     fs.rmSync(folder, { recursive: true, force: true });
   }
+}
+
+/** test/unit's files in one process (test/units.ts) with a TMPDIR of their own: what they left there is a failure of its own. */
+function unitRun() {
+  return runInOwnTemp(['--require', 'tsx/cjs', '--test-reporter=tap', UNITS]);
+}
+
+/** The integration files (node --test, a few at a time) with a TMPDIR of their own, as the unit tests. */
+function integrationRun(files) {
+  return runInOwnTemp(['--require', 'tsx/cjs', '--test', `--test-concurrency=${TEST_FILES_AT_ONCE}`, '--test-reporter=tap', ...files]);
 }
 
 /** The integration test files (node --test, a few at a time) and, beside them, the unit tests. */
@@ -189,17 +202,17 @@ async function unitTests() {
   if (integration.length + units === 0) return out;
   const started = Date.now();
   const runs = await Promise.all([
-    integration.length === 0 ? null : run(process.execPath, ['--require', 'tsx/cjs', '--test', `--test-concurrency=${TEST_FILES_AT_ONCE}`, '--test-reporter=tap', ...integration]),
+    integration.length === 0 ? null : integrationRun(integration),
     units === 0 ? null : unitRun(),
   ]);
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   const results = runs.filter((result) => result !== null);
   if (verbose) for (const result of results) out.write(result.output);
   const count = (label) => results.reduce((sum, result) => sum + Number((result.stdout.match(new RegExp(`^# ${label} (\\d+)$`, 'm')) || [0, 0])[1]), 0);
-  const left = runs[1] === null ? [] : runs[1].left;
-  // What the unit tests left in their temporary folder counts as one check more (test/unit's files clean up after themselves).
-  const passed = count('pass') + (runs[1] !== null && left.length === 0 ? 1 : 0);
-  const failed = count('fail') + count('cancelled') + (left.length > 0 ? 1 : 0);
+  // What each runner left in its temporary folder counts as one check more (a test removes the scratch folders it makes).
+  const lefts = [[runs[0], 'integration'], [runs[1], 'unit']].filter(([result]) => result !== null).map(([result, kind]) => ({ kind, left: result.left }));
+  const passed = count('pass') + lefts.filter(({ left }) => left.length === 0).length;
+  const failed = count('fail') + count('cancelled') + lefts.filter(({ left }) => left.length > 0).length;
   const skipped = count('skipped') + count('todo');
   tally.passed += passed;
   tally.failed += failed;
@@ -209,9 +222,10 @@ async function unitTests() {
     for (const match of result.stdout.matchAll(/^\s*ok \d+ - (.*) # SKIP(.*)$/gm)) out.write(`    skipped: ${match[1]}${match[2] ? ` (${match[2].trim()})` : ''}\n`);
   }
   for (const result of results) for (const block of failedTapBlocks(result.stdout)) out.write(indent(block));
-  if (left.length > 0) {
-    out.problem('the unit tests left temporary folders behind');
-    out.write(`    the unit tests left in their TMPDIR: ${left.join(', ')} (a test must remove the scratch folders it makes)\n`);
+  for (const { kind, left } of lefts) {
+    if (left.length === 0) continue;
+    out.problem(`the ${kind} tests left temporary folders behind`);
+    out.write(`    the ${kind} tests left in their TMPDIR: ${left.join(', ')} (a test must remove the scratch folders it makes)\n`);
   }
   for (const [result, what] of [[runs[0], 'the integration test runner'], [runs[1], 'the unit test runner']]) {
     if (result === null || result.status === 0 || failedTapBlocks(result.stdout).length > 0 || /^# fail [1-9]/m.test(result.stdout)) continue;

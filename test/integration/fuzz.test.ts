@@ -11,9 +11,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { scratchFolder } from '../support/scratch';
 import { caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
 import { caseConfig, runCase, runObserved } from '../../src/fuzz/runCase';
 import { checkRun } from '../../src/fuzz/invariants';
@@ -26,7 +26,7 @@ import { runFuzz } from '../../scripts/fuzz';
 import { kvqualInProcess } from '../support/cli';
 import { environmentOutsideRuns, runWithOptions } from '../../scripts/suiteInProcess';
 
-const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-fuzz-'));
+const scratch = scratchFolder('fuzz');
 
 /** The environment that plants the fuzz test double's defect (src/fuzz/planted.ts). */
 const PLANTED = { KVQUAL_FUZZ_PLANT: '1' };

@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseAllDocuments, parse } from 'yaml';
 import { ROOT } from '../support/paths';
+import { scratchFolder } from '../support/scratch';
 import { NARROWED_EXIT_STATUS } from '../../src/signoff/narrowed';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -80,7 +81,7 @@ test('the Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N into the claim the 
 
 test("each pod's command, run here with its volumes as local folders, gives the whole sweep", () => {
   const { configMap, job, merge } = sweepParts();
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-k8s-'));
+  const root = scratchFolder('k8s');
   const [input, results] = [path.join(root, 'input'), path.join(root, 'results')];
   fs.mkdirSync(input);
   fs.mkdirSync(results);

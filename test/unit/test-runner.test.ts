@@ -57,3 +57,16 @@ test("the unit tests' temporary folder links tsx's compile cache; a kvqual-* ent
     fs.rmSync(system, { recursive: true, force: true });
   }
 });
+
+test("a runner's temporary folder on a machine with no tsx cache yet: the system's is made and linked, so that what the run compiles is kept", () => {
+  const system = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-test-runner-'));
+  try {
+    const cache = `tsx-${process.geteuid?.() ?? os.userInfo().username}`;
+    const folder = runner.unitsTempFolder(system);
+    assert.ok(fs.statSync(path.join(system, cache)).isDirectory(), 'the system cache is made');
+    assert.equal(fs.realpathSync(path.join(folder, cache)), fs.realpathSync(path.join(system, cache)));
+    assert.deepEqual(runner.leftovers(folder), []);
+  } finally {
+    fs.rmSync(system, { recursive: true, force: true });
+  }
+});
