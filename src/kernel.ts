@@ -3,6 +3,8 @@
 // action can be cancelled, and the action running now can be compared with any (time, phase, order).
 import type { Nanos } from './time';
 import { formatNs, LAST_VIRTUAL_NS, VirtualClockError, virtualDays } from './time';
+import type { Action } from './kernelQueue';
+import { MonotoneQueue } from './kernelQueue';
 
 /** Phases of one instant, in the order TIME-3 runs them. */
 export enum Phase {
@@ -26,7 +28,7 @@ export const PHASE_NAMES: Record<Phase, string> = {
 const FIRST_PHASE = Phase.TransferCompletion;
 const LAST_PHASE = Phase.PassStart;
 
-export type Action = () => void;
+export type { Action };
 
 export class InvariantError extends Error {}
 
@@ -41,157 +43,8 @@ export class UnsettledError extends InvariantError {
   }
 }
 
-/** Entries a new queue has room for (it doubles when full): a generated case of the fuzzer queues a few dozen at once, and makes two kernels. */
-const INITIAL_CAPACITY = 64;
 /** onTick is called once per 2^16 actions run (the mask of the low bits of the count). */
 const TICK_EVERY_MASK = (1 << 16) - 1;
-const HEAP_ARITY = 4;
-
-/**
- * A 4-ary min-heap of scheduled actions ordered by (time, phase, order, seq), where seq is the
- * schedule call's sequence number: the last resort for equal (time, phase, order).
- * Entries are stored column-wise in typed arrays (one slot per entry, moved as a whole), so
- * sifting reads contiguous numbers instead of chasing one object per entry, and four children
- * per node halve the levels a removal walks. With a million entries queued this is about three
- * times faster than a binary heap of entry objects (npm run bench -- kernel).
- */
-class EntryHeap {
-  private times = new Float64Array(INITIAL_CAPACITY);
-  private phases = new Uint8Array(INITIAL_CAPACITY);
-  /** Stable identity inside the phase (e.g. worker/rank index, request ordinal, FIFO number). */
-  private orders = new Float64Array(INITIAL_CAPACITY);
-  private seqs = new Float64Array(INITIAL_CAPACITY);
-  private actions: (Action | undefined)[] = new Array<Action | undefined>(INITIAL_CAPACITY);
-  private length = 0;
-
-  get size(): number {
-    return this.length;
-  }
-  /** Time of the earliest entry; only meaningful when size > 0 (as are the three below). */
-  topTime(): Nanos {
-    return this.times[0];
-  }
-  topPhase(): Phase {
-    return this.phases[0];
-  }
-  topOrder(): number {
-    return this.orders[0];
-  }
-  topSeq(): number {
-    return this.seqs[0];
-  }
-
-  push(time: Nanos, phase: Phase, order: number, seq: number, action: Action): void {
-    if (this.length === this.times.length) this.grow();
-    this.siftUp(this.length++, time, phase, order, seq, action);
-  }
-
-  /** Removes the earliest entry and returns its action; the heap must not be empty. */
-  pop(): Action {
-    const top = this.actions[0]!;
-    const last = --this.length;
-    if (last > 0) this.refillRoot(last);
-    this.actions[last] = undefined;
-    return top;
-  }
-
-  /**
-   * Fills the root's hole with the entry in slot `last` (now outside the heap), bottom-up: the
-   * hole first walks down to a leaf along the earliest child, then the entry climbs from there.
-   * The last entry is late, so it rarely climbs far.
-   */
-  private refillRoot(last: number): void {
-    const time = this.times[last];
-    const phase = this.phases[last];
-    const order = this.orders[last];
-    const seq = this.seqs[last];
-    const action = this.actions[last]!;
-    let index = 0;
-    for (;;) {
-      const first = HEAP_ARITY * index + 1;
-      if (first >= last) break;
-      const child = this.earliestSlot(first, Math.min(first + HEAP_ARITY, last));
-      this.moveSlot(child, index);
-      index = child;
-    }
-    this.siftUp(index, time, phase, order, seq, action);
-  }
-
-  /** The earliest of the sibling slots [first, end): by time, and by the full order on a tie. */
-  private earliestSlot(first: number, end: number): number {
-    const times = this.times;
-    let earliest = first;
-    let earliestTime = times[first];
-    for (let sibling = first + 1; sibling < end; sibling++) {
-      const siblingTime = times[sibling];
-      if (siblingTime < earliestTime || (siblingTime === earliestTime && this.slotBeforeSlot(sibling, earliest))) {
-        earliest = sibling;
-        earliestTime = siblingTime;
-      }
-    }
-    return earliest;
-  }
-
-  /** Writes the entry into the hole at `index`, first moving down every parent that runs after it. */
-  private siftUp(index: number, time: Nanos, phase: Phase, order: number, seq: number, action: Action): void {
-    while (index > 0) {
-      const parent = ((index - 1) / HEAP_ARITY) | 0;
-      if (!this.entryBeforeSlot(time, phase, order, seq, parent)) break;
-      this.moveSlot(parent, index);
-      index = parent;
-    }
-    this.writeSlot(index, time, phase, order, seq, action);
-  }
-
-  /** Whether this heap's earliest entry runs before the earliest of `other` (both not empty). */
-  topBefore(other: EntryHeap): boolean {
-    return other.entryBeforeSlot(this.times[0], this.phases[0], this.orders[0], this.seqs[0], 0);
-  }
-
-  private entryBeforeSlot(time: Nanos, phase: number, order: number, seq: number, slot: number): boolean {
-    const slotTime = this.times[slot];
-    if (time !== slotTime) return time < slotTime;
-    const slotPhase = this.phases[slot];
-    if (phase !== slotPhase) return phase < slotPhase;
-    const slotOrder = this.orders[slot];
-    if (order !== slotOrder) return order < slotOrder;
-    return seq < this.seqs[slot];
-  }
-
-  private slotBeforeSlot(a: number, b: number): boolean {
-    return this.entryBeforeSlot(this.times[a], this.phases[a], this.orders[a], this.seqs[a], b);
-  }
-
-  private moveSlot(from: number, to: number): void {
-    this.times[to] = this.times[from];
-    this.phases[to] = this.phases[from];
-    this.orders[to] = this.orders[from];
-    this.seqs[to] = this.seqs[from];
-    this.actions[to] = this.actions[from];
-  }
-
-  private writeSlot(slot: number, time: Nanos, phase: Phase, order: number, seq: number, action: Action): void {
-    this.times[slot] = time;
-    this.phases[slot] = phase;
-    this.orders[slot] = order;
-    this.seqs[slot] = seq;
-    this.actions[slot] = action;
-  }
-
-  private grow(): void {
-    const capacity = this.times.length * 2;
-    this.times = copyInto(new Float64Array(capacity), this.times);
-    this.phases = copyInto(new Uint8Array(capacity), this.phases);
-    this.orders = copyInto(new Float64Array(capacity), this.orders);
-    this.seqs = copyInto(new Float64Array(capacity), this.seqs);
-    this.actions.length = capacity;
-  }
-}
-
-function copyInto<T extends Float64Array | Uint8Array>(target: T, source: T): T {
-  target.set(source);
-  return target;
-}
 
 /** The virtual clock and its queue. Time only moves forward; violations fail loudly. */
 export class Kernel {
@@ -204,14 +57,8 @@ export class Kernel {
    * anything.
    */
   onTick: (() => void) | null = null;
-  /**
-   * The queue, as two heaps: arrivals in one of their own and every other action in the other. A
-   * replay schedules all its arrivals up front, thousands, while the other actions queued at once
-   * are a few per rank: kept apart, those are taken from a heap a few levels deep. The earlier of
-   * the two heaps' first entries, in the full order, runs next.
-   */
-  private readonly queue = new EntryHeap();
-  private readonly arrivals = new EntryHeap();
+  /** The queue (src/kernelQueue.ts): every queued time is at or after the clock. */
+  private readonly queue = new MonotoneQueue();
   /** Phase and order of the action running now (Arrival / 0 before the run). */
   private phaseNow: Phase = Phase.Arrival;
   private orderNow = 0;
@@ -254,7 +101,7 @@ export class Kernel {
   }
   /** Actions queued and not cancelled. */
   get pending(): number {
-    return this.queue.size + this.arrivals.size - this.cancelled.size;
+    return this.queue.size - this.cancelled.size;
   }
 
   /** Schedules an action at an absolute instant, in a phase, with a stable order key; returns its handle (for cancel). */
@@ -273,7 +120,7 @@ export class Kernel {
       );
     }
     const handle = this.seq++;
-    (phase === Phase.Arrival ? this.arrivals : this.queue).push(time, phase, order, handle, action);
+    this.queue.push(time, phase, order, handle, action);
     return handle;
   }
 
@@ -290,11 +137,10 @@ export class Kernel {
    */
   run(limit: Nanos = Number.MAX_SAFE_INTEGER, maxEvents = Number.POSITIVE_INFINITY): void {
     const budgetEnd = this.processed + maxEvents;
-    for (;;) {
-      const queue = this.earliestHeap();
-      if (queue === null) break;
+    const queue = this.queue;
+    while (queue.settle()) {
       if (this.processed >= budgetEnd) {
-        throw new UnsettledError(maxEvents, this.nowNs, this.queue.size + this.arrivals.size);
+        throw new UnsettledError(maxEvents, this.nowNs, queue.size);
       }
       if (this.cancelled.size > 0 && this.cancelled.delete(queue.topSeq())) {
         queue.pop();
@@ -329,19 +175,11 @@ export class Kernel {
 
   /** The time of the next queued action, if any. */
   nextTime(): Nanos | undefined {
-    for (;;) {
-      const queue = this.earliestHeap();
-      if (queue === null) return undefined;
+    const queue = this.queue;
+    while (queue.settle()) {
       if (this.cancelled.size > 0 && this.cancelled.delete(queue.topSeq())) queue.pop();
       else return queue.topTime();
     }
-  }
-
-  /** The heap whose first entry runs next (null when both are empty). */
-  private earliestHeap(): EntryHeap | null {
-    const queue = this.queue;
-    const arrivals = this.arrivals;
-    if (arrivals.size === 0) return queue.size === 0 ? null : queue;
-    return queue.size > 0 && queue.topBefore(arrivals) ? queue : arrivals;
+    return undefined;
   }
 }

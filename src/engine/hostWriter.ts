@@ -30,6 +30,15 @@ export interface HostWriterRank {
 export class HostWriter {
   /** Pool slots of a prompt's blocks while a write-through reads them (reused). */
   private slots = new Int32Array(64);
+  /**
+   * Scratch of one write-through, by the prompt's complete blocks: the indexes of the cohort's
+   * blocks, the pool slots of the store's blocks the pool holds already, the indexes of the prompt's
+   * blocks the pool holds. Reused: lists made anew for every prefill chunk's write-through (each
+   * as long as the prompt so far) were about a quarter of a replay's allocations.
+   */
+  private cohortIndexes = new Int32Array(64);
+  private namedSlots = new Int32Array(64);
+  private heldIndexes = new Int32Array(64);
 
   constructor(
     private readonly rank: HostWriterRank,
@@ -58,23 +67,26 @@ export class HostWriter {
       if (slots[firstIndex - 1] !== NO_SLOT) break;
       firstIndex--;
     }
-    const cohortIndexes: number[] = [];
+    this.fitScratch(complete);
+    const cohortIndexes = this.cohortIndexes;
     // The blocks of the store the pool holds already.
-    const namedSlots: number[] = [];
+    const namedSlots = this.namedSlots;
+    let cohortSize = 0;
+    let namedCount = 0;
     for (let i = firstIndex; i < complete; i++) {
-      if (slots[i] !== NO_SLOT) namedSlots.push(slots[i]);
-      else cohortIndexes.push(i);
+      if (slots[i] !== NO_SLOT) namedSlots[namedCount++] = slots[i];
+      else cohortIndexes[cohortSize++] = i;
     }
-    const cohortSize = cohortIndexes.length;
     if (cohortSize === 0) {
       request.write_through_blocks = complete;
       return;
     }
     // The blocks of the prompt the pool holds: those before the store, and those of it the pool holds already.
     pool.slotsOf(ids, 0, firstIndex, slots);
-    const heldIndexes: number[] = [];
-    for (let i = 0; i < complete; i++) if (slots[i] !== NO_SLOT) heldIndexes.push(i);
-    const cohort: BlockId[] = new Array(cohortSize);
+    const heldIndexes = this.heldIndexes;
+    let heldCount = 0;
+    for (let i = 0; i < complete; i++) if (slots[i] !== NO_SLOT) heldIndexes[heldCount++] = i;
+    const cohort = new Int32Array(cohortSize);
     for (let n = 0; n < cohortSize; n++) cohort[n] = ids[cohortIndexes[n]];
     // The parent of each run is in the pool now; anchored, it stays there until the run's Stored is out.
     const parents: BlockId[] = [];
@@ -84,7 +96,7 @@ export class HostWriter {
     }
     for (const parent of parents) pool.anchor(parent);
     // Every block the store names that G2 holds already is spared while room is made.
-    const reservation = pool.reserveSparing(cohort, request.identity.cache_id ?? request.request_id, namedSlots, namedSlots.length);
+    const reservation = pool.reserveSparing(cohort, request.identity.cache_id ?? request.request_id, namedSlots, namedCount);
     if (!reservation) {
       for (const parent of parents) pool.unanchor(parent);
       return;
@@ -93,10 +105,10 @@ export class HostWriter {
     // As vLLM's offloading connector (and AISimulate) do once a store is prepared, the request's
     // resident keys so far are touched, last to first, so its first block is the most recent (the
     // cohort's blocks are pending, not resident: only the others are looked up).
-    pool.touchIndexesAt(ids, slots, heldIndexes);
+    pool.touchIndexesAt(ids, slots, heldIndexes, heldCount);
     if (reservation.victims.length > 0) this.announceEvictions(Int32Array.from(reservation.victims));
     // The Stored events are described now (holding their blocks): the request may have finished when the copy completes.
-    const runs = this.hostRuns(request, cohortIndexes);
+    const runs = this.hostRuns(request, cohortIndexes, cohortSize);
     const host = this.host;
     const completeCohort = (): void => {
       // A parent still pending (a shared pool may finish copies out of order) goes out first.
@@ -131,6 +143,15 @@ export class HostWriter {
     });
   }
 
+  /** The scratch of a write-through (cohortIndexes, namedSlots, heldIndexes), with room for `count` blocks each. */
+  private fitScratch(count: number): void {
+    if (count <= this.cohortIndexes.length) return;
+    const length = Math.max(count, 2 * this.cohortIndexes.length);
+    this.cohortIndexes = new Int32Array(length);
+    this.namedSlots = new Int32Array(length);
+    this.heldIndexes = new Int32Array(length);
+  }
+
   /** The slots scratch, with room for `count` blocks. */
   private slotsFor(count: number): Int32Array {
     if (count > this.slots.length) this.slots = new Int32Array(Math.max(count, 2 * this.slots.length));
@@ -154,12 +175,12 @@ export class HostWriter {
     if (subscribers.length === 0) this.blockIds.releaseAll(victims);
   }
 
-  /** The contiguous runs of a cohort (prompt block indexes in order), each a Stored with its parent and start position. */
-  private hostRuns(request: SimRequest, indexes: readonly number[]): StoredIds[] {
+  /** The contiguous runs of a cohort (the first `count` of `indexes`: prompt block indexes in order), each a Stored with its parent and start position. */
+  private hostRuns(request: SimRequest, indexes: ArrayLike<number>, count: number): StoredIds[] {
     const runs: StoredIds[] = [];
-    for (let n = 0; n < indexes.length; ) {
+    for (let n = 0; n < count; ) {
       let end = n + 1;
-      while (end < indexes.length && indexes[end] === indexes[end - 1] + 1) end++;
+      while (end < count && indexes[end] === indexes[end - 1] + 1) end++;
       runs.push(this.rank.storedData(request, indexes[n], indexes[end - 1] + 1));
       n = end;
     }

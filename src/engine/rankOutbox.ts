@@ -18,30 +18,42 @@ interface EventDraft {
 }
 
 export class RankOutbox {
-  /** Events due at the end of the pass, in order; a bare block id (held by the outbox) stands for a Device Removed of that one block (an eviction). */
-  private drafts: (EventDraft | BlockId)[] = [];
+  /**
+   * Events due at the end of the pass, in order: the first draftCount entries (the array is kept
+   * from pass to pass, not made anew: a pass's evictions would grow a new one from empty each time);
+   * a bare block id (held by the outbox) stands for a Device Removed of that one block (an eviction).
+   */
+  private readonly drafts: (EventDraft | BlockId)[] = [];
+  private draftCount = 0;
 
   constructor(private readonly blockIds: BlockIds) {}
 
   get isEmpty(): boolean {
-    return this.drafts.length === 0;
+    return this.draftCount === 0;
   }
 
   /** A G1 entry was evicted: its Device Removed is due (the outbox holds its id until then). */
   evicted(id: BlockId): void {
     this.blockIds.retain(id);
-    this.drafts.push(id);
+    this.draft(id);
   }
 
   /** An event is due at the end of the pass. */
   add(tier: Tier, data: StoredIds | RemovedIds): void {
-    this.drafts.push({ tier, data });
+    this.draft({ tier, data });
+  }
+
+  private draft(draft: EventDraft | BlockId): void {
+    if (this.draftCount < this.drafts.length) this.drafts[this.draftCount] = draft;
+    else this.drafts.push(draft);
+    this.draftCount++;
   }
 
   /** Per block with a Device event in the outbox, whether it was held before the first of them (null: none). */
   pendingDeviceChanges(): Map<BlockId, boolean> | null {
     let heldBefore: Map<BlockId, boolean> | null = null;
-    for (const draft of this.drafts) {
+    for (let i = 0; i < this.draftCount; i++) {
+      const draft = this.drafts[i];
       if (typeof draft === 'number') {
         heldBefore ??= new Map();
         if (!heldBefore.has(draft)) heldBefore.set(draft, true);
@@ -56,23 +68,26 @@ export class RankOutbox {
   /** The events due, numbered on `stream` in order (consecutive evictions as one Device Removed of all their blocks); the outbox is then empty. */
   flush(stream: RankEventStream): KvEvent[] {
     const drafts = this.drafts;
-    this.drafts = [];
+    const count = this.draftCount;
     const events: KvEvent[] = [];
-    for (let i = 0; i < drafts.length; ) {
+    for (let i = 0; i < count; ) {
       const draft = drafts[i];
       if (typeof draft !== 'number') {
         events.push(stream.numbered(draft.tier, draft.data));
+        // The draft is let go of here (the array is reused; a stale entry would keep its event data alive).
+        drafts[i] = 0;
         i++;
         continue;
       }
       let end = i + 1;
-      while (end < drafts.length && typeof drafts[end] === 'number') end++;
+      while (end < count && typeof drafts[end] === 'number') end++;
       const ids = new Int32Array(end - i);
       for (let k = 0; k < ids.length; k++) ids[k] = drafts[i + k] as BlockId;
       // The outbox held each evicted id once: the event takes those holds.
       events.push(stream.numbered('Device', RemovedIds.takingHolds(this.blockIds, ids)));
       i = end;
     }
+    this.draftCount = 0;
     return events;
   }
 }

@@ -6,33 +6,142 @@
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
-import { grownInt32, Int32Pool } from '../collections/typedArrays';
-import { BlockSlots, NO_SLOT as IMPORTED_NO_SLOT } from '../collections/blockSlots';
-import { RankSetsByBlock } from './rankSets';
+import { grownIdArray, grownInt32, Int32Pool } from '../collections/typedArrays';
 import type { IdRun } from '../collections/idRun';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
-const NO_SLOT = IMPORTED_NO_SLOT;
+
+/** A cell of ActiveUsers: no rank uses the block (zero, so that cells never written need no filling). */
+const UNUSED = 0;
+
+/**
+ * How many active requests on each rank use each block, by block id. Most blocks are used on one
+ * rank, so each id has two 32-bit words side by side (one cache line): its cell, the rank + 1 that
+ * uses it, and its count of users there; or, when several ranks do, −(row + 1) and how many ranks,
+ * with each rank's count in that row of `rows` (one word per rank; rows are made when a second rank
+ * joins and given back when one rank is left). A block's placement, its release and the score's
+ * walk each read one place per block, where a set of ranks by id, a table of each rank's blocks and
+ * the counts by slot were three or four random reads.
+ */
+class ActiveUsers {
+  private words = new Int32Array(0);
+  private rows = new Int32Array(0);
+  /** Words per row: one per rank, for ranks below it. */
+  private rowWidth = 0;
+  private rowsIssued = 0;
+  private readonly freeRows: number[] = [];
+  /** Per rank: how many distinct blocks its active requests use. */
+  private readonly distinct: number[] = [];
+
+  /** Distinct blocks in use on a rank. */
+  blocksOn(rank: number): number {
+    return this.distinct[rank] ?? 0;
+  }
+
+  /** One more user of a block on a rank. */
+  add(id: BlockId, rank: number): void {
+    const at = 2 * id;
+    if (at + 1 >= this.words.length) this.words = grownIdArray(this.words, at + 2);
+    const words = this.words;
+    const cell = words[at];
+    if (cell === rank + 1) {
+      words[at + 1]++;
+      return;
+    }
+    this.distinct[rank] = this.blocksOn(rank) + 1;
+    if (cell === UNUSED) {
+      words[at] = rank + 1;
+      words[at + 1] = 1;
+    } else if (cell > 0) {
+      // A second rank: both counts move into a row.
+      const row = this.takeRow(Math.max(cell - 1, rank) + 1);
+      this.rows[row * this.rowWidth + cell - 1] = words[at + 1];
+      this.rows[row * this.rowWidth + rank] = 1;
+      words[at] = -row - 1;
+      words[at + 1] = 2;
+    } else {
+      if (rank >= this.rowWidth) this.widen(rank + 1);
+      const slot = (-cell - 1) * this.rowWidth + rank;
+      if (this.rows[slot] === 0) words[at + 1]++;
+      else this.distinct[rank]--;
+      this.rows[slot]++;
+    }
+  }
+
+  /** One user fewer of a block on a rank (it has one). */
+  remove(id: BlockId, rank: number): void {
+    const at = 2 * id;
+    const words = this.words;
+    const cell = words[at];
+    if (cell === rank + 1) {
+      if (--words[at + 1] === 0) {
+        words[at] = UNUSED;
+        this.distinct[rank]--;
+      }
+      return;
+    }
+    const row = -cell - 1;
+    if (cell >= 0 || rank >= this.rowWidth || this.rows[row * this.rowWidth + rank] === 0) throw new Error(`block id ${id} is not in use on rank ${rank}`);
+    if (--this.rows[row * this.rowWidth + rank] > 0) return;
+    this.distinct[rank]--;
+    if (--words[at + 1] > 1) return;
+    // One rank left: its count goes back into the id's words and the row is given back.
+    const first = row * this.rowWidth;
+    let left = 0;
+    while (this.rows[first + left] === 0) left++;
+    words[at] = left + 1;
+    words[at + 1] = this.rows[first + left];
+    this.rows[first + left] = 0;
+    this.freeRows.push(row);
+  }
+
+  /** Calls `each` with every rank that uses the block, ascending. */
+  forEachRank(id: BlockId, each: (rank: number) => void): void {
+    if (2 * id >= this.words.length) return;
+    const cell = this.words[2 * id];
+    if (cell > 0) each(cell - 1);
+    else if (cell < 0) {
+      const first = (-cell - 1) * this.rowWidth;
+      for (let rank = 0; rank < this.rowWidth; rank++) if (this.rows[first + rank] > 0) each(rank);
+    }
+  }
+
+  /** An all-zero row (rows given back are zero: every count went to zero or back into a cell), with room for ranks below `ranks`. */
+  private takeRow(ranks: number): number {
+    if (ranks > this.rowWidth) this.widen(ranks);
+    const reused = this.freeRows.pop();
+    if (reused !== undefined) return reused;
+    const row = this.rowsIssued++;
+    if ((row + 1) * this.rowWidth > this.rows.length) this.rows = grownInt32(this.rows, (row + 1) * this.rowWidth);
+    return row;
+  }
+
+  /** Rows of `width` words: every row's counts move. */
+  private widen(width: number): void {
+    const widened = new Int32Array(Math.max(this.rowsIssued, 1) * width);
+    for (let row = 0; row < this.rowsIssued; row++) widened.set(this.rows.subarray(row * this.rowWidth, (row + 1) * this.rowWidth), row * width);
+    this.rows = widened;
+    this.rowWidth = width;
+  }
+}
 
 interface ActiveRequest {
   rank: number;
   prefill_tokens: number;
-  /** Where each of its blocks is counted in its rank's active blocks. */
-  slots: Int32Array;
+  /** The ids of its blocks, each counted once among its rank's users (see ActiveUsers). */
+  ids: Int32Array;
   /** The held run of its ids the tracker holds once, or null when it holds each id (see LoadTracker.add). */
   run: IdRun | null;
 }
 
 export class LoadTracker {
   private readonly prefillTokens: number[] = [];
-  /** Ranks on which at least one active request uses each block. */
-  private readonly activeRanks = new RankSetsByBlock();
-  /** Per rank: its active blocks, and how many active requests on that rank use each (by slot). */
-  private readonly activeByRank: { blocks: BlockSlots; users: Int32Array }[] = [];
+  /** How many active requests on each rank use each block. */
+  private readonly users = new ActiveUsers();
   private readonly requests = new Map<string, ActiveRequest>();
-  /** Slot arrays of freed requests, reused by later ones of the same length. */
-  private readonly slotArrays = new Int32Pool();
+  /** Id arrays of freed requests, reused by later ones of the same length. */
+  private readonly idArrays = new Int32Pool();
 
   constructor(private readonly blockIds: BlockIds) {}
 
@@ -40,7 +149,7 @@ export class LoadTracker {
     return this.prefillTokens[rank] ?? 0;
   }
   activeBlocks(rank: number): number {
-    return this.activeByRank[rank]?.blocks.size ?? 0;
+    return this.users.blocksOn(rank);
   }
   isActive(request_id: string): boolean {
     return this.requests.has(request_id);
@@ -55,15 +164,14 @@ export class LoadTracker {
     const tally = (rank: number) => {
       if (rank < rankCount) hits[rank]++;
     };
-    for (let i = 0; i < ids.length; i++) if (ids[i] !== NO_BLOCK_ID) this.activeRanks.forEachRank(ids[i], tally);
+    for (let i = 0; i < ids.length; i++) if (ids[i] !== NO_BLOCK_ID) this.users.forEachRank(ids[i], tally);
     return hits;
   }
 
   /** `ids[i]` is the id of the request's block i, or NO_BLOCK_ID when the table does not have it yet (its hash is then read). */
   add(request_id: string, rank: number, prefill_tokens: number, request: { readonly block_hashes: readonly BlockHash[]; readonly held_ids?: IdRun }, ids: ArrayLike<BlockId>): void {
     if (this.requests.has(request_id)) throw new Error(`request ${request_id} is already active on the router`);
-    const active = (this.activeByRank[rank] ??= { blocks: new BlockSlots(this.blockIds, this.blockIds.slotFamily('active'), false), users: new Int32Array(0) });
-    const slots = this.slotArrays.take(ids.length);
+    const held = this.idArrays.take(ids.length);
     // The request's blocks are held while it is active: its run with one count, or each id (acquired if new).
     const run = request.held_ids ?? null;
     if (run !== null) run.hold();
@@ -71,16 +179,10 @@ export class LoadTracker {
       const known = ids[i] !== NO_BLOCK_ID;
       const id = known ? ids[i] : this.blockIds.acquire(request.block_hashes[i]);
       if (known && run === null) this.blockIds.retain(id);
-      let slot = this.activeRanks.has(id, rank) ? active.blocks.slotOf(id) : NO_SLOT;
-      if (slot === NO_SLOT) {
-        slot = active.blocks.insert(id);
-        if (slot >= active.users.length) active.users = grownInt32(active.users, slot + 1);
-        this.activeRanks.add(id, rank);
-      }
-      active.users[slot]++;
-      slots[i] = slot;
+      this.users.add(id, rank);
+      held[i] = id;
     }
-    this.requests.set(request_id, { rank, prefill_tokens, slots, run });
+    this.requests.set(request_id, { rank, prefill_tokens, ids: held, run });
     this.prefillTokens[rank] = this.activePrefillTokens(rank) + prefill_tokens;
   }
 
@@ -95,22 +197,14 @@ export class LoadTracker {
     const request = this.requests.get(request_id);
     if (!request) return;
     this.prefillComplete(request_id);
-    const active = this.activeByRank[request.rank];
-    const slots = request.slots;
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i];
-      const last = --active.users[slot] === 0;
-      if (!last && request.run !== null) continue;
-      const id = active.blocks.idAt(slot);
-      if (last) {
-        this.activeRanks.delete(id, request.rank);
-        active.blocks.removeAt(slot);
-      }
-      if (request.run === null) this.blockIds.release(id);
+    const ids = request.ids;
+    for (let i = 0; i < ids.length; i++) {
+      this.users.remove(ids[i], request.rank);
+      if (request.run === null) this.blockIds.release(ids[i]);
     }
     request.run?.letGo();
     this.requests.delete(request_id);
-    this.slotArrays.give(slots);
+    this.idArrays.give(ids);
   }
 
   /** Forgets every request on a rank (its worker was removed). */

@@ -12,7 +12,8 @@ import type { KvEvent, KvEventData, RankRef, Tier } from '../events/model';
 import { RemovedIds as ImportedRemovedIds, StoredIds as ImportedStoredIds, TIERS, workerIdText } from '../events/model';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
 import { TierIndex } from './residency';
-import { grownIdArray, zeroedIdArray } from '../collections/typedArrays';
+import { IdWords } from './rankSets';
+import { grownIdArray } from '../collections/typedArrays';
 import * as simulatorFaults from '../fuzz/simulatorFaults';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
@@ -30,8 +31,17 @@ function grownFloat64(from: Float64Array, length: number): Float64Array {
   grown.set(from);
   return grown;
 }
-/** The largest position a 16-bit positions array holds (see ResidencyMirror.positions). */
-const INT16_MAX = 0x7fff;
+/**
+ * What the mirror keeps of each block id, side by side (`RECORD_STRIDE` words an id, see
+ * ResidencyMirror.records): the cells of its holders in each tier (see RankSetsByBlock), its
+ * position in its sequence, and its parent's hash words.
+ */
+const RECORD_STRIDE = 5;
+const DEVICE_CELL = 0;
+const HOST_CELL = 1;
+const POSITION = 2;
+const PARENT_LOW = 3;
+const PARENT_HIGH = 4;
 
 export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'broken-chain' | 'event-id-gap' | 'unknown-rank';
 
@@ -94,29 +104,33 @@ export class ResidencyMirror {
   /** 1 for each block id met so far in the event being checked; cleared when the check ends. */
   private metInEvent = new Uint8Array(0);
   /**
-   * Position in its sequence of each stored block, by block id (−1 when no Stored of it gave one): 16
-   * bits until a position past 32,767 comes (a prompt of that many blocks), then 32, then, past
-   * 2^31 − 1 (a log may give any position up to 2^53 − 1), 64-bit floats, which hold them exactly.
-   * One position per block, whichever rank or tier holds it: a block is named by its whole prefix
-   * (HASH-1), so it stands at one position in every sequence it is part of.
+   * By block id, RECORD_STRIDE words side by side, read together as a Stored is checked and
+   * recorded (and by the router's overlap walk): the cells of the ranks holding the block in each
+   * tier (the tiers' indexes keep them here), its position and its parent.
+   *
+   * The position in its sequence (−1 when no Stored of it gave one), in 32 bits until a position
+   * past 2^31 − 1 comes (a log may give any position up to 2^53 − 1): from then on every position
+   * is in widePositions, 64-bit floats, which hold them exactly. One position per block, whichever
+   * rank or tier holds it: a block is named by its whole prefix (HASH-1), so it stands at one
+   * position in every sequence it is part of.
+   *
+   * The parent it was stored under, as its hash words (not an id: the parent may be let go and its
+   * id reused while the child is held). A block has a known parent exactly when its position is
+   * known and past 0 (hasKnownParent): a Stored that gives positions names a parent for every block
+   * but the first of a sequence, which stands at 0 (a Stored without a parent must start at 0, one
+   * with a parent must not); one that gives none forgets both of a block nobody holds and leaves
+   * both of a held one.
    */
-  private positions: Int16Array | Int32Array | Float64Array = new Int16Array(0);
-  /**
-   * The parent each stored block was stored under, by block id: parentKnown is 1 when a Stored that
-   * gave positions named one, whose hash words are then at 2 × id and 2 × id + 1 of parentWords
-   * (words, not an id: the parent may be let go and its id reused while the child is held). The
-   * first block of a sequence has none: its position, 0, says it.
-   */
-  private parentKnown = new Uint8Array(0);
-  private parentWords = new Int32Array(0);
+  private readonly records = new IdWords(RECORD_STRIDE);
+  private widePositions: Float64Array | null = null;
 
   /** `blockIds`: the run's id table when the mirror shares it with the engines (own table otherwise). */
   constructor(
     private readonly start: EventIdStart = 'zero',
     readonly blockIds = new BlockIds(),
   ) {
-    this.device = new TierIndex(blockIds);
-    this.host = new TierIndex(blockIds);
+    this.device = new TierIndex(blockIds, this.records, DEVICE_CELL);
+    this.host = new TierIndex(blockIds, this.records, HOST_CELL);
   }
 
   get appliedEvents(): number {
@@ -185,6 +199,8 @@ export class ResidencyMirror {
    * table are taken as they are; blocks that come as hashes are looked up, held while checked.
    */
   private applyStored(index: TierIndex, rankIndex: number, event: KvEvent, data: StoredData): void {
+    // Positions are whole numbers from 0 (the wire reads them so; engines count them): a known parent is told by a position past 0.
+    if (data.start_position !== null && !(data.start_position >= 0)) throw new RangeError(`a Stored's start position is ${data.start_position}, not a position in a sequence`);
     if (data instanceof StoredIds && data.table === this.blockIds) {
       this.idsFor(data.block_ids.length).set(data.block_ids);
       this.store(index, rankIndex, event, data.block_ids.length, data.parent_id, data.start_position);
@@ -224,7 +240,7 @@ export class ResidencyMirror {
     // A block with a parent comes after it: never at position 0, whether or not the parent's position is known.
     else if (parent === UNKNOWN_PARENT || !index.holdsId(rankIndex, parent) || start === 0) broken = true;
     else if (start !== null) {
-      const parentPosition = parent < this.positions.length ? this.positions[parent] : -1;
+      const parentPosition = this.positionOf(parent);
       broken = parentPosition >= 0 && parentPosition + 1 !== start;
     }
     if (broken) throw violation(event, 'broken-chain', (event.data as StoredData).parent_hash ?? firstBlock(event), null);
@@ -238,11 +254,14 @@ export class ResidencyMirror {
    */
   private movedAt(i: number, parent: BlockId, start: number): boolean {
     const id = this.eventIds[i];
+    const words = this.records.words;
+    const at = RECORD_STRIDE * id;
     // A held block was stored, so its position and parent records exist.
-    if (this.device.unheldId(id) && this.host.unheldId(id)) return false;
-    if (this.positions[id] >= 0 && this.positions[id] !== start + i) return true;
-    // A block with a parent stands past position 0: here the run gives it one too (else its position differed).
-    return this.parentKnown[id] === 1 && !this.blockIds.hasWords(i > 0 ? this.eventIds[i - 1] : parent, this.parentWords[2 * id], this.parentWords[2 * id + 1]);
+    if (at >= words.length || (words[at + DEVICE_CELL] === 0 && words[at + HOST_CELL] === 0)) return false;
+    const position = this.widePositions === null ? words[at + POSITION] : this.widePositions[id];
+    if (position >= 0 && position !== start + i) return true;
+    // A block with a parent stands past position 0 (hasKnownParent): here the run gives it one too (else its position differed).
+    return position > 0 && !this.blockIds.hasWords(i > 0 ? this.eventIds[i - 1] : parent, words[at + PARENT_LOW], words[at + PARENT_HIGH]);
   }
 
   /**
@@ -254,30 +273,42 @@ export class ResidencyMirror {
    * of a block nobody holds, it forgets what was known.
    */
   private record(index: TierIndex, rankIndex: number, count: number, parent: BlockId, start: number | null): void {
-    if (start !== null && start + count - 1 > INT16_MAX && this.positions instanceof Int16Array) this.widenPositions(false);
-    if (start !== null && start + count - 1 > INT32_MAX && !(this.positions instanceof Float64Array)) this.widenPositions(true);
+    if (start !== null && start + count - 1 > INT32_MAX && this.widePositions === null) this.widenPositions();
     const ids = this.eventIds;
+    const records = this.records;
     for (let i = 0; i < count; i++) {
       const id = ids[i];
-      if (id >= this.positions.length) this.positions = this.positions instanceof Float64Array ? grownFloat64(this.positions, id + 1) : grownIdArray(this.positions, id + 1);
-      if (id >= this.parentKnown.length) this.parentKnown = grownIdArray(this.parentKnown, id + 1);
-      if (2 * id + 1 >= this.parentWords.length) this.parentWords = grownIdArray(this.parentWords, 2 * id + 2);
+      const at = RECORD_STRIDE * id;
+      if (at + RECORD_STRIDE > records.words.length) records.fit(id);
+      const words = records.words;
       if (start === null) {
-        if (this.device.unheldId(id) && this.host.unheldId(id)) {
-          this.positions[id] = -1;
-          this.parentKnown[id] = 0;
-        }
+        if (words[at + DEVICE_CELL] === 0 && words[at + HOST_CELL] === 0) this.setPosition(id, -1);
       } else {
-        this.positions[id] = start + i;
+        this.setPosition(id, start + i);
+        // Past position 0 there is a parent (the chain check saw to it): its words are recorded.
         const claimed = i > 0 ? ids[i - 1] : parent;
-        if (claimed === NO_BLOCK_ID) this.parentKnown[id] = 0;
-        else {
-          this.parentKnown[id] = 1;
-          this.parentWords[2 * id] = this.blockIds.hashWord(claimed, false);
-          this.parentWords[2 * id + 1] = this.blockIds.hashWord(claimed, true);
+        if (claimed !== NO_BLOCK_ID) {
+          words[at + PARENT_LOW] = this.blockIds.hashWord(claimed, false);
+          words[at + PARENT_HIGH] = this.blockIds.hashWord(claimed, true);
         }
       }
       index.addId(rankIndex, id);
+    }
+  }
+
+  /** The position of a block in its sequence (−1: not known; a block whose words were never made has none). */
+  private positionOf(id: BlockId): number {
+    if (this.widePositions !== null) return id < this.widePositions.length ? this.widePositions[id] : -1;
+    const at = RECORD_STRIDE * id + POSITION;
+    return at < this.records.words.length ? this.records.words[at] : -1;
+  }
+
+  /** Sets the position of a block whose words are made. */
+  private setPosition(id: BlockId, position: number): void {
+    if (this.widePositions === null) this.records.words[RECORD_STRIDE * id + POSITION] = position;
+    else {
+      if (id >= this.widePositions.length) this.widePositions = grownFloat64(this.widePositions, id + 1);
+      this.widePositions[id] = position;
     }
   }
 
@@ -307,12 +338,12 @@ export class ResidencyMirror {
     throw violation(event, 'event-id-gap', firstBlock(event), state.expectedEventId);
   }
 
-  /** The positions in 32 bits, or (`exact`) in 64-bit floats (only the ids issued so far are copied: the rest are zero in both). */
-  private widenPositions(exact: boolean): void {
-    const issued = Math.min(this.blockIds.capacity, this.positions.length);
-    const wide = exact ? new Float64Array(Math.max(issued, 1)) : zeroedIdArray(Math.max(issued, 1));
-    wide.set(this.positions.subarray(0, issued));
-    this.positions = wide;
+  /** Every position from now on in 64-bit floats (those of the ids issued so far copied: the rest are zero in both). */
+  private widenPositions(): void {
+    const issued = Math.min(this.blockIds.capacity, Math.floor(this.records.words.length / RECORD_STRIDE));
+    const wide = new Float64Array(Math.max(issued, 1));
+    for (let id = 0; id < issued; id++) wide[id] = this.records.words[RECORD_STRIDE * id + POSITION];
+    this.widePositions = wide;
   }
 
   /** eventIds, with room for the ids of an event of `count` blocks. */

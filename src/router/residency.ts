@@ -5,18 +5,25 @@
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
-import { RankSetsByBlock } from './rankSets';
+import { IdWords, RankSetsByBlock } from './rankSets';
 import { InvariantError } from '../kernel';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
 const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 
 export class TierIndex {
-  private readonly holders = new RankSetsByBlock();
+  private readonly holders: RankSetsByBlock;
   /** How many blocks each rank holds. */
   private readonly heldCount: number[] = [];
 
-  constructor(private readonly blockIds: BlockIds) {}
+  /** `words`, `offset`: where each block's cell of holders sits, in words by id shared with other structures (its own otherwise; see RankSetsByBlock). */
+  constructor(
+    private readonly blockIds: BlockIds,
+    words: IdWords = new IdWords(1),
+    offset = 0,
+  ) {
+    this.holders = new RankSetsByBlock(words, offset);
+  }
 
   /** Ranks (by index, ascending) that hold the block. */
   holdersOf(hash: BlockHash): ReadonlySet<number> {
