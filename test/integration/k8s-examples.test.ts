@@ -96,9 +96,10 @@ test('the Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N into the claim the 
   assert.match(fs.readFileSync(path.join(K8S, 'Dockerfile'), 'utf8'), new RegExp(`WORKDIR ${path.posix.dirname(path.posix.dirname(KVQUAL_IN_IMAGE))}\\n`));
 });
 
-test("each pod's command, run here with its volumes as local folders, gives the whole sweep", async () => {
+test("each pod's command, run here with its volumes as local folders, gives the whole sweep", async (t) => {
   const { configMap, job, merge } = sweepParts();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-k8s-'));
+  t.after(() => fs.rmSync(root, { recursive: true, force: true }));
   const [input, results] = [path.join(root, 'input'), path.join(root, 'results')];
   fs.mkdirSync(input);
   fs.mkdirSync(results);
