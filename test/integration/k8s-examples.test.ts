@@ -6,11 +6,13 @@
 // arithmetic, the sweep in the ConfigMap and the merge glob are exercised for real. The
 // qualification Job's pod commands are run the same way on the sign-off fixture suite (the whole
 // suite would take minutes per shard); the qualification CI matrix is checked for its wiring.
-// Each shard pod's command is expanded by the shell as the pod's is (its shard and folder from
-// JOB_COMPLETION_INDEX), and the command it names (kvqual, `npm run qualify`) is then run with
-// those arguments in this process: what a shard computes is the command's own behaviour, tested
-// here without a Node start and a load of the sources per shard. Each merge pod's command runs as
-// it is, a real shell and process end to end (its glob, `npm run qualify --`), on what the shards wrote.
+// Each sweep shard pod's command, and each qualification shard pod's but the first, is expanded by
+// the shell as the pod's is (its shard and folder from JOB_COMPLETION_INDEX), and the command it
+// names (kvqual, `npm run qualify`) is then run with those arguments in this process: what a shard
+// computes is the command's own behaviour, tested here without a Node start and a load of the
+// sources per shard (sweep.test.ts runs sweep shards as processes). The first qualification shard
+// pod's command and each merge pod's run as they are, a real shell and processes end to end (the
+// merge's glob, `npm run qualify --` and its suite runs), on what the shards wrote.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -199,12 +201,16 @@ test("each qualification pod's command, run here on the fixture suite with its v
         child.on('close', (status) => resolve({ status, output }));
       });
     const shardCommand = local(job.spec.template.spec.containers[0].args[0], FIXTURE_SHARD);
-    for (let index = 0; index < job.spec.completions; index++) {
+    // The first pod's command as it is, a real shell, npm and qualify with its suite runs as processes, beside the others.
+    const first = run(shardCommand, { JOB_COMPLETION_INDEX: '0' });
+    for (let index = 1; index < job.spec.completions; index++) {
       const args = expandedArgs(shardCommand, 'npm run --silent qualify --', { JOB_COMPLETION_INDEX: String(index) });
       assert.ok(args.includes(path.join(results, `shard-${index + 1}`)), args.join(' '));
       const pod = await qualifyInProcess(args);
       assert.equal(pod.status, 0, pod.output);
     }
+    const firstPod = await first;
+    assert.equal(firstPod.status, 0, firstPod.output);
     const merged = await run(local(merge.spec.template.spec.containers[0].args[0], FIXTURE_MERGE), {});
     assert.equal(merged.status, NARROWED_EXIT_STATUS, merged.output);
     const signoff = fs.readFileSync(path.join(results, 'signoff', 'signoff.md'), 'utf8');
