@@ -11,7 +11,7 @@
 //   node --require tsx/cjs scripts/steps-doc.ts [--check] [--file PATH]      (npm run docs:steps)
 import fs from 'node:fs';
 import path from 'node:path';
-import { loadConfiguration, loadSupport } from '@cucumber/cucumber/api';
+import { loadConfiguration, loadSupport, type ISupportCodeLibrary } from '@cucumber/cucumber/api';
 import { AstBuilder, compile, GherkinClassicTokenMatcher, Parser } from '@cucumber/gherkin';
 import { IdGenerator } from '@cucumber/messages';
 import { featureFiles } from './lint-requirements';
@@ -92,6 +92,8 @@ export interface Catalogue {
   parameterTypes: string[];
   /** The World constructor the steps set (a fresh scenario's state). */
   World: new (options: unknown) => unknown;
+  /** The loaded steps as cucumber's API takes them (a run in this process: runCucumber's `support`). */
+  support: ISupportCodeLibrary;
 }
 
 /** Loads the step definitions (once per process: cucumber requires them) and the features' uses of each. */
@@ -122,7 +124,7 @@ export async function loadCatalogue(): Promise<Catalogue> {
   for (const use of uses()) entries.find((entry) => entry.matches(use.text) !== null)?.uses.push(use);
   const builtin = new Set(['int', 'float', 'word', 'string', '', 'double', 'bigdecimal', 'byte', 'short', 'long', 'biginteger']);
   const parameterTypes = [...support.parameterTypeRegistry.parameterTypes].map((p) => p.name ?? '').filter((name) => !builtin.has(name));
-  return { entries, parameterTypes, World: support.World };
+  return { entries, parameterTypes, World: support.World, support: support as unknown as ISupportCodeLibrary };
 }
 
 /** Fails on a step defined without its catalogue info, or with an empty description: the catalogue would not be true. */

@@ -66,11 +66,19 @@ test('kvqual runs the compiled build only while it is current; a stale one never
   const manifest = JSON.parse(fs.readFileSync(path.join(copy, 'build', 'cli', 'manifest.json'), 'utf8')) as { inputs: string };
   assert.match(manifest.inputs, /^sha256:[0-9a-f]{64}$/);
   const expected = `${(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`;
+  // kvqual itself, a real process, where what runs is the question (the build, tsx asked for, one stale build: the
+  // same answer through tsx); elsewhere the choice it makes, read in this process from the copy's bin/compiled.js
+  // (currentBuild, which bin/kvqual.js asks: a build when current, else null), without a start per state.
   const expect = (compiled: boolean, what: string, env: NodeJS.ProcessEnv = {}) => {
     const run = version(env);
     assert.equal(run.status, 0, what);
     assert.equal(run.stdout, expected, what);
     assert.equal(run.compiled, compiled, `${what}: the compiled build ${compiled ? 'should run' : 'ran although stale'}`);
+  };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { currentBuild } = require(path.join(copy, 'bin', 'compiled.js')) as { currentBuild(): string | null };
+  const chosen = (compiled: boolean, what: string) => {
+    assert.equal(currentBuild(), compiled ? path.join(copy, 'build', 'cli') : null, `${what}: the compiled build ${compiled ? 'should be chosen' : 'chosen although stale'}`);
   };
   const original = fs.readFileSync(main, 'utf8');
 
@@ -79,32 +87,32 @@ test('kvqual runs the compiled build only while it is current; a stale one never
   expect(false, 'KVQUAL_TSX=1 asks for tsx', { KVQUAL_TSX: '1' });
   const later = new Date(Date.now() + 60_000);
   fs.utimesSync(main, later, later);
-  expect(true, 'a source touched, its contents the same');
+  chosen(true, 'a source touched, its contents the same');
 
   editWithDate(main, "for a command's options", "for a COMMAND's options", second);
   expect(false, 'a source changed, with its length and the modification time it had when built');
   fs.writeFileSync(main, original);
-  expect(true, 'the source changed back');
+  chosen(true, 'the source changed back');
 
   const extra = path.join(copy, 'src', 'extra.ts');
   fs.writeFileSync(extra, 'export const extra = 1;\n');
-  expect(false, 'a source added');
+  chosen(false, 'a source added');
   fs.rmSync(extra);
-  expect(true, 'the added source removed');
+  chosen(true, 'the added source removed');
 
   const tsconfig = path.join(copy, 'tsconfig.json');
   const settings = fs.readFileSync(tsconfig, 'utf8');
   fs.writeFileSync(tsconfig, settings.replace('"strict": true', '"strict": false'));
-  expect(false, 'tsconfig.json changed');
+  chosen(false, 'tsconfig.json changed');
   fs.writeFileSync(tsconfig, settings);
   expect(true, 'everything as it was built');
 
   // A source nothing imports, built and then removed.
   fs.writeFileSync(extra, 'export const extra = 1;\n');
   buildMarked();
-  expect(true, 'built with one more source');
+  chosen(true, 'built with one more source');
   fs.rmSync(extra);
-  expect(false, 'a source removed');
+  chosen(false, 'a source removed');
 });
 
 test('a source that does not compile fails the build naming it; prepare only says so, and the old build stays stale', () => {

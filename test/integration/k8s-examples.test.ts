@@ -6,6 +6,13 @@
 // arithmetic, the sweep in the ConfigMap and the merge glob are exercised for real. The
 // qualification Job's pod commands are run the same way on the sign-off fixture suite (the whole
 // suite would take minutes per shard); the qualification CI matrix is checked for its wiring.
+// Each sweep shard pod's command, and each qualification shard pod's but the first, is expanded by
+// the shell as the pod's is (its shard and folder from JOB_COMPLETION_INDEX), and the command it
+// names (kvqual, `npm run qualify`) is then run with those arguments in this process: what a shard
+// computes is the command's own behaviour, tested here without a Node start and a load of the
+// sources per shard (sweep.test.ts runs sweep shards as processes). The first qualification shard
+// pod's command and each merge pod's run as they are, a real shell and processes end to end (the
+// merge's glob, `npm run qualify --` and its suite runs), on what the shards wrote.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -16,12 +23,25 @@ import { parseAllDocuments, parse } from 'yaml';
 import { ROOT } from '../support/paths';
 import { scratchFolder } from '../support/scratch';
 import { NARROWED_EXIT_STATUS } from '../../src/signoff/narrowed';
+import { kvqualInProcessAsync } from '../support/cli';
+import { qualifyInProcess } from '../support/qualify';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 const K8S = path.join(ROOT, 'examples', 'k8s');
 const docsOf = (file: string): Doc[] => parseAllDocuments(fs.readFileSync(file, 'utf8')).map((doc) => doc.toJS() as Doc);
 const KVQUAL_IN_IMAGE = '/opt/kvqual/bin/kvqual.js';
+
+/**
+ * The arguments a pod's shell command gives the command it starts with (`program`, e.g.
+ * `npm run qualify --`), as the shell expands them with `env`: the program replaced by printf.
+ */
+function expandedArgs(command: string, program: string, env: Record<string, string>): string[] {
+  assert.ok(command.startsWith(`${program} `), `the pod's command starts with ${program}: ${command}`);
+  const printed = spawnSync('/bin/sh', ['-c', `printf '%s\\0' ${command.slice(program.length + 1)}`], { env: { ...process.env, ...env }, encoding: 'utf8' });
+  assert.equal(printed.status, 0, printed.stderr);
+  return printed.stdout.split('\0').slice(0, -1);
+}
 
 function sweepParts() {
   const docs = docsOf(path.join(K8S, 'sweep-job.yaml'));
@@ -79,9 +99,9 @@ test('the Indexed Job runs shard JOB_COMPLETION_INDEX+1 of N into the claim the 
   assert.match(fs.readFileSync(path.join(K8S, 'Dockerfile'), 'utf8'), new RegExp(`WORKDIR ${path.posix.dirname(path.posix.dirname(KVQUAL_IN_IMAGE))}\\n`));
 });
 
-test("each pod's command, run here with its volumes as local folders, gives the whole sweep", () => {
+test("each pod's command, run here with its volumes as local folders, gives the whole sweep", async (t) => {
   const { configMap, job, merge } = sweepParts();
-  const root = scratchFolder('k8s');
+  const root = scratchFolder('k8s', t);
   const [input, results] = [path.join(root, 'input'), path.join(root, 'results')];
   fs.mkdirSync(input);
   fs.mkdirSync(results);
@@ -90,7 +110,12 @@ test("each pod's command, run here with its volumes as local folders, gives the 
   const local = (command: string) => command.replaceAll(KVQUAL_IN_IMAGE, path.join(ROOT, 'bin', 'kvqual.js')).replaceAll('/input', input).replaceAll('/results', results);
   const run = (command: string, env: Record<string, string>) => spawnSync('/bin/sh', ['-c', local(command)], { env: { ...process.env, ...env }, encoding: 'utf8' });
   for (let index = 0; index < job.spec.completions; index++) {
-    const pod = run(job.spec.template.spec.containers[0].args[0], { JOB_COMPLETION_INDEX: String(index) });
+    const args = expandedArgs(local(job.spec.template.spec.containers[0].args[0]), `node ${path.join(ROOT, 'bin', 'kvqual.js')}`, { JOB_COMPLETION_INDEX: String(index) });
+    assert.ok(args.includes(`${index + 1}/${job.spec.completions}`), args.join(' '));
+    // One worker process where the pod asks for its two cores' worth: the answer is the same on any --jobs (sweep.test.ts).
+    const jobs = args.indexOf('--jobs');
+    assert.ok(jobs > 0, args.join(' '));
+    const pod = await kvqualInProcessAsync([...args.slice(0, jobs + 1), '1', ...args.slice(jobs + 2)]);
     assert.equal(pod.status, 0, pod.stderr);
   }
   const merged = run(merge.spec.template.spec.containers[0].args[0], {});
@@ -176,8 +201,16 @@ test("each qualification pod's command, run here on the fixture suite with its v
         child.on('close', (status) => resolve({ status, output }));
       });
     const shardCommand = local(job.spec.template.spec.containers[0].args[0], FIXTURE_SHARD);
-    const pods = await Promise.all(Array.from({ length: job.spec.completions }, (_, index) => run(shardCommand, { JOB_COMPLETION_INDEX: String(index) })));
-    for (const pod of pods) assert.equal(pod.status, 0, pod.output);
+    // The first pod's command as it is, a real shell, npm and qualify with its suite runs as processes, beside the others.
+    const first = run(shardCommand, { JOB_COMPLETION_INDEX: '0' });
+    for (let index = 1; index < job.spec.completions; index++) {
+      const args = expandedArgs(shardCommand, 'npm run --silent qualify --', { JOB_COMPLETION_INDEX: String(index) });
+      assert.ok(args.includes(path.join(results, `shard-${index + 1}`)), args.join(' '));
+      const pod = await qualifyInProcess(args);
+      assert.equal(pod.status, 0, pod.output);
+    }
+    const firstPod = await first;
+    assert.equal(firstPod.status, 0, firstPod.output);
     const merged = await run(local(merge.spec.template.spec.containers[0].args[0], FIXTURE_MERGE), {});
     assert.equal(merged.status, NARROWED_EXIT_STATUS, merged.output);
     const signoff = fs.readFileSync(path.join(results, 'signoff', 'signoff.md'), 'utf8');
