@@ -42,7 +42,7 @@ export interface DriverContext {
    * filled with every scenario's figure): the sign-off then draws only what is not there.
    */
   figureCache?: FigureCache;
-  /** The temporary folder (TMPDIR) of the compiled coverage run, whose unit tests make scratch folders: the caller removes it, even when stopped. */
+  /** The run's temporary folder: the compiled coverage run's TMPDIR, and where suite runs keep their scratch folders; the caller removes it, even when stopped. */
   coverageTemp?: string;
   /** git in the checkout (provenance.ts's safe git): the tree a shard records, and the merge's check of its own checkout. */
   git?: Git;

@@ -49,6 +49,14 @@ export function cucumberArgs(request: SuiteRun): string[] {
   ];
 }
 
+/**
+ * Where a suite run's scratch folder goes: inside the run's own temporary folder when it has one
+ * (`npm run qualify`'s, removed at its exit, and by the next run after a kill), else the system's.
+ */
+function runTempBase(ctx: DriverContext): string {
+  return ctx.coverageTemp ?? os.tmpdir();
+}
+
 /** The line scripts/first-run.ts prints once run 1 has ended, before its planted faults. */
 export const FIRST_RUN_ENDED = 'kvqual first-run: run 1 has ended';
 
@@ -59,7 +67,7 @@ export const FIRST_RUN_ENDED = 'kvqual first-run: run 1 has ended';
  * What kept the check from completing is a problem of the check.
  */
 function processFirstRun(ctx: DriverContext, request: SuiteRun): FirstRun {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-faults-'));
+  const dir = fs.mkdtempSync(path.join(runTempBase(ctx), 'kvqual-faults-'));
   const out = path.join(dir, 'faults.json');
   let end: (output: string) => void = () => undefined;
   let seen = false;
@@ -108,7 +116,7 @@ export function runSuite(ctx: DriverContext, request: SuiteRun): Promise<Spawned
  */
 export function aloneRun(ctx: DriverContext, env: NodeJS.ProcessEnv, beside: boolean): AloneRun {
   return async ({ uri, line }) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-alone-'));
+    const dir = fs.mkdtempSync(path.join(runTempBase(ctx), 'kvqual-alone-'));
     try {
       const messages = path.join(dir, 'messages.ndjson');
       await PROCESS_SUITE_RUNNER.run(ctx, { profile: 'replay', paths: [`${uri}:${line}`], shard: null, order: null, reports: { message: messages }, env, beside });
