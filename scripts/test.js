@@ -30,15 +30,16 @@ const tally = { passed: 0, failed: 0, skipped: 0 };
 const UNITS = path.join('test', 'units.ts');
 /**
  * Integration test files started first, longest first (by their CPU time, measured), so that the
- * rest fits beside them: signoff.test.ts qualifies fixture suites and the whole suite about fifteen
- * times; the sweep tests run sweeps in forked processes; the Kubernetes examples' pods; the
- * author's loop starts cucumber seven times; fuzz.test.ts shrinks counterexamples and replays a
- * livelock; the bad inputs' commands; the shard tests qualify in shards; the planted faults; the
- * browser's figure cache (Chromium); qualify's --out; the compiled command line; misused steps
- * (a name that does not exist is passed over). The rest follow in name order (each a few seconds
- * of CPU). test/unit's run beside them, in a process of their own (test/units.ts).
+ * rest fits beside them: signoff.test.ts qualifies fixture suites and the whole suite several times
+ * and drives Chromium; the sweep tests run sweeps and their forked workers; the author's loop
+ * starts cucumber (ts-node too); the Kubernetes examples' pods; fuzz.test.ts shrinks a
+ * counterexample and replays a livelock; the bad inputs' commands; the shard tests qualify in
+ * shards; the channels' lies; the browser's figure cache (Chromium); misused steps; the planted
+ * faults; qualify's --out (a name that does not exist is passed over). The rest follow in name
+ * order (each a few seconds of CPU). test/unit's run beside them, in a process of their own
+ * (test/units.ts).
  */
-const LONGEST_TEST_FILES = ['signoff', 'sweep', 'k8s-examples', 'sweep-search', 'author-loop', 'fuzz', 'bad-inputs', 'qualify-shards', 'faults', 'figure-cache-browser', 'qualify-out', 'compiled-cli', 'step-misuse'].map((name) => path.join('test', 'integration', `${name}.test.ts`));
+const LONGEST_TEST_FILES = ['signoff', 'sweep', 'author-loop', 'k8s-examples', 'fuzz', 'sweep-search', 'bad-inputs', 'qualify-shards', 'channels', 'figure-cache-browser', 'step-misuse', 'faults', 'qualify-out'].map((name) => path.join('test', 'integration', `${name}.test.ts`));
 /** Integration test files run at a time by node --test (its default on two cores is one), beside the unit tests. */
 const TEST_FILES_AT_ONCE = 2;
 
