@@ -24,6 +24,8 @@ const RUNS = runsFrom(process.env[FUZZ_TEST_RUNS_ENV]);
 const SEED = DEFAULT_FUZZ_SEED;
 /** Cases written out and read back: 150 with the whole campaign, fewer (at least 30) where fewer runs are asked for. */
 const READ_BACK_CASES = Math.max(30, Math.min(150, Math.round(RUNS * 0.15)));
+/** Of those, replayed from what was read (the rest are compared as config and trace, which fixes the run). */
+const REPLAYED_CASES = 30;
 
 function runsFrom(text: string | undefined): number {
   if (text === undefined) return DEFAULT_FUZZ_RUNS;
@@ -84,6 +86,13 @@ const AREA_PRESENT: Record<DefectArea, (fuzzCase: FuzzCase) => boolean> = {
   'tight-decode-ranks': tightDecode,
 };
 
+/**
+ * Cases generated with one area excluded, to find it there. Excluding maps the same draws (the same
+ * seed), so a leak shows at its rate among the whole sample's: each of seven planted leaks (one
+ * exclusion site of an area left out, or the whole exclusion) showed in 20 to 420 of these 500.
+ */
+const EXCLUDED_AREA_CASES = 500;
+
 let sampled: FuzzCase[] | null = null;
 /** 2,000 cases generated with no area excluded, made once for the tests that only read them. */
 function everyAreaSample(): readonly FuzzCase[] {
@@ -95,7 +104,7 @@ test('each known-defect area is generated unless excluded, and excluding it remo
   const all = everyAreaSample();
   for (const area of DEFECT_AREAS) {
     assert.ok(all.some(AREA_PRESENT[area]), `the generator never reaches ${area}`);
-    const without = fc.sample(fuzzCaseArbitrary({ exclude: [area] }), { numRuns: 2000, seed: SEED });
+    const without = fc.sample(fuzzCaseArbitrary({ exclude: [area] }), { numRuns: EXCLUDED_AREA_CASES, seed: SEED });
     assert.ok(!without.some(AREA_PRESENT[area]), `excluding ${area} still generates it`);
   }
   assert.deepEqual(parseDefectAreas('known'), [...KNOWN_DEFECT_AREAS]);
@@ -121,23 +130,37 @@ test('the generator both gives and leaves out each router weight and G2 link set
   }
 });
 
-test('a case written as a config (and trace) and read back replays with the same digest', () => {
+test('a case written as a config (and trace) and read back is the same case, and replays with the same digest', () => {
   const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: READ_BACK_CASES, seed: SEED + 1 });
   assert.ok(cases.some((fuzzCase) => fuzzCase.agentic_trace !== null));
+  // Every case reads back to the same config and trace, so to the same run (a run is a function of
+  // them: the campaign's determinism check); the first REPLAYED_CASES are also replayed from what was read.
+  const replayed = cases.slice(0, REPLAYED_CASES);
+  assert.ok(replayed.some((fuzzCase) => fuzzCase.agentic_trace !== null), 'an agentic case is replayed');
   // A plain run's digest is the checked run's, and tells cases apart (each case's digest computed once, for both checks).
-  const digests = cases.map(caseDigest);
+  const digests = replayed.map(caseDigest);
   assert.equal(digests[0], runCase(cases[0]).digest);
-  assert.ok(new Set(digests).size > cases.length / 2, 'different cases give different digests');
+  assert.ok(new Set(digests).size > replayed.length / 2, 'different cases give different digests');
   for (const [i, fuzzCase] of cases.entries()) {
     const files = caseFiles(fuzzCase, { origin: { seed: SEED, path: String(i) }, violations: [], folder: 'reports/fuzz' });
     const readBack = caseFromYaml(files.config.content, files.trace?.content ?? null);
     assert.equal(agenticTraceName(readBack.config), fuzzCase.agentic_trace === null ? null : files.trace!.name);
-    const digest = digests[i];
-    assert.notEqual(digest, null, `case ${i} completes`);
-    assert.equal(caseDigest(readBack), digest, `case ${i}`);
+    assert.equal(readBack.agentic_trace, fuzzCase.agentic_trace, `case ${i}: the trace reads back as written`);
+    assert.deepEqual(JSON.parse(JSON.stringify(withTrace(readBack.config, fuzzCase.config))), JSON.parse(JSON.stringify(fuzzCase.config)), `case ${i}: the config reads back as generated`);
     assert.match(files.feature.content, fuzzCase.agentic_trace === null ? /^@AISIM-189[34] @DET-1 @generated\nFeature: / : /^@AISIM-189[34] @DET-1 @AGX-2 @generated\nFeature: /);
+    if (i >= REPLAYED_CASES) continue;
+    assert.notEqual(digests[i], null, `case ${i} completes`);
+    assert.equal(caseDigest(readBack), digests[i], `case ${i}`);
   }
 });
+
+/** A read-back config with the agentic trace named as in `generated` (the written files name it after the case). */
+function withTrace(config: FuzzCase['config'], generated: FuzzCase['config']): FuzzCase['config'] {
+  const workload = config.workload as { agentic?: { trace: string } } | undefined;
+  const named = (generated.workload as { agentic?: { trace: string } } | undefined)?.agentic?.trace;
+  if (workload?.agentic === undefined || named === undefined) return config;
+  return { ...config, workload: { ...workload, agentic: { ...workload.agentic, trace: named } } };
+}
 
 test('a case with more KV events than a checked run keeps is counted too heavy to check: no violation, no second run', () => {
   const cases = fc.sample(fuzzCaseArbitrary({ exclude: KNOWN_DEFECT_AREAS }), { numRuns: 20, seed: SEED + 2 });
