@@ -1,7 +1,7 @@
-// Numbered slots for the entries of a block store (a G1 cache, a G2 pool, the router's active
-// blocks of a rank): which block id sits in which slot, the store keeping each entry's fields in
-// typed arrays indexed by slot; and an intrusive doubly linked list over slots for LRU orders
-// (O(1) append, unlink and move-to-back, instead of a Map delete + set per touch).
+// Numbered slots for the entries of a block store (a G1 cache, a G2 pool): which block id sits in
+// which slot, the store keeping each entry's fields in typed arrays indexed by slot; and an
+// intrusive doubly linked list over slots for LRU orders (O(1) append, unlink and move-to-back,
+// instead of a Map delete + set per touch).
 //
 // Stores of one kind (every rank's G1, say) can share a SlotFamily: one word per block id naming
 // the store that took the block first and its slot there. A block usually sits in one store of a
@@ -31,7 +31,7 @@ const TABLE_HOLDERS_STUCK = IMPORTED_TABLE_HOLDERS_STUCK;
 /** No slot. */
 export const NO_SLOT = -1;
 
-/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds (unless its store holds them otherwise, see `holdsIds`). */
+/** Block ids held in numbered slots; each entry retains its id in the run's BlockIds. */
 export class BlockSlots {
   /** Slots by block id, for the entries the family word does not name. */
   private readonly slotById = new OpenIndex(1);
@@ -43,14 +43,9 @@ export class BlockSlots {
   /** This store's number in its family (0: none), shifted into place. */
   private readonly ownerBits: number;
 
-  /**
-   * `holdsIds` false: the entries do not retain their ids; the store guarantees each id is held
-   * otherwise while it is here (the router's active blocks: each active request holds its blocks).
-   */
   constructor(
     readonly blockIds: BlockIds,
     private readonly family: SlotFamily | null = null,
-    private readonly holdsIds = true,
   ) {
     this.ownerBits = (family?.join() ?? 0) << SLOT_BITS;
   }
@@ -106,7 +101,7 @@ export class BlockSlots {
       if (this.family !== null) this.countTableHolder(id, 1);
     }
     this.entries++;
-    if (this.holdsIds) this.blockIds.retain(id);
+    this.blockIds.retain(id);
     return slot;
   }
 
@@ -127,7 +122,7 @@ export class BlockSlots {
     this.idBySlot[slot] = NO_BLOCK_ID;
     this.freeSlots.push(slot);
     this.entries--;
-    if (this.holdsIds) this.blockIds.release(id);
+    this.blockIds.release(id);
   }
 
   /** One more (`change` 1) or one fewer (−1) store of the family keeps `id` in its table; a count that reached TABLE_HOLDERS_STUCK stays. */

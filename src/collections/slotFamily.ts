@@ -1,6 +1,6 @@
-// Words shared by the block stores of one kind (every rank's G1, every rank's G2, the router's
-// active blocks of every rank), one per block id: which store took the block first, and its slot
-// there (see BlockSlots). Kept by the run's BlockIds, one family per kind.
+// Words shared by the block stores of one kind (every rank's G1, every rank's G2), one per block
+// id: which store took the block first, and its slot there (see BlockSlots). Kept by the run's
+// BlockIds, one family per kind.
 /** Bits of a family word for the slot; the store's number takes the bits above. */
 export const SLOT_BITS = 19;
 export const SLOT_MASK = (1 << SLOT_BITS) - 1;
