@@ -26,12 +26,12 @@ const KEY_STRIDE = 4;
 /**
  * A monotone priority queue of scheduled actions. Every queued time is at least the instant's
  * time `instantNs`: the entries at that instant wait in a binary heap ordered by (phase, order,
- * seq); each later entry waits in the bucket of the highest bit in which its time differs from the
- * instant's, unordered. When the instant's heap is empty, the lowest non-empty bucket gives the
- * next instant (its earliest time), and its entries move to the instant's heap or to lower
- * buckets. An entry moves down at most once per bit, by a sequential append, where a heap of all
- * entries walks a dozen levels of a large array for each one taken out (about 760,000 queued at
- * once in `npm run bench -- kernel`). Times are whole nanoseconds up to 2^53.
+ * seq); each later entry waits, unordered, in the bucket of the highest 8-bit digit in which its
+ * time differs from the instant's, and of its value there. When the instant's heap is empty, the
+ * lowest non-empty bucket gives the next instant (its earliest time), and its entries move to the
+ * instant's heap or to lower buckets. An entry moves down at most once per digit, by a sequential
+ * append, where a heap of all entries walks a dozen levels of a large array for each one taken out
+ * (about 760,000 queued at once in `npm run bench -- kernel`). Times are whole nanoseconds up to 2^53.
  *
  * Entries live in slots (phase, order, seq, action by slot, reused once taken out); buckets and
  * the instant's heap hold slot numbers, the buckets beside each entry's time.

@@ -23,7 +23,7 @@ const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 /** Read per event (instanceof): copied too. */
 const StoredIds = ImportedStoredIds;
 const RemovedIds = ImportedRemovedIds;
-/** The largest position a 32-bit positions array holds (see ResidencyMirror.positions). */
+/** The largest position a record's 32-bit word holds (see ResidencyMirror.records). */
 const INT32_MAX = 2 ** 31 - 1;
 /** A Float64Array of `length`, holding `from`'s values first. */
 function grownFloat64(from: Float64Array, length: number): Float64Array {
@@ -116,10 +116,10 @@ export class ResidencyMirror {
    *
    * The parent it was stored under, as its hash words (not an id: the parent may be let go and its
    * id reused while the child is held). A block has a known parent exactly when its position is
-   * known and past 0 (hasKnownParent): a Stored that gives positions names a parent for every block
-   * but the first of a sequence, which stands at 0 (a Stored without a parent must start at 0, one
-   * with a parent must not); one that gives none forgets both of a block nobody holds and leaves
-   * both of a held one.
+   * known and past 0: a Stored that gives positions names a parent for every block but the first
+   * of a sequence, which stands at 0 (a Stored without a parent must start at 0, one with a parent
+   * must not); one that gives none forgets both of a block nobody holds and leaves both of a held
+   * one.
    */
   private readonly records = new IdWords(RECORD_STRIDE);
   private widePositions: Float64Array | null = null;
@@ -256,11 +256,11 @@ export class ResidencyMirror {
     const id = this.eventIds[i];
     const words = this.records.words;
     const at = RECORD_STRIDE * id;
-    // A held block was stored, so its position and parent records exist.
+    // A held block was stored, so its position and parent records exist (a holders cell of 0: no rank holds it in that tier).
     if (at >= words.length || (words[at + DEVICE_CELL] === 0 && words[at + HOST_CELL] === 0)) return false;
     const position = this.widePositions === null ? words[at + POSITION] : this.widePositions[id];
     if (position >= 0 && position !== start + i) return true;
-    // A block with a parent stands past position 0 (hasKnownParent): here the run gives it one too (else its position differed).
+    // A block with a parent stands past position 0 (see records): here the run gives it one too (else its position differed).
     return position > 0 && !this.blockIds.hasWords(i > 0 ? this.eventIds[i - 1] : parent, words[at + PARENT_LOW], words[at + PARENT_HIGH]);
   }
 
