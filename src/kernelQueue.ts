@@ -3,6 +3,7 @@
 // heap over the integer times, whose lowest level is the instant being run: a small heap ordered
 // by (phase, order, seq).
 import type { Nanos } from './time';
+import { grownInt32 } from './collections/typedArrays';
 
 export type Action = () => void;
 
@@ -214,7 +215,7 @@ export class MonotoneQueue {
   }
 
   private instantPush(slot: number): void {
-    if (this.instantLength === this.instantHeap.length) this.instantHeap = grownInt32(this.instantHeap, this.instantHeap.length * 2);
+    if (this.instantLength === this.instantHeap.length) this.instantHeap = grownInt32(this.instantHeap, this.instantLength + 1);
     let index = this.instantLength++;
     const heap = this.instantHeap;
     while (index > 0) {
@@ -275,22 +276,16 @@ export class MonotoneQueue {
   }
 
   private growBucket(bucket: number): void {
-    const capacity = Math.max(8, this.bucketSlots[bucket].length * 2);
-    const times = new Float64Array(capacity);
+    const slots = grownInt32(this.bucketSlots[bucket], this.bucketSlots[bucket].length + 1);
+    const times = new Float64Array(slots.length);
     times.set(this.bucketTimes[bucket]);
     this.bucketTimes[bucket] = times;
-    this.bucketSlots[bucket] = grownInt32(this.bucketSlots[bucket], capacity);
+    this.bucketSlots[bucket] = slots;
   }
 }
 
 const EMPTY_TIMES = new Float64Array(0);
 const EMPTY_SLOTS = new Int32Array(0);
-
-function grownInt32(array: Int32Array, capacity: number): Int32Array<ArrayBuffer> {
-  const grown = new Int32Array(capacity);
-  grown.set(array);
-  return grown;
-}
 
 /** The index of the lowest set bit of a non-zero 32-bit mask. */
 function lowestBit(mask: number): number {
