@@ -185,8 +185,7 @@ export class ChartTemplates {
       this.hits++;
       return known;
     }
-    const { vega, vegaLite } = vegaRenderer();
-    const runtime = vega.parse(vegaLite.compile(spec()).spec);
+    const runtime = parsedSpec(spec());
     if (this.parsed.size >= this.capacity) this.parsed.delete(this.parsed.keys().next().value!);
     this.parsed.set(key, runtime);
     return runtime;
@@ -194,6 +193,12 @@ export class ChartTemplates {
 }
 
 const CHART_TEMPLATES = new ChartTemplates();
+
+/** A vega-lite spec compiled to vega and parsed: what a vega View draws. */
+function parsedSpec(spec: TopLevelSpec): ReturnType<ReturnType<typeof vegaRenderer>['vega']['parse']> {
+  const { vega, vegaLite } = vegaRenderer();
+  return vega.parse(vegaLite.compile(spec).spec);
+}
 
 /** The mark standing for a metric's name in a template (letters only: the same text in JSON and in vega's generated code). */
 const METRIC_MARK = 'kvqualChartMetricMark';
@@ -226,10 +231,7 @@ function filledTemplate(template: unknown, metric: string, rows: BandRow[]): unk
 /** The parsed vega spec of a chart: from its template when its metric's name can stand in one, else compiled from its own spec. */
 function chartRuntime(document: SweepDocument, chart: SweepChart, templates: ChartTemplates | null): unknown {
   const data = chartData(document, chart);
-  const own = () => {
-    const { vega, vegaLite } = vegaRenderer();
-    return vega.parse(vegaLite.compile(specOf(document, chart, chart.metric, data)).spec);
-  };
+  const own = () => parsedSpec(specOf(document, chart, chart.metric, data));
   if (templates === null || !/^[A-Za-z0-9_]+$/.test(chart.metric)) return own();
   const template = specOf(document, chart, METRIC_MARK, { ...data, rows: ROWS_MARK });
   const key = JSON.stringify(template);
