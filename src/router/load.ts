@@ -49,7 +49,6 @@ class ActiveUsers {
       words[at + 1]++;
       return;
     }
-    this.distinct[rank] = this.blocksOn(rank) + 1;
     if (cell === UNUSED) {
       words[at] = rank + 1;
       words[at + 1] = 1;
@@ -62,11 +61,11 @@ class ActiveUsers {
       words[at + 1] = 2;
     } else {
       if (rank >= this.rowWidth) this.widen(rank + 1);
-      const slot = (-cell - 1) * this.rowWidth + rank;
-      if (this.rows[slot] === 0) words[at + 1]++;
-      else this.distinct[rank]--;
-      this.rows[slot]++;
+      // A rank already in the row: one more user there, the block is not new to it.
+      if (this.rows[(-cell - 1) * this.rowWidth + rank]++ > 0) return;
+      words[at + 1]++;
     }
+    this.distinct[rank] = this.blocksOn(rank) + 1;
   }
 
   /** One user fewer of a block on a rank (it has one). */
