@@ -190,8 +190,9 @@ export class MonotoneQueue {
   }
 
   /**
-   * An entry due before the instant (possible only after the kernel stopped at a limit with the
-   * next instant already found): every queued entry is placed again from that earlier time.
+   * An entry due before the instant (possible only once the kernel found the next instant without
+   * running it: a run stopped at a limit, or nextTime): every queued entry is placed again from
+   * that earlier time.
    */
   private rebase(time: Nanos): void {
     const queued: number[] = [];

@@ -202,7 +202,7 @@ test('a cancelled action neither runs nor moves the clock; cancelling an action 
   assert.throws(() => kernel.cancel(99), InvariantError);
 });
 
-test('arrivals and the other phases queue apart and still run in one order; a cancelled arrival ahead of the others is skipped', () => {
+test('arrivals and the other phases run in one order; a cancelled arrival ahead of the others is skipped', () => {
   const kernel = new Kernel();
   const ran: string[] = [];
   const early = kernel.at(1, Phase.Arrival, 0, () => ran.push('cancelled arrival'));
