@@ -6,7 +6,8 @@
 import type { BlockHash } from '../hash';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import { NO_BLOCK_ID as IMPORTED_NO_BLOCK_ID } from '../collections/blockIds';
-import { grownIdArray, grownInt32, Int32Pool } from '../collections/typedArrays';
+import { grownInt32, Int32Pool } from '../collections/typedArrays';
+import { IdWords } from './rankSets';
 import type { IdRun } from '../collections/idRun';
 // Constants read per block are copied into this module once: run through tsx, every read of an
 // imported binding is a getter call (esbuild's live bindings), about a tenth of a replay's time.
@@ -25,7 +26,8 @@ const UNUSED = 0;
  * the counts by slot were three or four random reads.
  */
 class ActiveUsers {
-  private words = new Int32Array(0);
+  /** By block id, its cell and its count (IdWords: zero where never written). */
+  private readonly cells = new IdWords(2);
   private rows = new Int32Array(0);
   /** Words per row: one per rank, for ranks below it. */
   private rowWidth = 0;
@@ -42,8 +44,8 @@ class ActiveUsers {
   /** One more user of a block on a rank. */
   add(id: BlockId, rank: number): void {
     const at = 2 * id;
-    if (at + 1 >= this.words.length) this.words = grownIdArray(this.words, at + 2);
-    const words = this.words;
+    if (at + 1 >= this.cells.words.length) this.cells.fit(id);
+    const words = this.cells.words;
     const cell = words[at];
     if (cell === rank + 1) {
       words[at + 1]++;
@@ -71,7 +73,7 @@ class ActiveUsers {
   /** One user fewer of a block on a rank (it has one). */
   remove(id: BlockId, rank: number): void {
     const at = 2 * id;
-    const words = this.words;
+    const words = this.cells.words;
     const cell = words[at];
     if (cell === rank + 1) {
       if (--words[at + 1] === 0) {
@@ -97,8 +99,9 @@ class ActiveUsers {
 
   /** Calls `each` with every rank that uses the block, ascending. */
   forEachRank(id: BlockId, each: (rank: number) => void): void {
-    if (2 * id >= this.words.length) return;
-    const cell = this.words[2 * id];
+    const words = this.cells.words;
+    if (2 * id >= words.length) return;
+    const cell = words[2 * id];
     if (cell > 0) each(cell - 1);
     else if (cell < 0) {
       const first = (-cell - 1) * this.rowWidth;
