@@ -82,18 +82,20 @@ const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 1_800, unnamed_polls:
  * record until the returned function is called (after tsc has ended and the plan is done). Two
  * checks at once would each check every changed file (tsc's record is written when a check ends);
  * taking turns, the second finds the record current and tsc does nothing. The turn is a folder
- * (made atomically) holding its process id: one whose process has ended is taken over; when its
+ * (made atomically) holding its process id and start time: one whose process has ended (or whose
+ * id a later process has taken) is taken over; when its
  * patience runs out the check goes ahead anyway (it is then as if there were no turns).
  */
 export async function typeCheckTurn(recordDir: string, patience: TurnPatience = TURN_PATIENCE): Promise<() => void> {
   fs.mkdirSync(recordDir, { recursive: true });
   const turn = path.join(recordDir, TYPE_CHECK_FILES.turn);
   const owner = path.join(turn, 'pid');
+  const me = `${process.pid} ${processStart(process.pid) ?? ''}`.trim();
   let unnamed = 0;
   for (let look = 0; ; look++) {
     try {
       fs.mkdirSync(turn);
-      fs.writeFileSync(owner, String(process.pid));
+      fs.writeFileSync(owner, me);
       return () => fs.rmSync(turn, { recursive: true, force: true });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
@@ -110,7 +112,12 @@ export async function typeCheckTurn(recordDir: string, patience: TurnPatience = 
   }
 }
 
-/** Whether the turn's holder (the process id in `owner`) is running, has ended, or has not named itself (yet). */
+/**
+ * Whether the turn's holder (`owner`: its process id, and its start time where the system tells it)
+ * is running, has ended, or has not named itself (yet). A process id that a process started since
+ * has taken (after a crash, or a restart of the machine or container) is one that has ended: else
+ * every check would wait out its patience while that other process lives.
+ */
 function holderOf(owner: string): 'running' | 'ended' | 'unnamed' {
   let text: string;
   try {
@@ -118,12 +125,26 @@ function holderOf(owner: string): 'running' | 'ended' | 'unnamed' {
   } catch {
     return 'unnamed';
   }
-  const pid = Number(text);
-  if (text === '' || !Number.isInteger(pid) || pid <= 0) return 'unnamed';
+  const [pidText = '', start] = text.trim().split(' ');
+  const pid = Number(pidText);
+  if (pidText === '' || !Number.isInteger(pid) || pid <= 0) return 'unnamed';
   try {
     process.kill(pid, 0);
-    return 'running';
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'ended' : 'running';
+    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return 'ended';
   }
+  const now = start === undefined ? null : processStart(pid);
+  return now !== null && now !== start ? 'ended' : 'running';
+}
+
+/** When process `pid` started, in the system's clock ticks since boot (Linux's /proc/PID/stat, field 22), or null where the system does not say. */
+function processStart(pid: number): string | null {
+  let stat: string;
+  try {
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // The command's name (field 2, in parentheses) may hold spaces and parentheses: the fields are counted after its last ')'.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
 }

@@ -98,3 +98,17 @@ test("a turn left by a process that ended, or by one that never named itself, is
   release();
   assert.equal(fs.existsSync(turn), false);
 });
+
+test('a turn whose holder ended and whose process id another process took since is taken over at once, not waited for until patience runs out (and then left for the next check to wait on)', { skip: !fs.existsSync('/proc/self/stat') && 'needs /proc (Linux): a process start time' }, async () => {
+  const { records } = project();
+  const turn = path.join(records, TYPE_CHECK_FILES.turn);
+  // A living process (this one) named with a start time that is not its own: the holder's process id, reused.
+  fs.mkdirSync(turn, { recursive: true });
+  fs.writeFileSync(path.join(turn, 'pid'), `${process.pid} 1`);
+  const asked = Date.now();
+  const release = await typeCheckTurn(records, { poll_ms: 10, polls: 6_000, unnamed_polls: 3 });
+  assert.ok(Date.now() - asked < 5_000, 'taken over at once, not once patience ran out');
+  assert.match(fs.readFileSync(path.join(turn, 'pid'), 'utf8'), new RegExp(`^${process.pid} \\d+$`), 'the turn now names this check');
+  release();
+  assert.equal(fs.existsSync(turn), false);
+});
