@@ -96,7 +96,7 @@ export async function typeCheckTurn(recordDir: string, patience: TurnPatience = 
     try {
       fs.mkdirSync(turn);
       fs.writeFileSync(owner, me);
-      return () => fs.rmSync(turn, { recursive: true, force: true });
+      return () => giveBack(turn, owner, me);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -110,6 +110,17 @@ export async function typeCheckTurn(recordDir: string, patience: TurnPatience = 
     if (look >= patience.polls) return () => {};
     await new Promise((resolve) => setTimeout(resolve, patience.poll_ms));
   }
+}
+
+/** Removes the turn when it is still this check's: one another check has taken over since is left to that check. */
+function giveBack(turn: string, owner: string, me: string): void {
+  let holder: string | null = null;
+  try {
+    holder = fs.readFileSync(owner, 'utf8');
+  } catch {
+    // no holder named: not this check's turn any more
+  }
+  if (holder === me) fs.rmSync(turn, { recursive: true, force: true });
 }
 
 /**

@@ -112,3 +112,13 @@ test('a turn whose holder ended and whose process id another process took since 
   release();
   assert.equal(fs.existsSync(turn), false);
 });
+
+test("giving a turn back leaves one that another check has taken over since (else a third check would start beside that one)", async () => {
+  const { records } = project();
+  const turn = path.join(records, TYPE_CHECK_FILES.turn);
+  const release = await typeCheckTurn(records);
+  fs.writeFileSync(path.join(turn, 'pid'), '1 1');
+  release();
+  assert.equal(fs.readFileSync(path.join(turn, 'pid'), 'utf8'), '1 1', "the other check's turn is left to it");
+  fs.rmSync(turn, { recursive: true });
+});
