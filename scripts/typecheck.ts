@@ -4,20 +4,15 @@
 // the same time, one waits for the other (typeCheckTurn) and then finds nothing to do. Prints what
 // tsc prints; exits with tsc's status.
 //
-//   node --require tsx/cjs scripts/typecheck.ts [--record-dir DIR]   (default: build/typecheck)
+//   node --require tsx/cjs scripts/typecheck.ts      (npm run typecheck)
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { typeCheckPlan, typeCheckTurn } from '../src/signoff/typeCheck';
 
 const ROOT = path.resolve(__dirname, '..');
 
-async function main(argv: string[]): Promise<number> {
-  const at = argv.indexOf('--record-dir');
-  if (at >= 0 && !argv[at + 1]) {
-    process.stderr.write('typecheck: --record-dir needs a folder\n');
-    return 2;
-  }
-  const recordDir = at >= 0 ? path.resolve(argv[at + 1]) : path.join(ROOT, 'build', 'typecheck');
+async function main(): Promise<number> {
+  const recordDir = path.join(ROOT, 'build', 'typecheck');
   const release = await typeCheckTurn(recordDir);
   try {
     const plan = typeCheckPlan(ROOT, recordDir);
@@ -33,4 +28,4 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then((status) => process.exit(status));
+main().then((status) => process.exit(status));
