@@ -25,8 +25,8 @@ export const TYPE_CHECK_FILES = { config: 'tsconfig.typecheck.json', record: 'ty
 
 /**
  * How to type-check the repository at `root`, keeping tsc's record in `recordDir` (a folder of
- * its own: `build/typecheck` for `npm test`, `npm run typecheck` and the sign-off alike). Make the
- * plan once it is the check's turn (typeCheckTurn).
+ * its own: `build/typecheck` for `npm test`, `npm run typecheck` and the sign-off alike). Made
+ * once it is the check's turn (typeCheckInTurn).
  */
 export function typeCheckPlan(root: string, recordDir: string): TypeCheckPlan {
   fs.mkdirSync(recordDir, { recursive: true });
@@ -59,6 +59,23 @@ export function dependencyStamp(root: string): string {
 function writeIfChanged(file: string, text: string): void {
   if (fs.existsSync(file) && fs.readFileSync(file, 'utf8') === text) return;
   fs.writeFileSync(file, text);
+}
+
+/**
+ * A type check with its record in `recordDir`, once it is its turn (typeCheckTurn): the plan made
+ * then, `check` running tsc on it, the plan done once tsc has ended (whatever it found) and the
+ * turn given back. Resolves with what `check` did.
+ */
+export async function typeCheckInTurn<T>(root: string, recordDir: string, check: (plan: TypeCheckPlan) => T | Promise<T>): Promise<T> {
+  const release = await typeCheckTurn(recordDir);
+  try {
+    const plan = typeCheckPlan(root, recordDir);
+    const checked = await check(plan);
+    plan.done();
+    return checked;
+  } finally {
+    release();
+  }
 }
 
 /** How a check waits for its turn: how often it looks again, and after how many looks it goes ahead, or takes over a turn whose holder never named itself. */

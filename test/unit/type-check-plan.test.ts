@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { TYPE_CHECK_FILES, typeCheckPlan, typeCheckTurn } from '../../src/signoff/typeCheck';
+import { TYPE_CHECK_FILES, typeCheckInTurn, typeCheckPlan, typeCheckTurn } from '../../src/signoff/typeCheck';
 
 const made: string[] = [];
 after(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
@@ -121,4 +121,18 @@ test("giving a turn back leaves one that another check has taken over since (els
   release();
   assert.equal(fs.readFileSync(path.join(turn, 'pid'), 'utf8'), '1 1', "the other check's turn is left to it");
   fs.rmSync(turn, { recursive: true });
+});
+
+test('typeCheckInTurn: the plan made in the check\'s turn, done once the check has ended, and the turn given back', async () => {
+  const { root, records } = project();
+  const turn = path.join(records, TYPE_CHECK_FILES.turn);
+  const stamp = path.join(records, TYPE_CHECK_FILES.dependencies);
+  const forced = await typeCheckInTurn(root, records, async (plan) => {
+    assert.ok(fs.existsSync(turn), 'the check runs in its turn');
+    assert.equal(fs.existsSync(stamp), false, 'not done before the check has ended');
+    return plan.forced;
+  });
+  assert.equal(forced, true);
+  assert.ok(fs.existsSync(stamp), 'done once the check has ended');
+  assert.equal(fs.existsSync(turn), false, 'the turn is given back');
 });
