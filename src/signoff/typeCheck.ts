@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { processAlive } from '../processes';
 
 export interface TypeCheckPlan {
   /** The tsc executable and its arguments. */
@@ -156,11 +157,7 @@ function holderOf(owner: string): 'running' | 'ended' | 'unnamed' {
   const [pidText = '', start] = text.trim().split(' ');
   const pid = Number(pidText);
   if (pidText === '' || !Number.isInteger(pid) || pid <= 0) return 'unnamed';
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return 'ended';
-  }
+  if (!processAlive(pid)) return 'ended';
   const now = start === undefined ? null : processStart(pid);
   return now !== null && now !== start ? 'ended' : 'running';
 }
