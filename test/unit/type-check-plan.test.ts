@@ -1,20 +1,16 @@
 // The type check's plan (src/signoff/typeCheck.ts): tsc's build mode over a config that extends the
 // repository's and keeps its record in the given folder, forced whole the first time and whenever the
 // installed packages or TypeScript change; checks that keep one record take turns. (test/integration/typecheck.test.ts runs tsc itself.)
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { TYPE_CHECK_FILES, typeCheckInTurn, typeCheckPlan, typeCheckTurn } from '../../src/signoff/typeCheck';
-
-const made: string[] = [];
-after(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+import { scratchFolder } from '../support/scratch';
 
 function project(): { root: string; records: string } {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-plan-'));
-  made.push(root);
+  const root = scratchFolder('typecheck-plan');
   fs.writeFileSync(path.join(root, 'tsconfig.json'), '{ "include": ["*.ts"] }\n');
   fs.writeFileSync(path.join(root, 'package-lock.json'), '{ "lockfileVersion": 3 }\n');
   return { root, records: path.join(root, 'records') };
