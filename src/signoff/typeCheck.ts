@@ -90,8 +90,8 @@ export interface TurnPatience {
 
 /**
  * A tenth of a second between looks, for three minutes (a whole check takes about a minute on a
- * busy two-core machine; a holder's process id taken by another process would otherwise hold the
- * check up); a holder that named no process within five seconds ended before it could.
+ * busy two-core machine; where the system does not tell a process's start time, a holder's process
+ * id taken by another process would otherwise hold the check up); a holder that named no process within five seconds ended before it could.
  */
 const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 1_800, unnamed_polls: 50 };
 
@@ -101,8 +101,8 @@ const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 1_800, unnamed_polls:
  * checks at once would each check every changed file (tsc's record is written when a check ends);
  * taking turns, the second finds the record current and tsc does nothing. The turn is a folder
  * (made atomically) holding its process id and start time: one whose process has ended (or whose
- * id a later process has taken) is taken over; when its
- * patience runs out the check goes ahead anyway (it is then as if there were no turns).
+ * id a later process has taken) is taken over; when its patience runs out the check goes ahead
+ * anyway (it is then as if there were no turns).
  */
 export async function typeCheckTurn(recordDir: string, patience: TurnPatience = TURN_PATIENCE): Promise<() => void> {
   fs.mkdirSync(recordDir, { recursive: true });
