@@ -14,7 +14,7 @@ import path from 'node:path';
 import ArgvParser from '@cucumber/cucumber/lib/configuration/argv_parser';
 import { FIRST_RUN_ENDED } from '../src/signoff/suiteRunner';
 import { parseEnvelopes } from '../src/signoff/messages';
-import { faultCheckInProcess, runWithOptions } from './suiteInProcess';
+import { faultCheckSettled, runWithOptions } from './suiteInProcess';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -39,12 +39,7 @@ async function main(argv: string[]): Promise<number> {
   if (stream !== null && fs.existsSync(stream)) {
     const run = parseEnvelopes(envelopes);
     envelopes.length = 0;
-    const check = await faultCheckInProcess(ROOT, process.env, run).catch((error: unknown) => ({
-      trials: [],
-      survivors: [],
-      exempt: [],
-      problems: [`the planted-fault check could not complete: ${error instanceof Error ? error.message : String(error)}`],
-    }));
+    const check = await faultCheckSettled(ROOT, process.env, () => run);
     fs.writeFileSync(out, `${JSON.stringify(check)}\n`);
   }
   return first.status;

@@ -34,6 +34,7 @@ import { DriverContext, parseQualifyArgs, prepare, qualify, QUALIFY_USAGE, stopC
 import type { Subject } from '../src/signoff/model';
 import type { PhaseStatus } from '../src/signoff/context';
 import type { SuiteRunner } from '../src/signoff/suiteRunner';
+import { processAlive } from '../src/processes';
 import { worktreeDifferences, worktreeText } from '../src/signoff/worktree';
 import { contentDifferences, filteredPaths, gitEnvironment, GIT_SAFE_ARGS, LOADED_PATHS } from '../src/signoff/provenance';
 import { figureCacheFromEnv } from '../steps/support/figureCache';
@@ -95,16 +96,6 @@ async function cucumberReports(ndjson: string): Promise<{ html: string; junit: s
 const out = new GuardedStream(process.stdout);
 const err = new GuardedStream(process.stderr);
 
-/** Whether a process runs (one of another user counts: it cannot be signalled, but it is there). */
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /**
  * The temporary folder of the compiled coverage run (its unit tests make scratch folders, which a
  * stopped run would leave): kvqual-qualify-<pid>-XXXXXX, removed when this run exits, however it
@@ -114,7 +105,7 @@ function coverageTempFolder(): string {
   const base = os.tmpdir();
   for (const name of fs.readdirSync(base)) {
     const left = /^kvqual-qualify-(\d+)-/.exec(name);
-    if (left === null || running(Number(left[1]))) continue;
+    if (left === null || processAlive(Number(left[1]))) continue;
     try {
       fs.rmSync(path.join(base, name), { recursive: true, force: true });
     } catch {

@@ -23,7 +23,7 @@ import { Writable } from 'node:stream';
 import { loadConfiguration, loadSupport, runCucumber, type IConfiguration, type ISupportCodeLibrary } from '@cucumber/cucumber/api';
 import type { Envelope } from '@cucumber/messages';
 import type { SupportCodeLibrary } from '@cucumber/cucumber/lib/support_code_library_builder/types';
-import { checkFaults, type FaultCheck, type FaultedRun } from '../src/signoff/faults';
+import { checkFaults, faultCheckNotMade, type FaultCheck, type FaultedRun } from '../src/signoff/faults';
 import { parseEnvelopes, parseRun, type RunModel } from '../src/signoff/messages';
 import { NONCE_HOOK_PREFIX, RUN_NONCE_ENV } from '../src/signoff/shardTrust';
 import { firstThenFaults, reportFormats, type CheckFaults, type SuiteRun, type SuiteRunner } from '../src/signoff/suiteRunner';
@@ -199,14 +199,17 @@ export function faultCheckInProcess(root: string, env: NodeJS.ProcessEnv, first:
   return checkFaults(first, runUnder, faults);
 }
 
-/** The planted-fault check of the stream `firstMessages` in this process, as the driver asks for it; what kept it from completing is one of its problems. */
-export const checkFaultsInProcess: CheckFaults = async (ctx, env, firstMessages) => {
+/** faultCheckInProcess of the run `first` gives, never rejected: what kept the check from completing (reading run 1 too) is its problem. */
+export async function faultCheckSettled(root: string, env: NodeJS.ProcessEnv, first: () => RunModel): Promise<FaultCheck> {
   try {
-    return await faultCheckInProcess(ctx.root, env, parseRun(fs.readFileSync(firstMessages, 'utf8')));
+    return await faultCheckInProcess(root, env, first());
   } catch (error) {
-    return { trials: [], survivors: [], exempt: [], problems: [`the planted-fault check could not complete: ${(error as Error).message}`] };
+    return faultCheckNotMade(`the planted-fault check could not complete: ${error instanceof Error ? error.message : String(error)}`);
   }
-};
+}
+
+/** The planted-fault check of the stream `firstMessages` in this process, as the driver asks for it; what kept it from completing is one of its problems. */
+export const checkFaultsInProcess: CheckFaults = (ctx, env, firstMessages) => faultCheckSettled(ctx.root, env, () => parseRun(fs.readFileSync(firstMessages, 'utf8')));
 
 const runHere: SuiteRunner['run'] = (ctx, request) => runInProcess(ctx.root, request);
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { CoverageRun, CoverageSummary, summariseCoverage } from './coverage';
 import { RunModel } from './messages';
 import { statusWord } from './model';
-import { typeCheckPlan, typeCheckTurn } from './typeCheck';
+import { typeCheckInTurn } from './typeCheck';
 import { fromRoot } from './context';
 import type { DriverContext } from './context';
 import { PERTURB_ENV } from './options';
@@ -114,17 +114,8 @@ export async function compileBuild(ctx: DriverContext, run: CoverageRun): Promis
  * that passed): an error is a problem of the coverage run, as a failing test is.
  */
 export async function typeCheck(ctx: DriverContext, env: NodeJS.ProcessEnv, run: CoverageRun): Promise<void> {
-  const recordDir = path.join(ctx.root, BUILD, 'typecheck');
   // npm test checks with this record too: while it does, this check waits, then finds its work done.
-  const release = await typeCheckTurn(recordDir);
-  let checked: Awaited<ReturnType<typeof spawn>>;
-  try {
-    const plan = typeCheckPlan(ctx.root, recordDir);
-    checked = await spawn(ctx, plan.command, plan.args, env, true, true);
-    plan.done();
-  } finally {
-    release();
-  }
+  const checked = await typeCheckInTurn(ctx.root, path.join(ctx.root, BUILD, 'typecheck'), (plan) => spawn(ctx, plan.command, plan.args, env, true, true));
   if (checked.status !== 0) run.problems.push(`tsc reported errors: ${checked.output.split('\n').filter(Boolean).slice(0, 3).join(' / ')}`);
 }
 

@@ -34,6 +34,11 @@ export interface FaultCheck {
   problems: string[];
 }
 
+/** A check that tried nothing: `problem` says what kept it from being made. */
+export function faultCheckNotMade(problem: string): FaultCheck {
+  return { trials: [], survivors: [], exempt: [], problems: [problem] };
+}
+
 /** Why a scenario that checks a document is not tried under the simulator faults. */
 export const DOCUMENT_EXEMPTION = 'it checks a document of the repository, not the simulator: no simulator fault reaches what it reads';
 

@@ -11,7 +11,7 @@ import { KNOWN_DEFECT_AREAS } from '../fuzz/generate';
 import { PLANTED_DEFECT_ENV } from '../fuzz/planted';
 import { SIMULATOR_FAULT_ENV } from '../fuzz/simulatorFaults';
 import { SCENARIO_FIGURES_ENV } from '../report/figure';
-import type { FaultCheck } from './faults';
+import { faultCheckNotMade, type FaultCheck } from './faults';
 import { checkIsolation, type IsolationCheck } from './isolation';
 import { newRunDir, removeStale, runFolderGuard } from './write';
 import { SHARD_MANIFEST } from './shards';
@@ -276,7 +276,7 @@ async function startFaults(r: Running, firstRead: Promise<Read>, checked: Promis
     r.phases.skip(r.plan.faults, 'run 1 wrote no message stream');
     return undefined;
   }
-  const noCheck: FaultCheck = { trials: [], survivors: [], exempt: [], problems: ['the planted-fault check found no message stream of run 1'] };
+  const noCheck = faultCheckNotMade('the planted-fault check found no message stream of run 1');
   return r.phases.run(r.plan.faults, async () => (await checked) ?? noCheck, faultsSaid);
 }
 

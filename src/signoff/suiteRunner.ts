@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { DriverContext, FirstRun, Spawned, SuiteRun, SuiteRunner } from './context';
-import type { FaultCheck } from './faults';
+import { faultCheckNotMade, type FaultCheck } from './faults';
 import type { AloneRun } from './isolation';
 import { readRun } from './runStreams';
 import { spawn, tool } from './spawn';
@@ -87,7 +87,7 @@ function processFirstRun(ctx: DriverContext, request: SuiteRun): FirstRun {
       if (fs.existsSync(out)) return JSON.parse(fs.readFileSync(out, 'utf8')) as FaultCheck;
       if (request.reports.message === undefined || !fs.existsSync(path.resolve(ctx.root, request.reports.message))) return null;
       const why = `scripts/first-run.ts exited with status ${done.status} before the planted-fault check completed: ${done.output.split('\n').filter(Boolean).slice(-3).join(' / ')}`;
-      return { trials: [], survivors: [], exempt: [], problems: [why] };
+      return faultCheckNotMade(why);
     })
     .finally(() => fs.rmSync(dir, { recursive: true, force: true }));
   return { ended, exited, faults };

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { processAlive } from '../processes';
 
 export interface TypeCheckPlan {
   /** The tsc executable and its arguments. */
@@ -25,8 +26,8 @@ export const TYPE_CHECK_FILES = { config: 'tsconfig.typecheck.json', record: 'ty
 
 /**
  * How to type-check the repository at `root`, keeping tsc's record in `recordDir` (a folder of
- * its own: `build/typecheck` for `npm test`, `npm run typecheck` and the sign-off alike). Make the
- * plan once it is the check's turn (typeCheckTurn).
+ * its own: `build/typecheck` for `npm test`, `npm run typecheck` and the sign-off alike). Made
+ * once it is the check's turn (typeCheckInTurn).
  */
 export function typeCheckPlan(root: string, recordDir: string): TypeCheckPlan {
   fs.mkdirSync(recordDir, { recursive: true });
@@ -61,6 +62,23 @@ function writeIfChanged(file: string, text: string): void {
   fs.writeFileSync(file, text);
 }
 
+/**
+ * A type check with its record in `recordDir`, once it is its turn (typeCheckTurn): the plan made
+ * then, `check` running tsc on it, the plan done once tsc has ended (whatever it found) and the
+ * turn given back. Resolves with what `check` did.
+ */
+export async function typeCheckInTurn<T>(root: string, recordDir: string, check: (plan: TypeCheckPlan) => T | Promise<T>): Promise<T> {
+  const release = await typeCheckTurn(recordDir);
+  try {
+    const plan = typeCheckPlan(root, recordDir);
+    const checked = await check(plan);
+    plan.done();
+    return checked;
+  } finally {
+    release();
+  }
+}
+
 /** How a check waits for its turn: how often it looks again, and after how many looks it goes ahead, or takes over a turn whose holder never named itself. */
 export interface TurnPatience {
   poll_ms: number;
@@ -72,8 +90,8 @@ export interface TurnPatience {
 
 /**
  * A tenth of a second between looks, for three minutes (a whole check takes about a minute on a
- * busy two-core machine; a holder's process id taken by another process would otherwise hold the
- * check up); a holder that named no process within five seconds ended before it could.
+ * busy two-core machine; where the system does not tell a process's start time, a holder's process
+ * id taken by another process would otherwise hold the check up); a holder that named no process within five seconds ended before it could.
  */
 const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 1_800, unnamed_polls: 50 };
 
@@ -82,19 +100,21 @@ const TURN_PATIENCE: TurnPatience = { poll_ms: 100, polls: 1_800, unnamed_polls:
  * record until the returned function is called (after tsc has ended and the plan is done). Two
  * checks at once would each check every changed file (tsc's record is written when a check ends);
  * taking turns, the second finds the record current and tsc does nothing. The turn is a folder
- * (made atomically) holding its process id: one whose process has ended is taken over; when its
- * patience runs out the check goes ahead anyway (it is then as if there were no turns).
+ * (made atomically) holding its process id and start time: one whose process has ended (or whose
+ * id a later process has taken) is taken over; when its patience runs out the check goes ahead
+ * anyway (it is then as if there were no turns).
  */
 export async function typeCheckTurn(recordDir: string, patience: TurnPatience = TURN_PATIENCE): Promise<() => void> {
   fs.mkdirSync(recordDir, { recursive: true });
   const turn = path.join(recordDir, TYPE_CHECK_FILES.turn);
   const owner = path.join(turn, 'pid');
+  const me = `${process.pid} ${processStart(process.pid) ?? ''}`.trim();
   let unnamed = 0;
   for (let look = 0; ; look++) {
     try {
       fs.mkdirSync(turn);
-      fs.writeFileSync(owner, String(process.pid));
-      return () => fs.rmSync(turn, { recursive: true, force: true });
+      fs.writeFileSync(owner, me);
+      return () => giveBack(turn, owner, me);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
@@ -110,7 +130,23 @@ export async function typeCheckTurn(recordDir: string, patience: TurnPatience = 
   }
 }
 
-/** Whether the turn's holder (the process id in `owner`) is running, has ended, or has not named itself (yet). */
+/** Removes the turn when it is still this check's: one another check has taken over since is left to that check. */
+function giveBack(turn: string, owner: string, me: string): void {
+  let holder: string | null = null;
+  try {
+    holder = fs.readFileSync(owner, 'utf8');
+  } catch {
+    // no holder named: not this check's turn any more
+  }
+  if (holder === me) fs.rmSync(turn, { recursive: true, force: true });
+}
+
+/**
+ * Whether the turn's holder (`owner`: its process id, and its start time where the system tells it)
+ * is running, has ended, or has not named itself (yet). A process id that a process started since
+ * has taken (after a crash, or a restart of the machine or container) is one that has ended: else
+ * every check would wait out its patience while that other process lives.
+ */
 function holderOf(owner: string): 'running' | 'ended' | 'unnamed' {
   let text: string;
   try {
@@ -118,12 +154,22 @@ function holderOf(owner: string): 'running' | 'ended' | 'unnamed' {
   } catch {
     return 'unnamed';
   }
-  const pid = Number(text);
-  if (text === '' || !Number.isInteger(pid) || pid <= 0) return 'unnamed';
+  const [pidText = '', start] = text.trim().split(' ');
+  const pid = Number(pidText);
+  if (pidText === '' || !Number.isInteger(pid) || pid <= 0) return 'unnamed';
+  if (!processAlive(pid)) return 'ended';
+  const now = start === undefined ? null : processStart(pid);
+  return now !== null && now !== start ? 'ended' : 'running';
+}
+
+/** When process `pid` started, in the system's clock ticks since boot (Linux's /proc/PID/stat, field 22), or null where the system does not say. */
+function processStart(pid: number): string | null {
+  let stat: string;
   try {
-    process.kill(pid, 0);
-    return 'running';
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH' ? 'ended' : 'running';
+    stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
   }
+  // The command's name (field 2, in parentheses) may hold spaces and parentheses: the fields are counted after its last ')'.
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
 }

@@ -14,7 +14,7 @@ import { typeCheckPlan } from '../../src/signoff/typeCheck';
 import { typeCheck } from '../../src/signoff/coverageRun';
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-'));
-// The record outside the project, as npm test keeps it (in the temporary folder).
+// The record outside the project: typeCheckPlan keeps it in whatever folder it is given.
 const records = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-records-'));
 fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(root, 'node_modules'), 'dir');
 // A type package named in `types` must be found from the record's config outside the project: a

@@ -20,26 +20,33 @@ export interface CliRun {
  * command is reported as bin/kvqual.js reports it: exit status 3 and "internal error" on stderr.
  */
 export function kvqualInProcess(args: readonly string[], cwd = ROOT): CliRun {
-  let stdout = '';
-  let stderr = '';
-  const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd };
+  const run = capturedRun(cwd);
   try {
-    return { status: runCli(args, io), stdout, stderr };
+    return run.ended(runCli(args, run.io));
   } catch (error) {
-    return { status: 3, stdout, stderr: `${stderr}kvqual: internal error (please report): ${(error as Error).stack}\n` };
+    return run.crashed(error);
   }
 }
 
 /** `kvqual ARGS` in this process, from `cwd`, awaiting the asynchronous commands (sweep, qualify): as kvqualInProcess. */
 export async function kvqualInProcessAsync(args: readonly string[], cwd = ROOT): Promise<CliRun> {
+  const run = capturedRun(cwd);
+  try {
+    return run.ended(await runCliAsync(args, run.io));
+  } catch (error) {
+    return run.crashed(error);
+  }
+}
+
+/** The io of a command run in this process (what it prints, kept) and its result once it has ended, or thrown. */
+function capturedRun(cwd: string): { io: CliIo; ended(status: number): CliRun; crashed(error: unknown): CliRun } {
   let stdout = '';
   let stderr = '';
-  const io: CliIo = { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd };
-  try {
-    return { status: await runCliAsync(args, io), stdout, stderr };
-  } catch (error) {
-    return { status: 3, stdout, stderr: `${stderr}kvqual: internal error (please report): ${(error as Error).stack}\n` };
-  }
+  return {
+    io: { stdout: (text) => void (stdout += text), stderr: (text) => void (stderr += text), cwd },
+    ended: (status) => ({ status, stdout, stderr }),
+    crashed: (error) => ({ status: 3, stdout, stderr: `${stderr}kvqual: internal error (please report): ${(error as Error).stack}\n` }),
+  };
 }
 
 /** `node bin/kvqual.js ARGS` as a real process, from `cwd` (the repository by default), with `env` added to this one's. */

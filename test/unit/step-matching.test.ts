@@ -4,6 +4,7 @@
 // tree (values, starts, ends, children) is the one cucumber-expressions' polyfill gives.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import fc from 'fast-check';
 import { CucumberExpression, ParameterType, ParameterTypeRegistry, RegularExpression, type Group } from '@cucumber/cucumber-expressions';
 import { nativeMatch, polyfilledMatch } from '../../steps/support/stepMatching';
@@ -74,6 +75,11 @@ test('a step definition matches through the native indices once the steps are lo
   const expression = new CucumberExpression('the router waits {duration}', registry);
   assert.equal(treeRegexpOf(expression).match, nativeMatch);
   assert.deepEqual(expression.match('the router waits 1.5 s')!.map((argument) => argument.getValue(null)), ['1.5|s|']);
+});
+
+test("the cucumber-expressions that cucumber itself loads is the copy the steps patch (an upgrade that nests its own copy would silently match through the polyfill again)", () => {
+  const cucumbers = path.dirname(require.resolve('@cucumber/cucumber'));
+  assert.equal(require.resolve('@cucumber/cucumber-expressions', { paths: [cucumbers] }), require.resolve('@cucumber/cucumber-expressions'));
 });
 
 test('a group repeated by a quantifier: the same values, and the indices of its last repetition, where the engine puts them (the polyfill puts them at an earlier one)', () => {

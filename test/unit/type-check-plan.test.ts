@@ -1,20 +1,16 @@
 // The type check's plan (src/signoff/typeCheck.ts): tsc's build mode over a config that extends the
 // repository's and keeps its record in the given folder, forced whole the first time and whenever the
 // installed packages or TypeScript change; checks that keep one record take turns. (test/integration/typecheck.test.ts runs tsc itself.)
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { TYPE_CHECK_FILES, typeCheckPlan, typeCheckTurn } from '../../src/signoff/typeCheck';
-
-const made: string[] = [];
-after(() => made.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
+import { TYPE_CHECK_FILES, typeCheckInTurn, typeCheckPlan, typeCheckTurn } from '../../src/signoff/typeCheck';
+import { scratchFolder } from '../support/scratch';
 
 function project(): { root: string; records: string } {
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-typecheck-plan-'));
-  made.push(root);
+  const root = scratchFolder('typecheck-plan');
   fs.writeFileSync(path.join(root, 'tsconfig.json'), '{ "include": ["*.ts"] }\n');
   fs.writeFileSync(path.join(root, 'package-lock.json'), '{ "lockfileVersion": 3 }\n');
   return { root, records: path.join(root, 'records') };
@@ -97,4 +93,42 @@ test("a turn left by a process that ended, or by one that never named itself, is
   assert.ok(fs.existsSync(turn), 'going ahead leaves the holder its turn');
   release();
   assert.equal(fs.existsSync(turn), false);
+});
+
+test('a turn whose holder ended and whose process id another process took since is taken over at once, not waited for until patience runs out (and then left for the next check to wait on)', { skip: !fs.existsSync('/proc/self/stat') && 'needs /proc (Linux): a process start time' }, async () => {
+  const { records } = project();
+  const turn = path.join(records, TYPE_CHECK_FILES.turn);
+  // A living process (this one) named with a start time that is not its own: the holder's process id, reused.
+  fs.mkdirSync(turn, { recursive: true });
+  fs.writeFileSync(path.join(turn, 'pid'), `${process.pid} 1`);
+  const asked = Date.now();
+  const release = await typeCheckTurn(records, { poll_ms: 10, polls: 6_000, unnamed_polls: 3 });
+  assert.ok(Date.now() - asked < 5_000, 'taken over at once, not once patience ran out');
+  assert.match(fs.readFileSync(path.join(turn, 'pid'), 'utf8'), new RegExp(`^${process.pid} \\d+$`), 'the turn now names this check');
+  release();
+  assert.equal(fs.existsSync(turn), false);
+});
+
+test("giving a turn back leaves one that another check has taken over since (else a third check would start beside that one)", async () => {
+  const { records } = project();
+  const turn = path.join(records, TYPE_CHECK_FILES.turn);
+  const release = await typeCheckTurn(records);
+  fs.writeFileSync(path.join(turn, 'pid'), '1 1');
+  release();
+  assert.equal(fs.readFileSync(path.join(turn, 'pid'), 'utf8'), '1 1', "the other check's turn is left to it");
+  fs.rmSync(turn, { recursive: true });
+});
+
+test('typeCheckInTurn: the plan made in the check\'s turn, done once the check has ended, and the turn given back', async () => {
+  const { root, records } = project();
+  const turn = path.join(records, TYPE_CHECK_FILES.turn);
+  const stamp = path.join(records, TYPE_CHECK_FILES.dependencies);
+  const forced = await typeCheckInTurn(root, records, async (plan) => {
+    assert.ok(fs.existsSync(turn), 'the check runs in its turn');
+    assert.equal(fs.existsSync(stamp), false, 'not done before the check has ended');
+    return plan.forced;
+  });
+  assert.equal(forced, true);
+  assert.ok(fs.existsSync(stamp), 'done once the check has ended');
+  assert.equal(fs.existsSync(turn), false, 'the turn is given back');
 });
