@@ -1,8 +1,10 @@
-// What an engine rank is given and what it shows: its engine settings, the G2 side it stores to
-// (HostDomain, and what a rank that sees a pool is to it), and what a pass observer is shown as each
-// pass starts (PassObservation). What it tells the cluster (RankListener) is in rank.ts.
+// What an engine rank is given, shows and tells: its engine settings, the G2 side it stores to
+// (HostDomain, and what a rank that sees a pool is to it), what a pass observer is shown as each
+// pass starts (PassObservation), and what it tells the cluster (RankListener).
 import type { KvEvent, RankEventStream, RankRef } from '../events/model';
 import type { Nanos } from '../time';
+import type { SimRequest } from './request';
+import type { RankEngine } from './rank';
 import type { HostPool } from './hostPool';
 import type { TransferEngine } from './transfers';
 import type { PassShape, PassTimeModel } from './passTime';
@@ -53,4 +55,22 @@ export interface PassObservation {
   /** What the pass computes, and how long it lasts (fixed at its start). */
   shape: PassShape;
   duration_ns: Nanos;
+}
+
+/** What a rank tells the rest of the cluster. */
+export interface RankListener {
+  emit(rank: RankEngine, events: KvEvent[]): void;
+  prefillComplete(request: SimRequest): void;
+  finished(request: SimRequest): void;
+  /** A disaggregated request's prefill is done: its KV goes to a decode worker (PD-1). */
+  handoff(request: SimRequest): void;
+  /**
+   * PD-1: a decode rank has reserved G1 room for a request's prompt; its KV moves from the prefill
+   * worker, and `landed` is called when it has (in the transfer-completion phase).
+   */
+  pullKv(request: SimRequest, landed: () => void): void;
+  /** PD-1: a request failed on its decode rank before its KV moved; the prefill worker lets its blocks go. */
+  pullAbandoned(request: SimRequest): void;
+  /** The request was just preempted (its `preemptions` counts this one). */
+  preempted(rank: RankEngine, request: SimRequest): void;
 }
