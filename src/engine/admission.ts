@@ -13,7 +13,7 @@ import {
   storeBlocks as importedStoreBlocks,
   undoAcquire as importedUndoAcquire,
 } from './rankBlocks';
-import type { RankEngine } from './rank';
+import type { RankState } from './rankState';
 // Read per admission (the planted-fault hooks too): copied into this module once (every read of
 // an imported binding is a getter call, esbuild's live bindings).
 const DECODE = IMPORTED_DECODE;
@@ -24,7 +24,7 @@ const storeBlocks = importedStoreBlocks;
 const undoAcquire = importedUndoAcquire;
 
 /** Requests whose G2 load has finished are scheduled ahead of the ordinary waiting queue, in queue order; returns the budget left. */
-export function admitLoadedRequests(rank: RankEngine, budget: number): number {
+export function admitLoadedRequests(rank: RankState, budget: number): number {
   const waiting = rank.waiting;
   for (let i = 0; i < waiting.length && budget > 0 && rank.restoresInFlight > 0 && rank.running.length < rank.settings.max_num_seqs; ) {
     const request = waiting[i];
@@ -43,7 +43,7 @@ export function admitLoadedRequests(rank: RankEngine, budget: number): number {
 }
 
 /** Waiting requests in FCFS order under the caps, passing over those loading or loaded, until one must wait for G1 room. */
-export function admitWaiting(rank: RankEngine, budget: number): void {
+export function admitWaiting(rank: RankState, budget: number): void {
   const waiting = rank.waiting;
   for (let i = 0; i < waiting.length && budget > 0 && rank.running.length < rank.settings.max_num_seqs; ) {
     const request = waiting[i];
@@ -66,7 +66,7 @@ export function admitWaiting(rank: RankEngine, budget: number): void {
 }
 
 /** An admitted request takes a running slot (and says so in its state, as a stalled run's report shows it). */
-function startRunning(rank: RankEngine, request: SimRequest): void {
+function startRunning(rank: RankState, request: SimRequest): void {
   rank.running.push(request);
   request.state = 'running';
 }
@@ -77,7 +77,7 @@ function startRunning(rank: RankEngine, request: SimRequest): void {
  * Returns the first work, null to skip this request for now, 'stop' to stop admitting, or
  * 'failed' when it can never fit in G1 (it has left the queue).
  */
-function tryAdmit(rank: RankEngine, request: SimRequest, budget: number): PlannedWork | null | 'stop' | 'failed' {
+function tryAdmit(rank: RankState, request: SimRequest, budget: number): PlannedWork | null | 'stop' | 'failed' {
   const settings = rank.settings;
   // The last output token's KV is never computed: input + output − 1 tokens need KV at most. A
   // prefill worker computes the prompt only: the outputs are decoded (and their KV made) elsewhere.
@@ -122,13 +122,13 @@ function tryAdmit(rank: RankEngine, request: SimRequest, budget: number): Planne
 }
 
 /** ENG-4: how many prompt blocks may be reused at most. */
-function reusableBlocks(rank: RankEngine, request: SimRequest): number {
+function reusableBlocks(rank: RankState, request: SimRequest): number {
   const tokens = request.output_length > 0 ? request.input_length - 1 : request.input_length;
   return Math.min(Math.floor(Math.max(tokens, 0) / rank.settings.block_size), request.blockCount);
 }
 
 /** A request that can never fit leaves with its blocks let go, failed. */
-function fail(rank: RankEngine, request: SimRequest, reason: string): void {
+function fail(rank: RankState, request: SimRequest, reason: string): void {
   const index = rank.running.indexOf(request);
   if (index >= 0) rank.running.splice(index, 1);
   releaseBlocks(rank, request);
@@ -143,7 +143,7 @@ function fail(rank: RankEngine, request: SimRequest, reason: string): void {
  * entries and starts the H2D load. Its load takes no running slot (as in vLLM); once loaded it waits
  * for one, ahead of the ordinary queue (admitLoadedRequests).
  */
-function startRestore(rank: RankEngine, request: SimRequest, g1Blocks: number, hostBlocks: number): PlannedWork | null | 'stop' {
+function startRestore(rank: RankState, request: SimRequest, g1Blocks: number, hostBlocks: number): PlannedWork | null | 'stop' {
   const host = rank.host!;
   const room = Math.max(Math.ceil(request.prefill_target_tokens / rank.settings.block_size), g1Blocks + hostBlocks) - g1Blocks;
   if (!rank.g1.allocate(room)) {
@@ -181,27 +181,27 @@ function startRestore(rank: RankEngine, request: SimRequest, g1Blocks: number, h
 }
 
 /** G2-6: a load finishing mid-pass takes effect at that pass's end. */
-function restoreDone(rank: RankEngine, request: SimRequest): void {
+function restoreDone(rank: RankState, request: SimRequest): void {
   if (rank.busy) rank.loadsDoneMidPass.push(request);
   else markLoaded(rank, request);
 }
 
 /** A load (a G2 restore, or a KV pull from a prefill worker) has landed: the request may be admitted. */
-export function markLoaded(rank: RankEngine, request: SimRequest): void {
+export function markLoaded(rank: RankState, request: SimRequest): void {
   if (!request.kv_from_prefill) endHostLoad(rank, request);
   request.state = 'loaded';
   rank.kick();
 }
 
 /** A G2 restore's entries are no longer pinned (other ranks of a shared pool may evict them again); its H2D wait is known. */
-function endHostLoad(rank: RankEngine, request: SimRequest): void {
+function endHostLoad(rank: RankState, request: SimRequest): void {
   rank.host!.pool.unpin(request.pinned_host_ids, rank.rank_index);
   for (const subscriber of rank.host!.subscribers) if (subscriber !== rank) subscriber.kick();
   if (request.first_admission_ns === null) request.h2d_wait_ns = rank.kernel.now - request.h2d_started_ns!;
 }
 
 /** A restored request is admitted: its loaded blocks become G1 cache entries; its G1 room was reserved when the restore started. */
-function admitLoaded(rank: RankEngine, request: SimRequest, budget: number): number {
+function admitLoaded(rank: RankState, request: SimRequest, budget: number): number {
   const B = rank.settings.block_size;
   const { g1_blocks, host_blocks } = request.restore!;
   if (request.pinned_host_ids.length > 0) storeBlocks(rank, request, g1_blocks, g1_blocks + host_blocks);
@@ -221,7 +221,7 @@ function admitLoaded(rank: RankEngine, request: SimRequest, budget: number): num
  * before the KV is pulled from the prefill worker; the request then waits for it like a G2 restore,
  * holding that room but no running slot, and is admitted ahead of the queue once it has landed.
  */
-function startPull(rank: RankEngine, request: SimRequest): null | 'stop' {
+function startPull(rank: RankState, request: SimRequest): null | 'stop' {
   if (!ensureBlocks(rank, request, request.input_length + request.output_tokens)) {
     recordAttempt(rank, request, 'no-blocks', 0, 0, 'not enough free G1 blocks for the KV from the prefill worker');
     return 'stop';
@@ -234,7 +234,7 @@ function startPull(rank: RankEngine, request: SimRequest): null | 'stop' {
 }
 
 /** A pulled request whose KV has landed: the decode half starts with the whole prompt's KV in place, its blocks become G1 entries. */
-function admitPulled(rank: RankEngine, request: SimRequest): PlannedWork {
+function admitPulled(rank: RankState, request: SimRequest): PlannedWork {
   request.kv_from_prefill = false;
   request.computed_tokens = request.input_length;
   storeBlocks(rank, request, 0, request.blockCount);
@@ -243,13 +243,13 @@ function admitPulled(rank: RankEngine, request: SimRequest): PlannedWork {
 }
 
 /** G2-6: reuse is attributed at first admission only. */
-function attributeReuse(rank: RankEngine, request: SimRequest, g1Blocks: number, hostBlocks: number): void {
+function attributeReuse(rank: RankState, request: SimRequest, g1Blocks: number, hostBlocks: number): void {
   if (request.first_admission_ns !== null) return;
   request.g1_reused_tokens = g1Blocks * rank.settings.block_size;
   request.host_reused_tokens = hostBlocks * rank.settings.block_size;
 }
 
-function recordAttempt(rank: RankEngine, request: SimRequest, outcome: 'admitted' | 'deferred' | 'loading' | 'no-blocks', g1: number, host: number, reason: string | null): void {
+function recordAttempt(rank: RankState, request: SimRequest, outcome: 'admitted' | 'deferred' | 'loading' | 'no-blocks', g1: number, host: number, reason: string | null): void {
   if (outcome === 'admitted' && request.first_admission_ns === null) request.first_admission_ns = rank.kernel.now;
   request.addAttempt({ time_ns: rank.kernel.now, ...rank.rank, outcome, g1_blocks: g1, host_blocks: host, reason });
 }

@@ -8,18 +8,15 @@ import { InvariantError, Phase } from '../kernel';
 import type { Nanos } from '../time';
 import type { PassShape } from './passTime';
 import type { SimRequest } from './request';
-import { observePass as importedObservePass } from './rankView';
-import type { RankEngine } from './rank';
-// Read per pass: copied into this module once (every read of an imported binding is a getter call, esbuild's live bindings).
-const observePass = importedObservePass;
+import type { RankState } from './rankState';
 
 /** A D2H copy of the request's blocks starts. */
-export function copyStarted(rank: RankEngine, request: SimRequest): void {
+export function copyStarted(rank: RankState, request: SimRequest): void {
   rank.copiesInFlight.set(request, (rank.copiesInFlight.get(request) ?? 0) + 1);
 }
 
 /** One of a request's D2H copies from this rank is done; with the last, an ended request's held blocks may go. */
-export function copyDone(rank: RankEngine, request: SimRequest): void {
+export function copyDone(rank: RankState, request: SimRequest): void {
   const left = (rank.copiesInFlight.get(request) ?? 0) - 1;
   if (left < 0) throw new InvariantError(`request ${request.request_id} ended a D2H copy it never started on ${rank.rank.worker_id}/${rank.rank.dp_rank}`);
   if (left > 0) {
@@ -32,13 +29,13 @@ export function copyDone(rank: RankEngine, request: SimRequest): void {
 }
 
 /** PD-1: a handed-off request's KV has reached its decode worker; the blocks it held here are let go once nothing else reads them. */
-export function handoffDone(rank: RankEngine, request: SimRequest): void {
+export function handoffDone(rank: RankState, request: SimRequest): void {
   if (!rank.blockHolds.has(request)) throw new InvariantError(`request ${request.request_id} holds no handed-off blocks on ${rank.rank.worker_id}/${rank.rank.dp_rank}`);
   endWait(rank, request);
 }
 
 /** An ended request's G1 blocks: let go now, or held while its handoff or D2H copies still read them. */
-export function releaseEnded(rank: RankEngine, request: SimRequest, handingOff: boolean): void {
+export function releaseEnded(rank: RankState, request: SimRequest, handingOff: boolean): void {
   const waits = (handingOff ? 1 : 0) + (rank.copiesInFlight.has(request) ? 1 : 0);
   if (waits > 0) rank.blockHolds.set(request, { slots: Int32Array.from(request.entry_slots), private_blocks: request.private_blocks, waits });
   else rank.g1.releaseSlots(request.entry_slots, request.private_blocks);
@@ -46,7 +43,7 @@ export function releaseEnded(rank: RankEngine, request: SimRequest, handingOff: 
   request.private_blocks = 0;
 }
 
-function endWait(rank: RankEngine, request: SimRequest): void {
+function endWait(rank: RankState, request: SimRequest): void {
   const held = rank.blockHolds.get(request)!;
   if (--held.waits > 0) return;
   rank.blockHolds.delete(request);
@@ -57,7 +54,7 @@ function endWait(rank: RankEngine, request: SimRequest): void {
 }
 
 /** The pass being planned preempted the request: if a D2H copy of its still reads its G1 blocks, the pass waits for it. */
-export function notePreempted(rank: RankEngine, request: SimRequest): void {
+export function notePreempted(rank: RankState, request: SimRequest): void {
   if (rank.copiesInFlight.has(request)) rank.preemptedWhileCopying.push(request);
 }
 
@@ -67,16 +64,16 @@ export function notePreempted(rank: RankEngine, request: SimRequest): void {
  * AISimulate delays the rank's compute): its blocks may be the ones being read. It is planned now
  * and starts when the last copy ends.
  */
-export function fencePass(rank: RankEngine, shape: PassShape, duration_ns: Nanos): void {
+export function fencePass(rank: RankState, shape: PassShape, duration_ns: Nanos): void {
   for (const request of rank.preemptedWhileCopying) if (rank.copiesInFlight.has(request)) rank.fencedBy.add(request);
   rank.preemptedWhileCopying = [];
   rank.fencedPass = { shape, duration_ns };
   if (rank.fencedBy.size === 0) computeFencedPass(rank);
 }
 
-function computeFencedPass(rank: RankEngine): void {
+function computeFencedPass(rank: RankState): void {
   const { shape, duration_ns } = rank.fencedPass!;
   rank.fencedPass = null;
-  if (rank.passObserver !== null) rank.passObserver(rank, observePass(rank, rank.kernel.now, shape, duration_ns));
+  rank.showPass(rank.kernel.now, shape, duration_ns);
   rank.kernel.at(rank.kernel.now + duration_ns, Phase.PassCompletion, rank.rank_index, rank.endPassAction);
 }

@@ -2,7 +2,7 @@
 // the same result as stepping each pass: the end of each pass of the run, accounting its passes
 // as they end (tokens stamped, in groups of equal gaps; passes shown to the observer), and cutting
 // the run short where a request joining the rank would have changed course. Which passes may form a run is the rank's
-// to say (RankEngine.decodeRunLength).
+// to say (decodeRunLength in passStart.ts).
 import { InvariantError, Kernel, Phase } from '../kernel';
 import type { Nanos } from '../time';
 import { passDurationNs, PassShape, PassTimeModel } from './passTime';

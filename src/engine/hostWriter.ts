@@ -20,7 +20,7 @@ export interface HostWriterRank {
   readonly block_size: number;
   readonly block_bytes: number;
   readonly outbox: RankOutbox;
-  /** A Stored of prompt blocks [from, to) of a request (see RankEngine.storedData). */
+  /** A Stored of prompt blocks [from, to) of a request (see storedData in rankBlocks.ts). */
   storedData(request: SimRequest, from: number, to: number): StoredIds;
   /** A D2H copy of the request's blocks starts, and ends (its held blocks may go with the last). */
   copyStarted(request: SimRequest): void;

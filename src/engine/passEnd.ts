@@ -9,7 +9,7 @@ import { DECODE as IMPORTED_DECODE } from './passPlan';
 import { storeBlocks as importedStoreBlocks } from './rankBlocks';
 import { markLoaded as importedMarkLoaded } from './admission';
 import { releaseEnded as importedReleaseEnded } from './blockHolds';
-import type { RankEngine } from './rank';
+import type { RankState } from './rankState';
 // Read per request of every pass: copied into this module once (every read of an imported binding is a getter call, esbuild's live bindings).
 const DECODE = IMPORTED_DECODE;
 const storeBlocks = importedStoreBlocks;
@@ -17,7 +17,7 @@ const markLoaded = importedMarkLoaded;
 const releaseEnded = importedReleaseEnded;
 
 /** The rank's pass-completion action (and the end of a decode run's last pass). */
-export function endPass(rank: RankEngine): void {
+export function endPass(rank: RankState): void {
   const plan = rank.planned;
   const requests = plan.requests;
   const work = plan.work;
@@ -35,7 +35,7 @@ export function endPass(rank: RankEngine): void {
   rank.kick();
 }
 
-function finishPrefillChunk(rank: RankEngine, request: SimRequest, tokens: number): void {
+function finishPrefillChunk(rank: RankState, request: SimRequest, tokens: number): void {
   const B = rank.settings.block_size;
   const before = Math.floor(request.computed_tokens / B);
   request.computed_tokens += tokens;
@@ -46,16 +46,16 @@ function finishPrefillChunk(rank: RankEngine, request: SimRequest, tokens: numbe
   if (request.output_tokens < request.output_length) stampToken(rank, request);
 }
 
-function finishDecodeStep(rank: RankEngine, request: SimRequest): void {
+function finishDecodeStep(rank: RankState, request: SimRequest): void {
   stampToken(rank, request);
 }
 
-function stampToken(rank: RankEngine, request: SimRequest): void {
+function stampToken(rank: RankState, request: SimRequest): void {
   request.stampToken(rank.kernel.now);
 }
 
 /** G2-2..4: the request's complete prompt blocks G2 lacks are stored (see HostWriter). */
-function writeThrough(rank: RankEngine, request: SimRequest): void {
+function writeThrough(rank: RankState, request: SimRequest): void {
   if (rank.writer !== null) rank.writer.writeThrough(request);
 }
 
@@ -65,7 +65,7 @@ function isComplete(request: SimRequest): boolean {
 }
 
 /** A completed request leaves the running queue: finished, or (a prefill worker's) handed off to its decode worker. */
-function finish(rank: RankEngine, request: SimRequest): void {
+function finish(rank: RankState, request: SimRequest): void {
   const index = rank.running.indexOf(request);
   if (index < 0) throw new InvariantError(`finishing request ${request.request_id} that is not running on ${rank.rank.worker_id}/${rank.rank.dp_rank}`);
   rank.running.splice(index, 1);

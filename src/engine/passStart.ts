@@ -10,8 +10,7 @@ import { DECODE as IMPORTED_DECODE } from './passPlan';
 import { continueRunning as importedContinueRunning } from './preemption';
 import { admitLoadedRequests as importedAdmitLoadedRequests, admitWaiting as importedAdmitWaiting } from './admission';
 import { fencePass as importedFencePass } from './blockHolds';
-import { observePass as importedObservePass } from './rankView';
-import type { RankEngine } from './rank';
+import type { RankState } from './rankState';
 // Read per pass or per running request (the planted-fault hook too): copied into this module once
 // (every read of an imported binding is a getter call, esbuild's live bindings).
 const DECODE = IMPORTED_DECODE;
@@ -21,10 +20,9 @@ const continueRunning = importedContinueRunning;
 const admitLoadedRequests = importedAdmitLoadedRequests;
 const admitWaiting = importedAdmitWaiting;
 const fencePass = importedFencePass;
-const observePass = importedObservePass;
 
 /** The rank's pass-start action: plans a pass and starts it, unless one is running or there is nothing to do. */
-export function startPass(rank: RankEngine): void {
+export function startPass(rank: RankState): void {
   rank.startScheduled = false;
   if (rank.busy) return;
   plan(rank);
@@ -40,7 +38,7 @@ export function startPass(rank: RankEngine): void {
     fencePass(rank, shape, duration);
     return;
   }
-  if (rank.passObserver !== null) rank.passObserver(rank, observePass(rank, rank.kernel.now, shape, duration));
+  rank.showPass(rank.kernel.now, shape, duration);
   const runPasses = rank.batchDecodeRuns ? decodeRunLength(rank) : 1;
   if (runPasses > 1) rank.decodeRun.start(runPasses, shape, duration);
   else rank.kernel.at(rank.kernel.now + duration, Phase.PassCompletion, rank.rank_index, rank.endPassAction);
@@ -52,7 +50,7 @@ export function startPass(rank: RankEngine): void {
  * starts only while a running slot is free, but takes none while it loads (max_num_seqs caps the
  * running requests); once loaded it waits for a slot, ahead of the ordinary queue.
  */
-function plan(rank: RankEngine): void {
+function plan(rank: RankState): void {
   let budget = rank.settings.max_num_batched_tokens;
   rank.planned.clear();
   const preemptionsAtStart = rank.preemptionCount;
@@ -79,7 +77,7 @@ function plan(rank: RankEngine): void {
  * request waits, and no event is due. The run stops at the first pass that finishes a request.
  * Nothing from outside changes such passes but a request joining this rank (DecodeRun.cut).
  */
-function decodeRunLength(rank: RankEngine): number {
+function decodeRunLength(rank: RankState): number {
   const plan = rank.planned;
   const count = plan.count;
   if (count === 0 || count !== rank.running.length || rank.waiting.length > 0 || !rank.outbox.isEmpty || rank.loadsDoneMidPass.length > 0) return 1;

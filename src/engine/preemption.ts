@@ -7,7 +7,7 @@ import type { SimRequest } from './request';
 import { DECODE as IMPORTED_DECODE, type PlannedWork } from './passPlan';
 import { ensureBlocks as importedEnsureBlocks, releaseBlocks as importedReleaseBlocks } from './rankBlocks';
 import { notePreempted as importedNotePreempted } from './blockHolds';
-import type { RankEngine } from './rank';
+import type { RankState } from './rankState';
 // Read per running request and pass: copied into this module once (every read of an imported binding is a getter call, esbuild's live bindings).
 const DECODE = IMPORTED_DECODE;
 const ensureBlocks = importedEnsureBlocks;
@@ -15,7 +15,7 @@ const releaseBlocks = importedReleaseBlocks;
 const notePreempted = importedNotePreempted;
 
 /** A running request's work in the pass being planned, its G1 blocks got; null when it was preempted instead. */
-export function continueRunning(rank: RankEngine, request: SimRequest, budget: number): PlannedWork | null {
+export function continueRunning(rank: RankState, request: SimRequest, budget: number): PlannedWork | null {
   const prefill = !request.prefillDone;
   const chunk = prefill ? Math.min(request.prefill_target_tokens - request.computed_tokens, budget) : 0;
   const tokens = prefill ? request.computed_tokens + chunk : request.input_length + request.output_tokens;
@@ -29,7 +29,7 @@ export function continueRunning(rank: RankEngine, request: SimRequest, budget: n
  * vLLM does with the last one left, it waits until blocks are free (held by other requests,
  * waiting or ended: an ended request's blocks stay held until its D2H copies or handoff are done).
  */
-function makeRoom(rank: RankEngine, request: SimRequest, tokens: number): boolean {
+function makeRoom(rank: RankState, request: SimRequest, tokens: number): boolean {
   while (!ensureBlocks(rank, request, tokens)) {
     const victim = rank.running[rank.running.length - 1];
     if (victim === request) checkFitsAlone(rank, request, tokens);
@@ -40,7 +40,7 @@ function makeRoom(rank: RankEngine, request: SimRequest, tokens: number): boolea
 }
 
 /** Admission refuses a request that needs more G1 blocks than the rank has (tryAdmit): one admitted always fits alone, or it would be preempted forever. */
-function checkFitsAlone(rank: RankEngine, request: SimRequest, tokens: number): void {
+function checkFitsAlone(rank: RankState, request: SimRequest, tokens: number): void {
   const needed = Math.ceil(tokens / rank.settings.block_size);
   if (needed > rank.settings.num_gpu_blocks) {
     throw new InvariantError(`request ${request.request_id} on ${rank.rank.worker_id}/${rank.rank.dp_rank} needs ${needed} G1 blocks and the rank has ${rank.settings.num_gpu_blocks}, past admission's check`);
@@ -48,7 +48,7 @@ function checkFitsAlone(rank: RankEngine, request: SimRequest, tokens: number): 
 }
 
 /** Recompute preemption: the request lets go of its G1 blocks and waits at the head of the queue. */
-function preempt(rank: RankEngine, request: SimRequest): void {
+function preempt(rank: RankState, request: SimRequest): void {
   rank.running.splice(rank.running.indexOf(request), 1);
   releaseBlocks(rank, request);
   request.computed_tokens = 0;
@@ -58,5 +58,5 @@ function preempt(rank: RankEngine, request: SimRequest): void {
   notePreempted(rank, request);
   request.state = 'waiting';
   rank.waiting.unshift(request);
-  rank.listener.preempted(rank, request);
+  rank.tellPreempted(request);
 }

@@ -1,26 +1,22 @@
-// One vLLM-style engine rank (ENG-1..4, G2-5..7, PD-1): its state (waiting and running queues, G1,
-// the pass being planned or run, the blocks still read after their request ended) and what the
-// cluster calls it for: a request joining its queue, a handoff done, a pass asked for. Each part of
-// its work is a module of free functions over that state: starting a pass and planning it
-// (passStart.ts), keeping running requests going and preempting them (preemption.ts), admitting
-// waiting ones, with G2 restores and KV pulled from a prefill worker (admission.ts), a request's G1
-// blocks and the entries its prompt blocks become (rankBlocks.ts), ending a pass and finishing
-// requests (passEnd.ts), blocks held while copies and handoffs read them and the pass they fence
-// (blockHolds.ts), and what it shows without changing (rankView.ts). Its other parts: the pass plan
-// (passPlan.ts), runs of identical decode passes taken as one kernel action (decodeRun.ts), G2
-// write-through (hostWriter.ts), the pass's KV events (rankOutbox.ts), and what it is given and
-// tells (rankInterfaces.ts).
+// One vLLM-style engine rank (ENG-1..4, G2-5..7, PD-1): what the cluster calls it for (a request
+// joining its queue, a handoff done, a pass asked for, its engine truth) and what it tells the
+// cluster (RankListener). It coordinates; the work is done by free functions over its state
+// (rankState.ts): starting a pass and planning it (passStart.ts), keeping running requests going and
+// preempting them (preemption.ts), admitting waiting ones, with G2 restores and KV pulled from a
+// prefill worker (admission.ts), a request's G1 blocks and the entries its prompt blocks become
+// (rankBlocks.ts), ending a pass and finishing requests (passEnd.ts), blocks held while copies and
+// handoffs read them and the pass they fence (blockHolds.ts), and what it shows without changing
+// (rankView.ts). Its other parts: the pass plan (passPlan.ts), runs of identical decode passes
+// taken as one kernel action (decodeRun.ts), G2 write-through (hostWriter.ts), the pass's KV events
+// (rankOutbox.ts), and what it is given and shows (rankInterfaces.ts).
 import { Kernel, Phase } from '../kernel';
 import type { BlockId, BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankRef } from '../events/model';
-import { RankEventStream } from '../events/model';
 import type { Nanos } from '../time';
-import { DeviceCache } from './deviceCache';
 import type { EngineTruth, SimRequest } from './request';
 import type { PassShape } from './passTime';
-import type { EngineSettings, HostDomain, PassObservation, RankListener } from './rankInterfaces';
-import { RankOutbox } from './rankOutbox';
-import { PassPlan } from './passPlan';
+import type { EngineSettings, HostDomain, PassObservation, RequestListener } from './rankInterfaces';
+import { RankState } from './rankState';
 import { DecodeRun } from './decodeRun';
 import { HostWriter } from './hostWriter';
 import { startPass as importedStartPass } from './passStart';
@@ -28,7 +24,7 @@ import { endPass as importedEndPass } from './passEnd';
 import { storedData as importedStoredData } from './rankBlocks';
 import { copyDone as importedCopyDone, copyStarted as importedCopyStarted, handoffDone as importedHandoffDone } from './blockHolds';
 import { observePass as importedObservePass, truthOverlap as importedTruthOverlap, whereIs as importedWhereIs } from './rankView';
-export type { EngineSettings, HostDomain, PassObservation, RankListener } from './rankInterfaces';
+export type { EngineSettings, HostDomain, PassObservation } from './rankInterfaces';
 // Read per pass, per placement or per G2 store: copied into this module once (run through tsx,
 // every read of an imported binding is a getter call, esbuild's live bindings).
 const startPass = importedStartPass;
@@ -41,83 +37,28 @@ const observePass = importedObservePass;
 const truthOverlap = importedTruthOverlap;
 const whereIs = importedWhereIs;
 
-export class RankEngine {
-  readonly g1: DeviceCache;
-  readonly events: RankEventStream;
+/** What a rank tells the rest of the cluster: its requests' progress, its events and its preemptions. */
+export interface RankListener extends RequestListener {
+  emit(rank: RankEngine, events: KvEvent[]): void;
+  /** The request was just preempted (its `preemptions` counts this one). */
+  preempted(rank: RankEngine, request: SimRequest): void;
+}
+
+export class RankEngine extends RankState {
+  declare readonly listener: RankListener;
   private hostDomain: HostDomain | null = null;
-  preemptionCount = 0;
   /** Told of every non-empty pass once it is planned (the fuzzer's capacity checks); observing never changes the run. */
   passObserver: ((rank: RankEngine, pass: PassObservation) => void) | null = null;
-  /**
-   * Runs of identical decode-only passes go through the kernel as one action (see DecodeRun);
-   * false steps every pass through the kernel. Both give the same run, to the nanosecond.
-   */
-  batchDecodeRuns = true;
-  /**
-   * A Stored of a request's prompt blocks holds the request's run of ids with one count (IdRun);
-   * false holds each id it names. Both give the same run.
-   */
-  holdIdRuns = true;
-
-  // The rank's own state below is read and changed only by this module and the rank's modules
-  // named above, never by the rest of the simulator.
-  /** The G2 write-through (with a G2 side only). */
-  writer: HostWriter | null = null;
-  readonly waiting: SimRequest[] = [];
-  readonly running: SimRequest[] = [];
-  /** Events due at the end of the pass. */
-  readonly outbox: RankOutbox;
-  busy = false;
-  startScheduled = false;
-  loadsDoneMidPass: SimRequest[] = [];
-  /**
-   * The G1 blocks of ended requests that are still being read: by the KV handoff to a decode worker
-   * (PD-1) and by D2H copies to G2 this rank started. vLLM's KV connectors free a finished request's
-   * blocks only once those copies are done; `waits` counts what is still under way (the handoff,
-   * the copies as one).
-   */
-  readonly blockHolds = new Map<SimRequest, { slots: Int32Array; private_blocks: number; waits: number }>();
-  /** D2H copies (G2 store cohorts) this rank started for each request that are not done yet. */
-  readonly copiesInFlight = new Map<SimRequest, number>();
-  /**
-   * Requests the pass being planned preempted while a D2H copy of theirs still reads their G1
-   * blocks; then the requests whose copies the planned pass waits for before it computes (vLLM's
-   * handle_preemptions waits for a preempted request's stores before its blocks are written again).
-   */
-  preemptedWhileCopying: SimRequest[] = [];
-  fencedBy = new Set<SimRequest>();
-  fencedPass: { shape: PassShape; duration_ns: Nanos } | null = null;
-  /** Waiting requests whose G2 restore, or whose KV from a prefill worker (PD-1), is loading or loaded: each holds its G1 room, but no running slot (as in vLLM). */
-  restoresInFlight = 0;
-  /** The pass being planned or run. */
-  readonly planned = new PassPlan();
   private readonly startPassAction = () => startPass(this);
   readonly endPassAction = () => endPass(this);
-  /** The run of identical decode passes under way, if any. */
   readonly decodeRun: DecodeRun;
 
-  constructor(
-    readonly rank: RankRef,
-    readonly rank_index: number,
-    readonly role: 'aggregated' | 'prefill' | 'decode',
-    readonly settings: EngineSettings,
-    readonly kernel: Kernel,
-    readonly listener: RankListener,
-    /** The run's block id table, shared with the router's mirror. */
-    readonly blockIds: BlockIds,
-  ) {
-    this.events = new RankEventStream(rank);
-    const outbox = new RankOutbox(blockIds);
-    this.outbox = outbox;
-    this.g1 = new DeviceCache(settings.num_gpu_blocks, settings.enable_prefix_caching, (id) => outbox.evicted(id), blockIds);
+  constructor(rank: RankRef, rank_index: number, role: 'aggregated' | 'prefill' | 'decode', settings: EngineSettings, kernel: Kernel, listener: RankListener, blockIds: BlockIds) {
+    super(rank, rank_index, role, settings, kernel, listener, blockIds);
     this.decodeRun = new DecodeRun(
       {
         rank_index,
-        showPass: (time_ns, shape, duration_ns) => {
-          if (this.passObserver === null) return false;
-          this.passObserver(this, observePass(this, time_ns, shape, duration_ns));
-          return true;
-        },
+        showPass: (time_ns, shape, duration_ns) => this.showPass(time_ns, shape, duration_ns),
         endPass: () => endPass(this),
         stepOn: () => {
           this.planned.clear();
@@ -153,10 +94,6 @@ export class RankEngine {
       copyStarted: (request: SimRequest) => copyStarted(this, request),
       copyDone: (request: SimRequest) => copyDone(this, request),
     };
-  }
-
-  get block_bytes(): number {
-    return this.settings.block_size * this.settings.kv_cache_bytes_per_token;
   }
 
   /** Engine truth for a prompt, as the rank's events have told it so far (LAG-3; see rankView.ts). */
@@ -221,5 +158,15 @@ export class RankEngine {
   flushOutbox(): void {
     if (this.outbox.isEmpty) return;
     this.listener.emit(this, this.outbox.flush(this.events));
+  }
+
+  showPass(time_ns: Nanos, shape: PassShape, duration_ns: Nanos): boolean {
+    if (this.passObserver === null) return false;
+    this.passObserver(this, observePass(this, time_ns, shape, duration_ns));
+    return true;
+  }
+
+  tellPreempted(request: SimRequest): void {
+    this.listener.preempted(this, request);
   }
 }

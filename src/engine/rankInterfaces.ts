@@ -1,10 +1,10 @@
 // What an engine rank is given, shows and tells: its engine settings, the G2 side it stores to
 // (HostDomain, and what a rank that sees a pool is to it), what a pass observer is shown as each
-// pass starts (PassObservation), and what it tells the cluster (RankListener).
+// pass starts (PassObservation), and what it tells the cluster of its requests (RequestListener;
+// RankListener in rank.ts adds what names the rank).
 import type { KvEvent, RankEventStream, RankRef } from '../events/model';
 import type { Nanos } from '../time';
 import type { SimRequest } from './request';
-import type { RankEngine } from './rank';
 import type { HostPool } from './hostPool';
 import type { TransferEngine } from './transfers';
 import type { PassShape, PassTimeModel } from './passTime';
@@ -57,9 +57,8 @@ export interface PassObservation {
   duration_ns: Nanos;
 }
 
-/** What a rank tells the rest of the cluster. */
-export interface RankListener {
-  emit(rank: RankEngine, events: KvEvent[]): void;
+/** What a rank tells the rest of the cluster of its requests (RankListener in rank.ts adds its events and preemptions). */
+export interface RequestListener {
   prefillComplete(request: SimRequest): void;
   finished(request: SimRequest): void;
   /** A disaggregated request's prefill is done: its KV goes to a decode worker (PD-1). */
@@ -71,6 +70,4 @@ export interface RankListener {
   pullKv(request: SimRequest, landed: () => void): void;
   /** PD-1: a request failed on its decode rank before its KV moved; the prefill worker lets its blocks go. */
   pullAbandoned(request: SimRequest): void;
-  /** The request was just preempted (its `preemptions` counts this one). */
-  preempted(rank: RankEngine, request: SimRequest): void;
 }

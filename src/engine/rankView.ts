@@ -6,7 +6,7 @@ import type { Nanos } from '../time';
 import type { PassShape } from './passTime';
 import type { EngineTruth, SimRequest } from './request';
 import type { PassObservation } from './rankInterfaces';
-import type { RankEngine } from './rank';
+import type { RankState } from './rankState';
 
 /**
  * Engine truth for a prompt, as the rank's events have told it so far (LAG-3: residency changes
@@ -17,7 +17,7 @@ import type { RankEngine } from './rank';
  * found the router's view unlike the truth, and reconciliation put the difference down to lag in
  * a run without lag (found by the fuzzer's invariant).
  */
-export function truthOverlap(rank: RankEngine, ids: ArrayLike<BlockId>): EngineTruth {
+export function truthOverlap(rank: RankState, ids: ArrayLike<BlockId>): EngineTruth {
   const device_blocks = reportedPrefixLength(rank, ids);
   const host_blocks = rank.host ? rank.host.pool.residentRun(ids, device_blocks) : 0;
   return { device_blocks, host_blocks };
@@ -28,7 +28,7 @@ export function truthOverlap(rank: RankEngine, ids: ArrayLike<BlockId>): EngineT
  * outbox (due at the pass end) is a Removed was held; one whose first is a Stored (a block
  * restored from G2 at admission, say) was not; any other block is as G1 holds it now.
  */
-function reportedPrefixLength(rank: RankEngine, ids: ArrayLike<BlockId>): number {
+function reportedPrefixLength(rank: RankState, ids: ArrayLike<BlockId>): number {
   if (!rank.settings.enable_prefix_caching) return 0;
   const pending = rank.outbox.pendingDeviceChanges();
   if (pending === null) return rank.g1.prefixLength(ids);
@@ -38,7 +38,7 @@ function reportedPrefixLength(rank: RankEngine, ids: ArrayLike<BlockId>): number
 }
 
 /** Where an unfinished request is held on this rank, in words ("waiting at position 2 of 3 in the queue"). */
-export function whereIs(rank: RankEngine, request: SimRequest): string {
+export function whereIs(rank: RankState, request: SimRequest): string {
   const running = rank.running.indexOf(request);
   if (running >= 0) return `running (${running + 1} of ${rank.running.length})`;
   const waiting = rank.waiting.indexOf(request);
@@ -48,7 +48,7 @@ export function whereIs(rank: RankEngine, request: SimRequest): string {
 }
 
 /** What the pass observer is shown of a pass starting at `time_ns`. */
-export function observePass(rank: RankEngine, time_ns: Nanos, shape: PassShape, duration_ns: Nanos): PassObservation {
+export function observePass(rank: RankState, time_ns: Nanos, shape: PassShape, duration_ns: Nanos): PassObservation {
   return {
     time_ns,
     running_requests: rank.running.length,
