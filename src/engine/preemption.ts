@@ -39,7 +39,7 @@ function makeRoom(rank: RankState, request: SimRequest, tokens: number): boolean
   return true;
 }
 
-/** Admission refuses a request that needs more G1 blocks than the rank has (tryAdmit): one admitted always fits alone, or it would be preempted forever. */
+/** Admission refuses a request that needs more G1 blocks than the rank has (tryAdmit in admission.ts): one admitted always fits alone, or it would be preempted forever. */
 function checkFitsAlone(rank: RankState, request: SimRequest, tokens: number): void {
   const needed = Math.ceil(tokens / rank.settings.block_size);
   if (needed > rank.settings.num_gpu_blocks) {
