@@ -3,8 +3,9 @@
 // still read after their request left the running queue. The rank's modules are free functions over
 // it (passStart.ts, preemption.ts, admission.ts, rankBlocks.ts, passEnd.ts, blockHolds.ts,
 // rankView.ts); RankEngine (rank.ts) is the one kind of it, and gives it what needs the whole rank
-// (kick, flushOutbox, emitNow, showPass, tellPreempted, the pass-end action). The state is the rank's own:
-// outside src/engine/ only what RankEngine documents as its surface is read or set.
+// (kick, flushOutbox, emitNow, showPass, tellPreempted, the pass-end action). Outside src/engine/
+// the cluster and the fuzzer read its identity, settings, G1, event stream and preemption count
+// and set batchDecodeRuns and holdIdRuns; the rest is the rank's own.
 import type { Kernel } from '../kernel';
 import type { BlockIds } from '../collections/blockIds';
 import type { KvEvent, RankRef } from '../events/model';
