@@ -96,7 +96,10 @@ export function tracePrompt(hashIds: readonly number[], inputLength: number, tra
 
 /** Ids of trace prompts, in shared chunks of this many (a chunk lives while a prompt in it does). */
 const ID_CHUNK_LENGTH = 1 << 16;
-/** The largest hash id a 32-bit chunk holds: a prompt with a larger one goes into a chunk of 64-bit floats. */
+/**
+ * The largest hash id a 32-bit chunk holds: a prompt with a larger one, or a negative one (an agentic
+ * trace's stand-in for a 64-bit id, see src/agentic/trace.ts), goes into a chunk of 64-bit floats.
+ */
 const UINT32_MAX = 0xffffffff;
 
 /** The chunk trace prompts' ids are copied into now, and how much of it is taken. */
@@ -109,7 +112,7 @@ const wideIds: IdChunk = { ids: new Float64Array(0), used: 0 };
 
 /**
  * A trace prompt's hash ids, copied into a chunk shared with the prompts read before it: 4 bytes an
- * id (8 when one of its ids needs more than 32 bits) and one small object per prompt, not a buffer of
+ * id (8 when one of its ids is not a 32-bit unsigned one) and one small object per prompt, not a buffer of
  * its own (a replay holds every prompt of its trace from the start: the whole conversation trace's
  * 1.1 million ids). The chunks are made when the request arrives.
  */
@@ -124,7 +127,7 @@ class TraceIds implements ChunkSource {
     private readonly traceBlockSize: number,
     private readonly namespace: string,
   ) {
-    const chunk = hashIds.every((id) => id <= UINT32_MAX) ? narrowIds : wideIds;
+    const chunk = hashIds.every((id) => id >= 0 && id <= UINT32_MAX) ? narrowIds : wideIds;
     if (chunk.used + hashIds.length > chunk.ids.length) {
       const length = Math.max(ID_CHUNK_LENGTH, hashIds.length);
       chunk.ids = chunk === narrowIds ? new Uint32Array(length) : new Float64Array(length);
