@@ -75,7 +75,7 @@ export class BlockIds {
    * The table from hashes to ids: open addressing with linear probing from the home of the hash's
    * cell key (cellKey), backward-shift deletion, at most three quarters full. Each cell holds the cell key and
    * id + 1 (EMPTY_CELL when free); the high word is compared in idWords, so a cell is 8 bytes. A
-   * large table is made as the arrays by id are (see tableCells). Its own table, not an OpenIndex:
+   * large table is made as the arrays by id are (see tableCells), and grows in place (see resize). Its own table, not an OpenIndex:
    * an OpenIndex cell holds its whole key (12 bytes for a hash and its id), while here half the key
    * is already kept per id and is read in the cache line a found id's count needs anyway.
    */
@@ -253,8 +253,8 @@ export class BlockIds {
    * free cell from its home, put back from its hash words in idWords. A large table grows where it
    * is while the reservation it was made in has room (see tableCells): its cells are emptied and
    * the longer table starts at the same place, its tail never written. A table made anew left the
-   * one it outgrew resident until the collector freed it: on 64 workers the whole trace's table
-   * outgrows 8 MB late in the replay, and those 8 MB stayed to the peak.
+   * one it outgrew resident until the collector freed it (8 MB when the whole trace's table
+   * outgrows 8 MB on 64 workers, late in the replay).
    */
   private resize(cellCount: number): void {
     const old = this.cells;
