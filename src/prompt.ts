@@ -96,16 +96,28 @@ export function tracePrompt(hashIds: readonly number[], inputLength: number, tra
 
 /** Ids of trace prompts, in shared chunks of this many (a chunk lives while a prompt in it does). */
 const ID_CHUNK_LENGTH = 1 << 16;
-let idChunk = new Float64Array(0);
-let idChunkUsed = 0;
+/**
+ * The largest hash id a 32-bit chunk holds: a prompt with a larger one, or a negative one (an agentic
+ * trace's stand-in for a 64-bit id, see src/agentic/trace.ts), goes into a chunk of 64-bit floats.
+ */
+const UINT32_MAX = 0xffffffff;
+
+/** The chunk trace prompts' ids are copied into now, and how much of it is taken. */
+interface IdChunk {
+  ids: Uint32Array | Float64Array;
+  used: number;
+}
+const narrowIds: IdChunk = { ids: new Uint32Array(0), used: 0 };
+const wideIds: IdChunk = { ids: new Float64Array(0), used: 0 };
 
 /**
- * A trace prompt's hash ids, copied into a chunk shared with the prompts read before it: 8 bytes an
- * id and one small object per prompt, not a buffer of its own (a replay holds every prompt of its
- * trace from the start). The chunks are made when the request arrives.
+ * A trace prompt's hash ids, copied into a chunk shared with the prompts read before it: 4 bytes an
+ * id (8 when one of its ids is not a 32-bit unsigned one) and one small object per prompt, not a buffer of
+ * its own (a replay holds every prompt of its trace from the start: the whole conversation trace's
+ * 1.1 million ids). The chunks are made when the request arrives.
  */
 class TraceIds implements ChunkSource {
-  private readonly ids: Float64Array;
+  private readonly ids: Uint32Array | Float64Array;
   private readonly start: number;
   private readonly count: number;
 
@@ -115,14 +127,17 @@ class TraceIds implements ChunkSource {
     private readonly traceBlockSize: number,
     private readonly namespace: string,
   ) {
-    if (idChunkUsed + hashIds.length > idChunk.length) {
-      idChunk = new Float64Array(Math.max(ID_CHUNK_LENGTH, hashIds.length));
-      idChunkUsed = 0;
+    const chunk = hashIds.every((id) => id >= 0 && id <= UINT32_MAX) ? narrowIds : wideIds;
+    if (chunk.used + hashIds.length > chunk.ids.length) {
+      const length = Math.max(ID_CHUNK_LENGTH, hashIds.length);
+      chunk.ids = chunk === narrowIds ? new Uint32Array(length) : new Float64Array(length);
+      chunk.used = 0;
     }
-    this.ids = idChunk;
-    this.start = idChunkUsed;
+    this.ids = chunk.ids;
+    this.start = chunk.used;
     this.count = hashIds.length;
-    for (let i = 0; i < hashIds.length; i++) idChunk[idChunkUsed++] = hashIds[i];
+    chunk.ids.set(hashIds, chunk.used);
+    chunk.used += hashIds.length;
   }
 
   chunks(): TokenChunk[] {

@@ -75,7 +75,7 @@ export class BlockIds {
    * The table from hashes to ids: open addressing with linear probing from the home of the hash's
    * cell key (cellKey), backward-shift deletion, at most three quarters full. Each cell holds the cell key and
    * id + 1 (EMPTY_CELL when free); the high word is compared in idWords, so a cell is 8 bytes. A
-   * large table is made as the arrays by id are (see tableCells). Its own table, not an OpenIndex:
+   * large table is made as the arrays by id are (see tableCells), and grows in place (see resize). Its own table, not an OpenIndex:
    * an OpenIndex cell holds its whole key (12 bytes for a hash and its id), while here half the key
    * is already kept per id and is read in the cache line a found id's count needs anyway.
    */
@@ -248,17 +248,31 @@ export class BlockIds {
     this.live--;
   }
 
-  /** The table in `cellCount` cells (a power of two), every id at the first free cell from its home. */
+  /**
+   * The table in `cellCount` cells (a power of two), every live id (one with holders) at the first
+   * free cell from its home, put back from its hash words in idWords. A large table grows where it
+   * is while the reservation it was made in has room (see tableCells): its cells are emptied and
+   * the longer table starts at the same place, its tail never written. A table made anew left the
+   * one it outgrew resident until the collector freed it (8 MB when the whole trace's table
+   * outgrows 8 MB on 64 workers, late in the replay).
+   */
   private resize(cellCount: number): void {
     const old = this.cells;
-    this.cells = tableCells(cellCount);
+    if (old.byteOffset === 0 && old.buffer.byteLength >= 2 * cellCount * Int32Array.BYTES_PER_ELEMENT) {
+      old.fill(EMPTY_CELL);
+      this.cells = new Int32Array(old.buffer, 0, 2 * cellCount);
+    } else {
+      this.cells = tableCells(cellCount);
+    }
     this.mask = cellCount - 1;
-    for (let at = 0; at < old.length; at += 2) {
-      if (old[at + 1] === EMPTY_CELL) continue;
-      let cell = this.home(old[at]);
+    const words = this.idWords;
+    for (let id = 0, at = 0; id < this.issued; id++, at += ID_STRIDE) {
+      if (words[at + REFERENCES] === 0) continue;
+      const key = cellKey(words[at + LOW_WORD], words[at + HIGH_WORD]);
+      let cell = this.home(key);
       while (this.cells[2 * cell + 1] !== EMPTY_CELL) cell = (cell + 1) & this.mask;
-      this.cells[2 * cell] = old[at];
-      this.cells[2 * cell + 1] = old[at + 1];
+      this.cells[2 * cell] = key;
+      this.cells[2 * cell + 1] = id + 1;
     }
   }
 

@@ -15,26 +15,44 @@ const NO_BLOCK_ID = IMPORTED_NO_BLOCK_ID;
 
 /** A cell of ActiveUsers: no rank uses the block (zero, so that cells never written need no filling). */
 const UNUSED = 0;
+/** Bits of a cell for its rank + 1 when one rank uses the block (ranks below 4,095); its count takes the bits above. */
+const RANK_BITS = 12;
 
 /**
  * How many active requests on each rank use each block, by block id. Most blocks are used on one
- * rank, so each id has two 32-bit words side by side (one cache line): its cell, the rank + 1 that
- * uses it, and its count of users there; or, when several ranks do, −(row + 1) and how many ranks,
- * with each rank's count in that row of `rows` (one word per rank; rows are made when a second rank
- * joins and given back when one rank is left). A block's placement, its release and the score's
- * walk each read one place per block, where a set of ranks by id, a table of each rank's blocks and
- * the counts by slot were three or four random reads.
+ * rank, so each id has one 32-bit word, its cell: the rank + 1 that uses it in the low `rankBits`
+ * bits and its count of users there above them; or, when several ranks do (or a rank or a count
+ * too large for the word), −(row + 1), with each rank's count in that row of `rows` (one word per
+ * rank; rows are made when a second rank joins and given back when one rank that fits the word is
+ * left). A block's placement, its release and the score's walk each read one word per block, where
+ * a set of ranks by id, a table of each rank's blocks and the counts by slot were three or four
+ * random reads; one word, not the rank and the count side by side, as the array spans every id
+ * a run has held (about 5 MB fewer at the peak of the whole trace on 64 workers).
  */
 class ActiveUsers {
-  /** By block id, its cell and its count (IdWords: zero where never written). */
-  private readonly cells = new IdWords(2);
+  /** By block id, its cell (IdWords: zero where never written). */
+  private readonly cells = new IdWords(1);
+  private readonly rankMask: number;
+  /** One user more in a cell: its count goes up by this much. */
+  private readonly countUnit: number;
+  /** Cells below this can count one user more (the count stays within 31 bits). */
+  private readonly countLimit: number;
   private rows = new Int32Array(0);
   /** Words per row: one per rank, for ranks below it. */
   private rowWidth = 0;
   private rowsIssued = 0;
   private readonly freeRows: number[] = [];
+  /** By row: how many ranks have a count in it. */
+  private readonly rowRanks: number[] = [];
   /** Per rank: how many distinct blocks its active requests use. */
   private readonly distinct: number[] = [];
+
+  /** `rankBits`: bits of a cell for the rank (fewer in tests, to reach the rows with small ranks and counts). */
+  constructor(rankBits = RANK_BITS) {
+    this.countUnit = 2 ** rankBits;
+    this.rankMask = this.countUnit - 1;
+    this.countLimit = Math.floor((2 ** 31 - 1) / this.countUnit - 1) * this.countUnit;
+  }
 
   /** Distinct blocks in use on a rank. */
   blocksOn(rank: number): number {
@@ -43,41 +61,39 @@ class ActiveUsers {
 
   /** One more user of a block on a rank. */
   add(id: BlockId, rank: number): void {
-    const at = 2 * id;
-    if (at + 1 >= this.cells.words.length) this.cells.fit(id);
+    if (id >= this.cells.words.length) this.cells.fit(id);
     const words = this.cells.words;
-    const cell = words[at];
-    if (cell === rank + 1) {
-      words[at + 1]++;
+    const cell = words[id];
+    if (cell > 0 && (cell & this.rankMask) === rank + 1) {
+      if (cell < this.countLimit) words[id] = cell + this.countUnit;
+      // A count the cell cannot hold: it moves into a row of its own.
+      else words[id] = -this.rowOf(rank, Math.floor(cell / this.countUnit) + 1, -1, 0) - 1;
       return;
     }
     if (cell === UNUSED) {
-      words[at] = rank + 1;
-      words[at + 1] = 1;
+      words[id] = rank < this.rankMask ? this.countUnit + rank + 1 : -this.rowOf(rank, 1, -1, 0) - 1;
     } else if (cell > 0) {
       // A second rank: both counts move into a row.
-      const row = this.takeRow(Math.max(cell - 1, rank) + 1);
-      this.rows[row * this.rowWidth + cell - 1] = words[at + 1];
-      this.rows[row * this.rowWidth + rank] = 1;
-      words[at] = -row - 1;
-      words[at + 1] = 2;
+      words[id] = -this.rowOf((cell & this.rankMask) - 1, Math.floor(cell / this.countUnit), rank, 1) - 1;
     } else {
+      const row = -cell - 1;
       if (rank >= this.rowWidth) this.widen(rank + 1);
       // A rank already in the row: one more user there, the block is not new to it.
-      if (this.rows[(-cell - 1) * this.rowWidth + rank]++ > 0) return;
-      words[at + 1]++;
+      if (this.rows[row * this.rowWidth + rank]++ > 0) return;
+      this.rowRanks[row]++;
     }
     this.distinct[rank] = this.blocksOn(rank) + 1;
   }
 
   /** One user fewer of a block on a rank (it has one). */
   remove(id: BlockId, rank: number): void {
-    const at = 2 * id;
     const words = this.cells.words;
-    const cell = words[at];
-    if (cell === rank + 1) {
-      if (--words[at + 1] === 0) {
-        words[at] = UNUSED;
+    const cell = words[id];
+    if (cell > 0 && (cell & this.rankMask) === rank + 1) {
+      const left = cell - this.countUnit;
+      if (left > this.rankMask) words[id] = left;
+      else {
+        words[id] = UNUSED;
         this.distinct[rank]--;
       }
       return;
@@ -86,13 +102,20 @@ class ActiveUsers {
     if (cell >= 0 || rank >= this.rowWidth || this.rows[row * this.rowWidth + rank] === 0) throw new Error(`block id ${id} is not in use on rank ${rank}`);
     if (--this.rows[row * this.rowWidth + rank] > 0) return;
     this.distinct[rank]--;
-    if (--words[at + 1] > 1) return;
-    // One rank left: its count goes back into the id's words and the row is given back.
+    const ranksLeft = --this.rowRanks[row];
+    if (ranksLeft > 1) return;
     const first = row * this.rowWidth;
+    if (ranksLeft === 0) {
+      words[id] = UNUSED;
+      this.freeRows.push(row);
+      return;
+    }
+    // One rank left: its count goes back into the id's cell, when the cell can hold it, and the row is given back.
     let left = 0;
     while (this.rows[first + left] === 0) left++;
-    words[at] = left + 1;
-    words[at + 1] = this.rows[first + left];
+    const count = this.rows[first + left];
+    if (left >= this.rankMask || count * this.countUnit > this.countLimit) return;
+    words[id] = count * this.countUnit + left + 1;
     this.rows[first + left] = 0;
     this.freeRows.push(row);
   }
@@ -100,13 +123,22 @@ class ActiveUsers {
   /** Calls `each` with every rank that uses the block, ascending. */
   forEachRank(id: BlockId, each: (rank: number) => void): void {
     const words = this.cells.words;
-    if (2 * id >= words.length) return;
-    const cell = words[2 * id];
-    if (cell > 0) each(cell - 1);
+    if (id >= words.length) return;
+    const cell = words[id];
+    if (cell > 0) each((cell & this.rankMask) - 1);
     else if (cell < 0) {
       const first = (-cell - 1) * this.rowWidth;
       for (let rank = 0; rank < this.rowWidth; rank++) if (this.rows[first + rank] > 0) each(rank);
     }
+  }
+
+  /** A row holding `count` for `rank` and, unless `other` is −1, `otherCount` for `other`. */
+  private rowOf(rank: number, count: number, other: number, otherCount: number): number {
+    const row = this.takeRow(Math.max(rank, other) + 1);
+    this.rows[row * this.rowWidth + rank] = count;
+    if (other !== -1) this.rows[row * this.rowWidth + other] = otherCount;
+    this.rowRanks[row] = other === -1 ? 1 : 2;
+    return row;
   }
 
   /** An all-zero row (rows given back are zero: every count went to zero or back into a cell), with room for ranks below `ranks`. */
@@ -140,12 +172,18 @@ interface ActiveRequest {
 export class LoadTracker {
   private readonly prefillTokens: number[] = [];
   /** How many active requests on each rank use each block. */
-  private readonly users = new ActiveUsers();
+  private readonly users: ActiveUsers;
   private readonly requests = new Map<string, ActiveRequest>();
   /** Id arrays of freed requests, reused by later ones of the same length. */
   private readonly idArrays = new Int32Pool();
 
-  constructor(private readonly blockIds: BlockIds) {}
+  /** `rankBits`: see ActiveUsers (tests give fewer). */
+  constructor(
+    private readonly blockIds: BlockIds,
+    rankBits?: number,
+  ) {
+    this.users = new ActiveUsers(rankBits);
+  }
 
   activePrefillTokens(rank: number): number {
     return this.prefillTokens[rank] ?? 0;

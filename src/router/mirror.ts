@@ -34,14 +34,13 @@ function grownFloat64(from: Float64Array, length: number): Float64Array {
 /**
  * What the mirror keeps of each block id, side by side (`RECORD_STRIDE` words an id, see
  * ResidencyMirror.records): the cells of its holders in each tier (see RankSetsByBlock), its
- * position in its sequence, and its parent's hash words.
+ * position in its sequence, and its parent's id + 1 (0: none).
  */
-const RECORD_STRIDE = 5;
+const RECORD_STRIDE = 4;
 const DEVICE_CELL = 0;
 const HOST_CELL = 1;
 const POSITION = 2;
-const PARENT_LOW = 3;
-const PARENT_HIGH = 4;
+const PARENT = 3;
 
 export type StreamViolation = 'duplicate-store' | 'unknown-removal' | 'broken-chain' | 'event-id-gap' | 'unknown-rank';
 
@@ -114,12 +113,15 @@ export class ResidencyMirror {
    * rank or tier holds it: a block is named by its whole prefix (HASH-1), so it stands at one
    * position in every sequence it is part of.
    *
-   * The parent it was stored under, as its hash words (not an id: the parent may be let go and its
-   * id reused while the child is held). A block has a known parent exactly when its position is
-   * known and past 0: a Stored that gives positions names a parent for every block but the first
-   * of a sequence, which stands at 0 (a Stored without a parent must start at 0, one with a parent
-   * must not); one that gives none forgets both of a block nobody holds and leaves both of a held
-   * one.
+   * The parent it was stored under, as its id + 1, which the record holds (retained in the id
+   * table) while some rank holds the block, so that the id stands for that parent's hash as long
+   * as it is read: when no rank holds the block in either tier any more, the record lets go of its
+   * parent (see letGoOfParent). One word, where the parent's hash words were two: the array spans
+   * every id the run has held. A block some rank holds has a known parent exactly when its
+   * position is known and past 0: a Stored that gives positions names a parent for every block but
+   * the first of a sequence, which stands at 0 (a Stored without a parent must start at 0, one with
+   * a parent must not); one that gives none forgets the position of a block nobody holds and
+   * leaves both of a held one.
    */
   private readonly records = new IdWords(RECORD_STRIDE);
   private widePositions: Float64Array | null = null;
@@ -131,6 +133,30 @@ export class ResidencyMirror {
   ) {
     this.device = new TierIndex(blockIds, this.records, DEVICE_CELL);
     this.host = new TierIndex(blockIds, this.records, HOST_CELL);
+    const letGoOfParent = (id: BlockId) => this.letGoOfParent(id);
+    this.device.onUnheld = letGoOfParent;
+    this.host.onUnheld = letGoOfParent;
+  }
+
+  /** A block no rank holds in one tier any more: when none holds it in the other either, its record lets go of its parent. */
+  private letGoOfParent(id: BlockId): void {
+    const words = this.records.words;
+    const at = RECORD_STRIDE * id;
+    if (words[at + DEVICE_CELL] !== 0 || words[at + HOST_CELL] !== 0) return;
+    const parent = words[at + PARENT];
+    if (parent === 0) return;
+    words[at + PARENT] = 0;
+    this.blockIds.release(parent - 1);
+  }
+
+  /** Records `parent` (NO_BLOCK_ID: none) as the parent of the block whose record starts at `at`, holding it in place of the one recorded before. */
+  private setParent(at: number, parent: BlockId): void {
+    const words = this.records.words;
+    const before = words[at + PARENT];
+    if (before === parent + 1) return;
+    if (parent !== NO_BLOCK_ID) this.blockIds.retain(parent);
+    words[at + PARENT] = parent + 1;
+    if (before !== 0) this.blockIds.release(before - 1);
   }
 
   get appliedEvents(): number {
@@ -261,7 +287,8 @@ export class ResidencyMirror {
     const position = this.widePositions === null ? words[at + POSITION] : this.widePositions[id];
     if (position >= 0 && position !== start + i) return true;
     // A block with a parent stands past position 0 (see records): here the run gives it one too (else its position differed).
-    return position > 0 && !this.blockIds.hasWords(i > 0 ? this.eventIds[i - 1] : parent, words[at + PARENT_LOW], words[at + PARENT_HIGH]);
+    // The recorded parent is held by the record, so its id stands for its hash: the same id, the same parent.
+    return position > 0 && words[at + PARENT] !== (i > 0 ? this.eventIds[i - 1] : parent) + 1;
   }
 
   /**
@@ -285,12 +312,9 @@ export class ResidencyMirror {
         if (words[at + DEVICE_CELL] === 0 && words[at + HOST_CELL] === 0) this.setPosition(id, -1);
       } else {
         this.setPosition(id, start + i);
-        // Past position 0 there is a parent (the chain check saw to it): its words are recorded.
+        // Past position 0 there is a parent (the chain check saw to it): its id is recorded, and held.
         const claimed = i > 0 ? ids[i - 1] : parent;
-        if (claimed !== NO_BLOCK_ID) {
-          words[at + PARENT_LOW] = this.blockIds.hashWord(claimed, false);
-          words[at + PARENT_HIGH] = this.blockIds.hashWord(claimed, true);
-        }
+        if (claimed !== NO_BLOCK_ID) this.setParent(at, claimed);
       }
       index.addId(rankIndex, id);
     }

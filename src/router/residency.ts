@@ -15,6 +15,8 @@ export class TierIndex {
   private readonly holders: RankSetsByBlock;
   /** How many blocks each rank holds. */
   private readonly heldCount: number[] = [];
+  /** Told of a block no rank holds in this tier any more (before the index lets go of its id). */
+  onUnheld: ((id: BlockId) => void) | null = null;
 
   /** `words`, `offset`: where each block's cell of holders sits, in words by id shared with other structures (its own otherwise; see RankSetsByBlock). */
   constructor(
@@ -71,6 +73,7 @@ export class TierIndex {
     if (!this.holders.has(id, rank)) return;
     this.heldCount[rank]--;
     this.holders.delete(id, rank);
+    if (this.onUnheld !== null && this.holders.isEmpty(id)) this.onUnheld(id);
     this.blockIds.release(id);
   }
   /**

@@ -427,3 +427,32 @@ test('hashes alike in their low 32 bits (a crafted log) keep ids of their own, a
   for (let i = 1; i < hashes.length; i += 2) table.release(ids[i]);
   assert.equal(table.size, 0);
 });
+
+test('a large id table grows where it is: held hashes keep their ids, forgotten ones stay forgotten, and every release finds its cell', () => {
+  const table = new BlockIds();
+  const draw = draws(41);
+  const hashOf = (i: number) => (BigInt(i + 1) * 0x9e3779b97f4a7c15n) % (1n << 64n);
+  const idOf = new Map<number, number>();
+  const cellsOf = () => (table as unknown as { cells: Int32Array }).cells;
+  // The first table of 65,536 cells or more is reserved whole (see tableCells); growing past it, with
+  // ids let go (and reused) between growths, the table stays in that reservation.
+  let reservation: ArrayBufferLike | null = null;
+  for (let i = 0; i < 130_000; i++) {
+    idOf.set(i, table.acquire(hashOf(i)));
+    if (draw(4) === 0) {
+      const gone = draw(i + 1);
+      if (idOf.has(gone)) {
+        table.release(idOf.get(gone)!);
+        idOf.delete(gone);
+      }
+    }
+    if (reservation === null && cellsOf().length >= 2 * 65_536) reservation = cellsOf().buffer;
+  }
+  assert.equal(cellsOf().length, 2 * 262_144, 'the table grew twice past its first reserved size');
+  assert.equal(cellsOf().buffer, reservation, 'and stayed where it was');
+  assert.equal(table.size, idOf.size);
+  for (let i = 0; i < 130_000; i++) assert.equal(table.idOf(hashOf(i)), idOf.get(i) ?? NO_BLOCK_ID, `hash ${i}`);
+  for (const id of idOf.values()) table.release(id);
+  assert.equal(table.size, 0);
+  for (let i = 0; i < 130_000; i += 997) assert.equal(table.idOf(hashOf(i)), NO_BLOCK_ID);
+});

@@ -149,8 +149,11 @@ test('a trace prompt is its trace ids as chunks of trace_block_size tokens', () 
 
 test('trace prompts made one after another each keep their own ids, across the chunks they share', () => {
   // Ids of many prompts share chunks of 65,536: 3,000 prompts of 1 to 50 ids fill two and start a third,
-  // and one prompt longer than a chunk gets one to itself.
-  const idsOf = (p: number) => Array.from({ length: 1 + (p % 50) }, (_, i) => p * 100 + i);
+  // and one prompt longer than a chunk gets one to itself. Ids past 32 bits or negative (an agentic
+  // trace's stand-ins for 64-bit ids; every seventh prompt has some) go into chunks of their own kind,
+  // between the others.
+  const wide = (p: number, i: number) => [2 ** 53 - 1 - p * 100 - i, 2 ** 32 + p * 100 + i, -(p * 100 + i + 1)][Math.floor(p / 7) % 3];
+  const idsOf = (p: number) => Array.from({ length: 1 + (p % 50) }, (_, i) => (p % 7 === 3 && i % 2 === 0 ? wide(p, i) : p * 100 + i));
   const longIds = Array.from({ length: 70_000 }, (_, i) => i);
   const prompts = Array.from({ length: 3000 }, (_, p) => (p === 1500 ? tracePrompt(longIds, 70_000 * 8, 8) : tracePrompt(idsOf(p), idsOf(p).length * 8 - 3, 8, `play-${p}`)));
   for (const [p, prompt] of prompts.entries()) {

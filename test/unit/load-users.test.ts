@@ -45,11 +45,16 @@ const ops = fc.array(
   { maxLength: 80 },
 );
 
-test('the load counts active blocks and hits per rank as counting each rank\'s blocks does', () => {
+/**
+ * Bits of a block's word for its rank: the default, and few enough that ranks past 2 (2 bits) or
+ * counts past 2 (29 bits) take the rows, with their way back into the word.
+ */
+for (const rankBits of [undefined, 2, 29]) {
+test(`the load counts active blocks and hits per rank as counting each rank's blocks does (rank bits: ${rankBits ?? 'default'})`, () => {
   fc.assert(
     fc.property(ops, fc.array(fc.nat(24), { maxLength: 10 }), (steps, probe) => {
       const table = new BlockIds();
-      const load = new LoadTracker(table);
+      const load = new LoadTracker(table, rankBits);
       const model = new PerBlockLoad();
       const active: { id: string; rank: number; blocks: bigint[] }[] = [];
       let next = 0;
@@ -78,3 +83,4 @@ test('the load counts active blocks and hits per rank as counting each rank\'s b
     { numRuns: 400 },
   );
 });
+}

@@ -437,7 +437,7 @@ test('MIR-2 chain: once no rank holds a block in any tier, it is forgotten and m
   assert.deepEqual(mirror.device.blocksOf(0), [10n, 11n]);
 });
 
-test('MIR-2 chain: a child keeps its parent by hash: the parent let go (its id reused for another block) and stored again is still its parent', () => {
+test('MIR-2 chain: a child keeps its parent: the parent let go (its id held by the child\'s record, not reused for another block) and stored again is still its parent', () => {
   const table = new BlockIds();
   const mirror = new ResidencyMirror('zero', table);
   mirror.addRank(W1, 0);
@@ -446,10 +446,31 @@ test('MIR-2 chain: a child keeps its parent by hash: the parent let go (its id r
   const parentId = table.idOf(10n);
   mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [10n] } });
   mirror.apply(chainedStore(W2, 0, 'Device', [99n], null, 0));
-  assert.equal(table.idOf(99n), parentId, 'the parent\'s id now stands for another block');
+  assert.equal(table.idOf(10n), parentId, 'no rank holds the parent, but its child\'s record does');
+  assert.notEqual(table.idOf(99n), parentId, 'another block gets another id');
   mirror.apply(chainedStore(W2, 1, 'HostPinned', [10n, 11n], null, 0));
   rejection(() => mirror.apply(chainedStore(W2, 2, 'Device', [11n], 99n, 1)), movedBlock(W2, 2, 'Device', 11n));
   assert.deepEqual(mirror.host.blocksOf(1), [10n, 11n]);
+});
+
+test('a block\'s record holds its parent while some rank holds the block, in either tier, and lets go when none does (removed or cleared)', () => {
+  const table = new BlockIds();
+  const mirror = new ResidencyMirror('zero', table);
+  mirror.addRank(W1, 0);
+  mirror.addRank(W2, 1);
+  mirror.apply(chainedStore(W1, 0, 'Device', [10n, 11n], null, 0));
+  mirror.apply(chainedStore(W2, 0, 'HostPinned', [10n, 11n], null, 0));
+  mirror.apply({ ...W1, event_id: 1, tier: 'Device', data: { type: 'Removed', block_hashes: [10n] } });
+  mirror.apply({ ...W2, event_id: 1, tier: 'HostPinned', data: { type: 'Removed', block_hashes: [10n] } });
+  assert.notEqual(table.idOf(10n), NO_BLOCK_ID, 'no rank holds the parent; its child\'s record does');
+  assert.equal(table.size, 2);
+  mirror.apply({ ...W1, event_id: 2, tier: 'Device', data: { type: 'Removed', block_hashes: [11n] } });
+  assert.notEqual(table.idOf(10n), NO_BLOCK_ID, 'the child is still held in HostPinned');
+  mirror.apply({ ...W2, event_id: 2, tier: 'Device', data: { type: 'Cleared' } });
+  assert.equal(table.size, 0, 'no rank holds the child: its record let go of its parent');
+  // Stored again under another parent, the child is no moved block: nobody held it.
+  mirror.apply(chainedStore(W1, 3, 'Device', [20n, 11n], null, 0));
+  assert.deepEqual(mirror.device.blocksOf(0), [11n, 20n]);
 });
 
 // Events as the simulator's engines make them: block ids of the mirror's own table.
