@@ -557,7 +557,7 @@ export class Cluster implements RankListener {
         capacity_blocks: domain.pool.capacity_blocks,
         resident_blocks: domain.pool.residentBlocks,
         used_blocks: domain.pool.usedBlocks,
-        participants: domain.subscribers.map((rank) => ({ ...rank.rank, role: rank.role })),
+        participants: domain.subscribers.map((rank) => ({ worker_id: rank.rank.worker_id, dp_rank: rank.rank.dp_rank, role: rank.role })),
       },
     ];
   }
