@@ -1,7 +1,7 @@
 // The event kernel's queue: scheduled actions taken out in (time, phase, order, seq) order, for
-// times that never go below the last one taken out (the virtual clock only moves forward). A radix
-// heap over the integer times, whose lowest level is the instant being run: a small heap ordered
-// by (phase, order, seq).
+// times that never go below the last one taken out (the virtual clock only moves forward). While
+// few entries are queued, one binary heap of them all; past SMALL_QUEUE_LIMIT, a radix heap over
+// the integer times, whose lowest level is the instant being run: a small heap of its entries.
 import type { Nanos } from './time';
 import { grownInt32 } from './collections/typedArrays';
 
@@ -9,6 +9,13 @@ export type Action = () => void;
 
 /** Entries a new queue has room for (it doubles when full); a generated case of the fuzzer queues a few dozen at once. */
 const INITIAL_CAPACITY = 64;
+/**
+ * Entries past which the queue makes its buckets (see MonotoneQueue): up to this many, one binary
+ * heap of every entry by (time, phase, order, seq) takes each out in a few comparisons, without
+ * the buckets' 1,792 arrays, which cost more to make than a run of a generated case of the fuzzer
+ * (at most a few dozen queued at once, a few hundred in all) costs to take its entries out.
+ */
+const SMALL_QUEUE_LIMIT = 128;
 /**
  * A time is read as 7 digits of 8 bits (levels 0..3 in its low word, 4..6 in its high one). A
  * later entry waits in the bucket of the highest level at which its time's digit differs from the
@@ -21,12 +28,16 @@ const BUCKETS = LEVELS * DIGITS;
 /** Words of a level's bitmap of non-empty buckets. */
 const WORDS_PER_LEVEL = DIGITS / 32;
 const HIGH_WORD = 4294967296;
-/** Numbers per slot in the keys (phase, order, seq and one unused, so that a slot never straddles a cache line). */
+/** Numbers per slot in the keys: phase, order, seq and time (four, so that a slot never straddles a cache line). */
 const KEY_STRIDE = 4;
+/** Where a slot's time sits among its keys. */
+const TIME_KEY = 3;
 
 /**
- * A monotone priority queue of scheduled actions. Every queued time is at least the instant's
- * time `instantNs`: the entries at that instant wait in a binary heap ordered by (phase, order,
+ * A monotone priority queue of scheduled actions. Up to SMALL_QUEUE_LIMIT entries, all wait in one
+ * binary heap ordered by (time, phase, order, seq). Once more are queued, the queue makes its
+ * buckets, and from then on every queued time is at least the instant's time `instantNs`: the
+ * entries at that instant wait in the binary heap (all of one time, so ordered by phase, order and
  * seq); each later entry waits, unordered, in the bucket of the highest 8-bit digit in which its
  * time differs from the instant's, and of its value there. When the instant's heap is empty, the
  * lowest non-empty bucket gives the next instant (its earliest time), and its entries move to the
@@ -38,7 +49,7 @@ const KEY_STRIDE = 4;
  * the instant's heap hold slot numbers, the buckets beside each entry's time.
  */
 export class MonotoneQueue {
-  /** Each slot's phase, order and seq side by side (KEY_STRIDE numbers a slot), read together when the entry meets the instant's heap. */
+  /** Each slot's phase, order, seq and time side by side (KEY_STRIDE numbers a slot), read together when the entry meets the instant's heap. */
   private keys = new Float64Array(INITIAL_CAPACITY * KEY_STRIDE);
   private actions: (Action | undefined)[] = new Array<Action | undefined>(INITIAL_CAPACITY);
   /** Slots free for reuse (a stack), and the first slot never used. */
@@ -46,12 +57,14 @@ export class MonotoneQueue {
   private freeCount = 0;
   private slotsUsed = 0;
 
-  /** Each bucket's times and slots (made when first used) and its length. */
-  private readonly bucketTimes: Float64Array[] = [];
-  private readonly bucketSlots: Int32Array<ArrayBuffer>[] = [];
-  private readonly bucketLengths = new Int32Array(BUCKETS);
+  /** Whether the buckets are made (more than SMALL_QUEUE_LIMIT entries were queued at once): until then, the instant's heap holds every entry. */
+  private bucketed = false;
+  /** Each bucket's times and slots (made when first used) and its length; none until the buckets are made. */
+  private bucketTimes: Float64Array[] = [];
+  private bucketSlots: Int32Array<ArrayBuffer>[] = [];
+  private bucketLengths = EMPTY_SLOTS;
   /** Non-empty buckets: a bitmap of each level's digits, and the levels with any as bits. */
-  private readonly bucketBits = new Int32Array(LEVELS * WORDS_PER_LEVEL);
+  private bucketBits = EMPTY_SLOTS;
   private levelMask = 0;
 
   /** The instant: its time (split in words for the bucket of a time) and its heap of slots. */
@@ -63,27 +76,26 @@ export class MonotoneQueue {
 
   private length = 0;
 
-  constructor() {
-    for (let bucket = 0; bucket < BUCKETS; bucket++) {
-      this.bucketTimes.push(EMPTY_TIMES);
-      this.bucketSlots.push(EMPTY_SLOTS);
-    }
-  }
-
   get size(): number {
     return this.length;
   }
 
   push(time: Nanos, phase: number, order: number, seq: number, action: Action): void {
-    if (time < this.instantNs) this.rebase(time);
     const slot = this.takeSlot();
     const at = slot * KEY_STRIDE;
     this.keys[at] = phase;
     this.keys[at + 1] = order;
     this.keys[at + 2] = seq;
+    this.keys[at + TIME_KEY] = time;
     this.actions[slot] = action;
-    this.place(time, slot);
     this.length++;
+    if (!this.bucketed) {
+      if (this.length <= SMALL_QUEUE_LIMIT) this.instantPush(slot);
+      else this.makeBuckets(slot);
+      return;
+    }
+    if (time < this.instantNs) this.rebase(time);
+    this.place(time, slot);
   }
 
   /** Whether an entry is queued, with the earliest in the instant's heap (call before reading the top). */
@@ -96,7 +108,7 @@ export class MonotoneQueue {
 
   /** Time of the earliest entry; only meaningful after settle() said true (as are the three below). */
   topTime(): Nanos {
-    return this.instantNs;
+    return this.keys[this.instantHeap[0] * KEY_STRIDE + TIME_KEY];
   }
   topPhase(): number {
     return this.keys[this.instantHeap[0] * KEY_STRIDE];
@@ -119,6 +131,25 @@ export class MonotoneQueue {
     this.freeSlot(slot);
     this.length--;
     return action;
+  }
+
+  /**
+   * More than SMALL_QUEUE_LIMIT entries are queued: makes the buckets, and places every entry of
+   * the heap and the one in `slot` (not yet placed) from the earliest time among them, the instant.
+   */
+  private makeBuckets(slot: number): void {
+    this.bucketed = true;
+    this.bucketTimes = EMPTY_BUCKET_TIMES.slice();
+    this.bucketSlots = EMPTY_BUCKET_SLOTS.slice();
+    this.bucketLengths = new Int32Array(BUCKETS);
+    this.bucketBits = new Int32Array(LEVELS * WORDS_PER_LEVEL);
+    const slots = Array.from(this.instantHeap.subarray(0, this.instantLength));
+    slots.push(slot);
+    this.instantLength = 0;
+    let earliest = Infinity;
+    for (const queued of slots) earliest = Math.min(earliest, this.keys[queued * KEY_STRIDE + TIME_KEY]);
+    this.setInstant(earliest);
+    for (const queued of slots) this.place(this.keys[queued * KEY_STRIDE + TIME_KEY], queued);
   }
 
   /** Puts the entry in `slot`, due at `time` (not before the instant), in the instant's heap or its bucket. */
@@ -243,11 +274,14 @@ export class MonotoneQueue {
     heap[index] = slot;
   }
 
-  /** Whether the entry in slot `a` runs before the one in `b` at the same instant: by phase, order, then seq. */
+  /** Whether the entry in slot `a` runs before the one in `b`: by time (the same for all once the buckets are made), phase, order, then seq. */
   private slotBefore(a: number, b: number): boolean {
     const keys = this.keys;
     const atA = a * KEY_STRIDE;
     const atB = b * KEY_STRIDE;
+    const timeA = keys[atA + TIME_KEY];
+    const timeB = keys[atB + TIME_KEY];
+    if (timeA !== timeB) return timeA < timeB;
     const phaseA = keys[atA];
     const phaseB = keys[atB];
     if (phaseA !== phaseB) return phaseA < phaseB;
@@ -287,6 +321,16 @@ export class MonotoneQueue {
 
 const EMPTY_TIMES = new Float64Array(0);
 const EMPTY_SLOTS = new Int32Array(0);
+/** Every bucket empty, copied when a queue makes its buckets (copying an array costs less than filling a new one). */
+const EMPTY_BUCKET_TIMES = everyBucket(EMPTY_TIMES);
+const EMPTY_BUCKET_SLOTS = everyBucket(EMPTY_SLOTS);
+
+/** An array of `empty` for every bucket, pushed one by one so that its copies are packed arrays. */
+function everyBucket<T>(empty: T): T[] {
+  const buckets: T[] = [];
+  for (let bucket = 0; bucket < BUCKETS; bucket++) buckets.push(empty);
+  return buckets;
+}
 
 /** The index of the lowest set bit of a non-zero 32-bit mask. */
 function lowestBit(mask: number): number {

@@ -68,7 +68,8 @@ export class Prompt {
 
 /** A chunk of `length_tokens` tokens derived from a name ("system prompt"). */
 export function namedChunk(name: string, length_tokens: number): TokenChunk {
-  return { ...stringKey(`named:${name}`), length_tokens };
+  const { key_lo, key_hi } = stringKey(`named:${name}`);
+  return { key_lo, key_hi, length_tokens };
 }
 
 /** A chunk for one trace hash id inside a namespace (a play, or the global trace space). */

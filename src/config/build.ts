@@ -100,7 +100,7 @@ export function clusterSpec(config: ReplayConfig, passTimeOf: PassTimeOf = passT
   return {
     seed: config.seed,
     roles: roleSpecs(config, passTimeOf),
-    router: { ...router, kv_event_lag_ns: msToNs(kv_event_lag_ms, 'router.kv_event_lag_ms') },
+    router: Object.assign(router, { kv_event_lag_ns: msToNs(kv_event_lag_ms, 'router.kv_event_lag_ms') }), // not a spread and a new field: see runReplay
     kv_transfer: bandwidth === undefined ? undefined : { bandwidth_gbps: bandwidth, latency_ns: msToNs(config.cluster.kv_transfer_latency_ms, 'cluster.kv_transfer_latency_ms') },
   };
 }

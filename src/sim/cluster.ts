@@ -248,11 +248,12 @@ export class Cluster implements RankListener {
     const routed = spec.roles.filter((role) => role.role !== 'decode');
     checkRoles(spec);
     const block_size = (routed[0] ?? spec.roles[0]).engine.block_size;
-    this.router = new Router({ ...spec.router, block_size }, this.random.stream('router.tie_break'), 'zero', this.blockIds);
+    // Object.assign, not a spread followed by a new field (see runReplay).
+    this.router = new Router(Object.assign({}, spec.router, { block_size }), this.random.stream('router.tie_break'), 'zero', this.blockIds);
     const decode = spec.roles.find((role) => role.role === 'decode');
     this.decodeRouter = decode
       ? new Router(
-          { ...spec.router, policy: 'kv', block_size: decode.engine.block_size, overlap_score_credit: 0, host_cache_hit_weight: 0, router_temperature: 0 },
+          Object.assign({}, spec.router, { policy: 'kv' as const, block_size: decode.engine.block_size, overlap_score_credit: 0, host_cache_hit_weight: 0, router_temperature: 0 }),
           this.random.stream('decode_router.tie_break'),
           'zero',
           this.blockIds,
@@ -556,7 +557,7 @@ export class Cluster implements RankListener {
         capacity_blocks: domain.pool.capacity_blocks,
         resident_blocks: domain.pool.residentBlocks,
         used_blocks: domain.pool.usedBlocks,
-        participants: domain.subscribers.map((rank) => ({ ...rank.rank, role: rank.role })),
+        participants: domain.subscribers.map((rank) => ({ worker_id: rank.rank.worker_id, dp_rank: rank.rank.dp_rank, role: rank.role })),
       },
     ];
   }

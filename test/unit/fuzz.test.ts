@@ -11,7 +11,7 @@ import path from 'node:path';
 import { ROOT } from '../support/paths';
 import { DEFECT_AREAS, fuzzCaseArbitrary, KNOWN_DEFECT_AREAS, parseDefectAreas, type DefectArea, type FuzzCase } from '../../src/fuzz/generate';
 import { agenticTraceName, caseFiles, caseFromYaml } from '../../src/fuzz/scenario';
-import { caseConfig, caseDigest, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
+import { caseConfig, caseDigest, caseInputs, plainCopy, runCase, TooHeavyToCheck } from '../../src/fuzz/runCase';
 import { NAMED_TOO_HEAVY_CASES, runFuzzCampaign, type TooHeavyCase } from '../../src/fuzz/campaign';
 import { INVARIANT_CLAIMS } from '../../src/fuzz/invariants';
 import { DEFAULT_FUZZ_RUNS, DEFAULT_FUZZ_SEED, FUZZ_TEST_RUNS_ENV } from '../../src/signoff/driver';
@@ -277,6 +277,25 @@ test('a case\'s validated config shares no object with the case, and validating 
     const generated = objectsOf(fuzzCase.config);
     for (const made of objectsOf(config)) assert.ok(!generated.has(made), 'the validated config holds an object of the case');
   }
+});
+
+test('the second run\'s copies of a validated config and a parsed trace equal what structuredClone makes and share no object with them', () => {
+  const cases = fc.sample(fuzzCaseArbitrary({ exclude: [] }), { numRuns: 200, seed: SEED });
+  let traces = 0;
+  for (const fuzzCase of cases) {
+    const config = caseConfig(fuzzCase);
+    const trace = caseInputs(fuzzCase, config).agentic_trace;
+    for (const value of trace === undefined ? [config] : [config, trace]) {
+      const copy = plainCopy(value);
+      assert.deepStrictEqual(copy, structuredClone(value));
+      const original = objectsOf(value);
+      for (const made of objectsOf(copy)) assert.ok(!original.has(made), 'the copy holds an object of the original');
+    }
+    if (trace !== undefined) traces++;
+  }
+  assert.ok(traces > 0, 'some cases have an agentic trace');
+  assert.throws(() => plainCopy({ at: new Date(0) }), /Date is not plain data/);
+  assert.throws(() => plainCopy(JSON.parse('{"__proto__": {"x": 1}}')), /__proto__/);
 });
 
 test('a campaign on a thread returns what it returns here, from its bundle (made under tsx, then removed) and from the sources', async () => {

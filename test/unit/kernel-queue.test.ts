@@ -1,8 +1,9 @@
 // The kernel's queue keeps later entries in buckets by the digits of their times, and only the
 // instant's entries in order (src/kernelQueue.ts): on generated schedules it gives out entries in
 // the order a plain sort by (time, phase, order, seq) gives, with entries added between removals at
-// the time just taken out or later, times on both sides of 2^32 and up to the clock's end, and
-// entries added before an instant already found (a run stopped at a limit).
+// the time just taken out or later, times on both sides of 2^32 and up to the clock's end, entries
+// added before an instant already found (a run stopped at a limit), and bursts that take the queue
+// past the entries it holds in one heap (it then makes its buckets, with entries already queued).
 import { test } from 'node:test';
 import { expect } from 'chai';
 import fc from 'fast-check';
@@ -36,11 +37,16 @@ const delay = fc.oneof(
   fc.integer({ min: 0, max: Math.floor(Number.MAX_SAFE_INTEGER / 4) }),
 );
 
-type Op = { kind: 'push'; delay: number; phase: number; order: number } | { kind: 'pop'; count: number } | { kind: 'peek' };
+type Push = { kind: 'push'; delay: number; phase: number; order: number };
+type Op = Push | { kind: 'burst'; pushes: Push[] } | { kind: 'pop'; count: number } | { kind: 'peek' };
+
+const push = fc.record({ kind: fc.constant('push' as const), delay, phase: fc.integer({ min: 1, max: 6 }), order: fc.integer({ min: -2, max: 3 }) });
 
 const ops = fc.array(
   fc.oneof(
-    { weight: 5, arbitrary: fc.record({ kind: fc.constant('push' as const), delay, phase: fc.integer({ min: 1, max: 6 }), order: fc.integer({ min: -2, max: 3 }) }) },
+    { weight: 5, arbitrary: push },
+    // More than the queue's one heap holds (128) at once, now and then.
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('burst' as const), pushes: fc.array(push, { minLength: 60, maxLength: 160 }) }) },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('pop' as const), count: fc.integer({ min: 1, max: 6 }) }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'peek' as const }) },
   ),
@@ -57,13 +63,16 @@ test('the queue gives out entries in (time, phase, order, seq) order, as a sort 
       let floor = 0;
       const taken: Entry[] = [];
       const expected: Entry[] = [];
+      const add = (step: Push): void => {
+        const time = Math.min(floor + step.delay, Number.MAX_SAFE_INTEGER);
+        const entry = { time, phase: step.phase, order: step.order, seq: seq++ };
+        plain.push(entry);
+        queue.push(time, entry.phase, entry.order, entry.seq, () => taken.push(entry));
+      };
       for (const step of steps) {
-        if (step.kind === 'push') {
-          const time = Math.min(floor + step.delay, Number.MAX_SAFE_INTEGER);
-          const entry = { time, phase: step.phase, order: step.order, seq: seq++ };
-          plain.push(entry);
-          queue.push(time, entry.phase, entry.order, entry.seq, () => taken.push(entry));
-        } else if (step.kind === 'peek') {
+        if (step.kind === 'push') add(step);
+        else if (step.kind === 'burst') step.pushes.forEach(add);
+        else if (step.kind === 'peek') {
           // Finding the next instant, then adding entries before it, is what a run stopped at a limit does.
           if (queue.settle() && !fromLast) expect(queue.topTime()).to.equal(Math.min(...plain.map((e) => e.time)));
         } else {
