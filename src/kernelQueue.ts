@@ -46,9 +46,9 @@ export class MonotoneQueue {
   private freeCount = 0;
   private slotsUsed = 0;
 
-  /** Each bucket's times and slots (made when first used) and its length. */
-  private readonly bucketTimes: Float64Array[] = [];
-  private readonly bucketSlots: Int32Array<ArrayBuffer>[] = [];
+  /** Each bucket's times and slots (made when first used; copies of lists of empty ones, a builtin's copy rather than thousands of pushes per queue) and its length. */
+  private readonly bucketTimes: Float64Array[] = NO_BUCKET_TIMES.slice();
+  private readonly bucketSlots: Int32Array<ArrayBuffer>[] = NO_BUCKET_SLOTS.slice();
   private readonly bucketLengths = new Int32Array(BUCKETS);
   /** Non-empty buckets: a bitmap of each level's digits, and the levels with any as bits. */
   private readonly bucketBits = new Int32Array(LEVELS * WORDS_PER_LEVEL);
@@ -62,13 +62,6 @@ export class MonotoneQueue {
   private instantLength = 0;
 
   private length = 0;
-
-  constructor() {
-    for (let bucket = 0; bucket < BUCKETS; bucket++) {
-      this.bucketTimes.push(EMPTY_TIMES);
-      this.bucketSlots.push(EMPTY_SLOTS);
-    }
-  }
 
   get size(): number {
     return this.length;
@@ -287,6 +280,13 @@ export class MonotoneQueue {
 
 const EMPTY_TIMES = new Float64Array(0);
 const EMPTY_SLOTS = new Int32Array(0);
+/** Every bucket empty: what a new queue copies (built by pushes, so that the copies are packed arrays, as the hot path reads best). */
+const NO_BUCKET_TIMES: Float64Array[] = [];
+const NO_BUCKET_SLOTS: Int32Array<ArrayBuffer>[] = [];
+for (let bucket = 0; bucket < BUCKETS; bucket++) {
+  NO_BUCKET_TIMES.push(EMPTY_TIMES);
+  NO_BUCKET_SLOTS.push(EMPTY_SLOTS);
+}
 
 /** The index of the lowest set bit of a non-zero 32-bit mask. */
 function lowestBit(mask: number): number {
