@@ -1,10 +1,14 @@
 // The compiled command line: src/ compiled to JavaScript bundles in build/cli/ (by esbuild; `npm ci` runs it
 // through the `prepare` script, `npm run build` by hand), and whether that build is current, so that
 // bin/kvqual.js runs it instead of loading the TypeScript through tsx (the same code, a faster start).
-// A build is current when the digest of its inputs it recorded (build/cli/manifest.json) is the
+// The sign-off (scripts/qualify.ts, `npm run qualify` and `kvqual qualify`) is compiled beside it
+// into build/qualify/ and chosen on the same terms (loadQualify; about half a second of CPU less
+// at its start than through tsx).
+// A build is current when the digest of its inputs it recorded (its manifest.json) is the
 // digest of the inputs now: every file under src/ (names and contents), tsconfig.json (esbuild reads
-// it) and this file (how it compiles). A changed, added or removed source makes it stale, and a stale
-// build never runs: kvqual falls back to tsx. To spare hashing every source at every start, the
+// it), this file (how it compiles) and every other file of the repository the bundles hold (the
+// sign-off's script and what it imports from steps/ and bin/, as esbuild listed them). A changed,
+// added or removed source makes it stale, and a stale build never runs: kvqual falls back to tsx. To spare hashing every source at every start, the
 // manifest also keeps each input's size, inode and modification and change times (to the
 // nanosecond) as they were before it compiled: when every input still has them, none was written
 // since (writing a file, or setting its times, sets its change time to now, which nothing but the
@@ -22,6 +26,8 @@ const path = require('node:path');
 const ROOT = path.resolve(__dirname, '..');
 /** Where the build goes, under the repository (build/ is ignored by git). */
 const BUILD_FOLDER = path.join('build', 'cli');
+/** Where the sign-off's build goes: a build of its own, since its inputs are more than src/ (a changed step file leaves the command line's current). */
+const QUALIFY_FOLDER = path.join('build', 'qualify');
 const MANIFEST = 'manifest.json';
 /** The manifest's format: a build with another one is stale (1: a file per source; 2: bundles). */
 const FORMAT = 2;
@@ -32,6 +38,11 @@ const FORMAT = 2;
  * the process a sweep forks for its points (src/cli/sweepPool.ts finds it beside the module that forks it).
  */
 const BUNDLES = ['main', 'sweepWorker'];
+/** The builds: each a folder of bundles, named by their sources (relative to the repository); a build whose sources are not all there is not made. */
+const BUILDS = [
+  { folder: BUILD_FOLDER, bundles: Object.fromEntries(BUNDLES.map((bundle) => [bundle, path.join('src', 'cli', `${bundle}.ts`)])) },
+  { folder: QUALIFY_FOLDER, bundles: { qualify: path.join('scripts', 'qualify.ts') } },
+];
 /**
  * The packages compiled into the bundles: what every command loads. Every other package stays a
  * require of node_modules: those loaded only for some work (vega for a figure, cli-progress on a
@@ -55,32 +66,55 @@ function filesUnder(root, folder) {
 }
 
 /**
- * The digest of what the build is made from: each input's name and contents, in name order (an
- * input that does not exist counts as absent, which differs from empty).
+ * What a build is made from: every file under src/, OTHER_INPUTS, and `more` (the other files of the
+ * repository its bundles hold, as its manifest lists them), each once, in name order.
  */
-function inputsDigest(root) {
-  const hash = crypto.createHash('sha256');
-  for (const file of [...filesUnder(root, 'src'), ...OTHER_INPUTS]) {
-    let contents;
-    try {
-      contents = fs.readFileSync(path.join(root, file));
-    } catch (error) {
-      if (error && error.code === 'ENOENT') {
-        hash.update(`${file}\0absent\0`);
-        continue;
+function inputFiles(root, more = []) {
+  return [...new Set([...filesUnder(root, 'src'), ...OTHER_INPUTS, ...more])].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Each file's contents, or null when it does not exist. */
+function contentsOf(root, files) {
+  return new Map(
+    files.map((file) => {
+      try {
+        return [file, fs.readFileSync(path.join(root, file))];
+      } catch (error) {
+        if (error && error.code === 'ENOENT') return [file, null];
+        throw error;
       }
-      throw error;
+    }),
+  );
+}
+
+/** The digest of `files` with these contents: each one's name and contents, in the order given (absent differs from empty). */
+function digestOf(files, contents) {
+  const hash = crypto.createHash('sha256');
+  for (const file of files) {
+    const content = contents.get(file);
+    if (content === null) {
+      hash.update(`${file}\0absent\0`);
+      continue;
     }
-    hash.update(`${file}\0${contents.length}\0`);
-    hash.update(contents);
+    hash.update(`${file}\0${content.length}\0`);
+    hash.update(content);
   }
   return `sha256:${hash.digest('hex')}`;
 }
 
+/**
+ * The digest of what the build is made from (inputFiles): each input's name and contents, in name
+ * order (an input that does not exist counts as absent, which differs from empty).
+ */
+function inputsDigest(root, more = []) {
+  const files = inputFiles(root, more);
+  return digestOf(files, contentsOf(root, files));
+}
+
 /** Each input's size, inode, modification and change times (ns), as one text per file, in name order. */
-function inputStats(root) {
+function inputStats(root, more = []) {
   const stats = {};
-  for (const file of [...filesUnder(root, 'src'), ...OTHER_INPUTS]) {
+  for (const file of inputFiles(root, more)) {
     let stat;
     try {
       stat = fs.statSync(path.join(root, file), { bigint: true });
@@ -115,18 +149,39 @@ function readManifest(folder) {
 /**
  * The folder of the compiled command line (its bundles) when build/cli holds a build of exactly the sources there are
  * now; null otherwise (no build, a stale or unreadable one: then kvqual loads the TypeScript).
+ * `folder` (relative to `root`): another build of BUILDS, on the same terms.
  */
-function currentBuild(root = ROOT) {
-  const folder = path.join(root, BUILD_FOLDER);
-  const manifest = readManifest(folder);
-  if (manifest === null || manifest.format !== FORMAT || typeof manifest.inputs !== 'string') return null;
-  if (!BUNDLES.every((bundle) => fs.existsSync(path.join(folder, `${bundle}.js`)))) return null;
+function currentBuild(root = ROOT, folder = BUILD_FOLDER) {
+  const build = BUILDS.find((b) => b.folder === folder);
+  const at = path.join(root, folder);
+  const manifest = readManifest(at);
+  if (build === undefined || manifest === null || manifest.format !== FORMAT || typeof manifest.inputs !== 'string') return null;
+  // The files outside src/ the bundles hold (none for the command line's).
+  const more = manifest.files ?? [];
+  if (!Array.isArray(more) || !more.every((file) => typeof file === 'string')) return null;
+  if (!Object.keys(build.bundles).every((bundle) => fs.existsSync(path.join(at, `${bundle}.js`)))) return null;
   try {
-    if (sameStats(inputStats(root), manifest.stats)) return folder;
-    return inputsDigest(root) === manifest.inputs ? folder : null;
+    if (sameStats(inputStats(root, more), manifest.stats)) return at;
+    return inputsDigest(root, more) === manifest.inputs ? at : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * The sign-off's module (scripts/qualify.ts: runQualify, qualifyWith): its bundle in build/qualify/
+ * when current, else the TypeScript through tsx (also when KVQUAL_TSX=1). `loadTsx` puts tsx's
+ * loader in place (the caller's, which may first check that tsx can keep its cache).
+ */
+function loadQualify(loadTsx = () => require('tsx/cjs'), root = ROOT) {
+  const build = process.env.KVQUAL_TSX === '1' ? null : currentBuild(root, QUALIFY_FOLDER);
+  if (build !== null) {
+    // A stack printed for an internal error names the TypeScript lines (esbuild's source maps), as under tsx.
+    process.setSourceMapsEnabled(true);
+    return require(path.join(build, 'qualify.js'));
+  }
+  loadTsx();
+  return require(path.join(root, 'scripts', 'qualify.ts'));
 }
 
 /** The packages left out of the bundles (see BUNDLED_PACKAGES), and their subpaths. */
@@ -136,30 +191,56 @@ function externalPackages(root) {
   return names.flatMap((name) => [name, `${name}/*`]);
 }
 
+/** The files of the repository (not a package's) that esbuild read for a build, outside src/ and OTHER_INPUTS, in name order. */
+function repositoryInputs(metafile) {
+  const files = Object.keys(metafile.inputs).filter((file) => !file.split('/').includes('node_modules') && !file.startsWith('src/'));
+  return files.map((file) => file.split('/').join(path.sep)).filter((file) => !OTHER_INPUTS.includes(file)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
 /**
- * Compiles the command line's bundles (BUNDLES) from src/ into build/cli/ (CommonJS for Node 20, as
- * tsx compiles the sources, with source maps, so that a stack names the TypeScript lines) and records the digest of the inputs it compiled. Written into a fresh folder and
- * put in place whole, the manifest last; when a source changed while it compiled, nothing is put in
- * place (the digest would name sources it did not compile). Returns the build's folder.
+ * Compiles the bundles of `build` (one of BUILDS; the command line's by default) into its folder
+ * (CommonJS for Node 20, as tsx compiles the sources, with source maps, so that a stack names the
+ * TypeScript lines) and records the digest of the inputs it compiled: src/, OTHER_INPUTS and the
+ * other files of the repository esbuild read (listed in the manifest). Written into a fresh folder
+ * and put in place whole, the manifest last; when an input changed while it compiled, nothing is
+ * put in place (the digest would name sources it did not compile). Returns the build's folder.
  */
-function buildCli(root = ROOT, esbuild = require('esbuild')) {
-  // The stats first: a write after them changes them, whether or not it changes the digest below.
-  const stats = inputStats(root);
-  const before = inputsDigest(root);
-  const folder = path.join(root, BUILD_FOLDER);
+function buildCli(root = ROOT, esbuild = require('esbuild'), build = BUILDS[0]) {
+  const folder = path.join(root, build.folder);
+  // The inputs are known once esbuild has read them: those of the last build are read first, and
+  // when it read others, it compiles again with those read first too.
+  let known = readManifest(folder)?.files ?? [];
+  if (!Array.isArray(known)) known = [];
+  for (;;) {
+    const compiled = compileInto(root, esbuild, build, folder, known);
+    if (compiled === null) return folder;
+    known = compiled;
+  }
+}
+
+/** One compile of `build` into `folder`; null when it was put in place, else the repository's files it read beyond `known` and those (compile again). */
+function compileInto(root, esbuild, build, folder, known) {
+  const files = inputFiles(root, known);
+  // The stats first: a write after them changes them, whether or not it changes the contents below.
+  const stats = inputStats(root, known);
+  const before = contentsOf(root, files);
   const fresh = `${folder}.${process.pid}.tmp`;
   fs.rmSync(fresh, { recursive: true, force: true });
   try {
-    const entryPoints = Object.fromEntries(BUNDLES.map((bundle) => [bundle, path.join(root, 'src', 'cli', `${bundle}.ts`)]));
-    esbuild.buildSync({ entryPoints, outdir: fresh, bundle: true, external: externalPackages(root), format: 'cjs', platform: 'node', target: 'node20', sourcemap: true, logLevel: 'silent' });
-    if (inputsDigest(root) !== before) throw new Error('a source changed while it compiled; run it again');
-    fs.writeFileSync(path.join(fresh, MANIFEST), `${JSON.stringify({ format: FORMAT, inputs: before, esbuild: esbuild.version, stats }, null, 2)}\n`);
+    const entryPoints = Object.fromEntries(Object.entries(build.bundles).map(([bundle, source]) => [bundle, path.join(root, source)]));
+    const result = esbuild.buildSync({ entryPoints, outdir: fresh, absWorkingDir: root, bundle: true, external: externalPackages(root), format: 'cjs', platform: 'node', target: 'node20', sourcemap: true, metafile: true, logLevel: 'silent' });
+    const read = repositoryInputs(result.metafile);
+    if (!read.every((file) => files.includes(file))) return [...new Set([...known, ...read])];
+    const inputs = inputFiles(root, read);
+    if (digestOf(inputs, contentsOf(root, inputs)) !== digestOf(inputs, before)) throw new Error('a source changed while it compiled; run it again');
+    const manifest = { format: FORMAT, inputs: digestOf(inputs, before), ...(read.length > 0 ? { files: read } : {}), esbuild: esbuild.version, stats: Object.fromEntries(inputs.map((file) => [file, stats[file]])) };
+    fs.writeFileSync(path.join(fresh, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     fs.rmSync(folder, { recursive: true, force: true });
     fs.renameSync(fresh, folder);
+    return null;
   } finally {
     fs.rmSync(fresh, { recursive: true, force: true });
   }
-  return folder;
 }
 
 /** Compiles; returns the exit status (0, or 1 when it could not compile and `ifPossible` is false). */
@@ -174,12 +255,26 @@ function main(args) {
     }
     const folder = buildCli(ROOT, esbuild);
     process.stdout.write(`kvqual: compiled src/ into ${path.relative(ROOT, folder)} (bin/kvqual.js runs it while src/ is unchanged)\n`);
-    return 0;
   } catch (error) {
-    const reason = error && Array.isArray(error.errors) && error.errors.length > 0 ? error.errors.slice(0, 3).map(esbuildProblem).join(' / ') : error && error.message ? error.message.split('\n')[0] : String(error);
-    process.stderr.write(`kvqual: could not compile the command line (it runs the TypeScript through tsx): ${reason}\n`);
+    process.stderr.write(`kvqual: could not compile the command line (it runs the TypeScript through tsx): ${problemOf(error)}\n`);
     return ifPossible ? 0 : 1;
   }
+  // The sign-off's build, where its script is (a copy of src/ and bin/ alone has none).
+  const qualify = BUILDS[1];
+  if (!Object.values(qualify.bundles).every((source) => fs.existsSync(path.join(ROOT, source)))) return 0;
+  try {
+    buildCli(ROOT, require('esbuild'), qualify);
+    process.stdout.write(`kvqual: compiled the sign-off into ${qualify.folder} (npm run qualify runs it while its sources are unchanged)\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`kvqual: could not compile the sign-off (npm run qualify runs the TypeScript through tsx): ${problemOf(error)}\n`);
+    return ifPossible ? 0 : 1;
+  }
+}
+
+/** What kept esbuild from compiling, in a line: its first errors as "file:line: text", or the error's first line. */
+function problemOf(error) {
+  return error && Array.isArray(error.errors) && error.errors.length > 0 ? error.errors.slice(0, 3).map(esbuildProblem).join(' / ') : error && error.message ? error.message.split('\n')[0] : String(error);
 }
 
 /** One of esbuild's errors as "file:line: text". */
@@ -189,4 +284,4 @@ function esbuildProblem(problem) {
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));
 
-module.exports = { BUILD_FOLDER, BUNDLES, currentBuild, buildCli, inputsDigest, inputStats, main };
+module.exports = { BUILD_FOLDER, QUALIFY_FOLDER, BUILDS, BUNDLES, currentBuild, buildCli, inputsDigest, inputStats, loadQualify, main };

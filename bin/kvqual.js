@@ -51,7 +51,7 @@ const build = process.env.KVQUAL_BUILD;
 const compiled = build ? path.resolve(__dirname, '..', build, 'src', 'cli') : process.env.KVQUAL_TSX === '1' ? null : require('./compiled.js').currentBuild();
 /** The command line's main module: the compiled bundle, a compiled src/cli/main.js (KVQUAL_BUILD), or the TypeScript. */
 let cli;
-/** Whether the TypeScript loader is in place (`kvqual qualify` needs it: scripts/ are never compiled here). */
+/** Whether the TypeScript loader is in place (`kvqual qualify` needs it when the sign-off's build, build/qualify/, is not current). */
 let tsxLoaded = false;
 function loadTsx() {
   if (tsxLoaded) return;
@@ -84,8 +84,8 @@ const { performance } = require('node:perf_hooks');
 let qualifyRan = false;
 const qualify = (args) => {
   qualifyRan = true;
-  loadTsx();
-  return require('../scripts/qualify.ts').runQualify(args);
+  // Its compiled bundle when current, else the TypeScript (bin/compiled.js).
+  return require('./compiled.js').loadQualify(loadTsx).runQualify(args);
 };
 const io = Object.assign(processIo(), { progress: replayProgress, wallMs: () => performance.now(), qualify });
 runCliAsync(process.argv.slice(2), io).then(

@@ -41,7 +41,8 @@ import { figureCacheFromEnv } from '../steps/support/figureCache';
 import { GuardedStream } from '../src/cli/io';
 import { reason } from '../src/inputFiles';
 
-const ROOT = path.resolve(__dirname, '..');
+/** The repository: above scripts/, or above build/qualify/ when this runs from its bundle (bin/compiled.js). */
+const ROOT = path.resolve(__dirname, __filename.endsWith('.ts') ? '..' : path.join('..', '..'));
 
 /** git in the checkout, with the caller's GIT_* variables cleared and replace refs not followed (provenance.ts). */
 function git(args: string[]): string | null {

@@ -2,6 +2,7 @@
 // whole project beside it, the feature suite on the JavaScript under c8, and c8's report mapped back
 // to src/. Coverage is what the scenarios exercised, which is what an approver signs (the unit tests
 // are npm test's). Every failure or problem there is a problem of the coverage run (a gate).
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CoverageRun, CoverageSummary, summariseCoverage } from './coverage';
@@ -71,35 +72,99 @@ export function buildOrphans(root: string): string[] {
   return orphans.sort();
 }
 
+/** How esbuild compiles each source (one file in, one out: no bundling, so a file's JavaScript depends on it alone). */
+const COMPILE_OPTIONS = { format: 'cjs', platform: 'node', target: 'node20', sourcemap: true } as const;
+
+/** The record of what build/ was compiled from (compileBuild): each source's digest and the digests of what esbuild wrote for it. */
+const COMPILE_RECORD = 'compiled.json';
+interface CompileRecord {
+  /** The compiler's version, its options and tsconfig.json (esbuild reads it): another key, and every file is compiled again. */
+  key: string;
+  files: Record<string, { source: string; js: string; map: string }>;
+}
+
+function sha256(data: Buffer | string): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** A file's digest, or null when it cannot be read. */
+function fileDigest(file: string): string | null {
+  try {
+    return sha256(fs.readFileSync(file));
+  } catch {
+    return null;
+  }
+}
+
+/** The compile's key: esbuild's version (read without loading it), the options and tsconfig.json's contents. */
+function compileKey(root: string): string {
+  const version = (require('esbuild/package.json') as { version: string }).version;
+  return sha256(JSON.stringify({ version, options: COMPILE_OPTIONS, tsconfig: fileDigest(path.join(root, 'tsconfig.json')) }));
+}
+
+/** The record of the last compile when it was made under `key`, else an empty one. */
+function compileRecord(build: string, key: string): CompileRecord {
+  try {
+    const record = JSON.parse(fs.readFileSync(path.join(build, COMPILE_RECORD), 'utf8')) as CompileRecord;
+    if (record.key === key && typeof record.files === 'object' && record.files !== null) return record;
+  } catch {
+    // none, or unreadable: everything is compiled
+  }
+  return { key, files: {} };
+}
+
+/** The JavaScript and source map esbuild writes for a source (relative to the repository). */
+function outputsOf(build: string, source: string): { js: string; map: string } {
+  const js = path.join(build, source.replace(/\.ts$/, '.js'));
+  return { js, map: `${js}.map` };
+}
+
+/** Whether a source's JavaScript and map in build/ are what esbuild wrote for its contents now (the record says so, and they are still those bytes). */
+function compiledAlready(build: string, source: string, digest: string | null, record: CompileRecord): boolean {
+  const known = record.files[source];
+  if (digest === null || known === undefined || known.source !== digest) return false;
+  const { js, map } = outputsOf(build, source);
+  return fileDigest(js) === known.js && fileDigest(map) === known.map;
+}
+
 /**
  * The TypeScript of SUITE_FOLDERS transpiled to build/ as CommonJS with source maps (for c8), by
- * esbuild, the compiler tsx runs the first run on: every file every time, in well under a second
- * where tsc takes several. What the last coverage run measured goes first, and every
- * compiled file whose source is gone. Types are checked by typeCheck, beside the compiled runs.
- * False when it wrote no JavaScript; its errors are problems of the coverage run.
+ * esbuild, the compiler tsx runs the first run on, in well under a second where tsc takes several:
+ * each source whose JavaScript in build/ is not what esbuild wrote for its contents now (its
+ * record, build/compiled.json, keeps each source's digest and those of its two outputs, under
+ * esbuild's version, the options and tsconfig.json), so that nothing changed, nothing is compiled.
+ * What the last coverage run measured goes first, and every compiled file whose source is gone.
+ * Types are checked by typeCheck, beside the compiled runs. False when it wrote no JavaScript; its
+ * errors are problems of the coverage run.
  */
 export async function compileBuild(ctx: DriverContext, run: CoverageRun): Promise<boolean> {
   const build = path.join(ctx.root, BUILD);
   // (.tsbuildinfo: the type check's record before it moved to build/typecheck.)
   for (const name of ['.v8-coverage', 'coverage', 'coverage-messages.ndjson', '.tsbuildinfo']) fs.rmSync(path.join(build, name), { recursive: true, force: true });
   for (const orphan of buildOrphans(ctx.root)) fs.rmSync(orphan, { force: true });
-  // Loaded here: no other command of the package needs the compiler.
-  const esbuild = require('esbuild') as typeof import('esbuild');
-  try {
-    await esbuild.build({
-      entryPoints: compiledSources(ctx.root).map((source) => path.join(ctx.root, source)),
-      outdir: build,
-      outbase: ctx.root,
-      format: 'cjs',
-      platform: 'node',
-      target: 'node20',
-      sourcemap: true,
-      logLevel: 'silent',
-    });
-  } catch (error) {
-    const errors = (error as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors ?? [];
-    const named = errors.slice(0, 3).map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text));
-    run.problems.push(`esbuild could not compile: ${named.length > 0 ? named.join(' / ') : (error as Error).message.split('\n')[0]}`);
+  const record = compileRecord(build, compileKey(ctx.root));
+  // Each source's digest before esbuild reads it: one changed meanwhile is compiled again next time.
+  const sources = compiledSources(ctx.root).map((source) => ({ source, digest: fileDigest(path.join(ctx.root, source)) }));
+  const stale = sources.filter(({ source, digest }) => !compiledAlready(build, source, digest, record));
+  if (stale.length > 0) {
+    // Until it has compiled, no record names what build/ holds.
+    fs.rmSync(path.join(build, COMPILE_RECORD), { force: true });
+    // Loaded here: no other command of the package needs the compiler.
+    const esbuild = require('esbuild') as typeof import('esbuild');
+    try {
+      await esbuild.build({ entryPoints: stale.map(({ source }) => path.join(ctx.root, source)), outdir: build, outbase: ctx.root, ...COMPILE_OPTIONS, logLevel: 'silent' });
+      const files: CompileRecord['files'] = {};
+      for (const { source, digest } of sources) {
+        const { js, map } = outputsOf(build, source);
+        const [jsDigest, mapDigest] = [fileDigest(js), fileDigest(map)];
+        if (digest !== null && jsDigest !== null && mapDigest !== null) files[source] = { source: digest, js: jsDigest, map: mapDigest };
+      }
+      fs.writeFileSync(path.join(build, COMPILE_RECORD), `${JSON.stringify({ key: record.key, files } satisfies CompileRecord)}\n`);
+    } catch (error) {
+      const errors = (error as { errors?: { text: string; location?: { file: string; line: number } | null }[] }).errors ?? [];
+      const named = errors.slice(0, 3).map((e) => (e.location ? `${e.location.file}:${e.location.line}: ${e.text}` : e.text));
+      run.problems.push(`esbuild could not compile: ${named.length > 0 ? named.join(' / ') : (error as Error).message.split('\n')[0]}`);
+    }
   }
   if (!fs.existsSync(path.join(build, 'src'))) {
     run.problems.push(NO_JAVASCRIPT);

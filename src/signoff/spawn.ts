@@ -3,7 +3,6 @@
 // stopped qualify stops them too (stopChildren).
 import { spawn as spawnChild, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
-import path from 'node:path';
 import type { DriverContext, Spawned } from './context';
 
 export type { Spawned } from './context';
@@ -60,8 +59,4 @@ function lowerPriority(pid: number): void {
   } catch {
     // e.g. a process that has already ended
   }
-}
-
-export function tool(ctx: DriverContext, name: string): string {
-  return path.join(ctx.root, 'node_modules', '.bin', name);
 }
