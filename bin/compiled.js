@@ -191,6 +191,26 @@ function externalPackages(root) {
   return names.flatMap((name) => [name, `${name}/*`]);
 }
 
+/**
+ * The packages the repository's own sources import that esbuild compiled into a build although they
+ * are not BUNDLED_PACKAGES: packages package.json does not declare (every declared one is external;
+ * what a bundled package imports itself is bundled with it). Inside a bundle, a package that reads
+ * its own files beside its code (cucumber's HTML formatter its template) would look for them in the
+ * bundle's folder.
+ */
+function packagesBundledUnasked(metafile) {
+  const packageOf = (file) => /(?:^|\/)node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1];
+  const names = [];
+  for (const [file, input] of Object.entries(metafile.inputs)) {
+    if (packageOf(file) !== undefined) continue;
+    for (const imported of input.imports) {
+      const name = packageOf(imported.path);
+      if (name !== undefined && !BUNDLED_PACKAGES.includes(name)) names.push(name);
+    }
+  }
+  return [...new Set(names)].sort();
+}
+
 /** The files of the repository (not a package's) that esbuild read for a build, outside src/ and OTHER_INPUTS, in name order. */
 function repositoryInputs(metafile) {
   const files = Object.keys(metafile.inputs).filter((file) => !file.split('/').includes('node_modules') && !file.startsWith('src/'));
@@ -229,6 +249,8 @@ function compileInto(root, esbuild, build, folder, known) {
   try {
     const entryPoints = Object.fromEntries(Object.entries(build.bundles).map(([bundle, source]) => [bundle, path.join(root, source)]));
     const result = esbuild.buildSync({ entryPoints, outdir: fresh, absWorkingDir: root, bundle: true, external: externalPackages(root), format: 'cjs', platform: 'node', target: 'node20', sourcemap: true, metafile: true, logLevel: 'silent' });
+    const undeclared = packagesBundledUnasked(result.metafile);
+    if (undeclared.length > 0) throw new Error(`the sources import ${undeclared.join(', ')}, which package.json does not declare (a package's files would be read from the bundle's folder): declare it`);
     const read = repositoryInputs(result.metafile);
     if (!read.every((file) => files.includes(file))) return [...new Set([...known, ...read])];
     const inputs = inputFiles(root, read);

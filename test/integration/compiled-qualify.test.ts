@@ -70,3 +70,20 @@ test('npm run qualify runs the compiled sign-off only while every file it holds 
   fs.writeFileSync(driver, source);
   expect(true, 'everything as it was built');
 });
+
+test('a package the sources import without package.json declaring it fails the build, naming it (inside the bundle it would look for its own files beside the bundle)', () => {
+  const manifestFile = path.join(copy, 'package.json');
+  const original = fs.readFileSync(manifestFile, 'utf8');
+  try {
+    const manifest = JSON.parse(original) as { devDependencies: Record<string, string> };
+    delete manifest.devDependencies['@cucumber/html-formatter'];
+    fs.writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+    const built = spawnSync(process.execPath, [path.join(copy, 'bin', 'compiled.js')], { cwd: copy, encoding: 'utf8' });
+    assert.equal(built.status, 1, `${built.stdout}${built.stderr}`);
+    assert.match(built.stderr, /the sources import @cucumber\/html-formatter, which package\.json does not declare/);
+  } finally {
+    fs.writeFileSync(manifestFile, original);
+  }
+  const again = spawnSync(process.execPath, [path.join(copy, 'bin', 'compiled.js')], { cwd: copy, encoding: 'utf8' });
+  assert.equal(again.status, 0, `${again.stdout}${again.stderr}`);
+});
