@@ -124,17 +124,6 @@ export class BlockIds {
     return toU64(this.idWords[at + LOW_WORD], this.idWords[at + HIGH_WORD]);
   }
 
-  /** Whether a held id stands for the hash whose 32-bit words are (low, high): compares without making a bigint. */
-  hasWords(id: BlockId, low: number, high: number): boolean {
-    const at = ID_STRIDE * id;
-    return this.idWords[at + LOW_WORD] === low && this.idWords[at + HIGH_WORD] === high;
-  }
-
-  /** The low (`high` false) or high 32-bit word of the hash a held id stands for. */
-  hashWord(id: BlockId, high: boolean): number {
-    return this.idWords[ID_STRIDE * id + (high ? HIGH_WORD : LOW_WORD)];
-  }
-
   /** The id of a hash, issued if new, retained once for the caller. */
   acquire(hash: BlockHash): BlockId {
     splitHash(hash);
