@@ -6,9 +6,11 @@
 // at its start than through tsx).
 // A build is current when the digest of its inputs it recorded (its manifest.json) is the
 // digest of the inputs now: every file under src/ (names and contents), tsconfig.json (esbuild reads
-// it), this file (how it compiles) and every other file of the repository the bundles hold (the
-// sign-off's script and what it imports from steps/ and bin/, as esbuild listed them). A changed,
-// added or removed source makes it stale, and a stale build never runs: kvqual falls back to tsx. To spare hashing every source at every start, the
+// it), this file (how it compiles), every other file of the repository the bundles hold (the
+// sign-off's script and what it imports from steps/ and bin/, as esbuild listed them) and the
+// package.json of each package compiled into them (its version: a package upgraded by
+// `npm install x@v`, which runs no `prepare`, would otherwise stay the old code in a current-looking
+// bundle). A changed, added or removed source makes it stale, and a stale build never runs: kvqual falls back to tsx. To spare hashing every source at every start, the
 // manifest also keeps each input's size, inode and modification and change times (to the
 // nanosecond) as they were before it compiled: when every input still has them, none was written
 // since (writing a file, or setting its times, sets its change time to now, which nothing but the
@@ -156,9 +158,9 @@ function currentBuild(root = ROOT, folder = BUILD_FOLDER) {
   const at = path.join(root, folder);
   const manifest = readManifest(at);
   if (build === undefined || manifest === null || manifest.format !== FORMAT || typeof manifest.inputs !== 'string') return null;
-  // The files outside src/ the bundles hold (none for the command line's).
-  const more = manifest.files ?? [];
-  if (!Array.isArray(more) || !more.every((file) => typeof file === 'string')) return null;
+  // The files outside src/ the bundles hold (none of the repository's for the command line's), and their packages' manifests.
+  const more = manifestFiles(manifest);
+  if (more === null) return null;
   if (!Object.keys(build.bundles).every((bundle) => fs.existsSync(path.join(at, `${bundle}.js`)))) return null;
   try {
     if (sameStats(inputStats(root, more), manifest.stats)) return at;
@@ -211,6 +213,27 @@ function packagesBundledUnasked(metafile) {
   return [...new Set(names)].sort();
 }
 
+/**
+ * The package.json of each package whose code esbuild compiled into a build (as esbuild names the
+ * package's folder, relative to the repository, through node_modules), in name order: its version
+ * tells which code the bundle holds.
+ */
+function packageManifests(metafile) {
+  const folders = new Set();
+  for (const file of Object.keys(metafile.inputs)) {
+    const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(file);
+    if (match) folders.add(`${match[1]}/package.json`.split('/').join(path.sep));
+  }
+  return [...folders].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** The files a build's manifest names beside src/ and OTHER_INPUTS (its repository files, then its packages' manifests); null when malformed. */
+function manifestFiles(manifest) {
+  const listed = [manifest.files ?? [], manifest.packages ?? []];
+  if (!listed.every((files) => Array.isArray(files) && files.every((file) => typeof file === 'string'))) return null;
+  return listed.flat();
+}
+
 /** The files of the repository (not a package's) that esbuild read for a build, outside src/ and OTHER_INPUTS, in name order. */
 function repositoryInputs(metafile) {
   const files = Object.keys(metafile.inputs).filter((file) => !file.split('/').includes('node_modules') && !file.startsWith('src/'));
@@ -220,8 +243,9 @@ function repositoryInputs(metafile) {
 /**
  * Compiles the bundles of `build` (one of BUILDS; the command line's by default) into its folder
  * (CommonJS for Node 20, as tsx compiles the sources, with source maps, so that a stack names the
- * TypeScript lines) and records the digest of the inputs it compiled: src/, OTHER_INPUTS and the
- * other files of the repository esbuild read (listed in the manifest). Written into a fresh folder
+ * TypeScript lines) and records the digest of the inputs it compiled: src/, OTHER_INPUTS, the
+ * other files of the repository esbuild read and the package.json of each package it compiled in
+ * (both listed in the manifest). Written into a fresh folder
  * and put in place whole, the manifest last; when an input changed while it compiled, nothing is
  * put in place (the digest would name sources it did not compile). Returns the build's folder.
  */
@@ -229,8 +253,8 @@ function buildCli(root = ROOT, esbuild = require('esbuild'), build = BUILDS[0]) 
   const folder = path.join(root, build.folder);
   // The inputs are known once esbuild has read them: those of the last build are read first, and
   // when it read others, it compiles again with those read first too.
-  let known = readManifest(folder)?.files ?? [];
-  if (!Array.isArray(known)) known = [];
+  const last = readManifest(folder);
+  let known = (last !== null && manifestFiles(last)) || [];
   for (;;) {
     const compiled = compileInto(root, esbuild, build, folder, known);
     if (compiled === null) return folder;
@@ -252,10 +276,11 @@ function compileInto(root, esbuild, build, folder, known) {
     const undeclared = packagesBundledUnasked(result.metafile);
     if (undeclared.length > 0) throw new Error(`the sources import ${undeclared.join(', ')}, which package.json does not declare (a package's files would be read from the bundle's folder): declare it`);
     const read = repositoryInputs(result.metafile);
-    if (!read.every((file) => files.includes(file))) return [...new Set([...known, ...read])];
-    const inputs = inputFiles(root, read);
+    const packages = packageManifests(result.metafile);
+    if (![...read, ...packages].every((file) => files.includes(file))) return [...new Set([...known, ...read, ...packages])];
+    const inputs = inputFiles(root, [...read, ...packages]);
     if (digestOf(inputs, contentsOf(root, inputs)) !== digestOf(inputs, before)) throw new Error('a source changed while it compiled; run it again');
-    const manifest = { format: FORMAT, inputs: digestOf(inputs, before), ...(read.length > 0 ? { files: read } : {}), esbuild: esbuild.version, stats: Object.fromEntries(inputs.map((file) => [file, stats[file]])) };
+    const manifest = { format: FORMAT, inputs: digestOf(inputs, before), ...(read.length > 0 ? { files: read } : {}), packages, esbuild: esbuild.version, stats: Object.fromEntries(inputs.map((file) => [file, stats[file]])) };
     fs.writeFileSync(path.join(fresh, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     fs.rmSync(folder, { recursive: true, force: true });
     fs.renameSync(fresh, folder);

@@ -2,8 +2,8 @@
 // `node bin/compiled.js` (`npm run build`) compiles scripts/qualify.ts with what it imports into
 // build/qualify/, and bin/qualify.js (`npm run qualify`) runs that bundle only while it is current:
 // a change to any file the bundle holds, in src/ or outside it (steps/support/figureCache.ts, which
-// the sign-off imports), makes it stale, and the sign-off then runs through tsx with the same
-// answer; the file changed back makes it current again; KVQUAL_TSX=1 runs tsx whatever the build.
+// the sign-off imports), or another version of a package compiled into it, makes it stale, and
+// the sign-off then runs through tsx with the same answer; the file changed back makes it current again; KVQUAL_TSX=1 runs tsx whatever the build.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -15,7 +15,14 @@ import { ROOT } from '../support/paths';
 const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-compiled-qualify-'));
 after(() => fs.rmSync(copy, { recursive: true, force: true }));
 for (const part of ['src', 'bin', 'scripts', 'steps', 'package.json', 'tsconfig.json']) fs.cpSync(path.join(ROOT, part), path.join(copy, part), { recursive: true });
-fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(copy, 'node_modules'), 'dir');
+// node_modules: the repository's packages linked one by one, but for a copy of one the bundle holds (its version changed below).
+const BUNDLED_PACKAGE = 'fastest-levenshtein';
+const packages = fs.realpathSync(path.join(ROOT, 'node_modules'));
+fs.mkdirSync(path.join(copy, 'node_modules'));
+for (const name of fs.readdirSync(packages)) {
+  if (name === BUNDLED_PACKAGE) fs.cpSync(path.join(packages, name), path.join(copy, 'node_modules', name), { recursive: true });
+  else fs.symlinkSync(path.join(packages, name), path.join(copy, 'node_modules', name));
+}
 
 /** What the compiled sign-off says as it loads (added to its JavaScript after it was built): it ran. */
 const COMPILED_RAN = '[the compiled sign-off ran]';
@@ -69,6 +76,15 @@ test('npm run qualify runs the compiled sign-off only while every file it holds 
   expect(false, 'a source under src/ changed');
   fs.writeFileSync(driver, source);
   expect(true, 'everything as it was built');
+
+  // A package compiled into the bundle, upgraded (as `npm install x@v` does, which runs no prepare): its version tells.
+  const packageManifest = path.join(copy, 'node_modules', BUNDLED_PACKAGE, 'package.json');
+  const installed = fs.readFileSync(packageManifest, 'utf8');
+  const { version } = JSON.parse(installed) as { version: string };
+  fs.writeFileSync(packageManifest, installed.replace(`"version": "${version}"`, '"version": "99.0.0"'));
+  expect(false, 'a package the bundle holds has another version');
+  fs.writeFileSync(packageManifest, installed);
+  expect(true, 'that package as it was built');
 });
 
 test('a package the sources import without package.json declaring it fails the build, naming it (inside the bundle it would look for its own files beside the bundle)', () => {
