@@ -15,7 +15,10 @@
 // nanosecond) as they were before it compiled: when every input still has them, none was written
 // since (writing a file, or setting its times, sets its change time to now, which nothing but the
 // system clock can set back), and the build is current without reading a source; otherwise the
-// contents decide (a file touched but unchanged keeps the build current).
+// contents decide (a file touched but unchanged keeps the build current). The bundles themselves
+// are checked the same way against what the build wrote (their stats, else their digests): one
+// edited by hand never runs (the sign-off checks that the working tree is the commit, and an
+// edited bundle under the ignored build/ would run other code than the commit's unseen).
 //
 //   node bin/compiled.js [--if-possible]
 // compiles, exit 1 when it cannot; --if-possible (npm's `prepare`, so that `npm ci` never fails on
@@ -31,8 +34,8 @@ const BUILD_FOLDER = path.join('build', 'cli');
 /** Where the sign-off's build goes: a build of its own, since its inputs are more than src/ (a changed step file leaves the command line's current). */
 const QUALIFY_FOLDER = path.join('build', 'qualify');
 const MANIFEST = 'manifest.json';
-/** The manifest's format: a build with another one is stale (1: a file per source; 2: bundles). */
-const FORMAT = 2;
+/** The manifest's format: a build with another one is stale (1: a file per source; 2: bundles; 3: bundles checked against their digests). */
+const FORMAT = 3;
 /**
  * The bundles the build holds, each a source of src/cli/ with everything it imports from src/ and
  * from the packages in BUNDLED_PACKAGES, in one file: a start reads and compiles one file where it
@@ -132,6 +135,34 @@ function inputStats(root, more = []) {
   return stats;
 }
 
+/** A file's size, inode, modification and change times (ns), as one text. */
+function statText(file) {
+  const stat = fs.statSync(file, { bigint: true });
+  return `${stat.size} ${stat.ino} ${stat.mtimeNs} ${stat.ctimeNs}`;
+}
+
+/** Each bundle's JavaScript in `folder`: its stats and digest, as the manifest records them (see bundlesIntact). */
+function bundleRecords(folder, build) {
+  return Object.fromEntries(
+    Object.keys(build.bundles).map((bundle) => {
+      const file = path.join(folder, `${bundle}.js`);
+      return [`${bundle}.js`, { stats: statText(file), digest: `sha256:${crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')}` }];
+    }),
+  );
+}
+
+/** Whether each bundle of `build` in `folder` is what the build wrote (its manifest's `bundles`): the same stats, else the same digest. */
+function bundlesIntact(folder, build, recorded) {
+  if (recorded === null || typeof recorded !== 'object') return false;
+  return Object.keys(build.bundles).every((bundle) => {
+    const record = recorded[`${bundle}.js`];
+    if (record === null || typeof record !== 'object') return false;
+    const file = path.join(folder, `${bundle}.js`);
+    if (statText(file) === record.stats) return true;
+    return `sha256:${crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')}` === record.digest;
+  });
+}
+
 /** Whether two inputs' stats name the same files with the same stats. */
 function sameStats(a, b) {
   if (a === null || typeof a !== 'object' || b === null || typeof b !== 'object') return false;
@@ -163,6 +194,7 @@ function currentBuild(root = ROOT, folder = BUILD_FOLDER) {
   if (more === null) return null;
   if (!Object.keys(build.bundles).every((bundle) => fs.existsSync(path.join(at, `${bundle}.js`)))) return null;
   try {
+    if (!bundlesIntact(at, build, manifest.bundles)) return null;
     if (sameStats(inputStats(root, more), manifest.stats)) return at;
     return inputsDigest(root, more) === manifest.inputs ? at : null;
   } catch {
@@ -245,8 +277,8 @@ function repositoryInputs(metafile) {
  * (CommonJS for Node 20, as tsx compiles the sources, with source maps, so that a stack names the
  * TypeScript lines) and records the digest of the inputs it compiled: src/, OTHER_INPUTS, the
  * other files of the repository esbuild read and the package.json of each package it compiled in
- * (both listed in the manifest). Written into a fresh folder
- * and put in place whole, the manifest last; when an input changed while it compiled, nothing is
+ * (both listed in the manifest), and each bundle's stats and digest as written. Written into a
+ * fresh folder and put in place whole, the manifest last; when an input changed while it compiled, nothing is
  * put in place (the digest would name sources it did not compile). Returns the build's folder.
  */
 function buildCli(root = ROOT, esbuild = require('esbuild'), build = BUILDS[0]) {
@@ -280,7 +312,7 @@ function compileInto(root, esbuild, build, folder, known) {
     if (![...read, ...packages].every((file) => files.includes(file))) return [...new Set([...known, ...read, ...packages])];
     const inputs = inputFiles(root, [...read, ...packages]);
     if (digestOf(inputs, contentsOf(root, inputs)) !== digestOf(inputs, before)) throw new Error('a source changed while it compiled; run it again');
-    const manifest = { format: FORMAT, inputs: digestOf(inputs, before), ...(read.length > 0 ? { files: read } : {}), packages, esbuild: esbuild.version, stats: Object.fromEntries(inputs.map((file) => [file, stats[file]])) };
+    const manifest = { format: FORMAT, inputs: digestOf(inputs, before), ...(read.length > 0 ? { files: read } : {}), packages, bundles: bundleRecords(fresh, build), esbuild: esbuild.version, stats: Object.fromEntries(inputs.map((file) => [file, stats[file]])) };
     fs.writeFileSync(path.join(fresh, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
     fs.rmSync(folder, { recursive: true, force: true });
     fs.renameSync(fresh, folder);

@@ -2,8 +2,8 @@
 // `npm ci` runs) and `node bin/compiled.js` (`npm run build`) compile src/ into build/cli/, and
 // bin/kvqual.js runs that build only while it is current: a source whose contents changed (even
 // with the length and modification time it had when built), a new or a removed source, or a
-// changed tsconfig.json makes it stale, and kvqual then runs the TypeScript through tsx with the
-// same result; a source touched but unchanged, or changed back, keeps it current; KVQUAL_TSX=1 runs
+// changed tsconfig.json, or the bundle itself edited, makes it stale, and kvqual then runs the
+// TypeScript through tsx with the same result; a source touched but unchanged, or changed back, keeps it current; KVQUAL_TSX=1 runs
 // tsx whatever the build. A source that does not compile fails `npm run build` naming it, and
 // `prepare` (--if-possible) only says so.
 import { after, test } from 'node:test';
@@ -13,14 +13,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { loadWatch } from '../support/loadWatch';
 
 const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-compiled-'));
 after(() => fs.rmSync(copy, { recursive: true, force: true }));
 for (const part of ['src', 'bin', 'package.json', 'tsconfig.json']) fs.cpSync(path.join(ROOT, part), path.join(copy, part), { recursive: true });
 fs.symlinkSync(fs.realpathSync(path.join(ROOT, 'node_modules')), path.join(copy, 'node_modules'), 'dir');
 
-/** What the compiled build says as it loads (added to its JavaScript after it was built): it ran. */
+/** What a kvqual process says as it exits when it loaded the compiled build (a preloaded watcher: the build itself is left as built). */
 const COMPILED_RAN = '[the compiled build ran]';
+const WATCHED = loadWatch(copy, path.join('build', 'cli', 'main.js'), COMPILED_RAN);
 
 function build(...args: string[]): { status: number | null; output: string } {
   const run = spawnSync(process.execPath, [path.join(copy, 'bin', 'compiled.js'), ...args], { cwd: copy, encoding: 'utf8' });
@@ -33,17 +35,16 @@ function prepare(): { status: number | null; output: string } {
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
 
-/** Builds (through npm's `prepare` when asked), and marks the build so that it says when it runs. */
-function buildMarked(how: 'prepare' | 'build' = 'build'): void {
-  const built = how === 'prepare' ? prepare() : build();
-  assert.equal(built.status, 0, built.output);
-  assert.match(built.output, /compiled src\/ into build\/cli/);
-  fs.appendFileSync(path.join(copy, 'build', 'cli', 'main.js'), `\nprocess.stderr.write(${JSON.stringify(`${COMPILED_RAN}\n`)});\n`);
+/** Builds (through npm's `prepare` when asked). */
+function built(how: 'prepare' | 'build' = 'build'): void {
+  const run = how === 'prepare' ? prepare() : build();
+  assert.equal(run.status, 0, run.output);
+  assert.match(run.output, /compiled src\/ into build\/cli/);
 }
 
 /** `kvqual --version` in the copy: whether the compiled build ran, and what it printed. */
 function version(env: NodeJS.ProcessEnv = {}): { compiled: boolean; stdout: string; status: number | null } {
-  const run = spawnSync(process.execPath, [path.join(copy, 'bin', 'kvqual.js'), '--version'], { cwd: copy, encoding: 'utf8', env: { ...process.env, KVQUAL_BUILD: '', KVQUAL_TSX: '', ...env } });
+  const run = spawnSync(process.execPath, [path.join(copy, 'bin', 'kvqual.js'), '--version'], { cwd: copy, encoding: 'utf8', env: { ...process.env, KVQUAL_BUILD: '', KVQUAL_TSX: '', ...WATCHED, ...env } });
   return { compiled: run.stderr.includes(COMPILED_RAN), stdout: run.stdout, status: run.status };
 }
 
@@ -62,7 +63,7 @@ test('kvqual runs the compiled build only while it is current; a stale one never
   // A whole second, which utimes can put back exactly (to the nanosecond) after an edit.
   const second = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
   fs.utimesSync(main, second, second);
-  buildMarked('prepare');
+  built('prepare');
   const manifest = JSON.parse(fs.readFileSync(path.join(copy, 'build', 'cli', 'manifest.json'), 'utf8')) as { inputs: string };
   assert.match(manifest.inputs, /^sha256:[0-9a-f]{64}$/);
   const expected = `${(JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version}\n`;
@@ -107,9 +108,16 @@ test('kvqual runs the compiled build only while it is current; a stale one never
   fs.writeFileSync(tsconfig, settings);
   expect(true, 'everything as it was built');
 
+  const bundle = path.join(copy, 'build', 'cli', 'main.js');
+  const compiledCode = fs.readFileSync(bundle);
+  fs.appendFileSync(bundle, '\nprocess.stderr.write("edited by hand\\n");\n');
+  expect(false, 'the bundle edited by hand after it was built');
+  fs.writeFileSync(bundle, compiledCode);
+  chosen(true, 'the bundle written back as it was built');
+
   // A source nothing imports, built and then removed.
   fs.writeFileSync(extra, 'export const extra = 1;\n');
-  buildMarked();
+  built();
   chosen(true, 'built with one more source');
   fs.rmSync(extra);
   chosen(false, 'a source removed');

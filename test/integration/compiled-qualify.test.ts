@@ -3,7 +3,8 @@
 // build/qualify/, and bin/qualify.js (`npm run qualify`) runs that bundle only while it is current:
 // a change to any file the bundle holds, in src/ or outside it (steps/support/figureCache.ts, which
 // the sign-off imports), or another version of a package compiled into it, makes it stale, and
-// the sign-off then runs through tsx with the same answer; the file changed back makes it current again; KVQUAL_TSX=1 runs tsx whatever the build.
+// the sign-off then runs through tsx with the same answer; so does the bundle edited by hand; the
+// file changed back makes it current again; KVQUAL_TSX=1 runs tsx whatever the build.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -11,6 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
+import { loadWatch } from '../support/loadWatch';
 
 const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-compiled-qualify-'));
 after(() => fs.rmSync(copy, { recursive: true, force: true }));
@@ -24,12 +26,13 @@ for (const name of fs.readdirSync(packages)) {
   else fs.symlinkSync(path.join(packages, name), path.join(copy, 'node_modules', name));
 }
 
-/** What the compiled sign-off says as it loads (added to its JavaScript after it was built): it ran. */
+/** What a process says as it exits when it loaded the compiled sign-off (a preloaded watcher: the bundle itself is left as built). */
 const COMPILED_RAN = '[the compiled sign-off ran]';
+const WATCHED = loadWatch(copy, path.join('build', 'qualify', 'qualify.js'), COMPILED_RAN);
 
 /** `npm run qualify -- --help` in the copy (bin/qualify.js): whether the compiled build ran, and what it printed. */
 function help(env: NodeJS.ProcessEnv = {}): { compiled: boolean; stdout: string; status: number | null } {
-  const run = spawnSync(process.execPath, [path.join(copy, 'bin', 'qualify.js'), '--help'], { cwd: copy, encoding: 'utf8', env: { ...process.env, KVQUAL_TSX: '', ...env } });
+  const run = spawnSync(process.execPath, [path.join(copy, 'bin', 'qualify.js'), '--help'], { cwd: copy, encoding: 'utf8', env: { ...process.env, KVQUAL_TSX: '', ...WATCHED, ...env } });
   return { compiled: run.stderr.includes(COMPILED_RAN), stdout: run.stdout, status: run.status };
 }
 
@@ -49,7 +52,6 @@ test('npm run qualify runs the compiled sign-off only while every file it holds 
   assert.match(built.stdout, /compiled the sign-off into build\/qualify/);
   const manifest = JSON.parse(fs.readFileSync(path.join(copy, 'build', 'qualify', 'manifest.json'), 'utf8')) as { files: string[] };
   assert.deepEqual(manifest.files, ['bin/progress.js', 'scripts/qualify.ts', 'steps/support/figureCache.ts'], 'the files outside src/ the bundle holds are its inputs too');
-  fs.appendFileSync(path.join(copy, 'build', 'qualify', 'qualify.js'), `\nprocess.stderr.write(${JSON.stringify(`${COMPILED_RAN}\n`)});\n`);
   const usage = help({ KVQUAL_TSX: '1' }).stdout;
   assert.match(usage, /^usage: npm run qualify -- \[options\]\n/);
   const expect = (compiled: boolean, what: string, env: NodeJS.ProcessEnv = {}) => {
@@ -76,6 +78,14 @@ test('npm run qualify runs the compiled sign-off only while every file it holds 
   expect(false, 'a source under src/ changed');
   fs.writeFileSync(driver, source);
   expect(true, 'everything as it was built');
+
+  // The sign-off checks that the working tree is the commit; build/ is ignored by git, so an edited bundle would go unseen.
+  const bundle = path.join(copy, 'build', 'qualify', 'qualify.js');
+  const compiledCode = fs.readFileSync(bundle);
+  fs.appendFileSync(bundle, '\nprocess.stderr.write("edited by hand\\n");\n');
+  expect(false, 'the bundle edited by hand after it was built');
+  fs.writeFileSync(bundle, compiledCode);
+  expect(true, 'the bundle written back as it was built');
 
   // A package compiled into the bundle, upgraded (as `npm install x@v` does, which runs no prepare): its version tells.
   const packageManifest = path.join(copy, 'node_modules', BUNDLED_PACKAGE, 'package.json');
