@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
-import { loadWatch } from '../support/loadWatch';
+import { loadWatch, whileEditedByHand } from '../support/loadWatch';
 
 const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-compiled-'));
 after(() => fs.rmSync(copy, { recursive: true, force: true }));
@@ -108,12 +108,11 @@ test('kvqual runs the compiled build only while it is current; a stale one never
   fs.writeFileSync(tsconfig, settings);
   expect(true, 'everything as it was built');
 
-  const bundle = path.join(copy, 'build', 'cli', 'main.js');
-  const compiledCode = fs.readFileSync(bundle);
-  fs.appendFileSync(bundle, '\nprocess.stderr.write("edited by hand\\n");\n');
-  expect(false, 'the bundle edited by hand after it was built');
-  fs.writeFileSync(bundle, compiledCode);
-  chosen(true, 'the bundle written back as it was built');
+  whileEditedByHand(
+    path.join(copy, 'build', 'cli', 'main.js'),
+    () => expect(false, 'the bundle edited by hand after it was built'),
+    () => chosen(true, 'the bundle written back as it was built'),
+  );
 
   // A source nothing imports, built and then removed.
   fs.writeFileSync(extra, 'export const extra = 1;\n');

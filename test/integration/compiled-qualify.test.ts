@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ROOT } from '../support/paths';
-import { loadWatch } from '../support/loadWatch';
+import { loadWatch, whileEditedByHand } from '../support/loadWatch';
 
 const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'kvqual-compiled-qualify-'));
 after(() => fs.rmSync(copy, { recursive: true, force: true }));
@@ -80,12 +80,11 @@ test('npm run qualify runs the compiled sign-off only while every file it holds 
   expect(true, 'everything as it was built');
 
   // The sign-off checks that the working tree is the commit; build/ is ignored by git, so an edited bundle would go unseen.
-  const bundle = path.join(copy, 'build', 'qualify', 'qualify.js');
-  const compiledCode = fs.readFileSync(bundle);
-  fs.appendFileSync(bundle, '\nprocess.stderr.write("edited by hand\\n");\n');
-  expect(false, 'the bundle edited by hand after it was built');
-  fs.writeFileSync(bundle, compiledCode);
-  expect(true, 'the bundle written back as it was built');
+  whileEditedByHand(
+    path.join(copy, 'build', 'qualify', 'qualify.js'),
+    () => expect(false, 'the bundle edited by hand after it was built'),
+    () => expect(true, 'the bundle written back as it was built'),
+  );
 
   // A package compiled into the bundle, upgraded (as `npm install x@v` does, which runs no prepare): its version tells.
   const packageManifest = path.join(copy, 'node_modules', BUNDLED_PACKAGE, 'package.json');

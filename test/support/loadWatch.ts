@@ -20,3 +20,15 @@ export function loadWatch(folder: string, file: string, marker: string): NodeJS.
   );
   return { NODE_OPTIONS: `--require ${watcher}` };
 }
+
+/** Calls `edited` while `file` (a bundle) has a line added by hand, then writes it back as it was and calls `restored`. */
+export function whileEditedByHand(file: string, edited: () => void, restored: () => void): void {
+  const built = fs.readFileSync(file);
+  fs.appendFileSync(file, '\nprocess.stderr.write("edited by hand\\n");\n');
+  try {
+    edited();
+  } finally {
+    fs.writeFileSync(file, built);
+  }
+  restored();
+}
