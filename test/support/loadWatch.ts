@@ -1,7 +1,8 @@
 // Which code a process ran, told without touching it: a module Node preloads (`--require`, through
 // NODE_OPTIONS) that, as the process exits, writes a marker to standard error when a given file was
 // loaded. The compiled builds' tests ask whether a bundle ran; a bundle edited to say so would no
-// longer be the build (bin/compiled.js checks each bundle against what it wrote).
+// longer be the build (bin/compiled.js checks each bundle against what it wrote), which they check
+// by editing one for a while (whileEditedByHand).
 import fs from 'node:fs';
 import path from 'node:path';
 
