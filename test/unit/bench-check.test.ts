@@ -2,13 +2,15 @@
 // a figure meets its target in its direction (at least, at most; the target itself meets it; an
 // unmeasured value never does), prints its target and met / MISSED, and `--check` exits 1 exactly
 // when a figure missed, naming each miss; without --check the bench exits 0 whatever it measured;
-// `--write`'s results file names the machine, Node, the date and the command, then every figure.
+// `--write`'s results file names the machine, Node, the date and the command, then every figure;
+// qualify counts as measured when it reached a verdict (a narrowed one too).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { DigestFigure, TargetFigure } from '../../bench/harness';
 import { spawnSync } from 'node:child_process';
 import { BenchUsageError, checkOutcome, describeTarget, parseBenchArgs, rateTarget, selectBenchmarks, targetMet } from '../../bench/harness';
 import { resultsMarkdown } from '../../bench/results';
+import { ranWholeQualification } from '../../bench/qualify';
 import { ROOT } from '../support/paths';
 
 const rate = (value: number): TargetFigure => ({ benchmark: 'trace', label: 'simulated requests per wall second', value, unit: 'requests/s', target: 7_700, better: 'higher' });
@@ -117,4 +119,9 @@ test('the results file --write writes: machine, Node, date and command in its he
   assert.ok(text.includes('| trace | whole trace, 16 workers | `sha256:bbbbbbbbbbbb…` | MOVED |\n'), text);
   assert.equal(resultsMarkdown({ ...context, names: [] }, [rate(8_000)]).includes('| run | digest |'), false, 'no digest table without digests');
   assert.ok(resultsMarkdown({ ...context, names: [] }, [rate(8_000)]).includes('- command: `npm run bench -- --write`\n'));
+});
+
+test('qualify is measured when it ran to a verdict: qualified, not qualified, or narrowed (a working tree that differs from its commit); never a usage error or a crash', () => {
+  for (const status of [0, 1, 3]) assert.equal(ranWholeQualification(status), true, `exit ${status}`);
+  for (const status of [2, 4, 134, null]) assert.equal(ranWholeQualification(status), false, `exit ${status}`);
 });
