@@ -141,12 +141,17 @@ function statText(file) {
   return `${stat.size} ${stat.ino} ${stat.mtimeNs} ${stat.ctimeNs}`;
 }
 
+/** A bundle's digest ("sha256:…"), as its manifest records it. */
+function bundleDigest(file) {
+  return `sha256:${crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')}`;
+}
+
 /** Each bundle's JavaScript in `folder`: its stats and digest, as the manifest records them (see bundlesIntact). */
 function bundleRecords(folder, build) {
   return Object.fromEntries(
     Object.keys(build.bundles).map((bundle) => {
       const file = path.join(folder, `${bundle}.js`);
-      return [`${bundle}.js`, { stats: statText(file), digest: `sha256:${crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')}` }];
+      return [`${bundle}.js`, { stats: statText(file), digest: bundleDigest(file) }];
     }),
   );
 }
@@ -158,8 +163,7 @@ function bundlesIntact(folder, build, recorded) {
     const record = recorded[`${bundle}.js`];
     if (record === null || typeof record !== 'object') return false;
     const file = path.join(folder, `${bundle}.js`);
-    if (statText(file) === record.stats) return true;
-    return `sha256:${crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex')}` === record.digest;
+    return statText(file) === record.stats || bundleDigest(file) === record.digest;
   });
 }
 
